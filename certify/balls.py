@@ -1,0 +1,437 @@
+"""Exact inputs and Arb balls: the only module of `certify` that imports python-flint.
+
+Everything numeric in the toolkit goes through here:
+
+* exact parsing of user inputs (ints, decimal strings such as ``"1e-7"``, fractions ``"1/3"``);
+  floats are refused because ``0.1`` is not 1/10;
+* ball versions of the Gaussian functions the papers use: the density ``phi``, the distribution
+  function ``Phi``, the tail ``Q`` and the integrated tail ``Q1`` (Watkins-Arora (44)), evaluated in
+  cancellation-free forms so that they stay sharp far into the tail;
+* outward decimal rounding (an upper bound is rounded up, a lower bound down);
+* three-valued comparisons (a comparison of balls may be undecided, and undecided is never read as
+  true or false) and automatic precision escalation.
+
+Each routine returns an Arb ball that contains the exact value of the function at every point of the
+input ball (Arb's guarantee); where a routine chooses between formulas, the choice depends only on
+which formula is valid on the whole input ball.
+"""
+from __future__ import annotations
+
+import enum
+import re
+from fractions import Fraction
+from typing import Callable, Iterable, TypeVar, Union
+
+import flint
+from flint import acb, arb, arb_series, ctx, fmpq, fmpz  # noqa: F401  (re-exported)
+
+__all__ = [
+    "arb", "acb", "arb_series", "ctx", "fmpq", "fmpz",
+    "InputError", "UndecidedError", "Tri", "DEFAULT_PREC", "PRECISION_LADDER",
+    "exact", "exact_int", "exact_str", "ball", "workprec",
+    "phi", "Phi", "Q", "Q1", "log1p", "sqrt", "exp", "log", "bmax", "bmin",
+    "le", "lt", "ge", "gt", "compare", "certain_ceil", "escalate",
+    "upper_decimal", "lower_decimal", "ball_to_json", "ball_from_json", "ball_endpoints",
+    "ball_contains", "is_finite", "flint_version",
+]
+
+DEFAULT_PREC = 128
+#: Working precisions (bits) tried in turn when a claim is undecided.
+PRECISION_LADDER = (128, 256, 512, 1024, 2048, 4096)
+
+Number = Union[int, fmpq, fmpz, arb]
+T = TypeVar("T")
+
+flint_version = flint.__version__
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------------------------
+class InputError(ValueError):
+    """Bad input: names the parameter and what would have been admissible."""
+
+    def __init__(self, parameter: str, message: str):
+        self.parameter = parameter
+        self.message = message
+        super().__init__(f"{parameter}: {message}")
+
+
+class UndecidedError(RuntimeError):
+    """A comparison stayed undecided at every precision of the ladder."""
+
+
+# --------------------------------------------------------------------------------------------
+# Exact inputs
+# --------------------------------------------------------------------------------------------
+_DECIMAL = re.compile(r"^([+-]?)(\d+\.?\d*|\.\d+)(?:[eE]([+-]?\d+))?$")
+
+
+def _parse_decimal(text: str) -> fmpq | None:
+    m = _DECIMAL.match(text)
+    if not m:
+        return None
+    sign, digits, exponent = m.group(1), m.group(2), m.group(3)
+    if "." in digits:
+        whole, frac = digits.split(".")
+    else:
+        whole, frac = digits, ""
+    mantissa = int((whole or "0") + frac)
+    e = (int(exponent) if exponent else 0) - len(frac)
+    if abs(e) > 100000:
+        return None
+    q = fmpq(mantissa) * fmpq(10) ** e if e >= 0 else fmpq(mantissa, 10 ** (-e))
+    return -q if sign == "-" else q
+
+
+def exact(value, name: str = "value") -> fmpq:
+    """Parse ``value`` exactly into a rational.
+
+    Accepts ``int``, ``fmpz``, ``fmpq``, ``fractions.Fraction`` and strings holding an integer, a
+    decimal (``"0.01"``, ``"1e-7"``, ``"2.5E+3"``) or a fraction of two such (``"1/3"``,
+    ``"1e-3/7"``). Refuses floats (a binary float is not the decimal the user typed) and booleans.
+    Raises :class:`InputError` naming ``name``.
+    """
+    if isinstance(value, bool):
+        raise InputError(name, f"expected an exact number, got the boolean {value!r}")
+    if isinstance(value, float):
+        raise InputError(
+            name,
+            f"a float ({value!r}) is not exact; pass a decimal string such as '0.01' or a fraction '1/3'",
+        )
+    if isinstance(value, (int, fmpz)):
+        return fmpq(int(value))
+    if isinstance(value, fmpq):
+        return value
+    if isinstance(value, Fraction):
+        return fmpq(value.numerator, value.denominator)
+    if isinstance(value, str):
+        text = value.strip()
+        if "/" in text:
+            parts = text.split("/")
+            if len(parts) == 2:
+                a, b = _parse_decimal(parts[0].strip()), _parse_decimal(parts[1].strip())
+                if a is not None and b is not None:
+                    if b == 0:
+                        raise InputError(name, f"division by zero in {value!r}")
+                    return a / b
+        else:
+            q = _parse_decimal(text)
+            if q is not None:
+                return q
+        raise InputError(
+            name,
+            f"cannot read {value!r} as an exact number (use an integer, a decimal such as 0.01 or 1e-7, "
+            "or a fraction such as 1/3)",
+        )
+    raise InputError(name, f"expected an exact number, got {type(value).__name__} {value!r}")
+
+
+def exact_int(value, name: str = "value") -> int:
+    """Parse an exact integer (``"1000000"``, ``"1e6"`` and ``1000000`` are all accepted)."""
+    q = exact(value, name)
+    if q.q != 1:
+        raise InputError(name, f"expected an integer, got {exact_str(q)}")
+    return int(q.p)
+
+
+def exact_str(q: fmpq | int) -> str:
+    """Canonical exact text of a rational: ``"3"``, ``"-1/7"``; parsed back by :func:`exact`."""
+    q = fmpq(q) if not isinstance(q, fmpq) else q
+    return str(q.p) if q.q == 1 else f"{q.p}/{q.q}"
+
+
+# --------------------------------------------------------------------------------------------
+# Balls
+# --------------------------------------------------------------------------------------------
+def ball(x: Number) -> arb:
+    """The ball of an exact number at the current precision (exact when the number is dyadic)."""
+    if isinstance(x, arb):
+        return x
+    if isinstance(x, float):
+        raise TypeError("floats never enter a certified computation")
+    if isinstance(x, (int, fmpz)):
+        return arb(x)
+    if isinstance(x, fmpq):
+        if x.q == 1:
+            return arb(x.p)
+        return arb(x.p) / arb(x.q)
+    raise TypeError(f"cannot make a ball of {type(x).__name__}")
+
+
+def workprec(bits: int):
+    """Context manager setting the working precision (bits) of every ball operation inside."""
+    return ctx.workprec(bits)
+
+
+def is_finite(x: arb) -> bool:
+    return x.is_finite()
+
+
+def sqrt(x: Number) -> arb:
+    return ball(x).sqrt()
+
+
+def exp(x: Number) -> arb:
+    return ball(x).exp()
+
+
+def log(x: Number) -> arb:
+    return ball(x).log()
+
+
+def log1p(x: Number) -> arb:
+    """log(1 + x), accurate for tiny x (no cancellation in 1 + x)."""
+    return ball(x).log1p()
+
+
+def bmax(*xs: Number) -> arb:
+    """A ball containing the maximum of the values (Arb's max: exact on overlapping balls)."""
+    out = ball(xs[0])
+    for x in xs[1:]:
+        out = out.max(ball(x))
+    return out
+
+
+def bmin(*xs: Number) -> arb:
+    out = ball(xs[0])
+    for x in xs[1:]:
+        out = out.min(ball(x))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Gaussian functions
+# --------------------------------------------------------------------------------------------
+def phi(t: Number) -> arb:
+    """Standard normal density exp(-t^2/2)/sqrt(2 pi)."""
+    t = ball(t)
+    return (-(t * t) / 2).exp() / (2 * arb.pi()).sqrt()
+
+
+def Q(t: Number) -> arb:
+    """Gaussian tail Q(t) = Pr(N(0,1) > t) = erfc(t/sqrt 2)/2.
+
+    For t > 1 on the whole ball, the confluent form exp(-z)/(2 sqrt(pi)) U(1/2, 1/2, z) with
+    z = t^2/2 is used: it keeps full relative accuracy far into the tail, where erfc of a large
+    inexact argument loses everything. For t < -1, Q(t) = 1 - Q(-t). Otherwise erfc directly.
+    """
+    t = ball(t)
+    if t > 1:
+        z = t * t / 2
+        return (-z).exp() / (2 * arb.pi().sqrt()) * z.hypgeom_u(arb(1) / 2, arb(1) / 2)
+    if t < -1:
+        return 1 - Q(-t)
+    return (t / arb(2).sqrt()).erfc() / 2
+
+
+def Phi(t: Number) -> arb:
+    """Standard normal distribution function Phi(t) = Q(-t)."""
+    return Q(-ball(t))
+
+
+def Q1(t: Number) -> arb:
+    """Integrated Gaussian tail Q1(t) = int_t^inf Q(s) ds = phi(t) - t Q(t) (Watkins-Arora (44)).
+
+    For t > 1 on the whole ball the cancellation-free form exp(-z)/(2 sqrt(2 pi)) U(1, 1/2, z),
+    z = t^2/2, is used (phi(t) - t Q(t) cancels catastrophically for large t); elsewhere the
+    difference itself, which does not cancel badly there.
+    """
+    t = ball(t)
+    if t > 1:
+        z = t * t / 2
+        return (-z).exp() / (2 * (2 * arb.pi()).sqrt()) * z.hypgeom_u(arb(1), arb(1) / 2)
+    return phi(t) - t * Q(t)
+
+
+# --------------------------------------------------------------------------------------------
+# Three-valued comparisons and precision escalation
+# --------------------------------------------------------------------------------------------
+class Tri(enum.Enum):
+    """Outcome of a comparison of balls: proved, disproved, or undecided."""
+
+    TRUE = "true"
+    FALSE = "false"
+    UNDECIDED = "undecided"
+
+    @property
+    def decided(self) -> bool:
+        return self is not Tri.UNDECIDED
+
+    def __bool__(self):  # a Tri must never be used as a truth value by accident
+        raise TypeError("a Tri has no truth value: compare with Tri.TRUE / Tri.FALSE explicitly")
+
+
+def _as_ball(x: Number) -> arb:
+    return x if isinstance(x, arb) else ball(x)
+
+
+def compare(a: Number, op: str, b: Number) -> Tri:
+    """Decide ``a op b`` for op in ``<=, <, >=, >`` on balls (or exact numbers).
+
+    TRUE only if it holds for every point of both balls, FALSE only if it fails for every point,
+    UNDECIDED otherwise (including any non-finite ball).
+    """
+    a, b = _as_ball(a), _as_ball(b)
+    if not (a.is_finite() and b.is_finite()):
+        return Tri.UNDECIDED
+    if op == "<=":
+        yes, no = a <= b, a > b
+    elif op == "<":
+        yes, no = a < b, a >= b
+    elif op == ">=":
+        yes, no = a >= b, a < b
+    elif op == ">":
+        yes, no = a > b, a <= b
+    else:
+        raise ValueError(f"unknown relation {op!r}")
+    if yes:
+        return Tri.TRUE
+    if no:
+        return Tri.FALSE
+    return Tri.UNDECIDED
+
+
+def le(a, b) -> Tri:
+    return compare(a, "<=", b)
+
+
+def lt(a, b) -> Tri:
+    return compare(a, "<", b)
+
+
+def ge(a, b) -> Tri:
+    return compare(a, ">=", b)
+
+
+def gt(a, b) -> Tri:
+    return compare(a, ">", b)
+
+
+def certain_ceil(x: arb) -> int | None:
+    """The integer ceil(x) if the ball decides it (k-1 < x <= k on the whole ball), else None."""
+    if not x.is_finite():
+        return None
+    lo = x.lower().fmpq()
+    hi = x.upper().fmpq()
+    k_lo, k_hi = int(lo.ceil()), int(hi.ceil())
+    if k_lo == k_hi:
+        return k_hi
+    return None
+
+
+def escalate(compute: Callable[[int], T], ladder: Iterable[int] = PRECISION_LADDER,
+             what: str = "the computation") -> T:
+    """Run ``compute(prec)`` at increasing working precision until it stops raising UndecidedError.
+
+    ``compute`` raises :class:`UndecidedError` when a comparison it needs is undecided; the last
+    failure is re-raised with a clear message naming ``what`` and the highest precision tried.
+    """
+    last = None
+    for prec in ladder:
+        with ctx.workprec(prec):
+            try:
+                return compute(prec)
+            except UndecidedError as err:
+                last = err
+    raise UndecidedError(f"{what} is still undecided at {max(ladder)} bits: {last}")
+
+
+# --------------------------------------------------------------------------------------------
+# Reading balls out: exact endpoints, outward decimal rounding, JSON
+# --------------------------------------------------------------------------------------------
+def ball_endpoints(x: arb) -> tuple[fmpq, fmpq]:
+    """Exact rational endpoints (mid - rad, mid + rad) of a finite ball."""
+    if not x.is_finite():
+        raise ValueError("non-finite ball has no endpoints")
+    m, r = x.mid().fmpq(), x.rad().fmpq()
+    return m - r, m + r
+
+
+def _floor_log10(q: fmpq) -> int:
+    """floor(log10(q)) for a rational q > 0, exactly."""
+    e = len(str(int(q.p))) - len(str(int(q.q)))  # within one of the answer
+    while _pow10(e) > q:
+        e -= 1
+    while _pow10(e + 1) <= q:
+        e += 1
+    return e
+
+
+def _pow10(e: int) -> fmpq:
+    return fmpq(10) ** e if e >= 0 else fmpq(1, 10 ** (-e))
+
+
+def _round_decimal(q: fmpq, digits: int, up: bool) -> str:
+    if q == 0:
+        return "0"
+    neg = q < 0
+    a = -q if neg else q
+    e = _floor_log10(a)
+    scale = _pow10(digits - 1 - e)
+    scaled = a * scale
+    # magnitude rounding direction: rounding q up means rounding |q| down when q < 0
+    away = up != neg
+    m = int(scaled.ceil()) if away else int(scaled.floor())
+    if m >= 10 ** digits:  # carry into a new digit
+        m //= 10
+        e += 1
+        if away and fmpq(m) * _pow10(e - digits + 1) < a:  # pragma: no cover - exact guard
+            m += 1
+    s = str(m)
+    mant = s[0] + ("." + s[1:] if len(s) > 1 else "")
+    return f"{'-' if neg else ''}{mant}e{e}"
+
+
+def upper_decimal(x: arb | fmpq, digits: int = 10) -> str:
+    """Smallest ``digits``-significant-digit decimal >= every point of ``x`` (rounded up)."""
+    if isinstance(x, arb):
+        if not x.is_finite():
+            raise ValueError("non-finite ball has no decimal upper bound")
+        x = x.upper().fmpq()
+    return _round_decimal(x, digits, up=True)
+
+
+def lower_decimal(x: arb | fmpq, digits: int = 10) -> str:
+    """Largest ``digits``-significant-digit decimal <= every point of ``x`` (rounded down)."""
+    if isinstance(x, arb):
+        if not x.is_finite():
+            raise ValueError("non-finite ball has no decimal lower bound")
+        x = x.lower().fmpq()
+    return _round_decimal(x, digits, up=False)
+
+
+def ball_to_json(x: arb) -> dict:
+    """Exact JSON form of a finite ball: midpoint and radius as [mantissa string, exponent]."""
+    if not x.is_finite():
+        raise ValueError("cannot serialise a non-finite ball")
+    mm, me = x.mid().man_exp()
+    rm, re_ = x.rad().man_exp()
+    return {"mid": [str(mm), int(me)], "rad": [str(rm), int(re_)]}
+
+
+def _dyadic(pair) -> fmpq:
+    if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
+        raise ValueError(f"expected [mantissa, exponent], got {pair!r}")
+    m, e = pair
+    if isinstance(m, bool) or isinstance(e, bool) or not isinstance(e, int):
+        raise ValueError(f"bad dyadic {pair!r}")
+    m = int(str(m), 10)
+    return fmpq(m) * fmpq(2) ** e if e >= 0 else fmpq(m, 2 ** (-e))
+
+
+def ball_from_json(obj: dict) -> tuple[fmpq, fmpq]:
+    """Exact (midpoint, radius) rationals of a serialised ball (no rounding, no reloading)."""
+    if not isinstance(obj, dict) or set(obj) != {"mid", "rad"}:
+        raise ValueError(f"a ball must be {{'mid': [m, e], 'rad': [m, e]}}, got {obj!r}")
+    mid, rad = _dyadic(obj["mid"]), _dyadic(obj["rad"])
+    if rad < 0:
+        raise ValueError("negative radius")
+    return mid, rad
+
+
+def ball_contains(outer: tuple[fmpq, fmpq], inner: arb) -> bool:
+    """Exact test that the (mid, rad) ball ``outer`` contains every point of ``inner``."""
+    lo, hi = ball_endpoints(inner)
+    m, r = outer
+    return m - r <= lo and hi <= m + r

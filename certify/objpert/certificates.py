@@ -1,0 +1,288 @@
+"""Certificates for Watkins-Arora: producers (which search) and evaluators (which only re-check).
+
+Kinds:
+
+* ``objpert/theorem-4.1``: the (eps, delta)-DP claim of Theorem 4.1 at an iteration count N (given,
+  or the smallest integer satisfying (7)); with a target delta also the first N certified by
+  Theorem C.13 at the radii of Appendix C.4, witnessed by the reason each smaller N fails.
+* ``objpert/gaussian-benchmark``: Appendix C.5, the exact Gaussian profile and the integrated-tail
+  bound that dominates it.
+
+An evaluator recomputes every quantity and claim from the recorded inputs and witnesses at the
+current working precision; producers run the search, then call the same evaluator, so what is
+written is exactly what the checker will re-derive.
+"""
+from __future__ import annotations
+
+from ..balls import (
+    InputError, Tri, UndecidedError, arb, ball, certain_ceil, compare, escalate, exact, exact_int,
+    exact_str, fmpq, lower_decimal, upper_decimal, ctx,
+)
+from ..certificate import Certificate, Evaluation
+from ..verify import register
+from . import privacy as P
+from .benchmark import gaussian_profile, integrated_tail_bound
+from .problem import GLMProblem, constants, problem_from_inputs
+
+KIND_41 = "objpert/theorem-4.1"
+KIND_C5 = "objpert/gaussian-benchmark"
+RULE_SMALLEST = "smallest integer satisfying (7)"
+RULE_GIVEN = "given"
+REPORT_DIGITS = 3  # significant digits of the delta printed in the (eps, delta) claim
+
+
+# --------------------------------------------------------------------------------------------
+# Evaluator: Theorem 4.1 (+ Theorem C.13 witnesses)
+# --------------------------------------------------------------------------------------------
+def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
+    """Recompute the Theorem 4.1 certificate (and its C.13 part) from inputs and witnesses."""
+    p = problem_from_inputs(inputs)
+    eps = exact(inputs["epsilon"], "epsilon")
+    eps_text = exact_str(eps)
+    c = constants(p)
+    ev = Evaluation()
+
+    ev.add("d_star", arb(p.d_star), "(2)", "d* = min{d, n+1}", integer=True)
+    ev.add("L", ball(p.L), "Lemma B.1", "smoothness L = mu + L2 zeta^2")
+    ev.add("M", c.M, "Lemma B.2", "Hessian Lipschitz constant M = L3 zeta^3")
+    ev.add("G", c.G, "Lemma B.5", "gradient sensitivity G = 2 L1 zeta / n")
+    ev.add("Delta_H", c.Delta_H, "Section 3.1", "Delta_H = 2 L2 zeta^2")
+    ev.add("eta", c.eta, "Section 3.2", "step size")
+    ev.add("rho", c.rho, "Section 3.2", "contraction rho = 1 - eta mu")
+    ev.add("sigma", c.sigma, "Theorem 4.1", "noise standard deviation")
+    ev.add("r_u", c.r_u, "Theorem 4.1", "r_u = sigma (sqrt(d*) + u)")
+    ev.add("r_prime", c.r_prime, "Theorem 4.1", "r' = r_u + 2 L G / mu")
+    ev.add("R_bar", c.R_bar, "Theorem 4.1", "R-bar = (r' + L1 zeta)/mu")
+    ev.add("B", c.B, "Lemma A.9", "B = 1/mu")
+    thr = ev.add("threshold7", P.threshold_7(c), "(7)", "right-hand side of the iteration threshold")
+
+    rule = witnesses.get("iterations_rule")
+    N = exact_int(witnesses["iterations"], "witnesses.iterations")
+    if "iterations" in inputs:
+        if rule != RULE_GIVEN or exact_int(inputs["iterations"], "iterations") != N:
+            raise InputError("witnesses", "iterations witness disagrees with the given iteration count")
+    elif rule != RULE_SMALLEST:
+        raise InputError("witnesses", f"iterations_rule must be {RULE_SMALLEST!r} when N is not an input")
+    if N < 1:
+        raise InputError("witnesses", "iteration count must be >= 1")
+    ev.add("iterations", arb(N), "(7)", f"iteration count N ({rule})", integer=True)
+    ev.claim("threshold7_holds", f"N = {N} satisfies (7)", "iterations", ">=", "threshold7", "(7)")
+    if rule == RULE_SMALLEST:
+        ev.claim("threshold7_smallest", f"N - 1 = {N - 1} does not satisfy (7)", "threshold7", ">",
+                 str(N - 1), "(7)")
+
+    ev.add("rho_half_N", P.rho_half_power(c, N), "(9)", "rho^(N/2)")
+    ev.add("tau_star", P.tau_star(p, c, N), "(8)", "log-determinant term tau*")
+    ev.add("epsilon0_gaussian", P.gaussian_terms_9(c, N), "(9)",
+           "Gaussian-ratio part of eps_0: (G/sigma) rho^(N/2) + G^2 (1 + rho^(N/2))^2/(2 sigma^2)")
+    e0 = ev.add("epsilon0", P.epsilon_0(p, c, N), "(9)", "smallest certified epsilon eps_0")
+    ev.claim("epsilon_admissible", f"eps = {eps_text} >= eps_0", eps_text, ">=", "epsilon0", "(9)")
+    trunc = ev.add("delta_truncation", P.truncation_mass(p), "(10)", "truncation mass e^(-u^2/2)")
+    div = ev.add("delta_divergence", P.divergence_term(c, eps, e0), "(10)",
+                 "divergence term (2G/sigma) Q1((sigma/G)(eps - eps_0))")
+    ev.add("delta", trunc + div, "(10)", f"delta(eps) at eps = {eps_text}: upper bound on the privacy profile")
+    reported = str(witnesses["reported_delta"])
+    exact(reported, "witnesses.reported_delta")
+    ev.claim("dp_4_1", f"the release is ({eps_text}, {reported})-DP by Theorem 4.1 (delta <= {reported})",
+             "delta", "<=", reported, "Theorem 4.1")
+    if "target_delta" in inputs:
+        target_text = exact_str(exact(inputs["target_delta"], "target_delta"))
+        ev.claim("target_4_1", f"Theorem 4.1 at N = {N}: delta(eps) <= target {target_text}", "delta", "<=",
+                 target_text, "Theorem 4.1")
+        _evaluate_c13(ev, p, c, eps, exact(inputs["target_delta"], "target_delta"), witnesses)
+    return ev
+
+
+def _evaluate_c13(ev: Evaluation, p: GLMProblem, c, eps: fmpq, target: fmpq, witnesses: dict) -> None:
+    w = witnesses.get("theorem_C13")
+    if not isinstance(w, dict):
+        raise InputError("witnesses", "theorem_C13 witness missing")
+    N1 = exact_int(w["first_passing_iterations"], "witnesses.theorem_C13.first_passing_iterations")
+    runs = w["failures"]
+    if not isinstance(runs, list):
+        raise InputError("witnesses", "theorem_C13.failures must be a list of runs")
+    expected_from = 1
+    last_fail = None
+    for run in runs:
+        lo, hi, reason = exact_int(run["from"], "from"), exact_int(run["to"], "to"), run["reason"]
+        if lo != expected_from or hi < lo or reason not in P.REASONS:
+            raise InputError("witnesses", f"theorem_C13 failure runs must cover 1..N-1 in order; bad run {run!r}")
+        for N in range(lo, hi + 1):
+            verdict, q, delta = P.c13_verdict(p, c, N, eps, target)
+            if verdict != reason:
+                raise InputError("witnesses", f"Theorem C.13 at N = {N}: recorded reason {reason!r} "
+                                              f"not confirmed (balls give {verdict!r})")
+            last_fail = (N, verdict, q, delta)
+        expected_from = hi + 1
+    if expected_from != N1:
+        raise InputError("witnesses", f"failure runs end at {expected_from - 1}, not at N - 1 = {N1 - 1}")
+    ev.add("witnessed_failures", arb(N1 - 1), "Theorem C.13",
+           "number of smaller counts N re-checked to fail, each for its recorded reason", integer=True)
+    ev.claim("c13_first", f"every N in 1..{N1 - 1} fails Theorem C.13 (witnessed)", "witnessed_failures",
+             ">=", str(N1 - 1), "Theorem C.13")
+    verdict, q, delta = P.c13_verdict(p, c, N1, eps, target)
+    ev.add("first_passing_iterations", arb(N1), "Theorem C.13", "first N certified by Theorem C.13", integer=True)
+    ev.add("gamma_N", q.gamma_N, "Lemma A.9", "gamma_N = (1 - (1 - eta L)^N)/L")
+    ev.add("nu_tilde_N", q.nu_tilde_N, "(22)", "nu~_N")
+    ev.add("g_bar_N", q.g_bar_N, "Lemma C.5 (36)", "sup of g_N over [mu, L]")
+    ev.add("alpha_bar", q.alpha_bar, "(47)", "alpha-bar = gamma_N - eta M R-bar B nu~_N rho^(N-1)")
+    ev.add("radius_step", q.radius_step, "(47)", "G (1 - rho^N)/(mu alpha-bar)")
+    ev.add("radius_gap", q.radius_gap, "(47)", "r' - r = 2 L G / mu")
+    ev.add("Delta_xi", q.Delta_xi, "(48)", "Delta_xi = 2 mu rho^N R-bar")
+    ev.add("tau", q.tau, "(48)", "log-determinant bound tau")
+    ev.add("s_N", q.s_N, "C.4", "t-independent part of eps_total (49)")
+    eps_text = exact_str(eps)
+    ev.claim("alpha_bar_positive", f"alpha-bar > 0 at N = {N1}", "alpha_bar", ">", "0", "(47)")
+    ev.claim("radius_condition", f"(47) holds at N = {N1}", "radius_step", "<=", "radius_gap", "(47)")
+    ev.claim("epsilon_above_s_N", f"eps = {eps_text} >= s_N", eps_text, ">=", "s_N", "(49)")
+    if delta is None:  # N1 fails one of the first three conditions: still record delta_N for the reader
+        delta = P.truncation_mass(p) + P.divergence_term(c, eps, q.s_N)
+    ev.add("delta_N", delta, "(50)", f"delta_N(eps) at N = {N1}")
+    target_text = exact_str(target)
+    ev.claim("dp_C13", f"Theorem C.13: the release at N = {N1} is ({eps_text}, delta_N)-DP with delta_N <= "
+             f"{target_text}", "delta_N", "<=", target_text, "Theorem C.13")
+    if last_fail is not None and last_fail[0] == N1 - 1 and last_fail[1] == P.FAIL_DELTA:
+        ev.add("delta_N_previous", last_fail[3], "(50)", f"delta_N(eps) at N = {N1 - 1} (fails the target)")
+
+
+# --------------------------------------------------------------------------------------------
+# Producer: Theorem 4.1 (+ C.13 search)
+# --------------------------------------------------------------------------------------------
+def _bracket(x) -> str:
+    return f"[{lower_decimal(x, 8)}, {upper_decimal(x, 8)}]"
+
+
+def certify_theorem_4_1(p: GLMProblem, epsilon, iterations=None, target_delta=None,
+                        progress=None) -> Certificate:
+    """Produce the Theorem 4.1 certificate (and the C.13 search with a target delta).
+
+    Raises InputError for eps < eps_0, an iteration count below (7), or an unreachable target.
+    """
+    eps = exact(epsilon, "--epsilon")
+    if eps <= 0:
+        raise InputError("--epsilon", f"must be > 0, got {exact_str(eps)}")
+    target = None
+    if target_delta is not None:
+        target = exact(target_delta, "--target-delta")
+        if not 0 < target < 1:
+            raise InputError("--target-delta", f"must be in (0, 1), got {exact_str(target)}")
+    N_given = None
+    if iterations is not None:
+        N_given = exact_int(iterations, "--iterations")
+        if N_given < 1:
+            raise InputError("--iterations", f"must be a positive integer, got {N_given}")
+
+    inputs = p.inputs()
+    inputs["epsilon"] = exact_str(eps)
+    if N_given is not None:
+        inputs["iterations"] = str(N_given)
+    if target is not None:
+        inputs["target_delta"] = exact_str(target)
+
+    def attempt(prec: int) -> Certificate:
+        c = constants(p)
+        thr = P.threshold_7(c)
+        if N_given is None:
+            N = certain_ceil(thr)
+            if N is None:
+                raise UndecidedError("ceil of threshold (7)")
+            N = max(N, 1)
+            rule = RULE_SMALLEST
+        else:
+            N, rule = N_given, RULE_GIVEN
+            t = compare(N, ">=", thr)
+            if t is Tri.UNDECIDED:
+                raise UndecidedError("N >= threshold (7)")
+            if t is Tri.FALSE:
+                raise InputError("--iterations", f"N = {N} is below threshold (7) = {_bracket(thr)}; "
+                                                 f"Theorem 4.1 needs N >= {certain_ceil(thr)}")
+        e0 = P.epsilon_0(p, c, N)
+        t = compare(eps, ">=", e0)
+        if t is Tri.UNDECIDED:
+            raise UndecidedError("eps >= eps_0")
+        if t is Tri.FALSE:
+            raise InputError("--epsilon", f"must be >= eps_0 = {_bracket(e0)} of (9) at N = {N}, "
+                                          f"got {exact_str(eps)}")
+        delta = P.truncation_mass(p) + P.divergence_term(c, eps, e0)
+        witnesses = {"iterations": N, "iterations_rule": rule,
+                     "reported_delta": upper_decimal(delta, REPORT_DIGITS)}
+        if target is not None:
+            witnesses["theorem_C13"] = search_c13(p, c, eps, target, N, progress)
+        ev = evaluate_theorem_4_1(inputs, witnesses)
+        budget = {
+            "arithmetic_rounding": "all width is ball-arithmetic rounding of closed forms at "
+                                   f"{prec} bits; radius of delta: {upper_decimal(ev.quantities['delta'].value.rad(), 3)}",
+            "quadrature": "none (Q1 in closed form via the confluent hypergeometric U)",
+            "tail_truncation": "none",
+            "search_gap": "none: every N below the first passing count is witnessed to fail"
+                          if target is not None else "no search",
+        }
+        return Certificate(KIND_41, inputs, ev, witnesses, budget, prec)
+
+    return escalate(attempt, what="the Theorem 4.1 certificate")
+
+
+def search_c13(p: GLMProblem, c, eps: fmpq, target: fmpq, N7: int, progress=None) -> dict:
+    """First N >= 1 certified by Theorem C.13 (radii of C.4), with failure runs as witnesses."""
+    floor = P.truncation_mass(p)
+    if compare(floor, ">=", target) is Tri.TRUE:
+        raise InputError("--target-delta", f"unreachable: every delta_N(eps) exceeds the truncation mass "
+                                           f"e^(-u^2/2) = {_bracket(floor)}; raise --u or the target")
+    cap = max(20 * N7, 1000)
+    runs: list[dict] = []
+    for N in range(1, cap + 1):
+        verdict, _, _ = P.c13_verdict(p, c, N, eps, target)
+        if verdict == P.PASS:
+            return {"first_passing_iterations": N, "failures": runs,
+                    "radii": "r = r_u, r' = r_u + 2LG/mu (Appendix C.4)"}
+        if runs and runs[-1]["reason"] == verdict and runs[-1]["to"] == N - 1:
+            runs[-1]["to"] = N
+        else:
+            runs.append({"from": N, "to": N, "reason": verdict})
+        if progress is not None and N % 500 == 0:
+            progress(N)
+    raise InputError("--target-delta", f"no N <= {cap} is certified by Theorem C.13 for this target")
+
+
+# --------------------------------------------------------------------------------------------
+# Appendix C.5
+# --------------------------------------------------------------------------------------------
+def evaluate_gaussian_benchmark(inputs: dict, witnesses: dict) -> Evaluation:
+    s = exact(inputs["noise_multiplier"], "noise_multiplier")
+    eps = exact(inputs["epsilon"], "epsilon")
+    if s <= 0:
+        raise InputError("noise_multiplier", "must be > 0")
+    ev = Evaluation()
+    eps_text = exact_str(eps)
+    ev.add("epsilon_floor", ball(1 / (2 * s ** 2)), "C.5", "G^2/(2 sigma^2): Gaussian-ratio floor")
+    ev.claim("epsilon_admissible", f"eps = {eps_text} >= G^2/(2 sigma^2)", eps_text, ">=", "epsilon_floor", "C.5")
+    ev.add("delta_gaussian", gaussian_profile(s, eps), "C.5",
+           "exact Gaussian-mechanism profile delta_G(eps) (Dong et al. 2022, Cor. 2.13)")
+    ev.add("delta_integrated_tail", integrated_tail_bound(s, eps), "C.5 / Lemma C.12",
+           "integrated-tail certificate (2G/sigma) Q1((sigma/G)(eps - G^2/(2 sigma^2)))")
+    ev.claim("tail_dominates", "delta_G(eps) <= integrated-tail bound", "delta_gaussian", "<=",
+             "delta_integrated_tail", "C.5")
+    return ev
+
+
+def certify_gaussian_benchmark(noise_multiplier, epsilon) -> Certificate:
+    s = exact(noise_multiplier, "--noise-multiplier")
+    if s <= 0:
+        raise InputError("--noise-multiplier", f"sigma/G must be > 0, got {exact_str(s)}")
+    eps = exact(epsilon, "--epsilon")
+    if eps < 1 / (2 * s ** 2):
+        raise InputError("--epsilon", f"must be >= G^2/(2 sigma^2) = {exact_str(1 / (2 * s ** 2))} "
+                                      f"(threshold t >= 0 in Lemma C.12), got {exact_str(eps)}")
+    inputs = {"noise_multiplier": exact_str(s), "epsilon": exact_str(eps)}
+
+    def attempt(prec: int) -> Certificate:
+        ev = evaluate_gaussian_benchmark(inputs, {})
+        budget = {"arithmetic_rounding": f"ball arithmetic at {prec} bits", "quadrature": "none",
+                  "tail_truncation": "none", "search_gap": "no search"}
+        return Certificate(KIND_C5, inputs, ev, {}, budget, prec)
+
+    return escalate(attempt, what="the C.5 benchmark certificate")
+
+
+register(KIND_41, evaluate_theorem_4_1)
+register(KIND_C5, evaluate_gaussian_benchmark)

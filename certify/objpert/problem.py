@@ -1,0 +1,219 @@
+"""The regularized GLM of Watkins-Arora, Section 3 and Theorem 4.1: inputs and public constants.
+
+A :class:`GLMProblem` is a frozen description made of exact rationals (dp_accounting's DpEvent
+idea: the mechanism as data). :func:`constants` turns it into the balls every bound uses:
+
+* Section 3.1: L = mu + L2 zeta^2 (Lemma B.1), M = L3 zeta^3 (Lemma B.2), Delta_H = 2 L2 zeta^2,
+  G = 2 L1 zeta / n (Lemma B.5), d* = min{d, n+1} (2);
+* Section 3.2: rho = 1 - eta mu;
+* Theorem 4.1: r_u = sigma (sqrt(d*) + u), r' = r_u + 2 L G / mu, R-bar = (r' + L1 zeta)/mu,
+  B = 1/mu (item 2 of Lemma A.9).
+
+Everything exact stays an exact rational; only sqrt(d*) and the logistic L3 = 1/(6 sqrt 3) are
+balls, evaluated at the working precision in force when :func:`constants` is called.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..balls import InputError, arb, ball, exact, exact_int, exact_str, fmpq
+
+#: Loss presets: (L1, L2, L3) with L3 given as (numerator, sqrt argument) meaning num/sqrt(arg)
+#: when not rational. Logistic: |l'| <= 1, 0 <= l'' <= 1/4, |l'''| <= 1/(6 sqrt 3).
+LOSS_PRESETS = {
+    "logistic": {"L1": fmpq(1), "L2": fmpq(1, 4), "L3": "1/(6*sqrt(3))"},
+}
+
+
+@dataclass(frozen=True)
+class Loss:
+    """Constants of Assumptions 2 and 3: |l'| <= L1, 0 <= l'' <= L2, l'' is L3-Lipschitz."""
+
+    name: str
+    L1: fmpq
+    L2: fmpq
+    L3: fmpq | None  # None: the logistic value 1/(6 sqrt 3), not rational
+
+    def L3_ball(self) -> arb:
+        if self.L3 is None:
+            return 1 / (6 * arb(3).sqrt())
+        return ball(self.L3)
+
+    def L3_text(self) -> str:
+        return "1/(6*sqrt(3))" if self.L3 is None else exact_str(self.L3)
+
+
+def make_loss(name: str | None, L1=None, L2=None, L3=None) -> Loss:
+    """A preset (``logistic``) or a custom loss from exact L1 > 0, L2 > 0, L3 > 0."""
+    if name not in (None, "custom"):
+        if name != "logistic":
+            raise InputError("--loss", f"unknown loss {name!r}; choose 'logistic' or give --L1 --L2 --L3")
+        if any(v is not None for v in (L1, L2, L3)):
+            raise InputError("--loss", "a preset fixes L1, L2, L3; drop --L1/--L2/--L3 or use --loss custom")
+        return Loss("logistic", fmpq(1), fmpq(1, 4), None)
+    if L1 is None or L2 is None or L3 is None:
+        raise InputError("--loss", "give --loss logistic, or all of --L1, --L2, --L3 for a custom loss")
+    l1, l2, l3 = exact(L1, "--L1"), exact(L2, "--L2"), exact(L3, "--L3")
+    if l1 <= 0:
+        raise InputError("--L1", f"must be > 0 (bound on |l'|), got {exact_str(l1)}")
+    if l2 <= 0:
+        raise InputError("--L2", f"must be > 0 (bound on l''), got {exact_str(l2)}")
+    if l3 <= 0:
+        raise InputError("--L3", f"must be > 0 (Lipschitz constant of l''; the threshold (7) divides "
+                                 f"by min{{1, MG/L}}), got {exact_str(l3)}")
+    return Loss("custom", l1, l2, l3)
+
+
+@dataclass(frozen=True)
+class GLMProblem:
+    """Public inputs of Theorem 4.1 (Watkins-Arora), all exact.
+
+    ``sigma`` is the noise standard deviation; it may be given directly or as the noise multiplier
+    sigma/G (``noise_multiplier``), in which case sigma = multiplier * G exactly.
+    """
+
+    n: int
+    d: int
+    mu: fmpq
+    zeta: fmpq
+    loss: Loss
+    sigma: fmpq
+    u: fmpq
+    eta: fmpq                 # step size, default 1/L
+    noise_multiplier: fmpq | None = None  # recorded when sigma was given as sigma/G
+
+    # ---- exact derived constants (Section 3.1) ----
+    @property
+    def L(self) -> fmpq:
+        """Smoothness L = mu + L2 zeta^2 (Lemma B.1)."""
+        return self.mu + self.loss.L2 * self.zeta ** 2
+
+    @property
+    def G(self) -> fmpq:
+        """Gradient sensitivity G = 2 L1 zeta / n (Lemma B.5)."""
+        return 2 * self.loss.L1 * self.zeta / self.n
+
+    @property
+    def Delta_H(self) -> fmpq:
+        """Delta_H = 2 L2 zeta^2 (Section 3.1)."""
+        return 2 * self.loss.L2 * self.zeta ** 2
+
+    @property
+    def d_star(self) -> int:
+        """d* = min{d, n + 1} (2)."""
+        return min(self.d, self.n + 1)
+
+    @property
+    def rho(self) -> fmpq:
+        """Contraction factor rho = 1 - eta mu (Section 3.2)."""
+        return 1 - self.eta * self.mu
+
+    def inputs(self) -> dict[str, str]:
+        """The exact inputs as text, as recorded in certificates."""
+        d = {
+            "n": str(self.n), "d": str(self.d), "mu": exact_str(self.mu), "zeta": exact_str(self.zeta),
+            "loss": self.loss.name, "L1": exact_str(self.loss.L1), "L2": exact_str(self.loss.L2),
+            "L3": self.loss.L3_text(), "sigma": exact_str(self.sigma), "u": exact_str(self.u),
+            "eta": exact_str(self.eta),
+        }
+        if self.noise_multiplier is not None:
+            d["noise_multiplier"] = exact_str(self.noise_multiplier)
+        return d
+
+
+def make_problem(*, n, d, mu, zeta, loss: Loss, u, sigma=None, noise_multiplier=None,
+                 eta=None) -> GLMProblem:
+    """Parse and validate the inputs of Theorem 4.1; raise InputError naming the bad parameter."""
+    n_, d_ = _positive_int(n, "--n"), _positive_int(d, "--d")
+    mu_ = exact(mu, "--mu")
+    if mu_ <= 0:
+        raise InputError("--mu", f"regularization must be > 0, got {exact_str(mu_)}")
+    zeta_ = exact(zeta, "--zeta")
+    if zeta_ <= 0:
+        raise InputError("--zeta", f"feature bound must be > 0, got {exact_str(zeta_)}")
+    u_ = exact(u, "--u")
+    if u_ < 0:
+        raise InputError("--u", f"truncation parameter must be >= 0, got {exact_str(u_)}")
+    L = mu_ + loss.L2 * zeta_ ** 2
+    G = 2 * loss.L1 * zeta_ / n_
+    if (sigma is None) == (noise_multiplier is None):
+        raise InputError("--sigma", "give exactly one of --sigma and --noise-multiplier (sigma/G)")
+    nm = None
+    if sigma is not None:
+        sigma_ = exact(sigma, "--sigma")
+        if sigma_ <= 0:
+            raise InputError("--sigma", f"noise standard deviation must be > 0, got {exact_str(sigma_)}")
+    else:
+        nm = exact(noise_multiplier, "--noise-multiplier")
+        if nm <= 0:
+            raise InputError("--noise-multiplier", f"sigma/G must be > 0, got {exact_str(nm)}")
+        sigma_ = nm * G
+    if eta is None:
+        eta_ = 1 / L
+    else:
+        eta_ = exact(eta, "--eta")
+        if eta_ <= 0 or eta_ > 1 / L:
+            raise InputError("--eta", f"step size must satisfy 0 < eta <= 1/L = {exact_str(1 / L)} "
+                                      f"(L = mu + L2 zeta^2 = {exact_str(L)}), got {exact_str(eta_)}")
+    if eta_ * mu_ >= 1:
+        raise InputError("--eta", f"eta*mu must be < 1 (Section 3.2), got eta*mu = {exact_str(eta_ * mu_)}")
+    return GLMProblem(n_, d_, mu_, zeta_, loss, sigma_, u_, eta_, nm)
+
+
+def problem_from_inputs(inputs: dict[str, str]) -> GLMProblem:
+    """Rebuild a problem from a certificate's recorded inputs (the checker's entry point)."""
+    loss = (make_loss("logistic") if inputs["loss"] == "logistic"
+            else make_loss("custom", inputs["L1"], inputs["L2"], inputs["L3"]))
+    if loss.name == "logistic" and (inputs.get("L1"), inputs.get("L2"), inputs.get("L3")) != (
+            "1", "1/4", "1/(6*sqrt(3))"):
+        raise InputError("inputs", "logistic loss constants altered")
+    p = make_problem(n=inputs["n"], d=inputs["d"], mu=inputs["mu"], zeta=inputs["zeta"], loss=loss,
+                     u=inputs["u"], sigma=inputs["sigma"], eta=inputs["eta"])
+    if "noise_multiplier" in inputs:
+        nm = exact(inputs["noise_multiplier"], "noise_multiplier")
+        if nm * p.G != p.sigma:
+            raise InputError("inputs", "noise_multiplier does not equal sigma/G")
+        p = GLMProblem(p.n, p.d, p.mu, p.zeta, p.loss, p.sigma, p.u, p.eta, nm)
+    return p
+
+
+def _positive_int(value, name: str) -> int:
+    k = exact_int(value, name)
+    if k < 1:
+        raise InputError(name, f"must be a positive integer, got {k}")
+    return k
+
+
+@dataclass(frozen=True)
+class Constants:
+    """Balls of the public constants of Theorem 4.1 at one working precision."""
+
+    L: arb
+    M: arb
+    G: arb
+    Delta_H: arb
+    eta: arb
+    mu: arb
+    rho: arb
+    sigma: arb
+    r_u: arb
+    r_prime: arb
+    R_bar: arb
+    B: arb
+    L1_zeta: arb
+    min_1_MG_over_L: arb
+
+
+def constants(p: GLMProblem) -> Constants:
+    """The constants of Section 3 and Theorem 4.1 as balls (exact where the value is rational)."""
+    L, G, mu = ball(p.L), ball(p.G), ball(p.mu)
+    M = p.loss.L3_ball() * ball(p.zeta ** 3)            # Lemma B.2: M = L3 zeta^3
+    sigma = ball(p.sigma)
+    r_u = sigma * (arb(p.d_star).sqrt() + ball(p.u))    # r_u = sigma (sqrt(d*) + u)
+    r_prime = r_u + ball(2 * p.L * p.G / p.mu)           # r' = r_u + 2 L G / mu
+    L1_zeta = ball(p.loss.L1 * p.zeta)
+    R_bar = (r_prime + L1_zeta) / mu                      # R-bar = (r' + L1 zeta)/mu
+    B = ball(1 / p.mu)                                    # B = 1/mu
+    return Constants(L=L, M=M, G=G, Delta_H=ball(p.Delta_H), eta=ball(p.eta), mu=mu, rho=ball(p.rho),
+                     sigma=sigma, r_u=r_u, r_prime=r_prime, R_bar=R_bar, B=B, L1_zeta=L1_zeta,
+                     min_1_MG_over_L=arb(1).min(M * G / L))
