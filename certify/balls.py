@@ -209,20 +209,44 @@ def phi(t: Number) -> arb:
     return (-(t * t) / 2).exp() / (2 * arb.pi()).sqrt()
 
 
-def Q(t: Number) -> arb:
-    """Gaussian tail Q(t) = Pr(N(0,1) > t) = erfc(t/sqrt 2)/2.
+def _monotone(f, t: arb) -> arb:
+    """Enclose a monotone f over the ball t from its values at the two exact endpoints.
 
-    For t > 1 on the whole ball, the confluent form exp(-z)/(2 sqrt(pi)) U(1/2, 1/2, z) with
-    z = t^2/2 is used: it keeps full relative accuracy far into the tail, where erfc of a large
-    inexact argument loses everything. For t < -1, Q(t) = 1 - Q(-t). Otherwise erfc directly.
+    Arb's hypgeom_u propagates an inexact argument crudely (a radius of 1e-37 in z came back as a
+    relative radius of 1e-25); evaluating at exact endpoints and taking the union is rigorous for
+    a monotone f and keeps the full working accuracy.
     """
-    t = ball(t)
+    if not t.is_finite():
+        return arb.nan()
+    if t.rad() == 0:
+        return f(t)
+    return f(arb(t.lower())).union(f(arb(t.upper())))
+
+
+def _half_square(t: arb) -> arb:
+    """z = t^2/2, exact when t is exact (computed with enough bits); hypgeom_u needs an exact z."""
+    with ctx.workprec(2 * ctx.prec + 64 if t.rad() == 0 and t.mid().bits() <= 2 * ctx.prec else ctx.prec):
+        return t * t / 2
+
+
+def _Q_point(t: arb) -> arb:
     if t > 1:
-        z = t * t / 2
+        z = _half_square(t)
         return (-z).exp() / (2 * arb.pi().sqrt()) * z.hypgeom_u(arb(1) / 2, arb(1) / 2)
     if t < -1:
-        return 1 - Q(-t)
+        return 1 - _Q_point(-t)
     return (t / arb(2).sqrt()).erfc() / 2
+
+
+def Q(t: Number) -> arb:
+    """Gaussian tail Q(t) = Pr(N(0,1) > t) = erfc(t/sqrt 2)/2 (decreasing in t).
+
+    For t > 1 the confluent form exp(-z)/(2 sqrt(pi)) U(1/2, 1/2, z) with z = t^2/2 is used: it
+    keeps full relative accuracy far into the tail, where erfc of a large inexact argument loses
+    everything. For t < -1, Q(t) = 1 - Q(-t). Otherwise erfc directly. An inexact t is handled by
+    evaluating at its exact endpoints (Q is monotone).
+    """
+    return _monotone(_Q_point, ball(t))
 
 
 def Phi(t: Number) -> arb:
@@ -230,18 +254,22 @@ def Phi(t: Number) -> arb:
     return Q(-ball(t))
 
 
+def _Q1_point(t: arb) -> arb:
+    if t > 1:
+        z = _half_square(t)
+        return (-z).exp() / (2 * (2 * arb.pi()).sqrt()) * z.hypgeom_u(arb(1), arb(1) / 2)
+    return phi(t) - t * _Q_point(t)
+
+
 def Q1(t: Number) -> arb:
     """Integrated Gaussian tail Q1(t) = int_t^inf Q(s) ds = phi(t) - t Q(t) (Watkins-Arora (44)).
 
-    For t > 1 on the whole ball the cancellation-free form exp(-z)/(2 sqrt(2 pi)) U(1, 1/2, z),
-    z = t^2/2, is used (phi(t) - t Q(t) cancels catastrophically for large t); elsewhere the
-    difference itself, which does not cancel badly there.
+    For t > 1 the cancellation-free form exp(-z)/(2 sqrt(2 pi)) U(1, 1/2, z), z = t^2/2, is used
+    (phi(t) - t Q(t) cancels catastrophically for large t); elsewhere the difference itself, which
+    does not cancel badly there. Q1 is decreasing (Q1' = -Q), so an inexact t is handled by
+    evaluating at its exact endpoints.
     """
-    t = ball(t)
-    if t > 1:
-        z = t * t / 2
-        return (-z).exp() / (2 * (2 * arb.pi()).sqrt()) * z.hypgeom_u(arb(1), arb(1) / 2)
-    return phi(t) - t * Q(t)
+    return _monotone(_Q1_point, ball(t))
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,8 +26,9 @@ COMMAND_MODULES = ["certify.objpert.commands", "certify.dpsgd.commands", "certif
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2, like every other input error
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"certify: error: {message}\n")
+        hint = f"; see '{self.prog} --help'" if self.prog else ""
+        sys.stderr.write(f"certify: error: {message}{hint} (a negative value is written --opt=-1/100)\n"
+                         if "expected one argument" in message else f"certify: error: {message}{hint}\n")
         raise SystemExit(EXIT_INPUT)
 
 

@@ -78,12 +78,12 @@ def verify_document(doc: dict, precision: int | None = None) -> Report:
         except (KeyError, TypeError, ValueError) as err:
             rep.bad(f"malformed inputs or witnesses: {type(err).__name__}: {err}")
             return rep
-        _compare_quantities(doc, ev, rep)
+        _compare_quantities(doc, ev, rep, same_precision=(prec == doc["precision"]))
         _compare_claims(doc, ev, rep)
     return rep
 
 
-def _compare_quantities(doc: dict, ev: Evaluation, rep: Report) -> None:
+def _compare_quantities(doc: dict, ev: Evaluation, rep: Report, same_precision: bool) -> None:
     recorded = doc["quantities"]
     for name in sorted(set(recorded) - set(ev.quantities)):
         rep.bad(f"quantity {name}: recorded but not derivable from the inputs")
@@ -104,7 +104,7 @@ def _compare_quantities(doc: dict, ev: Evaluation, rep: Report) -> None:
         m, r = mid_rad
         _, r_new = q.value.mid().fmpq(), q.value.rad().fmpq()
         slack = abs(m) * fmpq(1, 2 ** (doc["precision"] - 4))
-        if r > 2 * r_new + slack:
+        if same_precision and r > 2 * r_new + slack:
             rep.bad(f"quantity {name} {q.equation}: recorded ball is wider than the recomputation justifies")
             continue
         if rec.get("lower") != lower_decimal(m - r, DIGITS) or rec.get("upper") != upper_decimal(m + r, DIGITS):

@@ -153,8 +153,10 @@ def make_problem(*, n, d, mu, zeta, loss: Loss, u, sigma=None, noise_multiplier=
     else:
         eta_ = exact(eta, "--eta")
         if eta_ <= 0 or eta_ > 1 / L:
+            also = f"; also eta*mu = {exact_str(eta_ * mu_)} >= 1" if eta_ * mu_ >= 1 else ""
             raise InputError("--eta", f"step size must satisfy 0 < eta <= 1/L = {exact_str(1 / L)} "
-                                      f"(L = mu + L2 zeta^2 = {exact_str(L)}), got {exact_str(eta_)}")
+                                      f"(L = mu + L2 zeta^2 = {exact_str(L)}) and eta*mu < 1, "
+                                      f"got {exact_str(eta_)}{also}")
     if eta_ * mu_ >= 1:
         raise InputError("--eta", f"eta*mu must be < 1 (Section 3.2), got eta*mu = {exact_str(eta_ * mu_)}")
     return GLMProblem(n_, d_, mu_, zeta_, loss, sigma_, u_, eta_, nm)
