@@ -20,8 +20,8 @@ from .certificate import Certificate
 EXIT_INPUT, EXIT_UNDECIDED, EXIT_REJECTED = 2, 3, 4
 
 # packages whose commands.register(subparsers) adds sub-commands, in --help order
-COMMAND_MODULES = ["certify.objpert.commands", "certify.dpsgd.commands", "certify.tables_command",
-                   "certify.verify_command"]
+COMMAND_MODULES = ["certify.objpert.commands", "certify.dpsgd.commands", "certify.referee.commands",
+                   "certify.tables_command", "certify.proofs.commands", "certify.verify_command"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             mod = importlib.import_module(name)
         except ModuleNotFoundError as err:
-            if err.name == name:
+            if err.name and name.startswith(err.name):  # that package is not there (yet)
                 continue
             raise
         mod.register(sub)
