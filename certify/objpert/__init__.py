@@ -5,4 +5,4 @@ Theorem C.13), ``benchmark`` (Appendix C.5), ``certificates`` (certificate produ
 evaluators the checker uses), ``tables`` (the published privacy numbers re-derived),
 ``commands`` (the CLI).
 """
-from . import certificates  # noqa: F401  (registers the certificate kinds with the checker)
+from . import calibrate, certificates  # noqa: F401  (register the certificate kinds with the checker)

@@ -21,6 +21,7 @@ from ..balls import (
 from ..certificate import Certificate, Evaluation
 from ..verify import register
 from . import privacy as P
+from . import utility as U
 from .benchmark import gaussian_profile, integrated_tail_bound
 from .problem import GLMProblem, constants, problem_from_inputs
 
@@ -85,12 +86,63 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
     exact(reported, "witnesses.reported_delta")
     ev.claim("dp_4_1", f"the release is ({eps_text}, {reported})-DP by Theorem 4.1 (delta <= {reported})",
              "delta", "<=", reported, "Theorem 4.1")
+    if "delta_S" in inputs:
+        _evaluate_utility(ev, p, c, N, inputs)
     if "target_delta" in inputs:
         target_text = exact_str(exact(inputs["target_delta"], "target_delta"))
         ev.claim("target_4_1", f"Theorem 4.1 at N = {N}: delta(eps) <= target {target_text}", "delta", "<=",
                  target_text, "Theorem 4.1")
         _evaluate_c13(ev, p, c, eps, exact(inputs["target_delta"], "target_delta"), witnesses)
     return ev
+
+
+UTILITY_INPUTS = ("delta_S", "comparator_norm", "beta", "gradient_norm")
+
+
+def utility_inputs(delta_S=None, comparator_norm=None, beta=None, gradient_norm=None) -> dict[str, str]:
+    """Validate the utility parameters (defaults: delta_S = 0.01, W = 1, beta = 0.05) as exact text."""
+    dS = exact("1/100" if delta_S is None else delta_S, "--delta-S")
+    if not 0 < dS < 1:
+        raise InputError("--delta-S", f"must be in (0, 1), got {exact_str(dS)}")
+    W = exact("1" if comparator_norm is None else comparator_norm, "--comparator-norm")
+    if W <= 0:
+        raise InputError("--comparator-norm", f"W must be > 0, got {exact_str(W)}")
+    b = exact("1/20" if beta is None else beta, "--beta")
+    if not 0 < b < 1:
+        raise InputError("--beta", f"must be in (0, 1), got {exact_str(b)}")
+    d = {"delta_S": exact_str(dS), "comparator_norm": exact_str(W), "beta": exact_str(b)}
+    if gradient_norm is not None:
+        g = exact(gradient_norm, "--gradient-norm")
+        if g < 0:
+            raise InputError("--gradient-norm", f"||grad F(0;S)|| must be >= 0, got {exact_str(g)}")
+        d["gradient_norm"] = exact_str(g)
+    return d
+
+
+def _evaluate_utility(ev: Evaluation, p: GLMProblem, c, N: int, inputs: dict) -> None:
+    """Section 4.3 utility bounds at the iteration count N (upper bounds)."""
+    u = utility_inputs(inputs["delta_S"], inputs["comparator_norm"], inputs["beta"], inputs.get("gradient_norm"))
+    dS, W, beta = exact(u["delta_S"]), exact(u["comparator_norm"]), exact(u["beta"])
+    g = exact(u["gradient_norm"]) if "gradient_norm" in u else None
+    src = "given ||grad F(0;S)||" if g is not None else "||grad F(0;S)|| <= L1 zeta"
+    ev.add("E_opt", U.E_opt(p, c, N, g), "(12)", f"finite-optimization correction E_opt(N) ({src})")
+    ev.add("perturbation_cost", U.perturbation_cost(p, c), "Theorem 4.10", "d sigma^2/mu")
+    ev.add("empirical_excess", U.empirical_excess(p, c, N, g), "Theorem 4.10",
+           "E_z[F(w_N) - F(w*_S)] <= d sigma^2/(2 mu) + E_opt(N)")
+    ev.add("sample_term", U.sample_term(p, dS), "Theorem 4.9", "16 L_l^2 (32 + log(1/delta_S))/(mu n)")
+    ev.add("population_excess", U.population_excess(p, c, N, dS, g), "Theorem 4.9",
+           "E_z[R_mu(w_N) - R_mu(w*)], probability >= 1 - delta_S over S")
+    ev.add("unregularized_excess", U.unregularized_excess(p, c, N, dS, W, g), "Theorem 4.7",
+           "E_z[R_0(w_N)] - R_0(w-bar) for every ||w-bar|| <= W")
+    ev.add("r_beta", U.r_beta(p, c, beta), "Corollary 4.11", "r_beta = sigma (sqrt(d) + sqrt(2 log(1/beta)))")
+    ev.add("R_beta", U.R_beta(p, c, beta), "Corollary 4.11", "R_beta = (L_l + r_beta)/mu")
+    un = ev.add("U_N", U.U_N(p, c, N, beta), "Corollary 4.11",
+                "F(w_N) - F(w*_S) <= U_N(beta) with probability >= 1 - beta over Z")
+    st = ev.quantities["sample_term"].value
+    ev.add("single_release_population", 2 * un + st, "Corollary 4.11",
+           "R_mu(w_N) - R_mu(w*) <= 2 U_N + sample term, probability >= 1 - delta_S - beta")
+    ev.add("single_release_unregularized", 2 * un + st + ball(p.mu * W * W / 2), "Corollary 4.11",
+           "R_0(w_N) - R_0(w-bar) for every ||w-bar|| <= W, same event")
 
 
 def _evaluate_c13(ev: Evaluation, p: GLMProblem, c, eps: fmpq, target: fmpq, witnesses: dict) -> None:
@@ -153,7 +205,7 @@ def _bracket(x) -> str:
 
 
 def certify_theorem_4_1(p: GLMProblem, epsilon, iterations=None, target_delta=None,
-                        progress=None) -> Certificate:
+                        progress=None, utility: dict | None = None) -> Certificate:
     """Produce the Theorem 4.1 certificate (and the C.13 search with a target delta).
 
     Raises InputError for eps < eps_0, an iteration count below (7), or an unreachable target.
@@ -178,6 +230,8 @@ def certify_theorem_4_1(p: GLMProblem, epsilon, iterations=None, target_delta=No
         inputs["iterations"] = str(N_given)
     if target is not None:
         inputs["target_delta"] = exact_str(target)
+    if utility is not None:
+        inputs.update(utility_inputs(**utility))
 
     def attempt(prec: int) -> Certificate:
         c = constants(p)

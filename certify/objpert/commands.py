@@ -52,8 +52,43 @@ def register(sub) -> None:
     g.add_argument("--epsilon", type=exact_text, help="epsilon (>= eps_0 of (9))")
     g.add_argument("--target-delta", type=exact_text,
                    help="target delta in (0, 1): also search the first N certified by Theorem C.13")
+    g = p.add_argument_group("utility (Section 4.3; upper bounds)")
+    g.add_argument("--utility", action="store_true",
+                   help="add E_opt (12), Theorems 4.10, 4.9, 4.7 and Corollary 4.11 at N")
+    g.add_argument("--delta-S", type=exact_text, help="sample failure probability in (0, 1) (default 0.01)")
+    g.add_argument("--comparator-norm", type=exact_text, help="comparator norm bound W > 0 (default 1)")
+    g.add_argument("--beta", type=exact_text, help="single-release failure probability in (0, 1) (default 0.05)")
+    g.add_argument("--gradient-norm", type=exact_text,
+                   help="actual ||grad F(0;S)|| for a_R in (12) (default: the bound L1 zeta)")
     add_output_options(p)
     p.set_defaults(func=run_objpert)
+
+    k = sub.add_parser(
+        "calibrate", help="choose sigma, mu, eta, N for a target (eps, delta) (Watkins-Arora Corollary 4.13)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Corollary 4.13 of Watkins & Arora (2026): from a target (eps <= 1, delta), the sample failure\n"
+            "probability delta_S and a public comparator radius W, choose u, sigma, mu = max{mu_util, mu_priv},\n"
+            "eta = 1/L and the smallest N satisfying (7) and c_N <= eps/4; certify the steps of the proof\n"
+            "(eps-hat <= 25 eps/32 < eps, delta-hat < delta) and the utility bound. u and mu are published as\n"
+            "decimals rounded up. --method theorem-C.13 also finds, at the same sigma and mu, the first N\n"
+            "certified by Theorem C.13, and at the corollary's N a certified bracket on the smallest sigma/G.\n"
+            "The summary prints the `certify objpert` command that re-certifies the chosen parameters."))
+    k.add_argument("--epsilon", type=exact_text, required=True, help="target epsilon, 0 < eps <= 1")
+    k.add_argument("--delta", type=exact_text, required=True, help="target delta in (0, 1)")
+    k.add_argument("--delta-S", type=exact_text, default="0.01", help="sample failure probability (default 0.01)")
+    k.add_argument("--comparator-norm", type=exact_text, default="1", help="public radius W > 0 (default 1)")
+    k.add_argument("--n", type=exact_text, required=True, help="sample size n")
+    k.add_argument("--d", type=exact_text, required=True, help="dimension d")
+    k.add_argument("--zeta", type=exact_text, default="1", help="feature norm bound zeta > 0 (default 1)")
+    k.add_argument("--loss", choices=["logistic", "custom"], default=None, help="loss preset (default logistic)")
+    k.add_argument("--L1", type=exact_text)
+    k.add_argument("--L2", type=exact_text)
+    k.add_argument("--L3", type=exact_text)
+    k.add_argument("--method", choices=["corollary-4.13", "theorem-C.13"], default="corollary-4.13",
+                   help="corollary-4.13 (the paper's choice) or theorem-C.13 (sharper N and sigma)")
+    add_output_options(k)
+    k.set_defaults(func=run_calibrate)
 
     b = sub.add_parser(
         "gaussian-benchmark", help="Appendix C.5: exact Gaussian profile vs the integrated-tail bound",
@@ -97,11 +132,50 @@ def run_objpert(args) -> int:
             sys.stderr.write(f"\rTheorem C.13 search: N = {N} ...")
             sys.stderr.flush()
 
+    utility = None
+    if args.utility or any(getattr(args, k) is not None for k in ("delta_S", "comparator_norm", "beta",
+                                                                      "gradient_norm")):
+        utility = {"delta_S": args.delta_S, "comparator_norm": args.comparator_norm, "beta": args.beta,
+                   "gradient_norm": args.gradient_norm}
     cert = certify_theorem_4_1(problem, prm["epsilon"], prm.get("iterations"), prm.get("target_delta"),
-                               progress=progress)
+                               progress=progress, utility=utility)
     if sys.stderr.isatty() and "target_delta" in prm:
         sys.stderr.write("\r" + " " * 40 + "\r")
     emit(cert, summary_theorem_4_1(cert), args)
+    return 0
+
+
+def run_calibrate(args) -> int:
+    from ..balls import exact
+    from . import calibrate as K
+    if args.loss is None and args.L1 is None:
+        args.loss = "logistic"
+    loss = make_loss(args.loss if args.loss != "custom" or args.L1 is None else "custom", args.L1, args.L2, args.L3)
+    cor = K.certify_corollary_4_13(args.epsilon, args.delta, args.delta_S, args.comparator_norm, args.n, args.d,
+                                   args.zeta, loss)
+    w = cor.to_json()["witnesses"]
+    i = cor.inputs
+    replay = (f"certify objpert --n {i['n']} --d {i['d']} --mu {w['mu']} --zeta {i['zeta']} "
+              + ("--loss logistic" if loss.name == "logistic" else f"--loss custom --L1 {i['L1']} --L2 {i['L2']} --L3 {i['L3']}")
+              + f" --noise-multiplier {w['noise_multiplier']} --u {w['u']} --iterations {w['iterations']} "
+                f"--epsilon {i['epsilon']} --target-delta {i['delta']}")
+    text = summary_generic(cor, "Corollary 4.13 (Watkins-Arora 2026): calibration to a target (eps, delta)")
+    text += (f"\nverdict: sigma/G = {w['noise_multiplier']}, u = {w['u']}, mu = {w['mu']}, eta = 1/L, "
+             f"N = {w['iterations']} give ({i['epsilon']}, {i['delta']})-DP.\nre-certify with:\n  {replay}\n")
+    if args.method == "corollary-4.13":
+        emit(cor, text, args)
+        return 0
+    problem = make_problem(n=i["n"], d=i["d"], mu=w["mu"], zeta=i["zeta"], loss=loss, u=w["u"],
+                           noise_multiplier=w["noise_multiplier"])
+    cert = K.certify_calibration_c13(problem, exact(i["epsilon"]), exact(i["delta"]), w["iterations"])
+    cw = cert.to_json()["witnesses"]
+    b = cw["sigma_bracket"]
+    text2 = summary_generic(cert, "Theorem C.13 (Watkins-Arora 2026): sharper calibration at the same sigma, mu")
+    text2 += (f"\nverdict: Theorem C.13 certifies ({i['epsilon']}, {i['delta']})-DP from N = "
+              f"{cw['theorem_C13']['first_passing_iterations']} (Corollary 4.13: N = {w['iterations']}); at N = {w['iterations']} "
+              f"the noise multiplier can drop to sigma/G in ({b['fail']}, {b['pass']}] (corollary: "
+              f"{w['noise_multiplier']}).\n")
+    emit(cert, text + "\n" + text2, args)
     return 0
 
 
@@ -118,9 +192,9 @@ def _row(cert: Certificate, name: str, digits: int = 10) -> str:
     q = cert.quantities[name]
     if q.integer:
         enclosure = upper_decimal(q.value, 30).split("e")[0] if False else str(int(q.value.mid().fmpq().p))
-        return f"  {name:<26}{q.equation:<16}{enclosure:<44}{q.description}"
+        return f"  {name:<29}{q.equation:<16}{enclosure:<44}{q.description}"
     enclosure = f"[{lower_decimal(q.value, digits)}, {upper_decimal(q.value, digits)}]"
-    return f"  {name:<26}{q.equation:<16}{enclosure:<44}{q.description}"
+    return f"  {name:<29}{q.equation:<16}{enclosure:<44}{q.description}"
 
 
 def _claims(cert: Certificate) -> list[str]:
@@ -130,7 +204,7 @@ def _claims(cert: Certificate) -> list[str]:
 def summary_generic(cert: Certificate, title: str) -> str:
     lines = [title, "inputs: " + " ".join(f"{k}={v}" for k, v in cert.inputs.items()),
              f"working precision: {cert.precision} bits; enclosures rounded outward", "",
-             f"  {'quantity':<26}{'equation':<16}{'enclosure [lower, upper]':<44}meaning"]
+             f"  {'quantity':<29}{'equation':<16}{'enclosure [lower, upper]':<44}meaning"]
     lines += [_row(cert, k) for k in cert.quantities]
     lines += ["", "claims (decided in ball arithmetic):"] + _claims(cert)
     return "\n".join(lines) + "\n"
