@@ -414,18 +414,14 @@ def _round_decimal(q: fmpq, digits: int, up: bool) -> str:
 def upper_decimal(x: arb | fmpq, digits: int = 10) -> str:
     """Smallest ``digits``-significant-digit decimal >= every point of ``x`` (rounded up)."""
     if isinstance(x, arb):
-        if not x.is_finite():
-            raise ValueError("non-finite ball has no decimal upper bound")
-        x = x.upper().fmpq()
+        x = ball_endpoints(x)[1]  # exact, independent of the working precision
     return _round_decimal(x, digits, up=True)
 
 
 def lower_decimal(x: arb | fmpq, digits: int = 10) -> str:
     """Largest ``digits``-significant-digit decimal <= every point of ``x`` (rounded down)."""
     if isinstance(x, arb):
-        if not x.is_finite():
-            raise ValueError("non-finite ball has no decimal lower bound")
-        x = x.lower().fmpq()
+        x = ball_endpoints(x)[0]  # exact, independent of the working precision
     return _round_decimal(x, digits, up=False)
 
 

@@ -34,16 +34,18 @@ def run(args) -> int:
         if paper == "watkins-arora":
             from .objpert import tables as T
             sys.stderr.write("watkins-arora: re-deriving Example 4.8, C.4 (mu = 1e-2, 1e-3) and C.5 ...\n")
-            rows = T.compare_rows(args.tables_dir)
-            outputs = {f"{T.OUT_STEM}.csv": T.render_csv(rows), f"{T.OUT_STEM}.md": T.render_md(rows)}
+            tables = T.compare_tables(args.tables_dir)
+            rows = [r for stem in tables for r in tables[stem]]
+            outputs = T.outputs(tables)
         if not args.check:
             for name, text in outputs.items():
                 write_atomically(os.path.join(args.tables_dir, name), text)
         bad = [r for r in rows if r["verdict"] != "confirmed"]
+        bad = list({(r["id"], r["published"]): r for r in bad}.values())  # a row may appear in two tables
         mismatches += len(bad)
         print(f"{paper}: {len(rows) - len(bad)} confirmed, {len(bad)} mismatch "
               f"({time.perf_counter() - t0:.2f} s)" + ("" if args.check else f"; wrote {', '.join(outputs)}"))
         for r in bad:
             print(f"  MISMATCH {r['id']}: published {r['published']}, certified {r['certified_enclosure']}, "
-                  f"distance {r['distance']}")
+                  f"distance {r['distance']}" + (f"; {r['explanation']}" if r.get("explanation") else ""))
     return 1 if mismatches and not args.report_only else 0

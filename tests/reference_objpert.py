@@ -114,3 +114,37 @@ def integrated_tail(s, eps):
     mp.mp.dps = DPS
     s, eps = F(s), F(eps)
     return 2 / s * Q1(s * (eps - 1 / (2 * s ** 2)))
+
+
+def utility(ref: Ref, N, delta_S, W, beta, grad=None):
+    """Section 4.3 bounds from the displays (12), Thms 4.10/4.9/4.7 and Corollary 4.11."""
+    mp.mp.dps = DPS
+    Ll = ref.L1 * ref.zeta
+    aR = (Ll if grad is None else F(grad)) / ref.mu
+    bR = 1 / ref.mu
+    s, d = ref.sigma, ref.d
+    rN = ref.rho ** N
+    eopt = ref.L / 2 * rN ** 2 * (bR ** 2 * d * s ** 2 + 2 * aR * bR * s * mp.sqrt(d) + aR ** 2) \
+        + rN * (bR * d * s ** 2 + aR * s * mp.sqrt(d))
+    emp = d * s ** 2 / (2 * ref.mu) + eopt
+    sample = 16 * Ll ** 2 * (32 + mp.log(1 / F(delta_S))) / (ref.mu * ref.n)
+    pop = 2 * emp + sample
+    unreg = pop + ref.mu / 2 * F(W) ** 2
+    rb = s * (mp.sqrt(d) + mp.sqrt(2 * mp.log(1 / F(beta))))
+    Rb = (Ll + rb) / ref.mu
+    UN = rb ** 2 / (2 * ref.mu) + ref.L / 2 * rN ** 2 * Rb ** 2 + rN * rb * Rb
+    return {"E_opt": eopt, "empirical_excess": emp, "sample_term": sample, "population_excess": pop,
+            "unregularized_excess": unreg, "r_beta": rb, "R_beta": Rb, "U_N": UN,
+            "single_release_population": 2 * UN + sample,
+            "single_release_unregularized": 2 * UN + sample + ref.mu / 2 * F(W) ** 2}
+
+
+def corollary_4_13(eps, delta, delta_S, W, n, d, zeta, L1, L2, sigma):
+    """u, mu_priv, A, mu_util of Corollary 4.13 (sigma as published)."""
+    mp.mp.dps = DPS
+    eps, delta, delta_S, W, zeta = F(eps), F(delta), F(delta_S), F(W), F(zeta)
+    Ll = F(L1) * zeta
+    u = mp.sqrt(2 * mp.log(2 / delta))
+    mu_priv = F(L2) * zeta ** 2 / (n * (mp.exp(eps / 4) - 1))
+    A = d * F(sigma) ** 2 + 16 * Ll ** 2 * (32 + mp.log(1 / delta_S)) / n
+    return {"u": u, "mu_priv": mu_priv, "A": A, "mu_util": mp.sqrt(2 * A) / W}

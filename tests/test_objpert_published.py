@@ -15,19 +15,24 @@ TABLES = os.path.join(ROOT, "tables")
 
 
 @pytest.fixture(scope="module")
-def rows():
-    return T.compare_rows(TABLES)
+def tables():
+    return T.compare_tables(TABLES)
 
 
-def test_every_published_privacy_number_is_confirmed(rows):
-    ids = {r["id"] for r in rows}
-    assert ids == set(T.MAP), "a published privacy row is not compared"
-    bad = [(r["id"], r["published"], r["certified_enclosure"]) for r in rows if r["verdict"] != "confirmed"]
-    assert bad == []
+def test_every_published_number_is_compared_and_only_the_known_erratum_mismatches(tables):
+    ids = {r["id"] for rows in tables.values() for r in rows}
+    published = set(T.read_published(TABLES))
+    assert ids == published, f"published rows not compared: {published - ids}"
+    bad = {(r["id"], r["published"]) for rows in tables.values() for r in rows if r["verdict"] != "confirmed"}
+    # Section 4.3 says the population bound at N = 519 "remains 0.0586": it is 0.05867 (the sample term
+    # alone is 0.0586). Everything else the paper prints is confirmed.
+    assert bad == {("s43_pop519", "0.0586")}
+    assert len(tables["watkins_arora_2026_privacy"]) == 20
+    assert all(r["verdict"] == "confirmed" for r in tables["watkins_arora_2026_privacy"])
 
 
-def test_regenerated_tables_on_disk_are_current(rows):
-    for name, text in ((f"{T.OUT_STEM}.csv", T.render_csv(rows)), (f"{T.OUT_STEM}.md", T.render_md(rows))):
+def test_regenerated_tables_on_disk_are_current(tables):
+    for name, text in T.outputs(tables).items():
         with open(os.path.join(TABLES, name)) as fh:
             assert fh.read() == text, f"{name} is stale or was edited by hand: run `certify tables`"
 
