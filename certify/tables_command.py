@@ -7,7 +7,7 @@ import time
 
 from .cli import write_atomically
 
-PAPERS = ["watkins-arora"]
+PAPERS = ["watkins-arora", "bok"]
 
 
 def register(sub) -> None:
@@ -23,6 +23,9 @@ def register(sub) -> None:
     p.add_argument("--check", action="store_true",
                    help="compare only: do not rewrite the files (still exits 1 on a mismatch)")
     p.add_argument("--report-only", action="store_true", help="exit 0 even if a printed value mismatches")
+    p.add_argument("--cache-dir", default=".certify-cache", metavar="DIR",
+                   help="on-disk cache of rho witnesses and computed cells (default .certify-cache; '' to disable)")
+    p.add_argument("--jobs", type=int, default=2, metavar="N", help="worker processes for bok (default 2)")
     p.set_defaults(func=run)
 
 
@@ -37,6 +40,21 @@ def run(args) -> int:
             tables = T.compare_tables(args.tables_dir)
             rows = [r for stem in tables for r in tables[stem]]
             outputs = T.outputs(tables)
+        elif paper == "bok":
+            from .dpsgd import tables as B
+            sys.stderr.write("bok: Tables 1-6, four columns (ours, Birrell, Wang certified; lossless estimated) ...\n")
+            rows, outputs = B.run(args.tables_dir, args.cache_dir or None, max(1, args.jobs))
+            for col, c in B.counts(rows).items():
+                print(f"  {col:<9} {c['confirmed']} confirmed, {c['mismatch']} mismatch")
+            by_table = {}
+            for r in rows:
+                by_table.setdefault(r["table"], []).append(r)
+            for t, sub in sorted(by_table.items()):
+                c = B.counts(sub)
+                print(f"  table {t}: " + ", ".join(f"{col} {c[col]['confirmed']}/{len(sub)}" for col in B.COLUMNS))
+            rows = [{"id": f"table{r['table']} sigma={r['sigma']} T={r['T']} {col}", "published": r[f"{col}_published"],
+                     "certified_enclosure": r[col], "distance": r[f"{col}_distance"],
+                     "verdict": r[f"{col}_verdict"]} for r in rows for col in B.COLUMNS]
         if not args.check:
             for name, text in outputs.items():
                 write_atomically(os.path.join(args.tables_dir, name), text)

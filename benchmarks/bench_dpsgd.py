@@ -1,0 +1,139 @@
+"""Speed of the certified Bok (2026) accountant (issue 3), in-process (process start excluded).
+
+    python benchmarks/bench_dpsgd.py [--runs 20]
+
+Measures, each with a cold rho cache (in-process memo and every per-problem cache cleared):
+  * `certify dpsgd --sampling-rate 0.01 --noise-multiplier 2 --steps 1000 --delta 1e-6` (CLI entry point,
+    summary printed to a null stream): median, 10th and 90th percentile;
+  * one-step rho at alpha in {2, 4, 8, 16, 32, 64} (p = 0.01, sigma = 2 and p = 0.0025, sigma = 4);
+  * checking the dpsgd certificate (`certify verify` path) against producing it;
+  * Google dp_accounting's float RDP accountant for the same query (the "Wang et al." column: orders
+    2..256, SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(sigma/2)), REPLACE_ONE) when the
+    optional package `dp-accounting` is importable.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from certify import cli  # noqa: E402
+from certify.balls import fmpq  # noqa: E402
+from certify.dpsgd import curvature, mixture  # noqa: E402
+from certify.dpsgd.accountant import certify_dpsgd, certify_rho, clear_memo  # noqa: E402
+from certify.dpsgd.problem import Problem  # noqa: E402
+from certify.verify import verify_text  # noqa: E402
+
+QUERY = ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"]
+
+
+def cold() -> None:
+    clear_memo()
+    mixture._consts.cache_clear()
+    mixture._integrand.cache_clear()
+    curvature._kappa.cache_clear()
+
+
+def stats(ts: list[float]) -> str:
+    ts = sorted(ts)
+    q = lambda f: ts[min(len(ts) - 1, int(f * (len(ts) - 1) + 0.5))]
+    return f"median {statistics.median(ts) * 1e3:7.1f} ms   p10 {q(0.1) * 1e3:7.1f}   p90 {q(0.9) * 1e3:7.1f}"
+
+
+def timed(fn, runs: int) -> list[float]:
+    out = []
+    for _ in range(runs):
+        cold()
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def run_cli() -> None:
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert cli.main(QUERY) == 0
+
+
+def wang_dp_accounting(runs: int) -> str:
+    try:
+        import dp_accounting
+        from dp_accounting.rdp import rdp_privacy_accountant as rdp
+    except ImportError:
+        return "dp_accounting not installed (pip install dp-accounting): skipped"
+    n, b, sigma, T, delta = 10000, 100, 2.0, 1000, 1e-6
+    orders = list(range(2, 257))
+
+    def query():
+        acc = rdp.RdpAccountant(orders, dp_accounting.NeighboringRelation.REPLACE_ONE)
+        ev = dp_accounting.SampledWithoutReplacementDpEvent(n, b, dp_accounting.GaussianDpEvent(sigma / 2))
+        acc.compose(ev, T)
+        return acc.get_epsilon(delta)
+
+    eps = query()
+    ts = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        query()
+        ts.append(time.perf_counter() - t0)
+    return f"{stats(ts)}   (float eps = {eps:.4f}, not a certified bound)"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=20)
+    args = ap.parse_args()
+    runs = args.runs
+
+    # warm-up: imports (numpy, the CLI modules) belong to process start
+    run_cli()
+    print(f"python-flint certified Bok accountant, {runs} runs each, cold rho cache\n")
+    print(f"certify {' '.join(QUERY[:])}")
+    print(f"  {stats(timed(run_cli, runs))}   (target: median <= 500 ms)")
+
+    print("\none-step rho (certify rho), cold:")
+    for p, s in ((fmpq(1, 100), fmpq(2)), (fmpq(1, 400), fmpq(4))):
+        for alpha in (2, 4, 8, 16, 32, 64):
+            prob = Problem(alpha, p, s)
+            ts = timed(lambda: certify_rho(prob), max(3, runs // 4))
+            out = certify_rho(prob)
+            print(f"  alpha={alpha:3d} p={p} sigma={s}: {stats(ts)}   [{out.witness.method}, "
+                  f"{len(out.witness.leaves)} leaves]   (target: <= 200 ms)")
+
+    print("\nsearch-heavy one-step rho at alpha <= 64 (maximum at u = 1/2 with a small slope), cold:")
+    for alpha, p, s in ((47, fmpq(1, 400), fmpq(4)), (36, fmpq(1, 100), fmpq(4)), (26, fmpq(1, 400), fmpq(3))):
+        prob = Problem(alpha, p, s)
+        ts = timed(lambda: certify_rho(prob), 3)
+        out = certify_rho(prob)
+        print(f"  alpha={alpha:3d} p={p} sigma={s}: {stats(ts)}   [{out.witness.method}, "
+              f"{len(out.witness.leaves)} leaves]")
+
+    print("\nchecking vs producing the dpsgd certificate (p=0.01, sigma=2, T=1000, delta=1e-6):")
+    cold()
+    t0 = time.perf_counter()
+    out = certify_dpsgd(fmpq(1, 100), fmpq(2), 1000, fmpq(1, 10 ** 6))
+    produce = time.perf_counter() - t0
+    text = out.certificate.dumps()
+    tc = []
+    for _ in range(max(3, runs // 4)):
+        cold()
+        t0 = time.perf_counter()
+        rep = verify_text(text)
+        tc.append(time.perf_counter() - t0)
+        assert rep.ok, rep.problems
+    check = statistics.median(tc)
+    print(f"  produce {produce * 1e3:.1f} ms, check {check * 1e3:.1f} ms ({100 * check / produce:.0f}% of producing; "
+          f"{len(out.witness.leaves)} leaves, {out.witness.evaluations} point evaluations in the search)")
+
+    print("\ndp_accounting RDP accountant (Wang et al. column), same query, orders 2..256:")
+    print(f"  {wang_dp_accounting(runs)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+"""The certified Rényi accountant of Bok (2026): Corollary 1 / (6) on top of the one-step rho (5).
+
+    eps = T rho(alpha, p, 2/sigma) + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1)
+
+alpha is chosen by float estimates with a binary search that relies on the unimodality of
+Proposition 3 (:mod:`certify.dpsgd.estimate`); the certificate is produced at that alpha only (any
+alpha gives a valid bound; optimality needs no proof). ``alpha`` may also be fixed by the caller.
+
+rho depends on (alpha, p, sigma, gamma) only. It is memoised in-process and, optionally, on disk
+(``cache_dir``, or the environment variable ``CERTIFY_CACHE_DIR``) keyed by the exact inputs. A disk
+entry holds only the *witness* of the search (leaves and quadrature windows); it is re-evaluated by
+the checker's own evaluator before use, so a stale or tampered cache can cost time but never
+soundness.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+
+from ..balls import InputError, UndecidedError, ctx, escalate, exact_str, fmpq
+from ..certificate import Certificate, Evaluation
+from .certificates import (
+    KIND_RENYI, KIND_RHO, evaluate_renyi, evaluate_rho, witness_from_json, witness_json,
+)
+from .estimate import choose_alpha
+from .problem import Problem
+from .search import SearchResult, rho_search
+
+_MEMO: dict[tuple, SearchResult] = {}
+_POINTS: dict[tuple, dict] = {}
+
+
+def clear_memo() -> None:
+    """Forget every memoised rho (for cold-cache measurements and tests)."""
+    _MEMO.clear()
+    _POINTS.clear()
+
+
+def _cache_dir(cache_dir: str | None) -> str | None:
+    return cache_dir or os.environ.get("CERTIFY_CACHE_DIR") or None
+
+
+def _disk_key(prob: Problem, gamma: fmpq | None, prec: int) -> str:
+    text = json.dumps({"kind": "dpsgd-rho-witness/1", "inputs": prob.inputs(),
+                       "gamma": None if gamma is None else exact_str(gamma), "prec": prec}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _disk_load(cache_dir: str, key: str) -> SearchResult | None:
+    path = os.path.join(cache_dir, f"rho-{key}.json")
+    try:
+        with open(path) as fh:
+            return witness_from_json(json.load(fh))
+    except (OSError, ValueError, KeyError, TypeError, InputError):
+        return None
+
+
+def _disk_store(cache_dir: str, key: str, res: SearchResult) -> None:
+    os.makedirs(cache_dir, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".rho-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(witness_json(res), fh)
+        os.replace(tmp, os.path.join(cache_dir, f"rho-{key}.json"))
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def find_rho_witness(prob: Problem, gamma: fmpq | None = None, cache_dir: str | None = None) -> tuple[SearchResult, str]:
+    """The search witness for rho at the current precision: memo, then disk cache, then search.
+
+    Returns (witness, source) with source in {"memo", "disk", "search"}. A disk witness is not
+    trusted: the caller evaluates it with the checker's evaluator (which rejects a bad one).
+    """
+    prec = ctx.prec
+    mkey = (prob, gamma, prec)
+    if mkey in _MEMO:
+        return _MEMO[mkey], "memo"
+    cdir = _cache_dir(cache_dir)
+    dkey = _disk_key(prob, gamma, prec)
+    if cdir:
+        res = _disk_load(cdir, dkey)
+        if res is not None:
+            return res, "disk"
+    res = rho_search(prob, gamma)
+    _MEMO[mkey] = res
+    if cdir:
+        try:
+            _disk_store(cdir, dkey, res)
+        except OSError:
+            pass  # the cache is optional
+    return res, "search"
+
+
+@dataclass
+class Outcome:
+    certificate: Certificate
+    facts: dict
+    witness: SearchResult
+    source: str
+    seconds: float
+    alpha_evaluations: int = 0
+
+
+def _budget(ev: Evaluation, facts: dict, res: SearchResult) -> dict:
+    from ..balls import lower_decimal, upper_decimal
+
+    rho = ev.quantities["rho"].value
+    b = {"gamma (branch-and-bound tolerance)": exact_str(res.gamma),
+         "rho width (upper - lower)": upper_decimal(rho.upper().fmpq() - rho.lower().fmpq(), 3)}
+    if "gap" in facts:
+        b["branch-and-bound gap (max leaf key - best J-lower)"] = upper_decimal(facts["gap"], 3)
+    pb = facts.get("point")
+    if pb is not None and pb.u != 0:
+        b["point bound width at u* (J-upper - J-lower)"] = upper_decimal(pb.J_hi.upper().fmpq() - pb.J_lo.lower().fmpq(), 3)
+        b["quadrature radius at u* (on F)"] = upper_decimal(pb.quad_rad, 3)
+        b["tail truncation at u* (on F)"] = upper_decimal(pb.tails, 3)
+    b["rounding at u = 0 (radius of J(0))"] = upper_decimal(ev.quantities["J(0)"].value.rad(), 3)
+    return b
+
+
+def _produce(prob: Problem, gamma, cache_dir, build) -> tuple[Evaluation, dict, SearchResult, str, int]:
+    """Run ``build(ev, res, cache)`` on the witness, escalating precision when undecided.
+
+    A disk-cached witness that the evaluator rejects is discarded and the search is re-run.
+    """
+    def compute(prec):
+        res, source = find_rho_witness(prob, gamma, cache_dir)
+        cache = _POINTS.setdefault((prob, prec), {})
+        for u, pb in res.point_bounds.items():  # reuse what this process's search computed
+            if u == 0:
+                cache[(u, None, 0)] = pb
+            elif u in res.windows:
+                a, b, bits = res.windows[u]
+                if (pb.a, pb.b) == (a, b):
+                    cache[(u, (a, b), bits)] = pb
+        ev = Evaluation()
+        try:
+            facts = build(ev, res, cache)
+        except InputError:
+            if source != "disk":
+                raise
+            res, source = rho_search(prob, gamma), "search"
+            _MEMO[(prob, gamma, prec)] = res
+            ev = Evaluation()
+            facts = build(ev, res, cache)
+        _MEMO[(prob, gamma, prec)] = res
+        return ev, facts, res, source, prec
+
+    return escalate(compute, what=f"rho(alpha={prob.alpha}, p={exact_str(prob.p)}, sigma={exact_str(prob.sigma)})")
+
+
+def certify_rho(prob: Problem, gamma: fmpq | None = None, cache_dir: str | None = None) -> Outcome:
+    """Certificate `dpsgd/rho-bok` for rho(alpha, p, 2/sigma) of (5)."""
+    t0 = time.perf_counter()
+    ev, facts, res, source, prec = _produce(prob, gamma, cache_dir,
+                                            lambda ev, res, cache: evaluate_rho(prob, res, ev, cache))
+    cert = Certificate(KIND_RHO, prob.inputs(), ev, witness_json(res, facts.get("keys")), _budget(ev, facts, res), prec)
+    return Outcome(cert, facts, res, source, time.perf_counter() - t0)
+
+
+def certify_dpsgd(p: fmpq, sigma: fmpq, steps: int, delta: fmpq, alpha: int | None = None,
+                  gamma: fmpq | None = None, cache_dir: str | None = None,
+                  extra_inputs: dict | None = None) -> Outcome:
+    """Certificate `dpsgd/renyi-bok`: (eps, delta)-DP of T steps of DP-SGD by Corollary 1 / (6)."""
+    t0 = time.perf_counter()
+    n_eval = 0
+    if alpha is None:
+        alpha, n_eval = choose_alpha(p, sigma, steps, delta)
+    prob = Problem(alpha, p, sigma)
+    ev, facts, res, source, prec = _produce(
+        prob, gamma, cache_dir, lambda ev, res, cache: evaluate_renyi(prob, steps, delta, res, ev, cache))
+    inputs = prob.inputs()
+    inputs.update({"steps": str(steps), "delta": exact_str(delta)})
+    if extra_inputs:
+        inputs.update(extra_inputs)
+    cert = Certificate(KIND_RENYI, inputs, ev, witness_json(res, facts.get("keys")), _budget(ev, facts, res), prec)
+    return Outcome(cert, facts, res, source, time.perf_counter() - t0, n_eval)

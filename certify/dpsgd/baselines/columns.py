@@ -1,0 +1,58 @@
+"""The four columns of Bok's Tables 1-6 for one (delta, p, sigma, T): ours, Birrell, Wang, lossless.
+
+The Rényi columns use the conversion of Corollary 1 / (6) (``eps_ball``) and minimise over integer
+alpha in [2, 256] (and over m in {3, 4, 5} for Birrell). Each alpha's epsilon is a ball enclosing
+the exact value of that bound, so the minimum over alpha is enclosed by the Arb minimum of the balls;
+its upper endpoint is a certified upper bound on epsilon. The lossless column is a float estimate.
+
+rho(alpha) depends on (alpha, p, sigma) only, so it is cached per (p, sigma) and reused across T and
+delta (the tables vary T and delta at fixed p, sigma).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ...balls import arb, ctx, fmpq
+from ..certificates import eps_ball
+from ..problem import ALPHA_MAX, ALPHA_MIN
+from .birrell import rho_birrell
+from .wang import rho_wang
+
+BIRRELL_ORDERS = (3, 4, 5)
+
+
+@lru_cache(maxsize=None)
+def _rhos(kind: str, p: fmpq, sigma: fmpq, prec: int) -> tuple:
+    with ctx.workprec(prec):
+        if kind == "wang":
+            return tuple(rho_wang(a, p, sigma) for a in range(ALPHA_MIN, ALPHA_MAX + 1))
+        # Birrell: for each alpha the smallest of the three orders (enclosed by the Arb min)
+        out = []
+        for a in range(ALPHA_MIN, ALPHA_MAX + 1):
+            r = rho_birrell(a, p, sigma, BIRRELL_ORDERS[0])
+            for m in BIRRELL_ORDERS[1:]:
+                r = r.min(rho_birrell(a, p, sigma, m))
+            out.append(r)
+        return tuple(out)
+
+
+def epsilon_renyi(kind: str, p: fmpq, sigma: fmpq, T: int, delta: fmpq) -> tuple[arb, int]:
+    """(ball of min over alpha of eps(alpha), the alpha with the smallest upper endpoint)."""
+    rhos = _rhos(kind, p, sigma, ctx.prec)
+    best, best_alpha, enclosure = None, None, None
+    for a, r in zip(range(ALPHA_MIN, ALPHA_MAX + 1), rhos):
+        e = eps_ball(r, a, T, delta)
+        enclosure = e if enclosure is None else enclosure.min(e)
+        if best is None or e.upper() < best.upper():
+            best, best_alpha = e, a
+    return enclosure, best_alpha
+
+
+def epsilon_wang(p: fmpq, sigma: fmpq, T: int, delta: fmpq) -> tuple[arb, int]:
+    """Wang et al. column (certified enclosure of the minimum over alpha)."""
+    return epsilon_renyi("wang", p, sigma, T, delta)
+
+
+def epsilon_birrell(p: fmpq, sigma: fmpq, T: int, delta: fmpq) -> tuple[arb, int]:
+    """Birrell et al. column: minimum over m in {3, 4, 5} and alpha (certified enclosure)."""
+    return epsilon_renyi("birrell", p, sigma, T, delta)

@@ -1,0 +1,242 @@
+"""Certificates `dpsgd/rho-bok` (one-step rho, (5)) and `dpsgd/renyi-bok` (Corollary 1, (6)).
+
+The evaluators re-derive every quantity and claim from the exact inputs and the witnesses of the
+search (:class:`certify.dpsgd.search.SearchResult`): the leaves of the final partition of [0, 1/2]
+(checked to cover it exactly), for each leaf endpoint its quadrature window and tolerance, the point
+of the lower bound, gamma. They never re-run the search: the work is one point bound per leaf
+endpoint (B.3.1), one kappa per leaf (B.3.2) and the key (37) per leaf.
+
+Quantities (every ball contains the exact value; ``lower``/``upper`` round outward):
+  ``J(0)``            closed form of (5) at u = 0;
+  ``leaf[i]``         the key Q(l_i, r_i) of (37) >= max J on the i-th leaf (branch-and-bound only);
+  ``J_lower(u*)``     J-lower at the lower-bound point u* (B.3.1);
+  ``rho``             [max J-lower found, max over leaves of the key] (5);
+  ``alpha``           the Rényi order (exact integer);
+  ``epsilon``         (6) evaluated with the ball ``rho``: its upper endpoint is the certified epsilon.
+Claims: Proposition 2 (a) ((19)) or (b), when the certificate uses it to skip the search.
+"""
+from __future__ import annotations
+
+from ..balls import (
+    InputError, Tri, UndecidedError, arb, ball, compare, exact, exact_int, exact_str, fmpq, upper_decimal,
+)
+from ..certificate import Evaluation
+from ..verify import register
+from .curvature import interval_key, kappa
+from .mixture import J_zero, point_bounds
+from .problem import Problem, make_problem, parse_alpha, parse_p, parse_sigma
+from .search import HALF, SearchResult, prop2a_sides, prop2b_sides
+
+KIND_RHO = "dpsgd/rho-bok"
+KIND_RENYI = "dpsgd/renyi-bok"
+METHODS = ("prop2a", "prop2b", "branch-and-bound")
+
+
+# --------------------------------------------------------------------------------------------
+# Witness (de)serialisation: exact text only
+# --------------------------------------------------------------------------------------------
+def witness_json(res: SearchResult, keys: list | None = None) -> dict:
+    """Exact-text witness; with ``keys`` each leaf is [l, r, bound] where bound (a decimal rounded up)
+    is the leaf's certified key Q(l, r) of (37), which the checker recomputes and compares."""
+    if keys is not None and len(keys) == len(res.leaves):
+        leaves = [[exact_str(l), exact_str(r), upper_decimal(k, 12)] for (l, r), k in zip(res.leaves, keys)]
+    else:
+        leaves = [[exact_str(l), exact_str(r)] for l, r in res.leaves]
+    return {
+        "method": res.method,
+        "gamma": exact_str(res.gamma),
+        "leaves": leaves,
+        "points": [{"u": exact_str(u), "a": exact_str(a), "b": exact_str(b), "rel_tol_bits": bits}
+                   for u, (a, b, bits) in sorted(res.windows.items())],
+        "u_lower": exact_str(res.u_lower),
+    }
+
+
+def witness_from_json(w: dict) -> SearchResult:
+    if not isinstance(w, dict):
+        raise InputError("witnesses", "must be an object")
+    method = w.get("method")
+    if method not in METHODS:
+        raise InputError("witnesses", f"method must be one of {METHODS}, got {method!r}")
+    gamma = exact(w.get("gamma"), "gamma")
+    if not gamma > 0:
+        raise InputError("witnesses", "gamma must be > 0")
+    leaves, bounds = [], []
+    for item in w.get("leaves") or []:
+        if not (isinstance(item, list) and len(item) in (2, 3)):
+            raise InputError("witnesses", f"a leaf must be [l, r] or [l, r, bound], got {item!r}")
+        leaves.append((exact(item[0], "leaf"), exact(item[1], "leaf")))
+        bounds.append(exact(item[2], "leaf bound") if len(item) == 3 else None)
+    windows = {}
+    for pt in w.get("points") or []:
+        u = exact(pt["u"], "point u")
+        bits = pt["rel_tol_bits"]
+        if not isinstance(bits, int) or isinstance(bits, bool) or not 8 <= bits <= 4096:
+            raise InputError("witnesses", f"rel_tol_bits must be an integer in [8, 4096], got {bits!r}")
+        a, b = exact(pt["a"], "window a"), exact(pt["b"], "window b")
+        if not a < b:
+            raise InputError("witnesses", f"window at u = {exact_str(u)} must have a < b")
+        windows[u] = (a, b, bits)
+    u_lower = exact(w.get("u_lower"), "u_lower")
+    res = SearchResult(method, gamma, leaves, windows, u_lower)
+    res.recorded_bounds = bounds
+    return res
+
+
+def check_cover(leaves: list[tuple[fmpq, fmpq]]) -> None:
+    """The leaves, in order, must partition [0, 1/2] exactly: l_0 = 0, r_i = l_(i+1), r_last = 1/2, l < r."""
+    if not leaves:
+        raise InputError("witnesses", "no leaves: the partition of [0, 1/2] is empty")
+    if leaves[0][0] != 0:
+        raise InputError("witnesses", f"leaves must start at u = 0, start at {exact_str(leaves[0][0])}")
+    for i, (l, r) in enumerate(leaves):
+        if not l < r:
+            raise InputError("witnesses", f"leaf {i} [{exact_str(l)}, {exact_str(r)}] is empty or reversed")
+        if i + 1 < len(leaves) and leaves[i + 1][0] != r:
+            raise InputError("witnesses", f"leaves {i} and {i + 1} do not meet at {exact_str(r)}: "
+                             "the leaves do not cover [0, 1/2]")
+    if leaves[-1][1] != HALF:
+        raise InputError("witnesses", f"leaves must end at u = 1/2, end at {exact_str(leaves[-1][1])}")
+
+
+# --------------------------------------------------------------------------------------------
+# rho from witnesses
+# --------------------------------------------------------------------------------------------
+def _pb(prob: Problem, u: fmpq, res: SearchResult, cache: dict | None):
+    if u != 0 and u not in res.windows:
+        raise InputError("witnesses", f"no quadrature window recorded for u = {exact_str(u)}")
+    win = None if u == 0 else res.windows[u][:2]
+    bits = 0 if u == 0 else res.windows[u][2]
+    if cache is not None and (u, win, bits) in cache:
+        return cache[(u, win, bits)]
+    pb = point_bounds(prob, u, win, bits)
+    if cache is not None:
+        cache[(u, win, bits)] = pb
+    return pb
+
+
+def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict | None = None) -> dict:
+    """Add the rho quantities/claims to ``ev`` from the witness ``res``; return summary facts."""
+    if not (0 <= res.u_lower <= HALF):
+        raise InputError("witnesses", "u_lower must be in [0, 1/2]")
+    check_cover(res.leaves)
+    J0 = ev.add("J(0)", J_zero(prob), "(5) at u = 0",
+                "closed form: log(sum_k C(alpha,k)(1-p)^(alpha-k) p^k exp(k(k-1)Delta^2/2))/(alpha-1)")
+    facts: dict = {"method": res.method}
+    if res.method == "prop2a":
+        if res.leaves != [(fmpq(0), HALF)]:
+            raise InputError("witnesses", "Proposition 2 (a) certificates have the single leaf [0, 1/2]")
+        lhs, rhs = prop2a_sides(prob)
+        ev.add("prop2a_lhs", lhs, "(19)", "p exp((alpha-1)(1-p) Delta^2/2)")
+        ev.add("prop2a_rhs", rhs, "(19)", "alpha/(alpha-1)")
+        holds = ev.claim("prop2a", "Proposition 2 (a), (19): the maximum of (5) is at u = 0",
+                         "prop2a_lhs", ">=", "prop2a_rhs", "(19)")
+        if not holds:
+            raise InputError("witnesses", "the certificate uses Proposition 2 (a) but (19) fails")
+        rho = J0
+        facts.update(u_star="0", leaf=(fmpq(0), HALF))
+    elif res.method == "prop2b":
+        sides = prop2b_sides(prob)
+        if sides is None:
+            raise InputError("witnesses", "Proposition 2 (b) needs sigma^2 > alpha")
+        ev.add("prop2b_lhs", sides[0], "Prop. 2 (b)",
+               "p/(1-p) exp(2/sigma^2 + 6/(sigma^2-alpha)) (3 + ((12 sqrt2+8) alpha + 8 sqrt2 - 8)/(sigma^2-alpha))")
+        holds = ev.claim("prop2b", "Proposition 2 (b): the maximum of (5) is at u = 0 or u = 1/2",
+                         "prop2b_lhs", "<=", "1", "Prop. 2 (b)")
+        if not holds:
+            raise InputError("witnesses", "the certificate uses Proposition 2 (b) but its condition fails")
+        pb = _pb(prob, HALF, res, cache)
+        ev.add("J_lower(1/2)", pb.J_lo, "B.3.1", "lower bound of J at u = 1/2 (quadrature, tails dropped)")
+        ev.add("J_upper(1/2)", pb.J_hi, "B.3.1", "upper bound of J at u = 1/2 (quadrature + tail bounds)")
+        lo = J0.max(pb.J_lo)
+        hi = J0.max(pb.J_hi)
+        rho = lo.union(hi)
+        at_half = compare(pb.J_lo, ">", J0) is Tri.TRUE
+        facts.update(u_star="1/2" if at_half else ("0" if compare(J0, ">", pb.J_hi) is Tri.TRUE else "0 or 1/2"),
+                     leaf=(fmpq(0), HALF), point=pb)
+    else:
+        keys = []
+        his: dict[fmpq, fmpq] = {}
+
+        def hi(u):
+            if u not in his:
+                his[u] = _pb(prob, u, res, cache).J_hi.upper().fmpq()
+            return his[u]
+
+        for i, (l, r) in enumerate(res.leaves):
+            kap = kappa(prob, l, r).upper().fmpq()
+            k = interval_key(hi(l), hi(r), kap, l, r)
+            keys.append(k)
+            rec = getattr(res, "recorded_bounds", None)
+            if rec and rec[i] is not None and not k <= rec[i]:
+                raise InputError("witnesses", f"leaf {i} [{exact_str(l)}, {exact_str(r)}]: recorded bound "
+                                 f"{exact_str(rec[i])} is below the recomputed key {upper_decimal(k, 12)}")
+            ev.add(f"leaf[{i}]", ball(k), "(37)",
+                   f"key Q(l, r) >= max J on the leaf [{exact_str(l)}, {exact_str(r)}] (kappa = min(kappa1, kappa2))")
+        pbl = _pb(prob, res.u_lower, res, cache)
+        jl = ev.add("J_lower(u*)", pbl.J_lo, "B.3.1", f"J-lower at u* = {exact_str(res.u_lower)}")
+        imax = max(range(len(keys)), key=lambda i: keys[i])
+        top = ball(keys[imax])
+        rho = jl.union(top)
+        facts.update(u_star=exact_str(res.u_lower), leaf=res.leaves[imax], point=pbl,
+                     gap=keys[imax] - jl.lower().fmpq(), leaves=len(res.leaves), keys=keys)
+    ev.add("rho", rho, "(5)", "one-step Rényi bound rho(alpha, p, 2/sigma) = max_u J(u)")
+    ev.add("alpha", arb(prob.alpha), "(5)", "Rényi order", integer=True)
+    return facts
+
+
+def eps_ball(rho: arb, alpha: int, steps: int, delta: fmpq) -> arb:
+    """(6): eps = T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1) (ball; upper = certified eps)."""
+    al = arb(alpha)
+    return steps * rho + (1 - 1 / al).log() - (ball(delta).log() + al.log()) / (alpha - 1)
+
+
+def parse_steps(value, name: str = "--steps") -> int:
+    t = exact_int(value, name)
+    if t < 1:
+        raise InputError(name, f"must be an integer >= 1, got {t}")
+    return t
+
+
+def parse_delta(value, name: str = "--delta") -> fmpq:
+    d = exact(value, name)
+    if not (0 < d < 1):
+        raise InputError(name, f"must be in (0, 1), got {exact_str(d)}")
+    return d
+
+
+def evaluate_renyi(prob: Problem, steps: int, delta: fmpq, res: SearchResult, ev: Evaluation,
+                   cache: dict | None = None) -> dict:
+    facts = evaluate_rho(prob, res, ev, cache)
+    rho = ev.quantities["rho"].value
+    ev.add("epsilon", eps_ball(rho, prob.alpha, steps, delta), "(6)",
+           "Corollary 1: T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1); upper endpoint is the certified epsilon")
+    return facts
+
+
+# --------------------------------------------------------------------------------------------
+# Registered evaluators (the checker's entry points): inputs + witnesses -> Evaluation, no search
+# --------------------------------------------------------------------------------------------
+def _problem_from_inputs(inputs: dict) -> Problem:
+    return Problem(parse_alpha(inputs["alpha"], "alpha"), parse_p(inputs["sampling_rate"], "sampling_rate"),
+                   parse_sigma(inputs["noise_multiplier"], "noise_multiplier"))
+
+
+def check_rho(inputs: dict, witnesses: dict) -> Evaluation:
+    prob = _problem_from_inputs(inputs)
+    ev = Evaluation()
+    evaluate_rho(prob, witness_from_json(witnesses), ev)
+    return ev
+
+
+def check_renyi(inputs: dict, witnesses: dict) -> Evaluation:
+    prob = _problem_from_inputs(inputs)
+    steps = parse_steps(inputs["steps"], "steps")
+    delta = parse_delta(inputs["delta"], "delta")
+    ev = Evaluation()
+    evaluate_renyi(prob, steps, delta, witness_from_json(witnesses), ev)
+    return ev
+
+
+register(KIND_RHO, check_rho)
+register(KIND_RENYI, check_renyi)

@@ -1,0 +1,67 @@
+"""Float estimates used only to CHOOSE the Rényi order alpha (Bok 2026, Proposition 3 / App. B.2).
+
+Nothing here is certified and nothing here enters a certified value: the chosen alpha is an input
+of the certified computation, and any alpha gives a valid bound (Corollary 1).
+The estimate of rho is max(J(0), J(1/2)) (the observed U shape of u -> J(u)), J(0) by log-sum-exp of
+the closed form, J(1/2) by the trapezoid rule on the log-integrand of (35).
+"""
+from __future__ import annotations
+
+import math
+
+from .problem import ALPHA_MAX, ALPHA_MIN, Problem
+from .mixture import log_integrand_float
+
+
+def _f(q) -> float:
+    return float(int(q.p)) / float(int(q.q))
+
+
+def J0_float(prob: Problem) -> float:
+    al = prob.alpha
+    p = _f(prob.p)
+    D2 = (2 / _f(prob.sigma)) ** 2
+    lq, lp = math.log1p(-p), math.log(p)
+    terms = [math.lgamma(al + 1) - math.lgamma(k + 1) - math.lgamma(al - k + 1) + (al - k) * lq + k * lp
+             + D2 * k * (k - 1) / 2 for k in range(al + 1)]
+    m = max(terms)
+    return (m + math.log(sum(math.exp(t - m) for t in terms))) / (al - 1)
+
+
+def J_float(prob: Problem, u: float) -> float:
+    import numpy as np
+
+    beta = 2 / _f(prob.sigma) * math.sqrt(2 * u)
+    vs = np.arange(-40.0, prob.alpha * beta / 2 + 40.0, 1 / 16)
+    lf = log_integrand_float(prob, u, vs)
+    m = lf.max()
+    return (m + math.log(np.exp(lf - m).sum() / 16)) / (prob.alpha - 1)
+
+
+def rho_float(prob: Problem) -> float:
+    return max(J0_float(prob), J_float(prob, 0.5))
+
+
+def eps_float(prob: Problem, steps: int, delta: float) -> float:
+    al = prob.alpha
+    return steps * rho_float(prob) + math.log1p(-1 / al) - (math.log(delta) + math.log(al)) / (al - 1)
+
+
+def choose_alpha(p, sigma, steps: int, delta, lo: int = ALPHA_MIN, hi: int = ALPHA_MAX) -> tuple[int, int]:
+    """argmin over integer alpha in [lo, hi] of the float estimate of (6), by binary search on the
+    sign of eps(alpha+1) - eps(alpha) (unimodality, Proposition 3). Returns (alpha, evaluations)."""
+    d = _f(delta)
+    memo: dict[int, float] = {}
+
+    def eps(a: int) -> float:
+        if a not in memo:
+            memo[a] = eps_float(Problem(a, p, sigma), steps, d)
+        return memo[a]
+
+    while lo < hi:
+        m = (lo + hi) // 2
+        if eps(m + 1) < eps(m):
+            lo = m + 1
+        else:
+            hi = m
+    return lo, len(memo)

@@ -1,0 +1,76 @@
+"""The one-step problem of Bok (2026), Theorem 1 / (5): exact inputs (alpha, p, sigma).
+
+``Problem`` is a frozen description in exact numbers (dp_accounting style: data, not behaviour);
+the certifiers in :mod:`certify.dpsgd.mixture`, :mod:`certify.dpsgd.curvature` and
+:mod:`certify.dpsgd.search` consume it. Delta = 2/sigma is the replace-one sensitivity in units of
+the noise standard deviation (Section 2 of the paper).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..balls import InputError, exact, exact_int, exact_str, fmpq
+
+ALPHA_MIN, ALPHA_MAX = 2, 256
+
+
+@dataclass(frozen=True)
+class Problem:
+    """rho(alpha, p, Delta) of (5) with Delta = 2/sigma: integer 2 <= alpha <= 256, 0 < p < 1, sigma > 0."""
+
+    alpha: int
+    p: fmpq
+    sigma: fmpq
+
+    @property
+    def delta_sens(self) -> fmpq:
+        """Delta = 2/sigma (exact)."""
+        return fmpq(2) / self.sigma
+
+    def key(self) -> tuple[str, str, str]:
+        return (str(self.alpha), exact_str(self.p), exact_str(self.sigma))
+
+    def inputs(self) -> dict[str, str]:
+        return {"alpha": str(self.alpha), "sampling_rate": exact_str(self.p),
+                "noise_multiplier": exact_str(self.sigma)}
+
+
+def parse_alpha(value, name: str = "--alpha") -> int:
+    try:
+        a = exact_int(value, name)
+    except InputError as err:
+        raise InputError(name, f"must be an integer in [{ALPHA_MIN}, {ALPHA_MAX}] ({err.message})") from None
+    if not ALPHA_MIN <= a <= ALPHA_MAX:
+        raise InputError(name, f"must be an integer in [{ALPHA_MIN}, {ALPHA_MAX}], got {a}")
+    return a
+
+
+def parse_p(value, name: str = "--sampling-rate") -> fmpq:
+    p = exact(value, name)
+    if not (0 < p < 1):
+        raise InputError(name, f"must be in (0, 1), got {exact_str(p)}")
+    return p
+
+
+def parse_sigma(value, name: str = "--noise-multiplier") -> fmpq:
+    s = exact(value, name)
+    if not s > 0:
+        raise InputError(name, f"must be > 0, got {exact_str(s)}")
+    return s
+
+
+def parse_batch(batch, dataset, bname: str = "--batch-size", nname: str = "--dataset-size") -> fmpq:
+    """p = b/n exactly, 1 <= b < n (b = n would make p = 1, outside (0, 1))."""
+    b = exact_int(batch, bname)
+    n = exact_int(dataset, nname)
+    if n < 2:
+        raise InputError(nname, f"must be an integer >= 2, got {n}")
+    if b < 1:
+        raise InputError(bname, f"must be an integer >= 1, got {b}")
+    if b >= n:
+        raise InputError(bname, f"must be smaller than the dataset size {n} (p = b/n must be in (0, 1)), got {b}")
+    return fmpq(b, n)
+
+
+def make_problem(alpha, p, sigma) -> Problem:
+    return Problem(parse_alpha(alpha), parse_p(p), parse_sigma(sigma))

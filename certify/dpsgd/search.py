@@ -1,0 +1,220 @@
+"""rho(alpha, p, Delta) = max_{u in [0, 1/2]} J(u) of Bok (2026) Theorem 1 / (5), certified.
+
+* Proposition 2 (a), in the general form (19): p exp((alpha-1)(1-p) Delta^2/2) >= alpha/(alpha-1)
+  implies the maximum is at u = 0, so rho = J(0) in closed form. Decided in balls; undecided means
+  "not used" (never read as true).
+* Proposition 2 (b): sigma^2 > alpha and
+  p/(1-p) exp(2/sigma^2 + 6/(sigma^2-alpha)) (3 + ((12 sqrt2 + 8) alpha + 8 sqrt2 - 8)/(sigma^2-alpha)) <= 1
+  (the last display of its proof, App. A.3) implies the maximum is at u = 0 or u = 1/2.
+* Otherwise the branch-and-bound of Appendix B.2 with the key Q(l, r) of (37), point bounds of B.3.1
+  (:mod:`certify.dpsgd.mixture`) and kappa of B.3.2 (:mod:`certify.dpsgd.curvature`). It stops when the
+  largest key minus the best lower bound B is at most gamma. Every interval ever pruned or left in the
+  heap is a *leaf* whose key bounds J on it, so rho <= max over leaves of the key (rounded up) and
+  rho >= B (rounded down). The leaves are then coarsened: adjacent leaves are merged while the key
+  of the merged interval stays below the final upper bound (no new point evaluations; this keeps the
+  certificate, and the checker's work, small).
+
+The witness (:class:`SearchResult`) lists the leaves, for each leaf endpoint its quadrature window
+and tolerance, and the point giving the lower bound; the checker re-evaluates exactly those.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+
+from ..balls import Tri, UndecidedError, arb, ball, compare, ctx, fmpq
+from .curvature import interval_key, kappa
+from .mixture import PointBound, choose_window, point_bounds, J_zero
+from .problem import Problem
+
+HALF = fmpq(1, 2)
+#: default gamma relative to J(0): small enough that T * gamma never moves a printed epsilon.
+GAMMA_REL = fmpq(1, 10 ** 7)
+MAX_EVALUATIONS = 4000
+#: intervals narrower than this are not split further
+MIN_WIDTH = fmpq(1, 2 ** 40)
+
+
+@dataclass
+class SearchResult:
+    method: str                      # "prop2a", "prop2b" or "branch-and-bound"
+    gamma: fmpq
+    leaves: list[tuple[fmpq, fmpq]]  # partition of [0, 1/2]
+    windows: dict[fmpq, tuple[fmpq, fmpq, int]]  # u -> (a, b, rel_bits) for every u used
+    u_lower: fmpq                    # point whose J-lower is the lower bound
+    evaluations: int = 0             # point evaluations done by the search
+    leaves_before_merge: int = 0
+    stats: dict = field(default_factory=dict)
+    #: point bounds computed by the search (in-process only; never serialised, never trusted by the checker)
+    point_bounds: dict = field(default_factory=dict, repr=False)
+
+
+def prop2a_sides(prob: Problem) -> tuple[arb, arb]:
+    """(19): lhs = p exp((alpha-1)(1-p) Delta^2/2), rhs = alpha/(alpha-1) (balls)."""
+    al = prob.alpha
+    p = ball(prob.p)
+    D = ball(prob.delta_sens)
+    lhs = p * ((al - 1) * (1 - p) * D * D / 2).exp()
+    rhs = arb(al) / (al - 1)
+    return lhs, rhs
+
+
+def prop2b_sides(prob: Problem) -> tuple[arb, arb] | None:
+    """Prop. 2 (b): (lhs, 1) with lhs as in the module docstring, or None when sigma^2 <= alpha."""
+    al = prob.alpha
+    s2 = prob.sigma * prob.sigma
+    if not s2 > al:
+        return None
+    p = ball(prob.p)
+    s2b = ball(s2)
+    gap = ball(s2 - al)
+    r2 = arb(2).sqrt()
+    lhs = p / (1 - p) * (2 / s2b + 6 / gap).exp() * (3 + ((12 * r2 + 8) * al + 8 * r2 - 8) / gap)
+    return lhs, arb(1)
+
+
+def default_gamma(prob: Problem) -> fmpq:
+    """Largest power of two <= GAMMA_REL * J(0) (J(0) > 0 is the u = 0 closed form)."""
+    j0 = J_zero(prob).lower().fmpq()
+    target = j0 * GAMMA_REL
+    if not target > 0:
+        return fmpq(1, 2 ** 60)
+    k = 0
+    x = fmpq(1)
+    while x > target:
+        x /= 2
+        k += 1
+    return x
+
+
+def rel_bits_for(prob: Problem, gamma: fmpq) -> int:
+    """Quadrature tolerance 2^-bits so that the F-relative width stays under (alpha-1) gamma / 8."""
+    t = (prob.alpha - 1) * gamma / 8
+    bits = 0
+    x = fmpq(1)
+    while x > t:
+        x /= 2
+        bits += 1
+    return max(24, min(bits + 2, ctx.prec - 16))
+
+
+class _Evaluator:
+    def __init__(self, prob: Problem, gamma: fmpq):
+        self.prob = prob
+        self.gamma = gamma
+        self.bits = rel_bits_for(prob, gamma)
+        self.points: dict[fmpq, PointBound] = {}
+        self.windows: dict[fmpq, tuple[fmpq, fmpq, int]] = {}
+        self.B = None
+        self.u_best = None
+
+    def __call__(self, u: fmpq) -> PointBound:
+        if u in self.points:
+            return self.points[u]
+        half_gamma = ball(self.gamma) / 2
+        bits, drop = self.bits, self.bits * 0.7 + 12
+        for _ in range(4):
+            win = None if u == 0 else choose_window(self.prob, u, drop)
+            pb = point_bounds(self.prob, u, win, bits)
+            if u == 0 or (pb.J_hi - pb.J_lo) < half_gamma:
+                break
+            bits, drop = min(bits + 10, ctx.prec - 8), drop + 20
+        self.points[u] = pb
+        if u != 0:
+            self.windows[u] = (pb.a, pb.b, bits)
+        lo = pb.J_lo.lower().fmpq()
+        if self.B is None or lo > self.B:
+            self.B, self.u_best = lo, u
+        return pb
+
+    def hi(self, u: fmpq) -> fmpq:
+        return self(u).J_hi.upper().fmpq()
+
+    def key(self, l: fmpq, r: fmpq) -> fmpq:
+        kap = kappa(self.prob, l, r).upper().fmpq()
+        return interval_key(self.hi(l), self.hi(r), kap, l, r)
+
+
+def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = True) -> SearchResult:
+    """Certify rho(alpha, p, Delta) (5): shortcut by Prop. 2 when it holds, else branch-and-bound (B.2)."""
+    if gamma is None:
+        gamma = default_gamma(prob)
+    ev = _Evaluator(prob, gamma)
+    if use_shortcuts:
+        lhs, rhs = prop2a_sides(prob)
+        if compare(lhs, ">=", rhs) is Tri.TRUE:
+            ev(fmpq(0))
+            return SearchResult("prop2a", gamma, [(fmpq(0), HALF)], {}, fmpq(0), 1, 1)
+        sides = prop2b_sides(prob)
+        if sides is not None and compare(sides[0], "<=", sides[1]) is Tri.TRUE:
+            ev(fmpq(0))
+            ev(HALF)
+            res = SearchResult("prop2b", gamma, [(fmpq(0), HALF)], dict(ev.windows), ev.u_best, 2, 1)
+            res.point_bounds = ev.points
+            return res
+    ev(fmpq(0))
+    ev(HALF)
+    heap = [(-ev.key(fmpq(0), HALF), fmpq(0), HALF)]
+    # heapq needs comparable items: store (neg key, l, r) with fmpq (ordered)
+    leaves: list[tuple[fmpq, fmpq]] = []
+    iters = 0
+    while heap:
+        negk, l, r = heap[0]
+        if -negk - ev.B <= gamma:
+            break
+        if len(ev.points) >= MAX_EVALUATIONS:
+            break
+        heapq.heappop(heap)
+        if r - l < MIN_WIDTH:
+            # the point bounds cannot resolve this interval any further: keep it as a leaf (its key
+            # is still a valid bound; the gap is reported, never hidden)
+            leaves.append((l, r))
+            continue
+        m = (l + r) / 2
+        ev(m)
+        iters += 1
+        for (a, b) in ((l, m), (m, r)):
+            k = ev.key(a, b)
+            if k > ev.B:
+                heapq.heappush(heap, (-k, a, b))
+            else:
+                leaves.append((a, b))
+        # intervals already in the heap whose key fell below B stay valid leaves; nothing to do
+    leaves.extend((l, r) for _, l, r in heap)
+    leaves.sort()
+    n_before = len(leaves)
+    upper = max(ev.key(l, r) for l, r in leaves)
+    # coarsen up to the tolerance the caller accepted: rho_hi - rho_lo stays <= gamma (or the gap
+    # the search ended with, if larger); fewer leaves make the certificate and its check cheaper
+    target = upper if upper > ev.B + gamma else ev.B + gamma
+    merged = _coarsen(ev, leaves, target)
+    res = SearchResult("branch-and-bound", gamma, merged, {}, ev.u_best, len(ev.points), n_before)
+    used = {ev.u_best} | {l for l, _ in merged} | {r for _, r in merged}
+    res.windows = {u: ev.windows[u] for u in used if u != 0}
+    res.stats = {"iterations": iters, "converged": bool(upper - ev.B <= gamma)}
+    res.point_bounds = ev.points
+    return res
+
+
+def _coarsen(ev: _Evaluator, leaves: list[tuple[fmpq, fmpq]], upper: fmpq) -> list[tuple[fmpq, fmpq]]:
+    """Merge adjacent leaves while the merged key stays <= upper (keys only: no new point evaluations)."""
+    out = []
+    i, n = 0, len(leaves)
+    while i < n:
+        l, r = leaves[i]
+        j = i
+        # galloping extension: try to jump as far as possible
+        step = 1
+        while j + 1 < n:
+            jj = min(n - 1, j + step)
+            if ev.key(l, leaves[jj][1]) <= upper:
+                j = jj
+                step *= 2
+            elif step > 1:
+                step = 1
+            else:
+                break
+        out.append((l, leaves[j][1]))
+        i = j + 1
+    return out

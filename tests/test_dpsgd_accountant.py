@@ -1,0 +1,243 @@
+"""Corollary 1 / (6) on the certified rho: published cells, certificates, tampering, CLI errors."""
+import json
+import os
+
+import pytest
+
+from certify import cli
+from certify.balls import InputError, exact, fmpq
+from certify.certificate import digest_of
+from certify.dpsgd.accountant import certify_dpsgd, certify_rho, clear_memo
+from certify.dpsgd.problem import Problem, make_problem, parse_p, parse_sigma
+from certify.verify import verify_document, verify_text
+
+# (delta, p, sigma, T) -> "Our bounds" of Bok (2026) Tables 1-6 (../shared/data/bok2026_tables_1_to_6.csv)
+CELLS = [("1e-6", "0.01", "2", 250, "1.77"), ("1e-6", "0.01", "2", 1000, "2.44"),
+         ("1e-6", "0.01", "2", 4000, "4.75"), ("1e-6", "0.0025", "4", 64000, "1.63"),
+         ("1e-8", "0.04", "8", 64000, "18.27")]
+
+
+def _round2(q: fmpq) -> str:
+    n = int((q * 100 + fmpq(1, 2)).floor())
+    return f"{n // 100}.{n % 100:02d}"
+
+
+@pytest.mark.parametrize("delta,p,sigma,T,published", CELLS)
+def test_published_cells(delta, p, sigma, T, published):
+    clear_memo()
+    out = certify_dpsgd(parse_p(p), parse_sigma(sigma), T, exact(delta))
+    eps = out.certificate.quantities["epsilon"].value
+    assert _round2(eps.upper().fmpq()) == published
+    # the bound is tight: its width does not reach the printed digits
+    assert eps.upper().fmpq() - eps.lower().fmpq() < fmpq(1, 10 ** 6)
+    assert verify_text(out.certificate.dumps()).ok
+
+
+@pytest.fixture(scope="module")
+def bnb_doc():
+    clear_memo()
+    out = certify_dpsgd(fmpq(1, 100), fmpq(2), 1000, fmpq(1, 10 ** 6))
+    assert out.witness.method == "branch-and-bound"
+    return json.loads(out.certificate.dumps())
+
+
+def _retamper(doc):
+    doc["digest"] = digest_of(doc)  # re-seal so the semantic checks (not just the digest) must catch it
+    return doc
+
+
+def test_round_trip(bnb_doc):
+    rep = verify_document(json.loads(json.dumps(bnb_doc)))
+    assert rep.ok, rep.problems
+    q = bnb_doc["quantities"]
+    for name in ("rho", "alpha", "epsilon"):
+        assert "lower" in q[name] and "upper" in q[name]
+
+
+def test_tamper_digest_only(bnb_doc):
+    doc = json.loads(json.dumps(bnb_doc))
+    doc["inputs"]["steps"] = "999"
+    assert not verify_document(doc).ok
+
+
+def test_tamper_leaf_removed(bnb_doc):
+    doc = json.loads(json.dumps(bnb_doc))
+    del doc["witnesses"]["leaves"][1]
+    rep = verify_document(_retamper(doc))
+    assert not rep.ok
+    assert any("cover" in p or "leaf" in p or "quantit" in p for p in rep.problems)
+
+
+def test_tamper_leaf_bound_lowered(bnb_doc):
+    doc = json.loads(json.dumps(bnb_doc))
+    leaf = doc["quantities"]["leaf[0]"]
+    m, e = leaf["ball"]["mid"]
+    leaf["ball"]["mid"] = [str(int(m) * 9 // 10), e]
+    assert not verify_document(_retamper(doc)).ok
+
+
+def test_tamper_witness_leaf_bound_lowered(bnb_doc):
+    doc = json.loads(json.dumps(bnb_doc))
+    leaf = doc["witnesses"]["leaves"][0]
+    assert len(leaf) == 3  # [l, r, certified bound of the leaf]
+    leaf[2] = str(exact(leaf[2]) * fmpq(999, 1000))
+    rep = verify_document(_retamper(doc))
+    assert not rep.ok
+    assert any("recorded bound" in p for p in rep.problems)
+
+
+def test_tamper_rho_upper_lowered(bnb_doc):
+    doc = json.loads(json.dumps(bnb_doc))
+    doc["quantities"]["rho"]["ball"]["rad"] = ["0", 0]
+    assert not verify_document(_retamper(doc)).ok
+
+
+def test_tamper_input_changed(bnb_doc):
+    doc = json.loads(json.dumps(bnb_doc))
+    doc["inputs"]["noise_multiplier"] = "21/10"
+    assert not verify_document(_retamper(doc)).ok
+
+
+def test_tamper_window_shrunk(bnb_doc):
+    doc = json.loads(json.dumps(bnb_doc))
+    pt = doc["witnesses"]["points"][0]
+    pt["b"] = str(exact(pt["a"]) + 1)  # a window that misses most of the mass
+    assert not verify_document(_retamper(doc)).ok
+
+
+def test_prop2a_certificate_and_false_shortcut():
+    clear_memo()
+    out = certify_rho(Problem(12, fmpq(1, 100), fmpq(2)))
+    assert out.witness.method == "prop2a"
+    doc = json.loads(out.certificate.dumps())
+    assert verify_document(doc).ok
+    # claiming Proposition 2 (a) where (19) fails must be rejected
+    doc["inputs"]["alpha"] = "8"
+    assert not verify_document(_retamper(doc)).ok
+
+
+def test_memo_and_disk_cache(tmp_path):
+    clear_memo()
+    prob = Problem(8, fmpq(1, 100), fmpq(2))
+    a = certify_rho(prob, cache_dir=str(tmp_path))
+    assert a.source == "search"
+    clear_memo()
+    b = certify_rho(prob, cache_dir=str(tmp_path))
+    assert b.source == "disk"
+    assert b.certificate.dumps() == a.certificate.dumps()
+    c = certify_rho(prob, cache_dir=str(tmp_path))
+    assert c.source == "memo"
+    # a tampered cache entry is detected by the evaluator and replaced by a fresh search
+    (path,) = [p for p in tmp_path.iterdir() if p.name.startswith("rho-")]
+    w = json.loads(path.read_text())
+    del w["leaves"][0]
+    path.write_text(json.dumps(w))
+    clear_memo()
+    d = certify_rho(prob, cache_dir=str(tmp_path))
+    assert d.source == "search"
+    assert verify_text(d.certificate.dumps()).ok
+
+
+def test_fixed_alpha_is_valid_bound():
+    clear_memo()
+    out = certify_dpsgd(fmpq(1, 100), fmpq(2), 1000, fmpq(1, 10 ** 6), alpha=20)
+    best = certify_dpsgd(fmpq(1, 100), fmpq(2), 1000, fmpq(1, 10 ** 6))
+    assert out.certificate.inputs["alpha"] == "20"
+    assert best.certificate.quantities["epsilon"].value.upper() < out.certificate.quantities["epsilon"].value.upper()
+
+
+# ------------------------------------------------------------------------------------------
+# Input errors
+# ------------------------------------------------------------------------------------------
+def test_floats_refused():
+    with pytest.raises(InputError):
+        make_problem(8, 0.01, 2)
+    with pytest.raises(InputError):
+        make_problem(8, "0.01", 2.0)
+
+
+BAD = [
+    ["rho", "--alpha", "8", "--sampling-rate", "3/2", "--noise-multiplier", "2"],
+    ["rho", "--alpha", "8", "--sampling-rate", "0", "--noise-multiplier", "2"],
+    ["rho", "--alpha", "8", "--sampling-rate", "0.01", "--noise-multiplier", "0"],
+    ["rho", "--alpha", "8", "--sampling-rate", "0.01", "--noise-multiplier", "-1"],
+    ["rho", "--alpha", "1", "--sampling-rate", "0.01", "--noise-multiplier", "2"],
+    ["rho", "--alpha", "257", "--sampling-rate", "0.01", "--noise-multiplier", "2"],
+    ["rho", "--alpha", "8.5", "--sampling-rate", "0.01", "--noise-multiplier", "2"],
+    ["rho", "--alpha", "8", "--sampling-rate", "abc", "--noise-multiplier", "2"],
+    ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "0", "--delta", "1e-6"],
+    ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "10.5", "--delta", "1e-6"],
+    ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "100", "--delta", "1"],
+    ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "100", "--delta", "0"],
+    ["dpsgd", "--batch-size", "600", "--dataset-size", "500", "--noise-multiplier", "2", "--steps", "100",
+     "--delta", "1e-6"],
+    ["dpsgd", "--batch-size", "5", "--noise-multiplier", "2", "--steps", "100", "--delta", "1e-6"],
+    ["dpsgd", "--sampling-rate", "0.01", "--batch-size", "5", "--dataset-size", "500", "--noise-multiplier", "2",
+     "--steps", "100", "--delta", "1e-6"],
+    ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "100", "--delta", "1e-6",
+     "--alpha", "300"],
+]
+
+
+@pytest.mark.parametrize("argv", BAD, ids=lambda a: " ".join(a[1:]))
+def test_bad_input_exit_and_nothing_written(argv, tmp_path, capsys):
+    out = tmp_path / "cert.json"
+    code = cli.main(argv + ["--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == cli.EXIT_INPUT
+    assert err.startswith("certify: error: --")
+    assert len(err.strip().splitlines()) == 1
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_rho_json_and_dpsgd_batch(tmp_path, capsys):
+    assert cli.main(["rho", "--alpha", "8", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["kind"] == "dpsgd/rho-bok"
+    assert {"rho", "alpha"} <= set(doc["quantities"])
+    out = tmp_path / "c.json"
+    assert cli.main(["dpsgd", "--batch-size", "1", "--dataset-size", "100", "--noise-multiplier", "2",
+                     "--steps", "1000", "--delta", "1e-6", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "epsilon <=" in text and "2.44" in text and "maximiser" in text
+    doc = json.loads(out.read_text())
+    assert doc["kind"] == "dpsgd/renyi-bok"
+    assert doc["inputs"]["sampling_rate"] == "1/100"
+    assert verify_text(out.read_text()).ok
+
+
+def test_help_explains(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["dpsgd", "--help"])
+    text = capsys.readouterr().out
+    assert "Corollary 1" in text and "--batch-size" in text and "--alpha" in text
+
+
+def test_prop2b_certificate_round_trip():
+    clear_memo()
+    out = certify_dpsgd(fmpq(1, 25), fmpq(8), 64000, fmpq(1, 10 ** 8), alpha=3)
+    assert out.witness.method == "prop2b"
+    doc = json.loads(out.certificate.dumps())
+    assert verify_document(doc).ok
+    assert [c["name"] for c in doc["claims"]] == ["prop2b"] and doc["claims"][0]["holds"] is True
+    doc["inputs"]["alpha"] = "70"  # sigma^2 = 64 <= alpha: Proposition 2 (b) does not apply
+    assert not verify_document(_retamper(doc)).ok
+
+
+def test_integrand_honours_analytic_flag():
+    """On a complex ball meeting Im(beta v) = pi (branch cut of (1+y)^(-1/2), pole of D^(1-alpha)),
+    the integrand must return a non-finite ball when asked for analyticity."""
+    from certify.balls import acb, arb, ctx
+    from certify.dpsgd.mixture import _integrand
+
+    prob = Problem(8, fmpq(1, 100), fmpq(2))
+    with ctx.workprec(128):
+        f = _integrand(prob, fmpq(1, 2), 128)
+        # the singularities sit at beta v + log s = i pi (mod 2 pi i): v = (i pi - log s)/beta
+        v0 = (acb(0, arb.pi()) - f.log_s) / f.beta
+        z = acb(arb(v0.real.mid(), 1), arb(v0.imag.mid(), "0.5"))
+        assert not f(z, True).is_finite()
+        # on the real line it is finite and positive
+        r = f(acb(1), True)
+        assert r.is_finite() and r.real > 0
