@@ -123,3 +123,34 @@ def test_published_rows_of_one_table_group_are_confirmed():
     out = BT.classify(rows, results)
     bad = [(r["table"], r["T"], c) for r in out for c in BT.COLUMNS if r[f"{c}_verdict"] != "confirmed"]
     assert bad == []
+
+
+def _run(args):
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return subprocess.run([sys.executable, "-m", "certify", *args], capture_output=True, text=True, cwd=root)
+
+
+def test_dpsgd_accountant_option(tmp_path):
+    pytest.importorskip("dp_accounting")
+    base = ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"]
+    out = tmp_path / "w.json"
+    r = _run(base + ["--accountant", "wang", "--out", str(out)])
+    assert r.returncode == 0 and "4.0212" in r.stdout and "certified" in r.stdout
+    v = _run(["verify", str(out)])
+    assert v.returncode == 0, v.stdout
+    import json
+    doc = json.loads(out.read_text())
+    doc["witnesses"]["alpha"] = 8
+    from certify.certificate import digest_of
+    doc["digest"] = digest_of(doc)
+    out.write_text(json.dumps(doc))
+    assert _run(["verify", str(out)]).returncode == 4
+    r = _run(base + ["--accountant", "birrell"])
+    assert r.returncode == 0 and "4.9270" in r.stdout
+    r = _run(base + ["--accountant", "lossless"])
+    assert r.returncode == 0 and "ESTIMATE" in r.stdout and "2.5128" in r.stdout
+    r = _run(base + ["--accountant", "lossless", "--out", str(tmp_path / "l.json")])
+    assert r.returncode == 2 and not (tmp_path / "l.json").exists()

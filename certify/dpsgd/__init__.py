@@ -7,3 +7,4 @@ Modules follow the paper: :mod:`.problem` (inputs of (5)), :mod:`.mixture` (poin
 `dpsgd/renyi-bok` and their checker evaluators), :mod:`.commands` (`certify rho`, `certify dpsgd`).
 """
 from . import certificates  # noqa: F401  (registers the checker evaluators)
+from .baselines import certificates as _baseline_certificates  # noqa: F401,E402  (dpsgd/renyi-wang, -birrell)

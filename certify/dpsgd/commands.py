@@ -123,8 +123,44 @@ def cmd_dpsgd(args) -> int:
     steps = parse_steps(args.steps)
     delta = parse_delta(args.delta)
     alpha = None if args.alpha is None else parse_alpha(args.alpha)
+    if args.accountant != "bok":
+        return _cmd_baseline(args, p, sigma, steps, delta, alpha, extra)
     out = certify_dpsgd(p, sigma, steps, delta, alpha, _gamma(args), args.cache_dir, extra)
     cli.emit(out.certificate, _summary_dpsgd(out), args)
+    return 0
+
+
+def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
+    """--accountant wang|birrell (certified, with a certificate) or lossless (a float estimate, no certificate)."""
+    import json
+    import sys
+
+    from ..balls import InputError, exact_str, lower_decimal, upper_decimal
+    head = f"DP-SGD with p={exact_str(p)}, sigma={exact_str(sigma)}, T={steps} steps, delta={exact_str(delta)}"
+    if args.accountant == "lossless":
+        if args.out:
+            raise InputError("--out", "the lossless column is a float estimate: no certificate is written")
+        from .baselines.lossless import epsilon_lossless
+        est = epsilon_lossless(float(p), float(sigma), steps, float(delta))  # an estimate, not certified
+        if args.json:
+            sys.stdout.write(json.dumps({"accountant": "lossless", "certified": False, "epsilon_estimate": repr(est),
+                                         "inputs": {"sampling_rate": exact_str(p), "noise_multiplier": exact_str(sigma),
+                                                    "steps": str(steps), "delta": exact_str(delta)}}, indent=2) + "\n")
+        else:
+            sys.stdout.write(f"{head}\n  epsilon ~ {est:.6f}  (lossless PLD accountant: float FFT composition, "
+                             "an ESTIMATE, not certified; no certificate)\n")
+        return 0
+    from .baselines.certificates import certify_baseline
+    cert = certify_baseline(args.accountant, p, sigma, steps, delta, alpha, extra)
+    q = cert.quantities
+    a = int(q["alpha"].value.mid().fmpq().p)
+    e = q["epsilon"].value
+    name = {"wang": "Wang et al. (dp_accounting's fixed-size replace-one RDP)",
+            "birrell": "Birrell et al. Theorem 3.4 (min over m in {3, 4, 5})"}[args.accountant]
+    summary = (f"{head}\n  accountant: {name}, certified in balls\n"
+               f"  epsilon in [{lower_decimal(e, 6)}, {upper_decimal(e, 6)}] (min over alpha; upper endpoint is the "
+               f"certified epsilon), smallest at alpha = {a}\n")
+    cli.emit(cert, summary, args)
     return 0
 
 
@@ -163,5 +199,8 @@ def register(subparsers) -> None:
     d.add_argument("--delta", type=cli.exact_text, required=True, metavar="DELTA", help="delta in (0, 1), exact (1e-6)")
     d.add_argument("--alpha", type=cli.exact_text, metavar="A",
                    help="fix the Rényi order (integer in [2, 256]) instead of choosing it")
+    d.add_argument("--accountant", choices=["bok", "wang", "birrell", "lossless"], default="bok",
+                   help="bok (default: the certified accountant of the paper), wang or birrell (baselines, "
+                        "certified), lossless (PLD, a float estimate, no certificate)")
     _common(d)
     d.set_defaults(func=cmd_dpsgd)
