@@ -39,6 +39,10 @@ DEFAULT_PREC = 128
 #: Working precisions (bits) tried in turn when a claim is undecided.
 PRECISION_LADDER = (128, 256, 512, 1024, 2048, 4096)
 
+# python-flint starts at 53 bits; a ball computed outside escalate/workprec would silently use it.
+if ctx.prec < DEFAULT_PREC:
+    ctx.prec = DEFAULT_PREC
+
 Number = Union[int, fmpq, fmpz, arb]
 T = TypeVar("T")
 

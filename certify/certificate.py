@@ -114,11 +114,11 @@ class Evaluation:
         return compare(self.operand(lhs), relation, self.operand(rhs))
 
     def claim(self, name: str, statement: str, lhs: str, relation: str, rhs: str,
-              equation: str = "", expect: bool | None = None) -> bool:
-        """Decide and record a claim; raise UndecidedError when the balls cannot decide it.
+              equation: str = "") -> bool:
+        """Decide and record a claim (true or false, as the balls decide it); return whether it holds.
 
-        With ``expect`` given, a decided outcome other than ``expect`` is returned as is (the
-        caller decides what a false claim means); the claim is recorded either way.
+        Raises UndecidedError when the balls cannot decide it. A false claim is recorded as false: the
+        caller decides what it means (a producer refuses bad input before it gets here).
         """
         t = self.decide(lhs, relation, rhs)
         if t is Tri.UNDECIDED:
