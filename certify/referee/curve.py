@@ -1,0 +1,167 @@
+"""The objective-perturbation Renyi curve of the referee report (arXiv:2411.13682, Corollary 5.2).
+
+Parameters (all exact rationals): L > 0 the Lipschitz constant of the loss, nu > 0 the noise scale of
+the objective perturbation, lambda > 0 the regulariser, s >= 0 the curvature (smoothness) bound that
+enters the determinant term. With mu = L/nu and eps_det = log(1 + s/lambda) the report's bound is
+
+    D_alpha <= eps_det + alpha mu^2/2 + g(alpha),   g(alpha) = log(2 Phi(mu (alpha - 1)))/(alpha - 1),
+
+the Renyi divergence of the dominating privacy loss l = eps_det + mu^2/2 + mu|Z|, Z ~ N(0, 1)
+(certify proofs --paper referee, R-curve). g decreases from sqrt(2/pi) mu to 0 (R-limits,
+R-decrease), so D_alpha <= rho_DP alpha with the zCDP constant
+
+    rho_DP = eps_det + mu^2/2 + sqrt(2/pi) mu,
+
+and the (eps, delta) profile of l is, with e = eps - eps_det,
+
+    delta(eps) = 2 delta_G(e) = 2 [Phi(mu/2 - e/mu) - e^e Phi(-mu/2 - e/mu)]   if e > mu^2/2,
+    delta(eps) = 1 - 2 e^e Phi(-mu)                                            otherwise.
+
+Every function returns a ball containing the exact value (two-sided; no rounding direction of its
+own); Phi is certify.balls.Phi, accurate far into the tails.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..balls import InputError, Phi, UndecidedError, arb, ball, exact, exact_str, fmpq
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Exact parameters of the objective-perturbation Renyi curve."""
+
+    L: fmpq
+    nu: fmpq
+    s: fmpq
+    lam: fmpq
+
+    def inputs(self) -> dict[str, str]:
+        return {"L": exact_str(self.L), "nu": exact_str(self.nu), "s": exact_str(self.s), "lambda": exact_str(self.lam)}
+
+
+def make_curve(L, nu, s, lam) -> Curve:
+    """Parse and validate (InputError naming the option and the admissible range)."""
+    Lq, nq, sq, lq = exact(L, "--L"), exact(nu, "--nu"), exact(s, "--s"), exact(lam, "--lambda")
+    if Lq <= 0:
+        raise InputError("--L", f"Lipschitz constant must be > 0, got {exact_str(Lq)}")
+    if nq <= 0:
+        raise InputError("--nu", f"noise scale must be > 0, got {exact_str(nq)}")
+    if sq < 0:
+        raise InputError("--s", f"curvature bound must be >= 0, got {exact_str(sq)}")
+    if lq <= 0:
+        raise InputError("--lambda", f"regulariser must be > 0, got {exact_str(lq)}")
+    return Curve(Lq, nq, sq, lq)
+
+
+def check_alpha(alpha) -> fmpq:
+    a = exact(alpha, "--alpha")
+    if a <= 1:
+        raise InputError("--alpha", f"Renyi order must be > 1, got {exact_str(a)}")
+    return a
+
+
+def check_epsilon(eps) -> fmpq:
+    e = exact(eps, "--epsilon")
+    if e < 0:
+        raise InputError("--epsilon", f"must be >= 0, got {exact_str(e)}")
+    return e
+
+
+def check_delta(delta) -> fmpq:
+    d = exact(delta, "--delta")
+    if not 0 < d < 1:
+        raise InputError("--delta", f"must be in (0, 1), got {exact_str(d)}")
+    return d
+
+
+def mu(c: Curve) -> arb:
+    """mu = L/nu."""
+    return ball(c.L / c.nu)
+
+
+def eps_det(c: Curve) -> arb:
+    """Determinant term log(1 + s/lambda) (log1p: no cancellation for small s/lambda)."""
+    return ball(c.s / c.lam).log1p()
+
+
+def g(c: Curve, alpha: fmpq) -> arb:
+    """g(alpha) = log(2 Phi(mu (alpha - 1)))/(alpha - 1) (Corollary 5.2).
+
+    For x = mu (alpha - 1) <= 1, log(2 Phi(x)) = log1p(erf(x/sqrt 2)) keeps full relative accuracy as
+    alpha -> 1; otherwise log(2 Phi(x)).
+    """
+    am1 = ball(alpha - 1)
+    x = mu(c) * am1
+    if x < 1:
+        num = (x / arb(2).sqrt()).erf().log1p()
+    else:
+        num = (2 * Phi(x)).log()
+    return num / am1
+
+
+def rdp(c: Curve, alpha: fmpq) -> arb:
+    """The Renyi bound eps_det + alpha mu^2/2 + g(alpha) at order alpha > 1."""
+    m = mu(c)
+    return eps_det(c) + ball(alpha) * m * m / 2 + g(c, alpha)
+
+
+def zcdp(c: Curve) -> arb:
+    """rho_DP = eps_det + mu^2/2 + sqrt(2/pi) mu: D_alpha <= rho_DP alpha for every alpha > 1."""
+    m = mu(c)
+    return eps_det(c) + m * m / 2 + (2 / arb.pi()).sqrt() * m
+
+
+def _delta_G(m: arb, e: arb) -> arb:
+    return Phi(m / 2 - e / m) - e.exp() * Phi(-m / 2 - e / m)
+
+
+def delta(c: Curve, eps: fmpq) -> arb:
+    """delta(eps) of the dominating privacy loss (profile above). Where the ball of e = eps - eps_det
+    straddles the kink mu^2/2 the union of the two branches is returned (they agree at the kink)."""
+    m = mu(c)
+    e = ball(eps) - eps_det(c)
+    kink = m * m / 2
+    hi = lambda: 2 * _delta_G(m, e)
+    lo = lambda: 1 - 2 * e.exp() * Phi(-m)
+    if e > kink:
+        out = hi()
+    elif e <= kink:
+        out = lo()
+    else:
+        out = hi().union(lo())
+    if not out.is_finite():
+        raise UndecidedError("delta(eps) is not finite at this precision")
+    return out
+
+
+def epsilon_bracket(c: Curve, target: fmpq, rel_width: fmpq = fmpq(1, 10 ** 9), max_steps: int = 200):
+    """Exact rationals (eps_lo, eps_hi) with delta(eps_hi) <= target and delta(eps_lo) > target proved
+    (eps_lo is None when delta(0) <= target, eps_hi = 0 then). delta is nonincreasing in eps.
+    Raises UndecidedError if a comparison stays undecided (caller raises the precision)."""
+    def ok(e: fmpq) -> bool:
+        d = delta(c, e)
+        if d <= ball(target):
+            return True
+        if d > ball(target):
+            return False
+        raise UndecidedError(f"delta({exact_str(e)}) <= {exact_str(target)} undecided")
+
+    if ok(fmpq(0)):
+        return None, fmpq(0)
+    lo, hi = fmpq(0), fmpq(1)
+    steps = 0
+    while not ok(hi):
+        lo, hi = hi, 2 * hi
+        steps += 1
+        if steps > 2000:
+            raise InputError("--delta", "no epsilon found (target too small)")
+    while hi - lo > rel_width * hi and steps < max_steps:
+        mid = (lo + hi) / 2
+        # keep the bracket endpoints short dyadics
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+        steps += 1
+    return lo, hi
