@@ -4,7 +4,7 @@ The evaluators re-derive every quantity and claim from the exact inputs and the 
 search (:class:`certify.dpsgd.search.SearchResult`): the leaves of the final partition of [0, 1/2]
 (checked to cover it exactly), for each leaf endpoint its quadrature window and tolerance, the point
 of the lower bound, gamma. They never re-run the search: the work is one point bound per leaf
-endpoint (B.3.1), one kappa per leaf (B.3.2) and the key (37) per leaf.
+endpoint (B.3.1), one curvature bound kappa_neg per leaf (B.3.2, sharpened) and the key (37) per leaf.
 
 Quantities (every ball contains the exact value; ``lower``/``upper`` round outward):
   ``J(0)``            closed form of (5) at u = 0;
@@ -22,7 +22,7 @@ from ..balls import (
 )
 from ..certificate import Evaluation
 from ..verify import register
-from .curvature import interval_key, kappa
+from .curvature import interval_key, kappa_neg
 from .mixture import J_zero, point_bounds
 from .problem import Problem, make_problem, parse_alpha, parse_p, parse_sigma
 from .search import HALF, SearchResult, prop2a_sides, prop2b_sides
@@ -120,6 +120,8 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
     if not (0 <= res.u_lower <= HALF):
         raise InputError("witnesses", "u_lower must be in [0, 1/2]")
     check_cover(res.leaves)
+    if cache is None:
+        cache = {}  # one point bound per (u, window, tolerance), shared by the leaf keys and J_lower(u*)
     J0 = ev.add("J(0)", J_zero(prob), "(5) at u = 0",
                 "closed form: log(sum_k C(alpha,k)(1-p)^(alpha-k) p^k exp(k(k-1)Delta^2/2))/(alpha-1)")
     facts: dict = {"method": res.method}
@@ -164,7 +166,7 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
             return his[u]
 
         for i, (l, r) in enumerate(res.leaves):
-            kap = kappa(prob, l, r).upper().fmpq()
+            kap = kappa_neg(prob, l, r).upper().fmpq()
             k = interval_key(hi(l), hi(r), kap, l, r)
             keys.append(k)
             rec = getattr(res, "recorded_bounds", None)
@@ -172,7 +174,7 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
                 raise InputError("witnesses", f"leaf {i} [{exact_str(l)}, {exact_str(r)}]: recorded bound "
                                  f"{exact_str(rec[i])} is below the recomputed key {upper_decimal(k, 12)}")
             ev.add(f"leaf[{i}]", ball(k), "(37)",
-                   f"key Q(l, r) >= max J on the leaf [{exact_str(l)}, {exact_str(r)}] (kappa = min(kappa1, kappa2))")
+                   f"key Q(l, r) >= max J on the leaf [{exact_str(l)}, {exact_str(r)}] (kappa >= max(0, -J'') on the leaf, B.3.2 sharpened)")
         pbl = _pb(prob, res.u_lower, res, cache)
         jl = ev.add("J_lower(u*)", pbl.J_lo, "B.3.1", f"J-lower at u* = {exact_str(res.u_lower)}")
         imax = max(range(len(keys)), key=lambda i: keys[i])

@@ -1,20 +1,95 @@
-"""Curvature bounds kappa(l, r) >= max_{u in [l, r]} |J''(u)|, Bok (2026) Appendix B.3.2, (38)-(45).
+"""Curvature bounds for the key (37) of Bok (2026), Appendix B.3.2, sharpened.
 
-kappa = min(kappa1, kappa2):
+The key Q(l, r) of (37) needs an upper bound of the interpolation error of J on the leaf [l, r]:
+for x = l + t (r - l), J(x) - ((1-t) J(l) + t J(r)) = -J''(xi) (r-l)^2 t(1-t)/2 for some xi in (l, r)
+(the classical interpolation-error formula behind (36)), so
 
-* kappa1 (41)+(39)+(40)+(42): |J''| <= (|F''| + |F'|^2)/(alpha - 1) (uses F >= 1), with
-  |F'| <= Delta^2 alpha(alpha-1) (E11 + E02) (39) and |F''| bounded termwise from (18) as in (40),
-  where E_ij >= E[v^i w^j h(X, Y)] is the binomial bound (42) evaluated at u = r (every exponent of
-  (42) is non-decreasing in u, so the bound at r holds on all of [l, r]). Since 0 <= v, w <= 1,
-  E[v^i w^j h] <= E[v^i' w^j' h] for i' <= i, j' <= j, and we use the smallest of those bounds
-  (a sharpening of (42) that is valid for the same reason; it cuts kappa1 by orders of magnitude
-  near u = 1/2, where the crude exponents of (42) for high powers of w blow up).
-* kappa2 (45) = 2 Delta^4 alpha (4 alpha^2 + 5 alpha + 4), valid for every u.
-* The two routes are merged term by term (``kappa1`` below): each normalised moment
-  E[v^i w^j h]/F is bounded by the smaller of E_ij (F >= 1) and 1 (v, w <= 1), so the result is never
-  larger than min(kappa1, kappa2) of the paper.
+    max_{[l, r]} J <= Q(l, r) computed with any  kappa >= max(0, max_{[l, r]} -J'').        (*)
 
-All quantities are balls; callers use the upper endpoint (rounded up).
+The paper uses kappa = min(kappa1, kappa2) >= max |J''| (two-sided). Here:
+
+* ``kappa(prob, l, r)``      >= max_{[l, r]} |J''|               (two-sided, as in the paper);
+* ``kappa_neg(prob, l, r)``  >= max_{[l, r]} max(0, -J'')         (one-sided: what (*) needs; <= kappa).
+
+Both are built from bounds on the tilted moments M_ij(u) = E[v^i w^j h(X, Y)] / F(u) of
+Appendix A.2 (0 <= v, w <= 1; E' below is the tilted expectation E[. h]/F of (43)).
+
+1. Where the paper's kappa loses. (42) bounds each term E[e^{mX + jY} D(Y)^{-n}] (m = i + k,
+   n = alpha - 1 + j, D(y) = 1 - p + p e^y) with D >= 1-p or D >= p e^y, and then divides by F >= 1.
+   Near u = 1/2 the terms with large k have a tilted Y around (k-1) Delta^2 u, where neither
+   bound of D is good: kappa was 4 orders of magnitude above |J''| (alpha = 47, p = 1/400,
+   sigma = 4: 0.48 against 2.1e-5). We replace the two endpoints by the whole family of weighted
+   AM-GM bounds (the tangents of the convex y -> log D(y)):
+
+       D(y) >= ((1-p)/(1-theta))^(1-theta) (p e^y / theta)^theta,   0 <= theta <= 1  (0^0 = 1),
+
+   so D^(-n) <= ((1-theta)/(1-p))^(n(1-theta)) (theta/p)^(n theta) e^(-n theta y), and with
+   s = j - n theta, by the Gaussian moment generating function of (X, Y) of Appendix A.2
+   (X ~ N(-Delta^2/2, Delta^2), Y ~ N(-Delta^2 u, 2 Delta^2 u), Cov = Delta^2 u):
+
+       E[e^{mX + sY}] = exp(Delta^2 m(m-1)/2 + Delta^2 u s (s + m - 1)).
+
+   Hence (the binomial expansion of (42), every term >= 0)
+
+       N_ij(u) := E[v^i w^j h] <= sum_{k=0}^{alpha-i} C(alpha-i, k) (1-p)^(alpha-i-k) p^(k+i+j)
+                  ((1-theta_k)/(1-p))^(n(1-theta_k)) (theta_k/p)^(n theta_k)
+                  exp(Delta^2 m(m-1)/2 + Delta^2 u s_k (s_k + m - 1)),                       (42')
+
+   for ANY theta_k in [0, 1] (theta = 0 and theta = 1 give exactly the two branches of (42)).
+   theta_k is *chosen* by floats (near the minimiser; a choice only: every theta gives a bound)
+   and quantised to a dyadic rational; the bound is then evaluated in balls. The exponent is
+   linear in u, so its maximum over [l, r] is at r when s_k (s_k + m - 1) >= 0 and at l otherwise:
+   (42') evaluated that way holds for every u in [l, r].
+
+2. A lower bound on F over [l, r] (instead of F >= 1). Expanding (1-p+pe^X)^alpha as in (35),
+   F(u) = sum_k C(alpha,k)(1-p)^(alpha-k) p^k E[e^{kX}] E_k[D(Y)^(1-alpha)], with E_k the law
+   tilted by e^{kX} (under it Y ~ N((k-1) Delta^2 u, 2 Delta^2 u)). Jensen twice (exp convex, log
+   concave): E_k[D^(1-alpha)] >= exp((1-alpha) E_k[log D]) >= (1 - p + p E_k[e^Y])^(1-alpha)
+   = (1 - p + p e^{k Delta^2 u})^(1-alpha), which decreases in u. So for u in [l, r]
+
+       F(u) >= F_low(r) := max(1, sum_k C(alpha,k)(1-p)^(alpha-k) p^k e^{k(k-1)Delta^2/2} (1-p+p e^{k Delta^2 r})^(1-alpha))
+
+   (F >= 1 because a Rényi divergence is >= 0; at r = 0 the sum is F(0) exactly).
+   Then M_ij <= min(1, N_ij/F_low) and, as 0 <= v, w <= 1, M_ij <= M_i'j' for i' <= i, j' <= j.
+
+3. Keeping the cancellation in (18). With A = w(w - v), (17) and (18) read
+   F'/F = Delta^2 alpha(alpha-1) E'[A] and F''/F = Delta^4 alpha(alpha-1) E'[P] with
+   P = alpha^2 A^2 + R,
+   R = alpha(3w^4 - 2w^3 v - w^2 v^2) + 2w^4 - 4(alpha+1)w^3 + 5 alpha w^2 v - (alpha-1) w v^2 + 2w^2 - w v
+   (expand (alpha+1)(alpha+2), 2 alpha(alpha+1), alpha(alpha-1) in (18)). By (38),
+
+       J'' = (F''/F - (F'/F)^2)/(alpha-1) = Delta^4 alpha [alpha^2 Var'(A) + alpha E'[A]^2 + E'[R]],
+
+   since alpha^2 E'[A^2] - alpha(alpha-1) E'[A]^2 = alpha^2 Var'(A) + alpha E'[A]^2. The first two
+   terms are >= 0: the whole alpha^2 w^2 (w - v)^2 block of (18) together with (F'/F)^2 cancels
+   to something non-negative. Dropping also the non-negative terms of R (v, w >= 0):
+
+       -J'' <= Delta^4 alpha (2 alpha M13 + alpha M22 + 4(alpha+1) M03 + (alpha-1) M21 + M11) =: kneg.
+
+   For the other side, J'' <= F''/F/(alpha-1) <= Delta^4 alpha((alpha+1)(alpha+2) M04
+   + alpha(alpha-1) M22 + 5 alpha M12 + 2 M02) =: kpos (the positive terms of (18)).
+
+4. Proving convexity. Keeping instead the positive terms of R, R+ = (3 alpha + 2) w^4 + 5 alpha w^2 v + 2 w^2,
+
+       -J'' <= Delta^4 alpha (E'[R-] - E'[R+]) <= kneg - Delta^4 alpha ((3 alpha+2) m04 + 5 alpha m12 + 2 m02) =: kneg - poslo,
+
+   with lower bounds m_ij <= M_ij on [l, r]: m_ij = (lower bound of N_ij) / (upper bound of F), where
+   F = N_00 is bounded above by (42') with i = j = 0, and N_ij from below by Jensen as in point 2:
+   E[e^{mX + jY} D(Y)^{-n}] = E[e^{mX + jY}] E~[D(Y)^{-n}] >= E[e^{mX+jY}] (1 - p + p E~[e^Y])^{-n}, where
+   under the law tilted by e^{mX + jY}, Y ~ N((m + 2j - 1) Delta^2 u, 2 Delta^2 u), E~[e^Y] = e^{(m+2j) Delta^2 u}:
+
+       N_ij(u) >= sum_k C(alpha-i,k)(1-p)^(alpha-i-k) p^(m+j) exp(Delta^2 m(m-1)/2 + Delta^2 l j(j+m-1))
+                  (1 - p + p e^{(m+2j) Delta^2 r})^(-n)      for u in [l, r]
+
+   (the first exponential increases and the last factor decreases in u). Where poslo >= kneg the
+   bound proves J'' >= 0 on the leaf (J convex there) and the key (37) is max(J-upper(l), J-upper(r)).
+
+kappa = min(max(kpos, kneg), kappa2) and kappa_neg = max(0, min(kneg - poslo, kappa)), kappa2 of (45).
+
+Rounding: every quantity is an Arb ball containing the exact value of the bound it names. Upper
+bounds use the balls' upper endpoints (rounded up), lower bounds (F_low, m_ij, poslo) their lower
+endpoints (rounded down); the results are exact rationals. Floats only choose theta_k (any theta_k
+is valid); the bounds are evaluated at KAPPA_PREC = 64 bits (they are needed to a few digits only).
 """
 from __future__ import annotations
 
@@ -22,13 +97,24 @@ import math
 from functools import lru_cache
 
 from ..balls import arb, ball, ctx, fmpq
-from .problem import Problem
 from .mixture import consts
+from .problem import Problem
 
-# (i, j) pairs needed by (39) and (40)
-_PAIRS = ((1, 1), (0, 2), (0, 4), (1, 3), (2, 2), (0, 3), (1, 2), (2, 1))
+# (i, j) pairs of M_ij needed by kpos and kneg (and by (39), (40))
+_PAIRS = ((0, 2), (1, 1), (0, 3), (1, 2), (2, 1), (0, 4), (1, 3), (2, 2))
+#: pairs bounded from above by (42'): the moments and (0, 0), i.e. F itself
+_UPPER = _PAIRS + ((0, 0),)
+#: pairs bounded from below (the positive terms of R)
+_LOWER = ((0, 2), (1, 2), (0, 4))
+#: theta is quantised to multiples of 2^-THETA_BITS (choosing only)
+THETA_BITS = 40
+#: working precision of the curvature bounds (bits); they are upper bounds needed to a few digits
+KAPPA_PREC = 64
 
 
+# --------------------------------------------------------------------------------------------
+# The paper's bounds (kept for reference and for the tests)
+# --------------------------------------------------------------------------------------------
 def E_bound(prob: Problem, i: int, j: int, r: arb) -> arb:
     """Upper bound (42) on E[v^i w^j h(X, Y)] for u <= r (ball; use its upper endpoint)."""
     c = consts(prob)
@@ -46,7 +132,7 @@ def E_bound(prob: Problem, i: int, j: int, r: arb) -> arb:
 
 
 def kappa1(prob: Problem, r: fmpq) -> arb:
-    """kappa1(l, r) of B.3.2 ((41) with (39), (40), (42) at u = r), merged term by term with kappa2.
+    """The previous implementation's bound: kappa1(l, r) of B.3.2 ((41) with (39), (40), (42) at u = r), merged term by term with kappa2.
 
     Each normalised moment E[v^i w^j h]/F(u) is bounded by min(E_ij(r), 1): E_ij(r) is (42) at u = r
     (sharpened by monotonicity in i, j) and F(u) >= 1, which is the route to (41); 1 is the route to
@@ -78,30 +164,269 @@ def kappa1(prob: Problem, r: fmpq) -> arb:
 
 
 def kappa2(prob: Problem) -> arb:
-    """kappa2 (45) = 2 Delta^4 alpha (4 alpha^2 + 5 alpha + 4)."""
+    """kappa2 (45) = 2 Delta^4 alpha (4 alpha^2 + 5 alpha + 4) >= |J''| for every u."""
     al = prob.alpha
     D2 = consts(prob).D2
     return 2 * D2 * D2 * al * (4 * al * al + 5 * al + 4)
 
 
+def kappa_paper(prob: Problem, l: fmpq, r: fmpq) -> arb:
+    """min(kappa1, kappa2) as implemented before (the paper's (41)-(45) with monotone and min(., 1) sharpenings)."""
+    return arb(kappa1(prob, r).upper()).min(arb(kappa2(prob).upper()))
+
+
+# --------------------------------------------------------------------------------------------
+# theta choice (floats: choosing only)
+# --------------------------------------------------------------------------------------------
+@lru_cache(maxsize=256)
+def _term_index(prob: Problem):
+    """Float arrays (j, m = i + k, n = alpha - 1 + j) over all terms of all _PAIRS (choosing only)."""
+    import numpy as np
+
+    al = prob.alpha
+    J, Mx = [], []
+    for (i, j) in _UPPER:
+        for k in range(al - i + 1):
+            J.append(j)
+            Mx.append(i + k)
+    j_ = np.asarray(J, dtype=float)
+    return j_, np.asarray(Mx, dtype=float), al - 1 + j_
+
+
+def _theta_choice(prob: Problem, l: fmpq, r: fmpq) -> dict[tuple[int, int], list[int]]:
+    """For every (i, j) of _PAIRS and k = 0..alpha-i, an integer q with theta_k = q / 2^THETA_BITS.
+
+    The log of the k-th term of (42') at u is, up to theta-free terms,
+        f(theta, u) = n[(1-theta) log((1-theta)/(1-p)) + theta log(theta/p)] + Delta^2 u s(s+m-1),
+    s = j - n theta, convex in theta with derivative n(logit theta - logit p) - n u Delta^2 (2s + m - 1).
+    Its minimisers at u in {l, (l+r)/2, r} (safeguarded Newton steps in the logit variable, which is
+    then rounded to a multiple of 1/16 so that few distinct theta occur) and theta = 0, 1 are the
+    candidates; the one with the smallest max(f(theta, l), f(theta, r)) (the bound used on [l, r]) is
+    kept. Floats only choose: any theta in [0, 1] gives a valid bound.
+    """
+    import numpy as np
+
+    al = prob.alpha
+    p = int(prob.p.p) / int(prob.p.q)
+    D2 = (2.0 * int(prob.sigma.q) / int(prob.sigma.p)) ** 2
+    j_, m, n = _term_index(prob)
+    lgp = math.log(p) - math.log1p(-p)
+    lf, rf = float(l), float(r)
+    scale = float(2 ** THETA_BITS)
+    # Newton on g(t) = t - lgp - a(2j + m - 1 - 2n sigmoid(t)) (increasing in t), for the three u at once
+    a = (np.asarray([lf, 0.5 * (lf + rf), rf]) * D2)[:, None]
+    lo = lgp - a * 2 * n - 1.0
+    hi = lgp + a * (2 * j_ + m - 1) + 1.0
+    t = np.minimum(np.maximum(lgp + a * (2 * j_ + m - 1 - n), lo), hi)
+    with np.errstate(over="ignore"):
+        for _ in range(6):
+            sg = 1.0 / (1.0 + np.exp(-t))
+            g = t - lgp - a * (2 * j_ + m - 1 - 2 * n * sg)
+            t = np.minimum(np.maximum(t - g / (1.0 + 2 * n * a * sg * (1 - sg)), lo), hi)
+        t = np.clip(np.round(t * 16) / 16, -60.0, 60.0)
+        th = np.round(scale / (1.0 + np.exp(-t))) / scale
+    cands = np.concatenate([np.zeros((1, len(m))), np.ones((1, len(m))), th])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e1 = np.where(cands < 1, n * (1 - cands) * (np.log1p(-np.minimum(cands, 0.75)) - math.log1p(-p)), 0.0)
+        e1 = np.where((cands < 1) & (cands > 0.75), n * (1 - cands) * (np.log(np.maximum(1 - cands, 1e-300)) - math.log1p(-p)), e1)
+        e0 = np.where(cands > 0, n * cands * (np.log(np.maximum(cands, 1e-300)) - math.log(p)), 0.0)
+    s = j_ - n * cands
+    c = D2 * s * (s + m - 1)
+    vals = e1 + e0 + np.maximum(lf * c, rf * c)
+    vals = np.where(np.isnan(vals), np.inf, vals)   # overflowed estimates never win
+    # ties go to the first minimum (deterministic); float noise can only change which valid theta is used
+    best = np.argmin(vals, axis=0)
+    chosen = cands[best, np.arange(len(m))]
+    chosen = np.where(np.isfinite(chosen), np.clip(chosen, 0.0, 1.0), 0.0)
+    qs = np.round(chosen * scale).astype(np.int64).tolist()
+    out, pos = {}, 0
+    for (i, j) in _UPPER:
+        out[i, j] = qs[pos:pos + al - i + 1]
+        pos += al - i + 1
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Ball evaluation of (42') and of F_low
+# --------------------------------------------------------------------------------------------
+class _KConsts:
+    def __init__(self, prob: Problem):
+        c = consts(prob)
+        al = prob.alpha
+        self.D2 = c.D2
+        self.lq, self.lp = c.q.log(), c.p.log()
+        # theta-free part of the log of the k-th term of (42'):
+        # log C(alpha-i, k) + (alpha-i-k) log q + (m+j) log p + Delta^2 m(m-1)/2 - n log q
+        self.base = {}
+        for (i, j) in _UPPER:
+            n = al - 1 + j
+            self.base[i, j] = [arb(math.comb(al - i, k)).log() + (al - i - k - n) * self.lq
+                               + (i + k + j) * self.lp + self.D2 * ((i + k) * (i + k - 1)) / 2
+                               for k in range(al - i + 1)]
+        self.f0_terms = c.f0_terms
+        self.p, self.q = c.p, c.q
+        self.theta_part: dict[tuple[int, int], arb] = {}
+
+
+@lru_cache(maxsize=256)
+def _kconsts(prob: Problem, prec: int) -> _KConsts:
+    return _KConsts(prob)
+
+
+def _theta_part(kc: "_KConsts", n: int, q: int) -> arb:
+    """n theta (log theta - log p + log q) + n (1-theta) log(1-theta) for theta = q/2^THETA_BITS (cached).
+
+    Added to the theta-free part (which carries -n log q) it gives
+    n(1-theta) log((1-theta)/q) + n theta log(theta/p), the log of the AM-GM factor of (42'); 0 log 0 = 0.
+    """
+    key = (n, q)
+    v = kc.theta_part.get(key)
+    if v is None:
+        B = THETA_BITS
+        one = 1 << B
+        if q == 0:
+            v = arb(0)
+        elif q == one:
+            v = n * (kc.lq - kc.lp)
+        else:
+            lt = arb((q, -B)).log()
+            l1t = arb((one - q, -B)).log()
+            v = arb((n * q, -B)) * (lt - kc.lp + kc.lq) + arb((n * (one - q), -B)) * l1t
+        kc.theta_part[key] = v
+    return v
+
+
+def N_bound(prob: Problem, i: int, j: int, l: fmpq, r: fmpq, qs: list[int] | None = None) -> arb:
+    """(42'): a ball whose upper endpoint bounds E[v^i w^j h(X, Y)] for every u in [l, r].
+
+    ``qs`` are the theta choices (theta_k = qs[k] / 2^THETA_BITS); by default from :func:`_theta_choice`.
+    Term k: exp(base_k + theta part + Delta^2 u* s(s + m - 1)) with u* = r if s(s+m-1) >= 0 else l.
+    """
+    kc = _kconsts(prob, ctx.prec)
+    al = prob.alpha
+    n = al - 1 + j
+    if qs is None:
+        qs = _theta_choice(prob, l, r)[i, j]
+    B = THETA_BITS
+    one = 1 << B
+    base = kc.base[i, j]
+    D2l, D2r = kc.D2 * ball(l), kc.D2 * ball(r)
+    total = arb(0)
+    for k, q in enumerate(qs):
+        # s = j - n theta = S / 2^B;  s(s + m - 1) = S (S + (m-1) 2^B) / 2^(2B), m = i + k
+        S = j * one - n * q
+        cnum = S * (S + (i + k - 1) * one)
+        e = base[k] + _theta_part(kc, n, q)
+        if cnum > 0:
+            e = e + D2r * arb((cnum, -2 * B))
+        elif cnum < 0:
+            e = e + D2l * arb((cnum, -2 * B))
+        total = total + e.exp()
+    return total
+
+
 @lru_cache(maxsize=8192)
-def _kappa(prob: Problem, r: fmpq, prec: int) -> arb:
-    k1 = kappa1(prob, r)
-    k2 = kappa2(prob)
-    # the min of two valid upper bounds is valid; compare upper endpoints so the result is a sound ball
-    return arb(k1.upper()).min(arb(k2.upper()))
+def _F_low(prob: Problem, r: fmpq, prec: int) -> arb:
+    kc = _kconsts(prob, prec)
+    al = prob.alpha
+    tot = arb(0)
+    for k in range(al + 1):
+        tot = tot + kc.f0_terms[k] * (kc.q + kc.p * (kc.D2 * (k * ball(r))).exp()) ** (1 - al)
+    return tot.max(arb(1))
+
+
+def F_low(prob: Problem, r: fmpq) -> arb:
+    """Ball whose lower endpoint bounds F(u) from below for every u in [0, r] (point 2 of the docstring)."""
+    return _F_low(prob, r, ctx.prec)
+
+
+def N_lower(prob: Problem, i: int, j: int, l: fmpq, r: fmpq) -> arb:
+    """A ball whose lower endpoint bounds E[v^i w^j h(X, Y)] from below for every u in [l, r] (point 4)."""
+    kc = _kconsts(prob, ctx.prec)
+    al = prob.alpha
+    n = al - 1 + j
+    D2 = kc.D2
+    D2l, D2r = D2 * ball(l), D2 * ball(r)
+    base = kc.base[i, j]   # carries -n log q: add it back, the Jensen factor is (q + p e^(...))^(-n)
+    total = arb(0)
+    for k in range(al - i + 1):
+        m = i + k
+        e = base[k] + n * kc.lq + D2l * (j * (j + m - 1))
+        total = total + e.exp() * (kc.q + kc.p * (D2r * (2 * j + m)).exp()) ** (-n)
+    return total
+
+
+def moment_bounds(prob: Problem, l: fmpq, r: fmpq, lower: bool = False):
+    """Upper bounds (upper endpoints of the balls) on M_ij = E'[v^i w^j], valid for every u in [l, r].
+
+    With ``lower=True`` returns (upper bounds, lower bounds of M_ij for (i, j) in _LOWER) (point 4).
+    """
+    Fl = arb(F_low(prob, r).lower())
+    one = arb(1)
+    M = {}
+    qs = _theta_choice(prob, l, r)
+    for (i, j) in _PAIRS:
+        M[i, j] = arb((N_bound(prob, i, j, l, r, qs[i, j]) / Fl).upper()).min(one)
+    # 0 <= v, w <= 1: M_ij <= M_i'j' for i' <= i, j' <= j
+    M[0, 3] = M[0, 3].min(M[0, 2])
+    M[0, 4] = M[0, 4].min(M[0, 3])
+    M[1, 2] = M[1, 2].min(M[1, 1]).min(M[0, 2])
+    M[2, 1] = M[2, 1].min(M[1, 1])
+    M[1, 3] = M[1, 3].min(M[1, 2]).min(M[0, 3])
+    M[2, 2] = M[2, 2].min(M[2, 1]).min(M[1, 2])
+    if not lower:
+        return M
+    Fu = arb(N_bound(prob, 0, 0, l, r, qs[0, 0]).upper())
+    Ml = {ij: arb((N_lower(prob, ij[0], ij[1], l, r) / Fu).lower()).max(arb(0)) for ij in _LOWER}
+    return M, Ml
+
+
+def _sides(prob: Problem, l: fmpq, r: fmpq) -> tuple[arb, arb, arb]:
+    """(kpos, kneg, poslo): J'' <= kpos, -J'' <= kneg - poslo on [l, r] (balls; point 3 and 4)."""
+    al = prob.alpha
+    D2 = consts(prob).D2
+    M, Ml = moment_bounds(prob, l, r, lower=True)
+    D4a = D2 * D2 * al
+    kpos = D4a * ((al + 1) * (al + 2) * M[0, 4] + al * (al - 1) * M[2, 2] + 5 * al * M[1, 2] + 2 * M[0, 2])
+    kneg = D4a * (2 * al * M[1, 3] + al * M[2, 2] + 4 * (al + 1) * M[0, 3] + (al - 1) * M[2, 1] + M[1, 1])
+    poslo = D4a * ((3 * al + 2) * Ml[0, 4] + 5 * al * Ml[1, 2] + 2 * Ml[0, 2])
+    return kpos, kneg, poslo
+
+
+@lru_cache(maxsize=16384)
+def _kappa_pair(prob: Problem, l: fmpq, r: fmpq, prec: int) -> tuple[fmpq, fmpq]:
+    with ctx.workprec(min(prec, KAPPA_PREC)):
+        kpos, kneg, poslo = _sides(prob, l, r)
+        k2 = kappa2(prob).upper().fmpq()
+        if not (kpos.is_finite() and kneg.is_finite() and poslo.is_finite()):
+            return k2, k2   # (45) alone is always valid
+        two = max(kpos.upper().fmpq(), kneg.upper().fmpq())
+        two = min(two, k2)
+        # -J'' <= kneg - poslo: the upper endpoint of the ball kneg - poslo (rounded up), at least 0
+        neg = max(fmpq(0), min((kneg - poslo).upper().fmpq(), two))
+    return two, neg
 
 
 def kappa(prob: Problem, l: fmpq, r: fmpq) -> arb:
-    """kappa(l, r) = min(kappa1, kappa2) >= max_{[l, r]} |J''| (an exact upper endpoint, as a ball)."""
-    return _kappa(prob, r, ctx.prec)
+    """kappa(l, r) >= max_{u in [l, r]} |J''(u)| (an exact upper endpoint, as a ball). See the docstring."""
+    if not (0 <= l < r <= fmpq(1, 2)):
+        raise ValueError(f"leaf [{l}, {r}] must satisfy 0 <= l < r <= 1/2")
+    return arb(_kappa_pair(prob, l, r, ctx.prec)[0])
+
+
+def kappa_neg(prob: Problem, l: fmpq, r: fmpq) -> arb:
+    """kappa_neg(l, r) >= max_{u in [l, r]} max(0, -J''(u)): what the key (37) needs (see (*)); <= kappa."""
+    if not (0 <= l < r <= fmpq(1, 2)):
+        raise ValueError(f"leaf [{l}, {r}] must satisfy 0 <= l < r <= 1/2")
+    return arb(_kappa_pair(prob, l, r, ctx.prec)[1])
 
 
 def interval_key(A_hi: fmpq, B_hi: fmpq, kap: fmpq, l: fmpq, r: fmpq) -> fmpq:
     """Q(l, r) of (37): max over t in [0,1] of (1-t)A + tB + kap (r-l)^2 t(1-t)/2, exactly in rationals.
 
-    A_hi, B_hi are upper bounds of J at l and r, kap an upper bound of |J''| on [l, r]; the maximum
-    is increasing in all three, so the exact rational result is an upper bound of max_{[l,r]} J (36).
+    A_hi, B_hi are upper bounds of J at l and r, kap an upper bound of max(0, -J'') on [l, r]
+    (e.g. ``kappa_neg``; any bound of |J''| also works); the maximum is increasing in all three,
+    so the exact rational result is an upper bound of max_{[l,r]} J ((36) and (*) of the module docstring).
     """
     c = kap * (r - l) ** 2 / 2
     d = B_hi - A_hi

@@ -7,7 +7,8 @@
   p/(1-p) exp(2/sigma^2 + 6/(sigma^2-alpha)) (3 + ((12 sqrt2 + 8) alpha + 8 sqrt2 - 8)/(sigma^2-alpha)) <= 1
   (the last display of its proof, App. A.3) implies the maximum is at u = 0 or u = 1/2.
 * Otherwise the branch-and-bound of Appendix B.2 with the key Q(l, r) of (37), point bounds of B.3.1
-  (:mod:`certify.dpsgd.mixture`) and kappa of B.3.2 (:mod:`certify.dpsgd.curvature`). It stops when the
+  (:mod:`certify.dpsgd.mixture`) and the one-sided curvature bound kappa_neg >= max(0, -J'') (B.3.2
+  sharpened, :mod:`certify.dpsgd.curvature`; 0 on leaves where J is proven convex). It stops when the
   largest key minus the best lower bound B is at most gamma. Every interval ever pruned or left in the
   heap is a *leaf* whose key bounds J on it, so rho <= max over leaves of the key (rounded up) and
   rho >= B (rounded down). The leaves are then coarsened: adjacent leaves are merged while the key
@@ -24,7 +25,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..balls import Tri, UndecidedError, arb, ball, compare, ctx, fmpq
-from .curvature import interval_key, kappa
+from .curvature import interval_key, kappa_neg
 from .mixture import PointBound, choose_window, point_bounds, J_zero
 from .problem import Problem
 
@@ -132,7 +133,7 @@ class _Evaluator:
         return self(u).J_hi.upper().fmpq()
 
     def key(self, l: fmpq, r: fmpq) -> fmpq:
-        kap = kappa(self.prob, l, r).upper().fmpq()
+        kap = kappa_neg(self.prob, l, r).upper().fmpq()
         return interval_key(self.hi(l), self.hi(r), kap, l, r)
 
 
