@@ -90,6 +90,23 @@ def test_bad_input_one_line_error_nonzero_exit_nothing_written(tmp_path, opt, va
     assert r.stdout == ""
 
 
+@pytest.mark.parametrize("value", ["0", "-0.5"])
+def test_sigma_nonpositive_rejected(tmp_path, value):
+    args = list(BASE)
+    i = args.index("--noise-multiplier")
+    args[i:i + 2] = [f"--sigma={value}"]
+    r = run(args + ["--out", str(tmp_path / "c.json")])
+    assert r.returncode == 2 and "--sigma" in r.stderr and "> 0" in r.stderr
+    assert os.listdir(tmp_path) == []
+
+
+def test_python_api_refuses_floats():
+    from certify.balls import InputError
+    from certify.objpert.problem import make_loss, make_problem
+    with pytest.raises(InputError, match="--mu: a float"):
+        make_problem(n=1000, d=10, mu=0.01, zeta="1", loss=make_loss("logistic"), u="6", noise_multiplier="5")
+
+
 def test_sigma_and_multiplier_are_exclusive():
     r = run(BASE + ["--sigma", "1e-5"])
     assert r.returncode == 2 and "--sigma" in r.stderr
