@@ -158,8 +158,9 @@ def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
     name = {"wang": "Wang et al. (dp_accounting's fixed-size replace-one RDP)",
             "birrell": "Birrell et al. Theorem 3.4 (min over m in {3, 4, 5})"}[args.accountant]
     summary = (f"{head}\n  accountant: {name}, certified in balls\n"
-               f"  epsilon in [{lower_decimal(e, 6)}, {upper_decimal(e, 6)}] (min over alpha; upper endpoint is the "
-               f"certified epsilon), smallest at alpha = {a}\n")
+               f"  epsilon in [{lower_decimal(e, 6)}, {upper_decimal(e, 6)}] "
+               + (f"(at the given alpha = {a}; " if alpha is not None else f"(min over alpha, smallest at alpha = {a}; ")
+               + "the upper endpoint is the certified epsilon)\n")
     cli.emit(cert, summary, args)
     return 0
 

@@ -27,7 +27,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 from ..balls import arb, ball, ball_endpoints, ctx, exact, exact_str, fmpq, lower_decimal, upper_decimal
-from ..published import last_place
+from ..published import printed_interval
 
 PUBLISHED = "bok2026_tables_1_to_6.csv"
 T_GRID = (250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000)
@@ -185,9 +185,9 @@ def compute_all(rows: list[dict], cache_dir: str | None, jobs: int = 2, progress
 # Classification
 # --------------------------------------------------------------------------------------------
 def _interval(text: str) -> tuple[fmpq, fmpq]:
-    p = exact(text)
-    h = last_place(text) / 2
-    return p - h, p + h
+    """The closed set of reals that print as ``text`` rounded to nearest."""
+    lo, hi, _, _ = printed_interval(text, "nearest")
+    return lo, hi
 
 
 def classify_enclosure(lo: fmpq, hi: fmpq, text: str) -> tuple[str, fmpq]:

@@ -11,21 +11,10 @@ from ...certificate import Certificate, Evaluation
 from ...verify import register
 from ..certificates import eps_ball
 from ..problem import ALPHA_MAX, ALPHA_MIN, parse_alpha, parse_p, parse_sigma
-from .birrell import rho_birrell
-from .columns import BIRRELL_ORDERS, _rhos
-from .wang import rho_wang
+from .columns import _rhos, rho_column
 
 KINDS = {"wang": "dpsgd/renyi-wang", "birrell": "dpsgd/renyi-birrell"}
 EQUATION = {"wang": "Wang et al. 2019 (dp_accounting, replace-one, fixed size)", "birrell": "Birrell et al. 2024, Thm 3.4"}
-
-
-def _rho(column: str, alpha: int, p, sigma) -> arb:
-    if column == "wang":
-        return rho_wang(alpha, p, sigma)
-    r = rho_birrell(alpha, p, sigma, BIRRELL_ORDERS[0])
-    for m in BIRRELL_ORDERS[1:]:
-        r = r.min(rho_birrell(alpha, p, sigma, m))
-    return r
 
 
 def evaluate(column: str, inputs: dict, witnesses: dict) -> Evaluation:
@@ -37,7 +26,7 @@ def evaluate(column: str, inputs: dict, witnesses: dict) -> Evaluation:
     ev = Evaluation()
     if "alpha" in inputs:
         alphas = [parse_alpha(inputs["alpha"], "alpha")]
-        rhos = [_rho(column, alphas[0], p, sigma)]
+        rhos = [rho_column(column, alphas[0], p, sigma)]
     else:
         alphas = list(range(ALPHA_MIN, ALPHA_MAX + 1))
         rhos = list(_rhos(column, p, sigma, ctx.prec))

@@ -21,19 +21,23 @@ from .wang import rho_wang
 BIRRELL_ORDERS = (3, 4, 5)
 
 
+def rho_birrell_min(alpha: int, p: fmpq, sigma: fmpq) -> arb:
+    """Birrell et al.'s rho at alpha, minimised over m in {3, 4, 5} (enclosed by the Arb min)."""
+    r = rho_birrell(alpha, p, sigma, BIRRELL_ORDERS[0])
+    for m in BIRRELL_ORDERS[1:]:
+        r = r.min(rho_birrell(alpha, p, sigma, m))
+    return r
+
+
+def rho_column(kind: str, alpha: int, p: fmpq, sigma: fmpq) -> arb:
+    """One-step rho(alpha) of the ``wang`` or ``birrell`` column."""
+    return rho_wang(alpha, p, sigma) if kind == "wang" else rho_birrell_min(alpha, p, sigma)
+
+
 @lru_cache(maxsize=None)
 def _rhos(kind: str, p: fmpq, sigma: fmpq, prec: int) -> tuple:
     with ctx.workprec(prec):
-        if kind == "wang":
-            return tuple(rho_wang(a, p, sigma) for a in range(ALPHA_MIN, ALPHA_MAX + 1))
-        # Birrell: for each alpha the smallest of the three orders (enclosed by the Arb min)
-        out = []
-        for a in range(ALPHA_MIN, ALPHA_MAX + 1):
-            r = rho_birrell(a, p, sigma, BIRRELL_ORDERS[0])
-            for m in BIRRELL_ORDERS[1:]:
-                r = r.min(rho_birrell(a, p, sigma, m))
-            out.append(r)
-        return tuple(out)
+        return tuple(rho_column(kind, a, p, sigma) for a in range(ALPHA_MIN, ALPHA_MAX + 1))
 
 
 def epsilon_renyi(kind: str, p: fmpq, sigma: fmpq, T: int, delta: fmpq) -> tuple[arb, int]:
