@@ -14,8 +14,8 @@ EXIT_FAILED = 1
 
 
 def _default_report() -> str:
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    return os.path.join(root, "proofs", "REPORT.md")
+    """proofs/REPORT.md under the current directory (the repository root, like tables/)."""
+    return os.path.join("proofs", "REPORT.md")
 
 
 def register(sub) -> None:
@@ -33,7 +33,7 @@ def register(sub) -> None:
     p.add_argument("--paper", choices=sorted(PAPER_MODULES), action="append",
                    help="only this paper (repeatable; default: all)")
     p.add_argument("--report", metavar="FILE", default=None,
-                   help="where to write the Markdown report (default: proofs/REPORT.md in the repository)")
+                   help="where to write the Markdown report (default: proofs/REPORT.md under the current directory)")
     p.add_argument("--no-report", action="store_true", help="print the table only")
     p.set_defaults(func=run_proofs)
 
@@ -45,6 +45,8 @@ def run_proofs(args) -> int:
     if not args.no_report:
         path = args.report or _default_report()
         directory = os.path.dirname(os.path.abspath(path))
+        if args.report is None:
+            os.makedirs(directory, exist_ok=True)
         if not os.path.isdir(directory):
             raise InputError("--report", f"directory {directory} does not exist")
         from ..cli import write_atomically
