@@ -23,10 +23,10 @@ from fractions import Fraction
 from typing import Callable, Iterable, TypeVar, Union
 
 import flint
-from flint import acb, arb, arb_series, ctx, fmpq, fmpz  # noqa: F401  (re-exported)
+from flint import acb, arb, arb_poly, arb_series, ctx, fmpq, fmpz  # noqa: F401  (re-exported)
 
 __all__ = [
-    "arb", "acb", "arb_series", "ctx", "fmpq", "fmpz",
+    "arb", "acb", "arb_poly", "arb_series", "ctx", "fmpq", "fmpz",
     "InputError", "UndecidedError", "Tri", "DEFAULT_PREC", "PRECISION_LADDER",
     "exact", "exact_int", "exact_str", "ball", "workprec",
     "phi", "Phi", "Q", "Q1", "log1p", "sqrt", "exp", "log", "bmax", "bmin",

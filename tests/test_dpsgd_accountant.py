@@ -223,21 +223,3 @@ def test_prop2b_certificate_round_trip():
     assert [c["name"] for c in doc["claims"]] == ["prop2b"] and doc["claims"][0]["holds"] is True
     doc["inputs"]["alpha"] = "70"  # sigma^2 = 64 <= alpha: Proposition 2 (b) does not apply
     assert not verify_document(_retamper(doc)).ok
-
-
-def test_integrand_honours_analytic_flag():
-    """On a complex ball meeting Im(beta v) = pi (branch cut of (1+y)^(-1/2), pole of D^(1-alpha)),
-    the integrand must return a non-finite ball when asked for analyticity."""
-    from certify.balls import acb, arb, ctx
-    from certify.dpsgd.mixture import _integrand
-
-    prob = Problem(8, fmpq(1, 100), fmpq(2))
-    with ctx.workprec(128):
-        f = _integrand(prob, fmpq(1, 2), 128)
-        # the singularities sit at beta v + log s = i pi (mod 2 pi i): v = (i pi - log s)/beta
-        v0 = (acb(0, arb.pi()) - f.log_s) / f.beta
-        z = acb(arb(v0.real.mid(), 1), arb(v0.imag.mid(), "0.5"))
-        assert not f(z, True).is_finite()
-        # on the real line it is finite and positive
-        r = f(acb(1), True)
-        assert r.is_finite() and r.real > 0

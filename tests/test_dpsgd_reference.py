@@ -14,7 +14,7 @@ import pytest
 
 from certify.balls import ctx, fmpq
 from certify.dpsgd.accountant import certify_rho, clear_memo
-from certify.dpsgd.mixture import choose_window, point_bounds, J_zero
+from certify.dpsgd.mixture import choose_rule, point_bounds, J_zero
 from certify.dpsgd.problem import Problem
 
 mp.mp.dps = 50
@@ -78,7 +78,7 @@ def test_point_bounds_enclose_reference(prob):
     p, sigma = _mpf(prob.p), _mpf(prob.sigma)
     for u in (fmpq(1, 2), fmpq(3, 16), fmpq(1, 64)):
         with ctx.workprec(128):
-            pb = point_bounds(prob, u, choose_window(prob, u, 60.0), 48)
+            pb = point_bounds(prob, u, choose_rule(prob, u, 48))
         ref = J_reference(prob.alpha, p, sigma, _mpf(u))
         assert _mpf(pb.J_lo.lower().fmpq()) <= ref <= _mpf(pb.J_hi.upper().fmpq())
         assert pb.J_hi.upper().fmpq() - pb.J_lo.lower().fmpq() < fmpq(1, 10 ** 10)
@@ -94,3 +94,69 @@ def test_u0_closed_form(alpha, p, sigma):
     ref = J_reference(alpha, _mpf(p), _mpf(sigma), mp.mpf(0))
     assert _mpf(j0.lower().fmpq()) <= ref <= _mpf(j0.upper().fmpq())
     assert j0.rad() < abs(j0.mid()) * fmpq(1, 10 ** 25)
+
+
+# --------------------------------------------------------------------------------------------
+# The trapezoidal rule of certify.dpsgd.mixture: its discretisation bound and its rule checks
+# --------------------------------------------------------------------------------------------
+def _mp_trapezoid(alpha, p, sigma, u, h, jmax=400):
+    """h sum_j f(j h) at 50 digits, f = phi D^(1-alpha) G of (35) summed, over |j h| <= jmax h (tails negligible)."""
+    D2 = (2 / sigma) ** 2
+    beta = mp.sqrt(2 * u * D2)
+    coef = [mp.binomial(alpha, k) * (1 - p) ** (alpha - k) * p ** k * mp.exp(k * (k - 1) * D2 / 2 - k * k * beta ** 2 / 8)
+            for k in range(alpha + 1)]
+
+    def f(v):
+        G = mp.fsum(c * mp.exp(k * beta * v / 2) for k, c in enumerate(coef))
+        return mp.npdf(v) * G * (1 - p + p * mp.exp(beta * v - beta ** 2 / 2)) ** (1 - alpha)
+
+    return h * mp.fsum(f(j * h) for j in range(-jmax, jmax + 1))
+
+
+@pytest.mark.parametrize("alpha,p,sigma,u,h,strip", [
+    (8, fmpq(1, 100), fmpq(2), fmpq(1, 2), fmpq(3, 2), fmpq(3, 2)),
+    (8, fmpq(1, 100), fmpq(2), fmpq(1, 2), fmpq(1), fmpq(5, 2)),     # beta c > pi/2: the sin factor is used
+    (5, fmpq(3, 100), fmpq(11, 10), fmpq(3, 16), fmpq(5, 4), fmpq(2)),
+    (20, fmpq(1, 200), fmpq(3), fmpq(1, 64), fmpq(2), fmpq(4)),
+])
+def test_trapezoid_discretisation_bound_is_sound(alpha, p, sigma, u, h, strip):
+    """|T_h - F(u)| <= E_disc for coarse steps h, where the error is large enough to see: T_h by mpmath
+    (50 digits, the whole grid), F(u) by the independent reference, E_disc by the certified bound."""
+    from certify.dpsgd.mixture import _integrand
+
+    prob = Problem(alpha, p, sigma)
+    with ctx.workprec(128):
+        disc = _integrand(prob, u, 128).discretisation_bound(h, strip)
+    F_ref = mp.exp((alpha - 1) * J_reference(alpha, _mpf(p), _mpf(sigma), _mpf(u)))
+    err = abs(_mp_trapezoid(alpha, _mpf(p), _mpf(sigma), _mpf(u), _mpf(h)) - F_ref)
+    bound = _mpf(disc.upper().fmpq())
+    assert err <= bound, (err, bound)
+    assert err > mp.mpf(10) ** -40  # the step is coarse enough that the test can fail
+
+
+@pytest.mark.parametrize("bits", [10, 20, 48])
+def test_point_bounds_with_any_tolerance_enclose_reference(bits):
+    """Coarse rules give wide but valid bounds (the checker may use them where the leaves have slack)."""
+    prob = Problem(8, fmpq(1, 100), fmpq(2))
+    ref = J_reference(8, _mpf(prob.p), _mpf(prob.sigma), mp.mpf(1) / 2)
+    with ctx.workprec(128):
+        pb = point_bounds(prob, fmpq(1, 2), choose_rule(prob, fmpq(1, 2), bits))
+    lo, hi = _mpf(pb.J_lo.lower().fmpq()), _mpf(pb.J_hi.upper().fmpq())
+    assert lo <= ref <= hi
+    # width tracks the requested tolerance (relative on F, divided by alpha - 1 on J)
+    assert hi - lo < mp.mpf(2) ** (-bits + 4) / 7
+
+
+def test_bad_rules_are_refused():
+    from certify.balls import InputError
+    from certify.dpsgd.mixture import Rule
+
+    prob = Problem(8, fmpq(1, 100), fmpq(2))
+    u = fmpq(1, 2)                      # beta = Delta = 1: the poles of f sit on Im v = pi
+    good = choose_rule(prob, u, 30)
+    for bad in (Rule(good.a, good.b, good.h, fmpq(16, 5)),              # strip beyond pi / beta
+                Rule(fmpq(1), good.b, good.h, good.strip),              # window does not contain 0
+                Rule(good.a + good.h / 3, good.b, good.h, good.strip),  # window end off the grid
+                Rule(good.a, good.b, fmpq(0), good.strip)):             # no step
+        with pytest.raises(InputError):
+            point_bounds(prob, u, bad)

@@ -8,7 +8,7 @@ alpha gives a valid bound; optimality needs no proof). ``alpha`` may also be fix
 
 rho depends on (alpha, p, sigma, gamma) only. It is memoised in-process and, optionally, on disk
 (``cache_dir``, or the environment variable ``CERTIFY_CACHE_DIR``) keyed by the exact inputs. A disk
-entry holds only the *witness* of the search (leaves and quadrature windows); it is re-evaluated by
+entry holds only the *witness* of the search (leaves and trapezoidal rules); it is re-evaluated by
 the checker's own evaluator before use, so a stale or tampered cache can cost time but never
 soundness.
 """
@@ -119,7 +119,7 @@ def _budget(ev: Evaluation, facts: dict, res: SearchResult) -> dict:
     pb = facts.get("point")
     if pb is not None and pb.u != 0:
         b["point bound width at u* (J-upper - J-lower)"] = upper_decimal(pb.J_hi.upper().fmpq() - pb.J_lo.lower().fmpq(), 3)
-        b["quadrature radius at u* (on F)"] = upper_decimal(pb.quad_rad, 3)
+        b["trapezoid discretisation at u* (on F)"] = upper_decimal(pb.disc, 3)
         b["tail truncation at u* (on F)"] = upper_decimal(pb.tails, 3)
     b["rounding at u = 0 (radius of J(0))"] = upper_decimal(ev.quantities["J(0)"].value.rad(), 3)
     return b
@@ -134,12 +134,8 @@ def _produce(prob: Problem, gamma, cache_dir, build) -> tuple[Evaluation, dict, 
         res, source = find_rho_witness(prob, gamma, cache_dir)
         cache = _POINTS.setdefault((prob, prec), {})
         for u, pb in res.point_bounds.items():  # reuse what this process's search computed
-            if u == 0:
-                cache[(u, None, 0)] = pb
-            elif u in res.windows:
-                a, b, bits = res.windows[u]
-                if (pb.a, pb.b) == (a, b):
-                    cache[(u, (a, b), bits)] = pb
+            if u == 0 or res.rules.get(u) == pb.rule:
+                cache[(u, pb.rule)] = pb
         ev = Evaluation()
         try:
             facts = build(ev, res, cache)

@@ -2,8 +2,8 @@
 
 The evaluators re-derive every quantity and claim from the exact inputs and the witnesses of the
 search (:class:`certify.dpsgd.search.SearchResult`): the leaves of the final partition of [0, 1/2]
-(checked to cover it exactly), for each leaf endpoint its quadrature window and tolerance, the point
-of the lower bound, gamma. They never re-run the search: the work is one point bound per leaf
+(checked to cover it exactly), for each leaf endpoint its trapezoidal rule (window, step, strip), the
+point of the lower bound, gamma. They never re-run the search: the work is one point bound per leaf
 endpoint (B.3.1), one curvature bound kappa_neg per leaf (B.3.2, sharpened) and the key (37) per leaf.
 
 Quantities (every ball contains the exact value; ``lower``/``upper`` round outward):
@@ -22,8 +22,8 @@ from ..balls import (
 )
 from ..certificate import Evaluation
 from ..verify import register
-from .curvature import interval_key, kappa_neg
-from .mixture import J_zero, point_bounds
+from .curvature import interval_key, kappa_neg, split_thetas
+from .mixture import J_zero, Rule, check_rule, point_bounds
 from .problem import Problem, make_problem, parse_alpha, parse_p, parse_sigma
 from .search import HALF, SearchResult, prop2a_sides, prop2b_sides
 
@@ -46,9 +46,11 @@ def witness_json(res: SearchResult, keys: list | None = None) -> dict:
         "method": res.method,
         "gamma": exact_str(res.gamma),
         "leaves": leaves,
-        "points": [{"u": exact_str(u), "a": exact_str(a), "b": exact_str(b), "rel_tol_bits": bits}
-                   for u, (a, b, bits) in sorted(res.windows.items())],
+        "points": [{"u": exact_str(u), "a": exact_str(r.a), "b": exact_str(r.b), "h": exact_str(r.h),
+                    "strip": exact_str(r.strip)} for u, r in sorted(res.rules.items())],
         "u_lower": exact_str(res.u_lower),
+        # per leaf, the theta_k (numerators over 2^40) of the curvature bound (42'), so the checker never chooses
+        "thetas": [list(t) for t in res.thetas],
     }
 
 
@@ -67,18 +69,23 @@ def witness_from_json(w: dict) -> SearchResult:
             raise InputError("witnesses", f"a leaf must be [l, r] or [l, r, bound], got {item!r}")
         leaves.append((exact(item[0], "leaf"), exact(item[1], "leaf")))
         bounds.append(exact(item[2], "leaf bound") if len(item) == 3 else None)
-    windows = {}
+    rules = {}
     for pt in w.get("points") or []:
-        u = exact(pt["u"], "point u")
-        bits = pt["rel_tol_bits"]
-        if not isinstance(bits, int) or isinstance(bits, bool) or not 8 <= bits <= 4096:
-            raise InputError("witnesses", f"rel_tol_bits must be an integer in [8, 4096], got {bits!r}")
-        a, b = exact(pt["a"], "window a"), exact(pt["b"], "window b")
-        if not a < b:
-            raise InputError("witnesses", f"window at u = {exact_str(u)} must have a < b")
-        windows[u] = (a, b, bits)
+        if not isinstance(pt, dict):
+            raise InputError("witnesses", f"a point must be an object, got {pt!r}")
+        try:
+            u = exact(pt["u"], "point u")
+            rule = Rule(exact(pt["a"], "rule a"), exact(pt["b"], "rule b"), exact(pt["h"], "rule h"),
+                        exact(pt["strip"], "rule strip"))
+        except KeyError as err:
+            raise InputError("witnesses", f"a point needs u, a, b, h and strip (missing {err})") from None
+        check_rule(rule)
+        rules[u] = rule
     u_lower = exact(w.get("u_lower"), "u_lower")
-    res = SearchResult(method, gamma, leaves, windows, u_lower)
+    thetas = w.get("thetas") or []
+    if not isinstance(thetas, list) or not all(isinstance(t, list) for t in thetas):
+        raise InputError("witnesses", "thetas must be a list of integer lists, one per leaf")
+    res = SearchResult(method, gamma, leaves, rules, u_lower, thetas=[tuple(t) for t in thetas])
     res.recorded_bounds = bounds
     return res
 
@@ -99,19 +106,24 @@ def check_cover(leaves: list[tuple[fmpq, fmpq]]) -> None:
         raise InputError("witnesses", f"leaves must end at u = 1/2, end at {exact_str(leaves[-1][1])}")
 
 
+def split_thetas_checked(prob: Problem, thetas: tuple) -> tuple:
+    """The leaf's theta list after checking it (count and range); InputError names what is wrong."""
+    split_thetas(prob, thetas)
+    return tuple(thetas)
+
+
 # --------------------------------------------------------------------------------------------
 # rho from witnesses
 # --------------------------------------------------------------------------------------------
 def _pb(prob: Problem, u: fmpq, res: SearchResult, cache: dict | None):
-    if u != 0 and u not in res.windows:
-        raise InputError("witnesses", f"no quadrature window recorded for u = {exact_str(u)}")
-    win = None if u == 0 else res.windows[u][:2]
-    bits = 0 if u == 0 else res.windows[u][2]
-    if cache is not None and (u, win, bits) in cache:
-        return cache[(u, win, bits)]
-    pb = point_bounds(prob, u, win, bits)
+    if u != 0 and u not in res.rules:
+        raise InputError("witnesses", f"no trapezoidal rule recorded for u = {exact_str(u)}")
+    rule = None if u == 0 else res.rules[u]
+    if cache is not None and (u, rule) in cache:
+        return cache[(u, rule)]
+    pb = point_bounds(prob, u, rule)
     if cache is not None:
-        cache[(u, win, bits)] = pb
+        cache[(u, rule)] = pb
     return pb
 
 
@@ -121,7 +133,7 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
         raise InputError("witnesses", "u_lower must be in [0, 1/2]")
     check_cover(res.leaves)
     if cache is None:
-        cache = {}  # one point bound per (u, window, tolerance), shared by the leaf keys and J_lower(u*)
+        cache = {}  # one point bound per (u, rule), shared by the leaf keys and J_lower(u*)
     J0 = ev.add("J(0)", J_zero(prob), "(5) at u = 0",
                 "closed form: log(sum_k C(alpha,k)(1-p)^(alpha-k) p^k exp(k(k-1)Delta^2/2))/(alpha-1)")
     facts: dict = {"method": res.method}
@@ -165,8 +177,10 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
                 his[u] = _pb(prob, u, res, cache).J_hi.upper().fmpq()
             return his[u]
 
+        if len(res.thetas) != len(res.leaves):
+            raise InputError("witnesses", f"thetas: {len(res.leaves)} lists expected (one per leaf), got {len(res.thetas)}")
         for i, (l, r) in enumerate(res.leaves):
-            kap = kappa_neg(prob, l, r).upper().fmpq()
+            kap = kappa_neg(prob, l, r, split_thetas_checked(prob, res.thetas[i])).upper().fmpq()
             k = interval_key(hi(l), hi(r), kap, l, r)
             keys.append(k)
             rec = getattr(res, "recorded_bounds", None)

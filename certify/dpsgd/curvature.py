@@ -89,7 +89,8 @@ kappa = min(max(kpos, kneg), kappa2) and kappa_neg = max(0, min(kneg - poslo, ka
 Rounding: every quantity is an Arb ball containing the exact value of the bound it names. Upper
 bounds use the balls' upper endpoints (rounded up), lower bounds (F_low, m_ij, poslo) their lower
 endpoints (rounded down); the results are exact rationals. Floats only choose theta_k (any theta_k
-is valid); the bounds are evaluated at KAPPA_PREC = 64 bits (they are needed to a few digits only).
+is valid; the chosen ones are recorded in the certificate, so the checker never chooses and its result
+cannot depend on the platform's floating point); the bounds are evaluated at KAPPA_PREC = 64 bits (they are needed to a few digits only).
 """
 from __future__ import annotations
 
@@ -193,6 +194,39 @@ def _term_index(prob: Problem):
     return j_, np.asarray(Mx, dtype=float), al - 1 + j_
 
 
+def theta_choice(prob: Problem, l: fmpq, r: fmpq) -> tuple[int, ...]:
+    """The theta_k of (42') for the leaf [l, r], flattened in the order of _UPPER (the certificate's witness)."""
+    return _theta_flat(prob, l, r)
+
+
+@lru_cache(maxsize=4096)
+def _theta_flat(prob: Problem, l: fmpq, r: fmpq) -> tuple[int, ...]:
+    d = _theta_choice(prob, l, r)
+    return tuple(q for ij in _UPPER for q in d[ij])
+
+
+def theta_count(prob: Problem) -> int:
+    """Number of theta_k in a leaf's witness: sum over (i, j) of _UPPER of alpha - i + 1."""
+    return sum(prob.alpha - i + 1 for i, _ in _UPPER)
+
+
+def split_thetas(prob: Problem, thetas) -> dict[tuple[int, int], list[int]]:
+    """Check a witness's theta list (integers in [0, 2^THETA_BITS], the right count) and split it by (i, j)."""
+    from ..balls import InputError
+
+    if not isinstance(thetas, (list, tuple)) or len(thetas) != theta_count(prob):
+        raise InputError("witnesses", f"a leaf's theta list must hold {theta_count(prob)} integers")
+    one = 1 << THETA_BITS
+    for q in thetas:
+        if not isinstance(q, int) or isinstance(q, bool) or not 0 <= q <= one:
+            raise InputError("witnesses", f"theta numerators must be integers in [0, 2^{THETA_BITS}], got {q!r}")
+    out, pos = {}, 0
+    for (i, j) in _UPPER:
+        out[i, j] = list(thetas[pos:pos + prob.alpha - i + 1])
+        pos += prob.alpha - i + 1
+    return out
+
+
 def _theta_choice(prob: Problem, l: fmpq, r: fmpq) -> dict[tuple[int, int], list[int]]:
     """For every (i, j) of _PAIRS and k = 0..alpha-i, an integer q with theta_k = q / 2^THETA_BITS.
 
@@ -265,7 +299,7 @@ class _KConsts:
                                for k in range(al - i + 1)]
         self.f0_terms = c.f0_terms
         self.p, self.q = c.p, c.q
-        self.theta_part: dict[tuple[int, int], arb] = {}
+        self.theta_part: dict[int, arb] = {}
 
 
 @lru_cache(maxsize=256)
@@ -274,26 +308,24 @@ def _kconsts(prob: Problem, prec: int) -> _KConsts:
 
 
 def _theta_part(kc: "_KConsts", n: int, q: int) -> arb:
-    """n theta (log theta - log p + log q) + n (1-theta) log(1-theta) for theta = q/2^THETA_BITS (cached).
+    """n theta (log theta - log p + log q) + n (1-theta) log(1-theta) for theta = q/2^THETA_BITS.
 
     Added to the theta-free part (which carries -n log q) it gives
     n(1-theta) log((1-theta)/q) + n theta log(theta/p), the log of the AM-GM factor of (42'); 0 log 0 = 0.
+    The n-free factor is cached per theta (it recurs across the pairs (i, j) and the leaves).
     """
-    key = (n, q)
-    v = kc.theta_part.get(key)
-    if v is None:
+    g = kc.theta_part.get(q)
+    if g is None:
         B = THETA_BITS
         one = 1 << B
         if q == 0:
-            v = arb(0)
+            g = arb(0)
         elif q == one:
-            v = n * (kc.lq - kc.lp)
+            g = kc.lq - kc.lp
         else:
-            lt = arb((q, -B)).log()
-            l1t = arb((one - q, -B)).log()
-            v = arb((n * q, -B)) * (lt - kc.lp + kc.lq) + arb((n * (one - q), -B)) * l1t
-        kc.theta_part[key] = v
-    return v
+            g = arb((q, -B)) * (arb((q, -B)).log() - kc.lp + kc.lq) + arb((one - q, -B)) * arb((one - q, -B)).log()
+        kc.theta_part[q] = g
+    return n * g
 
 
 def N_bound(prob: Problem, i: int, j: int, l: fmpq, r: fmpq, qs: list[int] | None = None) -> arb:
@@ -356,15 +388,16 @@ def N_lower(prob: Problem, i: int, j: int, l: fmpq, r: fmpq) -> arb:
     return total
 
 
-def moment_bounds(prob: Problem, l: fmpq, r: fmpq, lower: bool = False):
+def moment_bounds(prob: Problem, l: fmpq, r: fmpq, lower: bool = False, thetas=None):
     """Upper bounds (upper endpoints of the balls) on M_ij = E'[v^i w^j], valid for every u in [l, r].
 
     With ``lower=True`` returns (upper bounds, lower bounds of M_ij for (i, j) in _LOWER) (point 4).
+    ``thetas`` (flattened, as in a certificate) fixes the theta_k; by default they are chosen here.
     """
     Fl = arb(F_low(prob, r).lower())
     one = arb(1)
     M = {}
-    qs = _theta_choice(prob, l, r)
+    qs = split_thetas(prob, thetas) if thetas is not None else _theta_choice(prob, l, r)
     for (i, j) in _PAIRS:
         M[i, j] = arb((N_bound(prob, i, j, l, r, qs[i, j]) / Fl).upper()).min(one)
     # 0 <= v, w <= 1: M_ij <= M_i'j' for i' <= i, j' <= j
@@ -381,11 +414,11 @@ def moment_bounds(prob: Problem, l: fmpq, r: fmpq, lower: bool = False):
     return M, Ml
 
 
-def _sides(prob: Problem, l: fmpq, r: fmpq) -> tuple[arb, arb, arb]:
+def _sides(prob: Problem, l: fmpq, r: fmpq, thetas=None) -> tuple[arb, arb, arb]:
     """(kpos, kneg, poslo): J'' <= kpos, -J'' <= kneg - poslo on [l, r] (balls; point 3 and 4)."""
     al = prob.alpha
     D2 = consts(prob).D2
-    M, Ml = moment_bounds(prob, l, r, lower=True)
+    M, Ml = moment_bounds(prob, l, r, lower=True, thetas=thetas)
     D4a = D2 * D2 * al
     kpos = D4a * ((al + 1) * (al + 2) * M[0, 4] + al * (al - 1) * M[2, 2] + 5 * al * M[1, 2] + 2 * M[0, 2])
     kneg = D4a * (2 * al * M[1, 3] + al * M[2, 2] + 4 * (al + 1) * M[0, 3] + (al - 1) * M[2, 1] + M[1, 1])
@@ -394,9 +427,9 @@ def _sides(prob: Problem, l: fmpq, r: fmpq) -> tuple[arb, arb, arb]:
 
 
 @lru_cache(maxsize=16384)
-def _kappa_pair(prob: Problem, l: fmpq, r: fmpq, prec: int) -> tuple[fmpq, fmpq]:
+def _kappa_pair(prob: Problem, l: fmpq, r: fmpq, prec: int, thetas: tuple | None = None) -> tuple[fmpq, fmpq]:
     with ctx.workprec(min(prec, KAPPA_PREC)):
-        kpos, kneg, poslo = _sides(prob, l, r)
+        kpos, kneg, poslo = _sides(prob, l, r, thetas)
         k2 = kappa2(prob).upper().fmpq()
         if not (kpos.is_finite() and kneg.is_finite() and poslo.is_finite()):
             return k2, k2   # (45) alone is always valid
@@ -414,11 +447,16 @@ def kappa(prob: Problem, l: fmpq, r: fmpq) -> arb:
     return arb(_kappa_pair(prob, l, r, ctx.prec)[0])
 
 
-def kappa_neg(prob: Problem, l: fmpq, r: fmpq) -> arb:
-    """kappa_neg(l, r) >= max_{u in [l, r]} max(0, -J''(u)): what the key (37) needs (see (*)); <= kappa."""
+def kappa_neg(prob: Problem, l: fmpq, r: fmpq, thetas: tuple | None = None) -> arb:
+    """kappa_neg(l, r) >= max_{u in [l, r]} max(0, -J''(u)): what the key (37) needs (see (*)); <= kappa.
+
+    ``thetas``: the theta_k of (42') as recorded in a certificate (any values in [0, 1] are valid);
+    by default they are chosen by floats (:func:`theta_choice`)."""
     if not (0 <= l < r <= fmpq(1, 2)):
         raise ValueError(f"leaf [{l}, {r}] must satisfy 0 <= l < r <= 1/2")
-    return arb(_kappa_pair(prob, l, r, ctx.prec)[1])
+    if thetas is None:
+        thetas = _theta_flat(prob, l, r)
+    return arb(_kappa_pair(prob, l, r, ctx.prec, tuple(thetas))[1])
 
 
 def interval_key(A_hi: fmpq, B_hi: fmpq, kap: fmpq, l: fmpq, r: fmpq) -> fmpq:

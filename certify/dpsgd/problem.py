@@ -22,6 +22,14 @@ class Problem:
     p: fmpq
     sigma: fmpq
 
+    def __hash__(self) -> int:   # cached: Problem keys many lru caches on hot paths
+        try:
+            return self._hash
+        except AttributeError:
+            h = hash((self.alpha, self.p, self.sigma))
+            object.__setattr__(self, "_hash", h)
+            return h
+
     @property
     def delta_sens(self) -> fmpq:
         """Delta = 2/sigma (exact)."""

@@ -25,8 +25,8 @@ import math
 from dataclasses import dataclass, field
 
 from ..balls import Tri, UndecidedError, arb, ball, compare, ctx, fmpq
-from .curvature import interval_key, kappa_neg
-from .mixture import PointBound, choose_window, point_bounds, J_zero
+from .curvature import interval_key, kappa_neg, theta_choice
+from .mixture import PointBound, Rule, choose_rule, point_bounds, J_zero
 from .problem import Problem
 
 HALF = fmpq(1, 2)
@@ -42,11 +42,13 @@ class SearchResult:
     method: str                      # "prop2a", "prop2b" or "branch-and-bound"
     gamma: fmpq
     leaves: list[tuple[fmpq, fmpq]]  # partition of [0, 1/2]
-    windows: dict[fmpq, tuple[fmpq, fmpq, int]]  # u -> (a, b, rel_bits) for every u used
+    rules: dict[fmpq, Rule]          # u -> trapezoidal rule for every u > 0 used
     u_lower: fmpq                    # point whose J-lower is the lower bound
     evaluations: int = 0             # point evaluations done by the search
     leaves_before_merge: int = 0
     stats: dict = field(default_factory=dict)
+    #: per leaf, the theta_k of (42') used by its curvature bound (branch-and-bound only; recorded in the witness)
+    thetas: list = field(default_factory=list)
     #: point bounds computed by the search (in-process only; never serialised, never trusted by the checker)
     point_bounds: dict = field(default_factory=dict, repr=False)
 
@@ -90,7 +92,7 @@ def default_gamma(prob: Problem) -> fmpq:
 
 
 def rel_bits_for(prob: Problem, gamma: fmpq) -> int:
-    """Quadrature tolerance 2^-bits so that the F-relative width stays under (alpha-1) gamma / 8."""
+    """Rule tolerance 2^-bits (on F, relative) so that the J width at a point stays under gamma / 8."""
     t = (prob.alpha - 1) * gamma / 8
     bits = 0
     x = fmpq(1)
@@ -106,7 +108,7 @@ class _Evaluator:
         self.gamma = gamma
         self.bits = rel_bits_for(prob, gamma)
         self.points: dict[fmpq, PointBound] = {}
-        self.windows: dict[fmpq, tuple[fmpq, fmpq, int]] = {}
+        self.rules: dict[fmpq, Rule] = {}
         self.B = None
         self.u_best = None
 
@@ -114,16 +116,16 @@ class _Evaluator:
         if u in self.points:
             return self.points[u]
         half_gamma = ball(self.gamma) / 2
-        bits, drop = self.bits, self.bits * 0.7 + 12
+        bits = self.bits
         for _ in range(4):
-            win = None if u == 0 else choose_window(self.prob, u, drop)
-            pb = point_bounds(self.prob, u, win, bits)
+            rule = None if u == 0 else choose_rule(self.prob, u, bits)
+            pb = point_bounds(self.prob, u, rule)
             if u == 0 or (pb.J_hi - pb.J_lo) < half_gamma:
                 break
-            bits, drop = min(bits + 10, ctx.prec - 8), drop + 20
+            bits = min(bits + 10, ctx.prec - 8)
         self.points[u] = pb
         if u != 0:
-            self.windows[u] = (pb.a, pb.b, bits)
+            self.rules[u] = rule
         lo = pb.J_lo.lower().fmpq()
         if self.B is None or lo > self.B:
             self.B, self.u_best = lo, u
@@ -151,7 +153,7 @@ def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = T
         if sides is not None and compare(sides[0], "<=", sides[1]) is Tri.TRUE:
             ev(fmpq(0))
             ev(HALF)
-            res = SearchResult("prop2b", gamma, [(fmpq(0), HALF)], dict(ev.windows), ev.u_best, 2, 1)
+            res = SearchResult("prop2b", gamma, [(fmpq(0), HALF)], dict(ev.rules), ev.u_best, 2, 1)
             res.point_bounds = ev.points
             return res
     ev(fmpq(0))
@@ -192,7 +194,8 @@ def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = T
     merged = _coarsen(ev, leaves, target)
     res = SearchResult("branch-and-bound", gamma, merged, {}, ev.u_best, len(ev.points), n_before)
     used = {ev.u_best} | {l for l, _ in merged} | {r for _, r in merged}
-    res.windows = {u: ev.windows[u] for u in used if u != 0}
+    res.rules = {u: ev.rules[u] for u in used if u != 0}
+    res.thetas = [theta_choice(prob, l, r) for l, r in merged]
     res.stats = {"iterations": iters, "converged": bool(upper - ev.B <= gamma)}
     res.point_bounds = ev.points
     return res

@@ -118,11 +118,11 @@ _JHALF: dict = {}
 
 def J_half_lower(prob) -> arb:
     """A certified lower bound on J(1/2) <= rho (point bound of B.3.1; the window only affects tightness)."""
-    from .mixture import choose_window, point_bounds
+    from .mixture import choose_rule, point_bounds
     key = (prob, ctx.prec)
     if key not in _JHALF:
         half = fmpq(1, 2)
-        pb = point_bounds(prob, half, choose_window(prob, half, 60.0), 60)
+        pb = point_bounds(prob, half, choose_rule(prob, half, 60))
         _JHALF[key] = arb(pb.J_lo.lower())
     return _JHALF[key]
 
