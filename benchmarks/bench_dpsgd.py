@@ -7,7 +7,8 @@ Measures, each with a cold rho cache (in-process memo and every per-problem cach
     summary printed to a null stream): median, 10th and 90th percentile;
   * one-step rho at alpha in {2, 4, 8, 16, 32, 64} (p = 0.01, sigma = 2 and p = 0.0025, sigma = 4);
   * search-heavy one-step rho (the worst cases of issue 3 and of the tables) and checking their certificates;
-  * checking the dpsgd certificate (`certify verify` path) against producing it;
+  * checking the dpsgd/renyi-bok certificates (`certify verify` path) of the query and the five published
+    cells of issue 3 against producing them, with alpha chosen by the accountant and with alpha given;
   * Google dp_accounting's float RDP accountant for the same query (the "Wang et al." column: orders
     2..256, SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(sigma/2)), REPLACE_ONE) when the
     optional package `dp-accounting` is importable.
@@ -25,12 +26,14 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from certify import cli  # noqa: E402
-from certify.balls import fmpq  # noqa: E402
+from certify.balls import exact, fmpq  # noqa: E402
 from certify.dpsgd import curvature, mixture  # noqa: E402
 from certify.dpsgd.accountant import certify_dpsgd, certify_rho, clear_memo  # noqa: E402
 from certify.dpsgd.problem import Problem  # noqa: E402
 from certify.verify import verify_text  # noqa: E402
 
+RATIO_CELLS = [("1e-6", "0.01", "2", 1000), ("1e-6", "0.01", "2", 250), ("1e-6", "0.01", "2", 4000),
+               ("1e-6", "0.0025", "4", 64000), ("1e-8", "0.04", "8", 64000)]
 QUERY = ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"]
 
 
@@ -38,6 +41,8 @@ def cold() -> None:
     clear_memo()
     mixture._consts.cache_clear()
     mixture._integrand.cache_clear()
+    curvature._kappa_neg_light.cache_clear()
+    curvature._theta_choice_cached.cache_clear()
     curvature._kappa_pair.cache_clear()
     curvature._F_low.cache_clear()
     curvature._kconsts.cache_clear()
@@ -133,22 +138,36 @@ def main() -> None:
               f"check {check * 1e3:.1f} ms ({100 * check / prod:.0f}% of producing)"
               + ("   (target: <= 200 ms)" if alpha <= 64 else ""))
 
-    print("\nchecking vs producing the dpsgd certificate (p=0.01, sigma=2, T=1000, delta=1e-6):")
-    cold()
-    t0 = time.perf_counter()
-    out = certify_dpsgd(fmpq(1, 100), fmpq(2), 1000, fmpq(1, 10 ** 6))
-    produce = time.perf_counter() - t0
-    text = out.certificate.dumps()
-    tc = []
-    for _ in range(max(3, runs // 4)):
-        cold()
-        t0 = time.perf_counter()
-        rep = verify_text(text)
-        tc.append(time.perf_counter() - t0)
-        assert rep.ok, rep.problems
-    check = statistics.median(tc)
-    print(f"  produce {produce * 1e3:.1f} ms, check {check * 1e3:.1f} ms ({100 * check / produce:.0f}% of producing; "
-          f"{len(out.witness.leaves)} leaves, {out.witness.evaluations} point evaluations in the search)")
+    print("\nchecking (`certify verify`, cold) vs producing (`certify dpsgd` without process start, cold) the "
+          "dpsgd/renyi-bok certificates of the benchmark query and the five published cells of issue 3; "
+          "medians of {} runs each (target: check <= 10% of producing):".format(max(5, runs // 2)))
+    n = max(5, runs // 2)
+    for d, p, s, T in RATIO_CELLS:
+        for fixed in (False, True):
+            alpha = None
+            if fixed:
+                alpha = int(out.certificate.inputs["alpha"])
+            tp = []
+            for _ in range(n):
+                cold()
+                t0 = time.perf_counter()
+                out = certify_dpsgd(exact(p), exact(s), T, exact(d), alpha=alpha)
+                tp.append(time.perf_counter() - t0)
+            text = out.certificate.dumps()
+            tc = []
+            for _ in range(n):
+                cold()
+                t0 = time.perf_counter()
+                rep = verify_text(text)
+                tc.append(time.perf_counter() - t0)
+                assert rep.ok, rep.problems
+            produce, check = statistics.median(tp), statistics.median(tc)
+            w = out.witness
+            levels = ",".join(w.levels) if w.levels else "-"
+            how = f"--alpha {alpha} given" if fixed else f"alpha {out.certificate.inputs['alpha']} chosen"
+            print(f"  delta={d} p={p} sigma={s} T={T} ({how}): produce {produce * 1e3:6.1f} ms, check "
+                  f"{check * 1e3:5.2f} ms = {100 * check / produce:3.0f}% [{w.method}, {len(w.leaves)} leaves, "
+                  f"curvature levels {levels}]")
 
     print("\ndp_accounting RDP accountant (Wang et al. column), same query, orders 2..256:")
     print(f"  {wang_dp_accounting(runs)}")

@@ -69,6 +69,8 @@ class UndecidedError(RuntimeError):
 # Exact inputs
 # --------------------------------------------------------------------------------------------
 _DECIMAL = re.compile(r"^([+-]?)(\d+\.?\d*|\.\d+)(?:[eE]([+-]?\d+))?$")
+#: the canonical text written by :func:`exact_str` ("3", "-1/7"): parsed without the decimal machinery
+_RATIONAL = re.compile(r"^(-?\d+)(?:/(\d+))?$")
 
 
 def _parse_decimal(text: str) -> fmpq | None:
@@ -111,6 +113,12 @@ def exact(value, name: str = "value") -> fmpq:
         return fmpq(value.numerator, value.denominator)
     if isinstance(value, str):
         text = value.strip()
+        m = _RATIONAL.match(text)
+        if m:
+            den = int(m.group(2)) if m.group(2) is not None else 1
+            if den == 0:
+                raise InputError(name, f"division by zero in {value!r}")
+            return fmpq(int(m.group(1)), den)
         if "/" in text:
             parts = text.split("/")
             if len(parts) == 2:

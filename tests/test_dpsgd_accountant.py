@@ -223,3 +223,55 @@ def test_prop2b_certificate_round_trip():
     assert [c["name"] for c in doc["claims"]] == ["prop2b"] and doc["claims"][0]["holds"] is True
     doc["inputs"]["alpha"] = "70"  # sigma^2 = 64 <= alpha: Proposition 2 (b) does not apply
     assert not verify_document(_retamper(doc)).ok
+
+
+def test_tamper_curvature_witness(bnb_doc):
+    """The checker never chooses theta or the curvature level: a bad list or a level too cheap is refused."""
+    curv = bnb_doc["witnesses"]["curvature"]
+    assert len(curv) == len(bnb_doc["witnesses"]["leaves"])
+    # a theta list of the wrong length, and a theta outside [0, 1]
+    doc = json.loads(json.dumps(bnb_doc))
+    doc["witnesses"]["curvature"][0]["thetas"].pop()
+    rep = verify_document(_retamper(doc))
+    assert not rep.ok and any("theta list" in p for p in rep.problems)
+    doc = json.loads(json.dumps(bnb_doc))
+    doc["witnesses"]["curvature"][0]["thetas"][0] = 2 ** 41
+    assert not verify_document(_retamper(doc)).ok
+    # the leaf that needs the sharp bound, downgraded to the crude one (thetas re-chosen, so only the key can fail)
+    from certify.dpsgd.curvature import theta_choice
+    full = [i for i, c in enumerate(curv) if c["level"] == "full"]
+    assert full, "the benchmark query has a leaf that needs the full curvature bound"
+    i = full[0]
+    doc = json.loads(json.dumps(bnb_doc))
+    l, r = (exact(x) for x in doc["witnesses"]["leaves"][i][:2])
+    prob = Problem(int(doc["inputs"]["alpha"]), exact(doc["inputs"]["sampling_rate"]), exact(doc["inputs"]["noise_multiplier"]))
+    doc["witnesses"]["curvature"][i] = {"level": "crude", "thetas": list(theta_choice(prob, l, r, "crude"))}
+    rep = verify_document(_retamper(doc))
+    assert not rep.ok and any("recorded bound" in p for p in rep.problems)
+
+
+def test_economical_witness_keeps_the_bound():
+    """Coarser rules and cheaper curvature levels on leaves with slack never move the certified rho."""
+    from certify.dpsgd.certificates import evaluate_rho
+    from certify.dpsgd.search import rho_search
+    from certify.certificate import Evaluation
+    from certify.dpsgd.mixture import choose_rule
+    prob = Problem(8, fmpq(1, 100), fmpq(2))
+    res = rho_search(prob)
+    ev = Evaluation()
+    evaluate_rho(prob, res, ev)
+    rho = ev.quantities["rho"].value
+    # the same partition with tight rules everywhere and the full curvature bound on every leaf
+    from certify.dpsgd.search import rel_bits_for
+    tight = {u: choose_rule(prob, u, rel_bits_for(prob, res.gamma)) for u in res.rules}
+    from certify.dpsgd.curvature import theta_choice
+    import copy
+    res2 = copy.copy(res)
+    res2.rules = tight
+    res2.levels = ["full"] * len(res.leaves)
+    res2.thetas = [theta_choice(prob, l, r, "full") for l, r in res.leaves]
+    ev2 = Evaluation()
+    evaluate_rho(prob, res2, ev2)
+    assert rho.upper() == ev2.quantities["rho"].value.upper()
+    assert any(lev != "full" for lev in res.levels)                    # the economy is used ...
+    assert any(res.rules[u].nodes < tight[u].nodes for u in res.rules)  # ... on both counts

@@ -45,7 +45,7 @@ def _cache_dir(cache_dir: str | None) -> str | None:
 
 
 def _disk_key(prob: Problem, gamma: fmpq | None, prec: int) -> str:
-    text = json.dumps({"kind": "dpsgd-rho-witness/1", "inputs": prob.inputs(),
+    text = json.dumps({"kind": "dpsgd-rho-witness/2", "inputs": prob.inputs(),
                        "gamma": None if gamma is None else exact_str(gamma), "prec": prec}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 

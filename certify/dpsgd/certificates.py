@@ -22,7 +22,7 @@ from ..balls import (
 )
 from ..certificate import Evaluation
 from ..verify import register
-from .curvature import interval_key, kappa_neg, split_thetas
+from .curvature import LEVELS, interval_key, kappa_neg
 from .mixture import J_zero, Rule, check_rule, point_bounds
 from .problem import Problem, make_problem, parse_alpha, parse_p, parse_sigma
 from .search import HALF, SearchResult, prop2a_sides, prop2b_sides
@@ -49,8 +49,9 @@ def witness_json(res: SearchResult, keys: list | None = None) -> dict:
         "points": [{"u": exact_str(u), "a": exact_str(r.a), "b": exact_str(r.b), "h": exact_str(r.h),
                     "strip": exact_str(r.strip)} for u, r in sorted(res.rules.items())],
         "u_lower": exact_str(res.u_lower),
-        # per leaf, the theta_k (numerators over 2^40) of the curvature bound (42'), so the checker never chooses
-        "thetas": [list(t) for t in res.thetas],
+        # per leaf, the curvature level and the theta_k (numerators over 2^40) of its sums (42'),
+        # so the checker never chooses
+        "curvature": [{"level": lev, "thetas": list(t)} for lev, t in zip(res.levels, res.thetas)],
     }
 
 
@@ -82,10 +83,11 @@ def witness_from_json(w: dict) -> SearchResult:
         check_rule(rule)
         rules[u] = rule
     u_lower = exact(w.get("u_lower"), "u_lower")
-    thetas = w.get("thetas") or []
-    if not isinstance(thetas, list) or not all(isinstance(t, list) for t in thetas):
-        raise InputError("witnesses", "thetas must be a list of integer lists, one per leaf")
-    res = SearchResult(method, gamma, leaves, rules, u_lower, thetas=[tuple(t) for t in thetas])
+    curv = w.get("curvature") or []
+    if not isinstance(curv, list) or not all(isinstance(c, dict) and isinstance(c.get("thetas"), list) for c in curv):
+        raise InputError("witnesses", "curvature must be a list of {level, thetas} objects, one per leaf")
+    res = SearchResult(method, gamma, leaves, rules, u_lower, thetas=[tuple(c["thetas"]) for c in curv],
+                       levels=[c.get("level") for c in curv])
     res.recorded_bounds = bounds
     return res
 
@@ -104,12 +106,6 @@ def check_cover(leaves: list[tuple[fmpq, fmpq]]) -> None:
                              "the leaves do not cover [0, 1/2]")
     if leaves[-1][1] != HALF:
         raise InputError("witnesses", f"leaves must end at u = 1/2, end at {exact_str(leaves[-1][1])}")
-
-
-def split_thetas_checked(prob: Problem, thetas: tuple) -> tuple:
-    """The leaf's theta list after checking it (count and range); InputError names what is wrong."""
-    split_thetas(prob, thetas)
-    return tuple(thetas)
 
 
 # --------------------------------------------------------------------------------------------
@@ -177,10 +173,13 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
                 his[u] = _pb(prob, u, res, cache).J_hi.upper().fmpq()
             return his[u]
 
-        if len(res.thetas) != len(res.leaves):
-            raise InputError("witnesses", f"thetas: {len(res.leaves)} lists expected (one per leaf), got {len(res.thetas)}")
+        if len(res.thetas) != len(res.leaves) or len(res.levels) != len(res.leaves):
+            raise InputError("witnesses", f"curvature: {len(res.leaves)} entries expected (one per leaf), got {len(res.thetas)}")
         for i, (l, r) in enumerate(res.leaves):
-            kap = kappa_neg(prob, l, r, split_thetas_checked(prob, res.thetas[i])).upper().fmpq()
+            if res.levels[i] not in LEVELS:
+                raise InputError("witnesses", f"curvature level of leaf {i} must be one of {tuple(LEVELS)}, got {res.levels[i]!r}")
+            # kappa_neg checks the theta list (count, range) against the level
+            kap = kappa_neg(prob, l, r, tuple(res.thetas[i]), res.levels[i]).upper().fmpq()
             k = interval_key(hi(l), hi(r), kap, l, r)
             keys.append(k)
             rec = getattr(res, "recorded_bounds", None)
@@ -188,7 +187,7 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
                 raise InputError("witnesses", f"leaf {i} [{exact_str(l)}, {exact_str(r)}]: recorded bound "
                                  f"{exact_str(rec[i])} is below the recomputed key {upper_decimal(k, 12)}")
             ev.add(f"leaf[{i}]", ball(k), "(37)",
-                   f"key Q(l, r) >= max J on the leaf [{exact_str(l)}, {exact_str(r)}] (kappa >= max(0, -J'') on the leaf, B.3.2 sharpened)")
+                   f"key Q(l, r) >= max J on the leaf [{exact_str(l)}, {exact_str(r)}] (kappa >= max(0, -J'') on the leaf, B.3.2 sharpened, level {res.levels[i]})")
         pbl = _pb(prob, res.u_lower, res, cache)
         jl = ev.add("J_lower(u*)", pbl.J_lo, "B.3.1", f"J-lower at u* = {exact_str(res.u_lower)}")
         imax = max(range(len(keys)), key=lambda i: keys[i])

@@ -86,6 +86,15 @@ Appendix A.2 (0 <= v, w <= 1; E' below is the tilted expectation E[. h]/F of (43
 
 kappa = min(max(kpos, kneg), kappa2) and kappa_neg = max(0, min(kneg - poslo, kappa)), kappa2 of (45).
 
+5. Cheaper bounds for leaves with slack. Every step above only loosens the bound when a term is
+   dropped or a moment is replaced by a larger one, so these are valid kappa_neg too ("levels"):
+     "full"   the bound above (9 sums (42'), 3 Jensen sums and F_low);
+     "kneg"   max(0, min(kneg, kappa2)) without poslo and without the caps by M02, M12 (5 sums + F_low);
+     "crude"  the same with M13 <= M03 and M22 <= M21 <= M11 (0 <= v, w <= 1):
+              kneg <= Delta^4 alpha ((6 alpha + 4) M03 + 2 alpha M11)            (2 sums + F_low).
+   The search uses "full"; the certificate records, per leaf, the cheapest level whose key (37) stays
+   below the certified upper bound of rho, so the checker pays for sharpness only where it matters.
+
 Rounding: every quantity is an Arb ball containing the exact value of the bound it names. Upper
 bounds use the balls' upper endpoints (rounded up), lower bounds (F_low, m_ij, poslo) their lower
 endpoints (rounded down); the results are exact rationals. Floats only choose theta_k (any theta_k
@@ -194,34 +203,45 @@ def _term_index(prob: Problem):
     return j_, np.asarray(Mx, dtype=float), al - 1 + j_
 
 
-def theta_choice(prob: Problem, l: fmpq, r: fmpq) -> tuple[int, ...]:
-    """The theta_k of (42') for the leaf [l, r], flattened in the order of _UPPER (the certificate's witness)."""
-    return _theta_flat(prob, l, r)
+#: Curvature bounds of increasing cost and sharpness (each one is a valid kappa_neg; see point 5 of the
+#: module docstring) and the pairs (i, j) whose (42') sums each one needs, in witness order.
+LEVELS = {
+    "crude": ((1, 1), (0, 3)),
+    "kneg": ((1, 1), (0, 3), (1, 3), (2, 1), (2, 2)),
+    "full": _UPPER,
+}
+
+
+def theta_choice(prob: Problem, l: fmpq, r: fmpq, level: str = "full") -> tuple[int, ...]:
+    """The theta_k of (42') for the leaf [l, r] and the pairs of ``level``, flattened (the certificate's witness)."""
+    d = _theta_choice_cached(prob, l, r)
+    return tuple(q for ij in LEVELS[level] for q in d[ij])
 
 
 @lru_cache(maxsize=4096)
-def _theta_flat(prob: Problem, l: fmpq, r: fmpq) -> tuple[int, ...]:
-    d = _theta_choice(prob, l, r)
-    return tuple(q for ij in _UPPER for q in d[ij])
+def _theta_choice_cached(prob: Problem, l: fmpq, r: fmpq) -> dict:
+    return _theta_choice(prob, l, r)
 
 
-def theta_count(prob: Problem) -> int:
-    """Number of theta_k in a leaf's witness: sum over (i, j) of _UPPER of alpha - i + 1."""
-    return sum(prob.alpha - i + 1 for i, _ in _UPPER)
+def theta_count(prob: Problem, level: str = "full") -> int:
+    """Number of theta_k in a leaf's witness at ``level``: sum over its pairs (i, j) of alpha - i + 1."""
+    return sum(prob.alpha - i + 1 for i, _ in LEVELS[level])
 
 
-def split_thetas(prob: Problem, thetas) -> dict[tuple[int, int], list[int]]:
+def split_thetas(prob: Problem, thetas, level: str = "full") -> dict[tuple[int, int], list[int]]:
     """Check a witness's theta list (integers in [0, 2^THETA_BITS], the right count) and split it by (i, j)."""
     from ..balls import InputError
 
-    if not isinstance(thetas, (list, tuple)) or len(thetas) != theta_count(prob):
-        raise InputError("witnesses", f"a leaf's theta list must hold {theta_count(prob)} integers")
+    if level not in LEVELS:
+        raise InputError("witnesses", f"curvature level must be one of {tuple(LEVELS)}, got {level!r}")
+    if not isinstance(thetas, (list, tuple)) or len(thetas) != theta_count(prob, level):
+        raise InputError("witnesses", f"a leaf's theta list must hold {theta_count(prob, level)} integers at level {level}")
     one = 1 << THETA_BITS
-    for q in thetas:
-        if not isinstance(q, int) or isinstance(q, bool) or not 0 <= q <= one:
-            raise InputError("witnesses", f"theta numerators must be integers in [0, 2^{THETA_BITS}], got {q!r}")
+    if not all(type(q) is int for q in thetas) or not 0 <= min(thetas) <= max(thetas) <= one:
+        bad = next(q for q in thetas if type(q) is not int or not 0 <= q <= one)
+        raise InputError("witnesses", f"theta numerators must be integers in [0, 2^{THETA_BITS}], got {bad!r}")
     out, pos = {}, 0
-    for (i, j) in _UPPER:
+    for (i, j) in LEVELS[level]:
         out[i, j] = list(thetas[pos:pos + prob.alpha - i + 1])
         pos += prob.alpha - i + 1
     return out
@@ -288,18 +308,26 @@ class _KConsts:
         c = consts(prob)
         al = prob.alpha
         self.D2 = c.D2
+        self.alpha = al
         self.lq, self.lp = c.q.log(), c.p.log()
-        # theta-free part of the log of the k-th term of (42'):
-        # log C(alpha-i, k) + (alpha-i-k) log q + (m+j) log p + Delta^2 m(m-1)/2 - n log q
-        self.base = {}
-        for (i, j) in _UPPER:
-            n = al - 1 + j
-            self.base[i, j] = [arb(math.comb(al - i, k)).log() + (al - i - k - n) * self.lq
-                               + (i + k + j) * self.lp + self.D2 * ((i + k) * (i + k - 1)) / 2
-                               for k in range(al - i + 1)]
+        self.half_D2_mm1 = [self.D2 * (m * (m - 1)) / 2 for m in range(al + 1)]   # Delta^2 m(m-1)/2
+        self.comb = {i: [math.comb(al - i, k) for k in range(al - i + 1)] for i in range(3)}
+        self._base: dict[tuple[int, int], list[arb]] = {}
         self.f0_terms = c.f0_terms
         self.p, self.q = c.p, c.q
         self.theta_part: dict[int, arb] = {}
+
+
+    def base(self, i: int, j: int) -> list[arb]:
+        """theta-free part of the log of the k-th term of (42') without log C(alpha-i, k) (the sums multiply
+        by the exact binomial instead): (alpha-i-k-n) log q + (m+j) log p + Delta^2 m(m-1)/2, m = i + k."""
+        b = self._base.get((i, j))
+        if b is None:
+            al, n = self.alpha, self.alpha - 1 + j
+            b = [(al - i - k - n) * self.lq + (i + k + j) * self.lp + self.half_D2_mm1[i + k]
+                 for k in range(al - i + 1)]
+            self._base[i, j] = b
+        return b
 
 
 @lru_cache(maxsize=256)
@@ -338,22 +366,26 @@ def N_bound(prob: Problem, i: int, j: int, l: fmpq, r: fmpq, qs: list[int] | Non
     al = prob.alpha
     n = al - 1 + j
     if qs is None:
-        qs = _theta_choice(prob, l, r)[i, j]
+        qs = _theta_choice_cached(prob, l, r)[i, j]
     B = THETA_BITS
     one = 1 << B
-    base = kc.base[i, j]
-    D2l, D2r = kc.D2 * ball(l), kc.D2 * ball(r)
+    base = kc.base(i, j)
+    comb = kc.comb[i]
+    scale = arb((1, -2 * B))                      # exact 2^(-2B)
+    D2l, D2r = kc.D2 * ball(l) * scale, kc.D2 * ball(r) * scale
+    cache = kc.theta_part
     total = arb(0)
     for k, q in enumerate(qs):
         # s = j - n theta = S / 2^B;  s(s + m - 1) = S (S + (m-1) 2^B) / 2^(2B), m = i + k
         S = j * one - n * q
         cnum = S * (S + (i + k - 1) * one)
-        e = base[k] + _theta_part(kc, n, q)
+        g = cache.get(q)
+        e = base[k] + (n * g if g is not None else _theta_part(kc, n, q))
         if cnum > 0:
-            e = e + D2r * arb((cnum, -2 * B))
+            e += D2r * cnum
         elif cnum < 0:
-            e = e + D2l * arb((cnum, -2 * B))
-        total = total + e.exp()
+            e += D2l * cnum
+        total += comb[k] * e.exp()
     return total
 
 
@@ -379,12 +411,13 @@ def N_lower(prob: Problem, i: int, j: int, l: fmpq, r: fmpq) -> arb:
     n = al - 1 + j
     D2 = kc.D2
     D2l, D2r = D2 * ball(l), D2 * ball(r)
-    base = kc.base[i, j]   # carries -n log q: add it back, the Jensen factor is (q + p e^(...))^(-n)
+    base = kc.base(i, j)   # carries -n log q: add it back, the Jensen factor is (q + p e^(...))^(-n)
+    comb = kc.comb[i]
     total = arb(0)
     for k in range(al - i + 1):
         m = i + k
         e = base[k] + n * kc.lq + D2l * (j * (j + m - 1))
-        total = total + e.exp() * (kc.q + kc.p * (D2r * (2 * j + m)).exp()) ** (-n)
+        total += comb[k] * e.exp() * (kc.q + kc.p * (D2r * (2 * j + m)).exp()) ** (-n)
     return total
 
 
@@ -397,7 +430,7 @@ def moment_bounds(prob: Problem, l: fmpq, r: fmpq, lower: bool = False, thetas=N
     Fl = arb(F_low(prob, r).lower())
     one = arb(1)
     M = {}
-    qs = split_thetas(prob, thetas) if thetas is not None else _theta_choice(prob, l, r)
+    qs = split_thetas(prob, thetas) if thetas is not None else _theta_choice_cached(prob, l, r)
     for (i, j) in _PAIRS:
         M[i, j] = arb((N_bound(prob, i, j, l, r, qs[i, j]) / Fl).upper()).min(one)
     # 0 <= v, w <= 1: M_ij <= M_i'j' for i' <= i, j' <= j
@@ -435,8 +468,8 @@ def _kappa_pair(prob: Problem, l: fmpq, r: fmpq, prec: int, thetas: tuple | None
             return k2, k2   # (45) alone is always valid
         two = max(kpos.upper().fmpq(), kneg.upper().fmpq())
         two = min(two, k2)
-        # -J'' <= kneg - poslo: the upper endpoint of the ball kneg - poslo (rounded up), at least 0
-        neg = max(fmpq(0), min((kneg - poslo).upper().fmpq(), two))
+        # -J'' <= kneg - poslo <= kneg: the smaller upper endpoint (rounded up), at least 0
+        neg = max(fmpq(0), min((kneg - poslo).upper().fmpq(), kneg.upper().fmpq(), two))
     return two, neg
 
 
@@ -447,16 +480,44 @@ def kappa(prob: Problem, l: fmpq, r: fmpq) -> arb:
     return arb(_kappa_pair(prob, l, r, ctx.prec)[0])
 
 
-def kappa_neg(prob: Problem, l: fmpq, r: fmpq, thetas: tuple | None = None) -> arb:
-    """kappa_neg(l, r) >= max_{u in [l, r]} max(0, -J''(u)): what the key (37) needs (see (*)); <= kappa.
+def kappa_neg(prob: Problem, l: fmpq, r: fmpq, thetas: tuple | None = None, level: str = "full") -> arb:
+    """kappa_neg(l, r) >= max_{u in [l, r]} max(0, -J''(u)): what the key (37) needs (see (*)); <= kappa at level "full".
 
-    ``thetas``: the theta_k of (42') as recorded in a certificate (any values in [0, 1] are valid);
-    by default they are chosen by floats (:func:`theta_choice`)."""
+    ``level`` picks one of the bounds of point 5 of the module docstring ("full" is the sharpest).
+    ``thetas``: the theta_k of (42') for the level's pairs, as recorded in a certificate (any values in [0, 1]
+    are valid); by default they are chosen by floats (:func:`theta_choice`)."""
     if not (0 <= l < r <= fmpq(1, 2)):
         raise ValueError(f"leaf [{l}, {r}] must satisfy 0 <= l < r <= 1/2")
     if thetas is None:
-        thetas = _theta_flat(prob, l, r)
-    return arb(_kappa_pair(prob, l, r, ctx.prec, tuple(thetas))[1])
+        thetas = theta_choice(prob, l, r, level)
+    if level == "full":
+        return arb(_kappa_pair(prob, l, r, ctx.prec, tuple(thetas))[1])
+    return arb(_kappa_neg_light(prob, l, r, ctx.prec, tuple(thetas), level))
+
+
+@lru_cache(maxsize=16384)
+def _kappa_neg_light(prob: Problem, l: fmpq, r: fmpq, prec: int, thetas: tuple, level: str) -> fmpq:
+    """kneg of point 3 with fewer (42') sums (point 5): "kneg" drops the caps by M02, M12 and poslo;
+    "crude" also bounds M13 by M03 and M22, M21 by M11."""
+    al = prob.alpha
+    qs = split_thetas(prob, thetas, level)
+    with ctx.workprec(min(prec, KAPPA_PREC)):
+        Fl = arb(F_low(prob, r).lower())
+        one = arb(1)
+        M = {ij: arb((N_bound(prob, ij[0], ij[1], l, r, qs[ij]) / Fl).upper()).min(one) for ij in qs}
+        if level == "crude":
+            M[1, 3] = M[0, 3]
+            M[2, 1] = M[2, 2] = M[1, 1]
+        else:
+            M[1, 3] = M[1, 3].min(M[0, 3])
+            M[2, 1] = M[2, 1].min(M[1, 1])
+            M[2, 2] = M[2, 2].min(M[2, 1])
+        D2 = consts(prob).D2
+        kneg = D2 * D2 * al * (2 * al * M[1, 3] + al * M[2, 2] + 4 * (al + 1) * M[0, 3] + (al - 1) * M[2, 1] + M[1, 1])
+        k2 = kappa2(prob).upper().fmpq()
+        if not kneg.is_finite():
+            return k2
+        return max(fmpq(0), min(kneg.upper().fmpq(), k2))
 
 
 def interval_key(A_hi: fmpq, B_hi: fmpq, kap: fmpq, l: fmpq, r: fmpq) -> fmpq:

@@ -49,6 +49,8 @@ class SearchResult:
     stats: dict = field(default_factory=dict)
     #: per leaf, the theta_k of (42') used by its curvature bound (branch-and-bound only; recorded in the witness)
     thetas: list = field(default_factory=list)
+    #: per leaf, the curvature level (:data:`certify.dpsgd.curvature.LEVELS`) of its bound
+    levels: list = field(default_factory=list)
     #: point bounds computed by the search (in-process only; never serialised, never trusted by the checker)
     point_bounds: dict = field(default_factory=dict, repr=False)
 
@@ -192,13 +194,68 @@ def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = T
     # the search ended with, if larger); fewer leaves make the certificate and its check cheaper
     target = upper if upper > ev.B + gamma else ev.B + gamma
     merged = _coarsen(ev, leaves, target)
+    R = max(ev.key(l, r) for l, r in merged)   # the certified upper bound of rho
     res = SearchResult("branch-and-bound", gamma, merged, {}, ev.u_best, len(ev.points), n_before)
-    used = {ev.u_best} | {l for l, _ in merged} | {r for _, r in merged}
-    res.rules = {u: ev.rules[u] for u in used if u != 0}
-    res.thetas = [theta_choice(prob, l, r) for l, r in merged]
+    res.rules, pbs = _economical_rules(ev, merged, R)
+    hi = {u: pb.J_hi.upper().fmpq() for u, pb in pbs.items()}
+    res.levels = [_cheapest_level(ev, l, r, hi[l], hi[r], R) for l, r in merged]
+    res.thetas = [theta_choice(prob, l, r, lev) for (l, r), lev in zip(merged, res.levels)]
     res.stats = {"iterations": iters, "converged": bool(upper - ev.B <= gamma)}
-    res.point_bounds = ev.points
+    res.point_bounds = pbs
     return res
+
+
+# --------------------------------------------------------------------------------------------
+# An economical certificate: the checker pays for precision only where the bound needs it
+# --------------------------------------------------------------------------------------------
+def _bits_for_budget(prob: Problem, budget: fmpq) -> int:
+    """Rule tolerance 2^-bits (on F) that moves J-upper by at most ~budget/2: 2^-bits <= (alpha-1) budget / 4."""
+    t = (prob.alpha - 1) * budget / 4
+    bits, x = 0, fmpq(1)
+    while x > t and bits < 4096:
+        x /= 2
+        bits += 1
+    return max(8, bits)
+
+
+def _economical_rules(ev: _Evaluator, leaves: list[tuple[fmpq, fmpq]], R: fmpq):
+    """Per point, the cheapest rule found that keeps every leaf key <= R: half of each leaf's slack R - key
+    goes to each endpoint (keys are 1-Lipschitz in each endpoint's J-upper, see interval_key). The point of
+    the lower bound keeps its tight rule. Returns (rules for u > 0, point bounds for every point used)."""
+    budget: dict[fmpq, fmpq] = {}
+    for l, r in leaves:
+        slack = (R - ev.key(l, r)) / 2
+        for u in (l, r):
+            budget[u] = min(budget.get(u, slack), slack)
+    rules, pbs = {}, {}
+    for u in sorted(set(budget) | {ev.u_best}):
+        pb = ev(u)
+        if u == 0:
+            pbs[u] = pb
+            continue
+        rule = ev.rules[u]
+        d = budget.get(u, fmpq(0))
+        if u != ev.u_best and d > 0:
+            bits = _bits_for_budget(ev.prob, d)
+            if bits < ev.bits:
+                try:
+                    r2 = choose_rule(ev.prob, u, bits)
+                    pb2 = point_bounds(ev.prob, u, r2)
+                    if r2.nodes < rule.nodes and pb2.J_hi.upper().fmpq() <= pb.J_hi.upper().fmpq() + d:
+                        rule, pb = r2, pb2
+                except UndecidedError:
+                    pass
+        rules[u], pbs[u] = rule, pb
+    return rules, pbs
+
+
+def _cheapest_level(ev: _Evaluator, l: fmpq, r: fmpq, hl: fmpq, hr: fmpq, upper: fmpq) -> str:
+    """The cheapest curvature level (point 5 of :mod:`certify.dpsgd.curvature`) whose key stays <= upper."""
+    for level in ("crude", "kneg"):
+        kap = kappa_neg(ev.prob, l, r, level=level).upper().fmpq()
+        if interval_key(hl, hr, kap, l, r) <= upper:
+            return level
+    return "full"
 
 
 def _coarsen(ev: _Evaluator, leaves: list[tuple[fmpq, fmpq]], upper: fmpq) -> list[tuple[fmpq, fmpq]]:
