@@ -13,10 +13,14 @@
   heap is a *leaf* whose key bounds J on it, so rho <= max over leaves of the key (rounded up) and
   rho >= B (rounded down). The leaves are then coarsened: adjacent leaves are merged while the key
   of the merged interval stays below the final upper bound (no new point evaluations; this keeps the
-  certificate, and the checker's work, small).
+  certificate, and the checker's work, small). Finally the certificate is made economical: each
+  leaf's slack (the certified upper bound minus its key) pays for coarser trapezoidal rules at its
+  endpoints and for the cheapest curvature level (point 5 of :mod:`certify.dpsgd.curvature`) that keeps
+  its key below the certified bound, so the certified rho does not move.
 
-The witness (:class:`SearchResult`) lists the leaves, for each leaf endpoint its quadrature window
-and tolerance, and the point giving the lower bound; the checker re-evaluates exactly those.
+The witness (:class:`SearchResult`) lists the leaves, for each leaf endpoint its trapezoidal rule, for
+each leaf its curvature level and theta_k, and the point giving the lower bound; the checker
+re-evaluates exactly those and chooses nothing.
 """
 from __future__ import annotations
 
