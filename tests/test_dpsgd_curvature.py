@@ -170,13 +170,13 @@ def test_kappa_bounds_reference_Jpp(prob):
             kap = C.kappa(prob, l, r).upper().fmpq()
             kneg = C.kappa_neg(prob, l, r).upper().fmpq()
             # the cheaper levels of point 5 (what certificates use on leaves with slack): never sharper
-            lev = {level: C.kappa_neg(prob, l, r, level=level).upper().fmpq() for level in ("kneg", "crude")}
-            assert kneg <= kap and kneg <= lev["kneg"] <= lev["crude"]
+            lev = {level: C.kappa_neg(prob, l, r, level=level).upper().fmpq() for level in ("convex", "kneg", "crude")}
+            assert kneg <= kap and lev["convex"] <= lev["kneg"] <= lev["crude"]
             amax = max(abs(ref[u]) for u in us)
             for u in us:
                 assert _mpf(kap) >= abs(ref[u]) * (1 - margin), \
                     f"kappa({l}, {r}) = {float(kap):.6g} < |J''({u})| = {float(abs(ref[u])):.6g}"
-                for name, k in (("full", kneg), ("kneg", lev["kneg"]), ("crude", lev["crude"])):
+                for name, k in (("full", kneg), ("convex", lev["convex"]), ("kneg", lev["kneg"]), ("crude", lev["crude"])):
                     assert _mpf(k) >= -ref[u] * (1 - margin), \
                         f"kappa_neg({l}, {r}) at level {name} = {float(k):.6g} < -J''({u}) = {float(-ref[u]):.6g}"
             w = r - l

@@ -89,6 +89,8 @@ kappa = min(max(kpos, kneg), kappa2) and kappa_neg = max(0, min(kneg - poslo, ka
 5. Cheaper bounds for leaves with slack. Every step above only loosens the bound when a term is
    dropped or a moment is replaced by a larger one, so these are valid kappa_neg too ("levels"):
      "full"   the bound above (9 sums (42'), 3 Jensen sums and F_low);
+     "convex" the same without the caps by M02, M12 (and without M04, which only kappa needs):
+              6 sums (42'), 3 Jensen sums and F_low;
      "kneg"   max(0, min(kneg, kappa2)) without poslo and without the caps by M02, M12 (5 sums + F_low);
      "crude"  the same with M13 <= M03 and M22 <= M21 <= M11 (0 <= v, w <= 1):
               kneg <= Delta^4 alpha ((6 alpha + 4) M03 + 2 alpha M11)            (2 sums + F_low).
@@ -208,6 +210,7 @@ def _term_index(prob: Problem):
 LEVELS = {
     "crude": ((1, 1), (0, 3)),
     "kneg": ((1, 1), (0, 3), (1, 3), (2, 1), (2, 2)),
+    "convex": ((1, 1), (0, 3), (1, 3), (2, 1), (2, 2), (0, 0)),
     "full": _UPPER,
 }
 
@@ -394,8 +397,11 @@ def _F_low(prob: Problem, r: fmpq, prec: int) -> arb:
     kc = _kconsts(prob, prec)
     al = prob.alpha
     tot = arb(0)
+    x = (kc.D2 * ball(r)).exp()     # e^(Delta^2 r); e^(k Delta^2 r) = x^k
+    xk = arb(1)
     for k in range(al + 1):
-        tot = tot + kc.f0_terms[k] * (kc.q + kc.p * (kc.D2 * (k * ball(r))).exp()) ** (1 - al)
+        tot += kc.f0_terms[k] * (kc.q + kc.p * xk) ** (1 - al)
+        xk *= x
     return tot.max(arb(1))
 
 
@@ -497,8 +503,8 @@ def kappa_neg(prob: Problem, l: fmpq, r: fmpq, thetas: tuple | None = None, leve
 
 @lru_cache(maxsize=16384)
 def _kappa_neg_light(prob: Problem, l: fmpq, r: fmpq, prec: int, thetas: tuple, level: str) -> fmpq:
-    """kneg of point 3 with fewer (42') sums (point 5): "kneg" drops the caps by M02, M12 and poslo;
-    "crude" also bounds M13 by M03 and M22, M21 by M11."""
+    """kneg of point 3 with fewer (42') sums (point 5): "convex" drops the caps by M02, M12 (and M04, which
+    only kappa needs); "kneg" also drops poslo; "crude" also bounds M13 by M03 and M22, M21 by M11."""
     al = prob.alpha
     qs = split_thetas(prob, thetas, level)
     with ctx.workprec(min(prec, KAPPA_PREC)):
@@ -513,11 +519,20 @@ def _kappa_neg_light(prob: Problem, l: fmpq, r: fmpq, prec: int, thetas: tuple, 
             M[2, 1] = M[2, 1].min(M[1, 1])
             M[2, 2] = M[2, 2].min(M[2, 1])
         D2 = consts(prob).D2
-        kneg = D2 * D2 * al * (2 * al * M[1, 3] + al * M[2, 2] + 4 * (al + 1) * M[0, 3] + (al - 1) * M[2, 1] + M[1, 1])
+        D4a = D2 * D2 * al
+        kneg = D4a * (2 * al * M[1, 3] + al * M[2, 2] + 4 * (al + 1) * M[0, 3] + (al - 1) * M[2, 1] + M[1, 1])
         k2 = kappa2(prob).upper().fmpq()
         if not kneg.is_finite():
             return k2
-        return max(fmpq(0), min(kneg.upper().fmpq(), k2))
+        best = min(kneg.upper().fmpq(), k2)
+        if level == "convex":
+            # point 4 with the upper bound of F from the pair (0, 0): subtract poslo
+            Fu = arb(N_bound(prob, 0, 0, l, r, qs[0, 0]).upper())
+            Ml = {ij: arb((N_lower(prob, ij[0], ij[1], l, r) / Fu).lower()).max(arb(0)) for ij in _LOWER}
+            poslo = D4a * ((3 * al + 2) * Ml[0, 4] + 5 * al * Ml[1, 2] + 2 * Ml[0, 2])
+            if poslo.is_finite():
+                best = min(best, (kneg - poslo).upper().fmpq())
+        return max(fmpq(0), best)
 
 
 def interval_key(A_hi: fmpq, B_hi: fmpq, kap: fmpq, l: fmpq, r: fmpq) -> fmpq:

@@ -255,7 +255,7 @@ def _economical_rules(ev: _Evaluator, leaves: list[tuple[fmpq, fmpq]], R: fmpq):
 
 def _cheapest_level(ev: _Evaluator, l: fmpq, r: fmpq, hl: fmpq, hr: fmpq, upper: fmpq) -> str:
     """The cheapest curvature level (point 5 of :mod:`certify.dpsgd.curvature`) whose key stays <= upper."""
-    for level in ("crude", "kneg"):
+    for level in ("crude", "kneg", "convex"):
         kap = kappa_neg(ev.prob, l, r, level=level).upper().fmpq()
         if interval_key(hl, hr, kap, l, r) <= upper:
             return level
