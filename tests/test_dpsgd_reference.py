@@ -120,17 +120,18 @@ def _mp_trapezoid(alpha, p, sigma, u, h, jmax=400):
     (20, fmpq(1, 200), fmpq(3), fmpq(1, 64), fmpq(2), fmpq(4)),
 ])
 def test_trapezoid_discretisation_bound_is_sound(alpha, p, sigma, u, h, strip):
-    """|T_h - F(u)| <= E_disc for coarse steps h, where the error is large enough to see: T_h by mpmath
-    (50 digits, the whole grid), F(u) by the independent reference, E_disc by the certified bound."""
+    """|T_h - F(u)| <= E_disc and <= eps F(u) for coarse steps h, where the error is large enough to see:
+    T_h by mpmath (50 digits, the whole grid), F(u) by the independent reference, E_disc, eps certified."""
     from certify.dpsgd.mixture import _integrand
 
     prob = Problem(alpha, p, sigma)
     with ctx.workprec(128):
-        disc = _integrand(prob, u, 128).discretisation_bound(h, strip)
+        disc, eps = _integrand(prob, u, 128).discretisation_bound(h, strip)
     F_ref = mp.exp((alpha - 1) * J_reference(alpha, _mpf(p), _mpf(sigma), _mpf(u)))
     err = abs(_mp_trapezoid(alpha, _mpf(p), _mpf(sigma), _mpf(u), _mpf(h)) - F_ref)
     bound = _mpf(disc.upper().fmpq())
-    assert err <= bound, (err, bound)
+    assert err <= bound, (err, bound)                                   # absolute form
+    assert err <= _mpf(eps.upper().fmpq()) * F_ref, (err, eps)          # relative form
     assert err > mp.mpf(10) ** -40  # the step is coarse enough that the test can fail
 
 
@@ -160,3 +161,57 @@ def test_bad_rules_are_refused():
                 Rule(good.a, good.b, fmpq(0), good.strip)):             # no step
         with pytest.raises(InputError):
             point_bounds(prob, u, bad)
+
+
+def J_reference_far(alpha: int, p: mp.mpf, sigma: mp.mpf, u: mp.mpf) -> mp.mpf:
+    """The same expansion as J_reference, each expectation integrated around the mode of its (log-concave)
+    integrand, found by bisection: for extreme parameters the mass sits far from N = 0, where fixed
+    break points miss it. Terms below e^-200 of the largest (Laplace estimate) are skipped."""
+    D2 = (2 / sigma) ** 2
+    beta = mp.sqrt(2 * u * D2)
+    logit = mp.log(p) - mp.log(1 - p)
+
+    def log_g(N, m):
+        return -N * N / 2 + (1 - alpha) * mp.log(1 - p + p * mp.exp(beta * N + m))
+
+    def mode(m):   # g'(N) = -N - (alpha-1) beta sigmoid(beta N + m + logit), decreasing in N
+        lo, hi = -(alpha - 1) * beta - 1, mp.mpf(1)
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            if -mid - (alpha - 1) * beta / (1 + mp.exp(-(beta * mid + m + logit))) > 0:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2
+
+    terms = []
+    for j in range(alpha + 1):
+        lc = mp.log(mp.binomial(alpha, j)) + (alpha - j) * mp.log(1 - p) + j * mp.log(p) + j * (j - 1) * D2 / 2
+        m = (j - 1) * u * D2
+        N0 = mode(m)
+        terms.append((lc, m, N0, lc + log_g(N0, m)))
+    top = max(t[3] for t in terms)
+    total = mp.mpf(0)
+    for lc, m, N0, est in terms:
+        if est < top - 200:
+            continue
+        g0 = log_g(N0, m)
+        val = mp.quad(lambda N: mp.exp(log_g(N, m) - g0), [N0 + d for d in (-40, -20, -10, -5, -2, 0, 2, 5, 10, 20, 40)])
+        total += val * mp.exp(lc + g0) / mp.sqrt(2 * mp.pi)
+    return mp.log(total) / (alpha - 1)
+
+
+@pytest.mark.parametrize("alpha,p,sigma,u", [
+    (64, fmpq(9, 10), fmpq(1, 2), fmpq(1, 2)),       # F(0)/F(u) ~ 1e3434: the absolute form alone is vacuous
+    (64, fmpq(1, 1000), fmpq(1), fmpq(1, 4)),
+    (8, 1 - fmpq(1, 10 ** 20), fmpq(2), fmpq(1, 2)),  # p has no float (1 - 1e-20 rounds to 1)
+])
+def test_point_bounds_tight_where_F0_dwarfs_F(alpha, p, sigma, u):
+    """The relative discretisation bound keeps the point bound tight (and sound) in extreme regimes."""
+    prob = Problem(alpha, p, sigma)
+    with ctx.workprec(128):
+        pb = point_bounds(prob, u, choose_rule(prob, u, 40))
+    ref = J_reference_far(alpha, _mpf(p), _mpf(sigma), _mpf(u))
+    lo, hi = _mpf(pb.J_lo.lower().fmpq()), _mpf(pb.J_hi.upper().fmpq())
+    assert lo <= ref <= hi
+    assert hi - lo <= abs(ref) * mp.mpf(10) ** -10

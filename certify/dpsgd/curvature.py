@@ -109,7 +109,7 @@ import math
 from functools import lru_cache
 
 from ..balls import arb, ball, ctx, fmpq
-from .mixture import consts
+from .mixture import consts, log_p_float
 from .problem import Problem
 
 # (i, j) pairs of M_ij needed by kpos and kneg (and by (39), (40))
@@ -264,10 +264,10 @@ def _theta_choice(prob: Problem, l: fmpq, r: fmpq) -> dict[tuple[int, int], list
     import numpy as np
 
     al = prob.alpha
-    p = int(prob.p.p) / int(prob.p.q)
+    lp, lq = log_p_float(prob)
     D2 = (2.0 * int(prob.sigma.q) / int(prob.sigma.p)) ** 2
     j_, m, n = _term_index(prob)
-    lgp = math.log(p) - math.log1p(-p)
+    lgp = lp - lq
     lf, rf = float(l), float(r)
     scale = float(2 ** THETA_BITS)
     # Newton on g(t) = t - lgp - a(2j + m - 1 - 2n sigmoid(t)) (increasing in t), for the three u at once
@@ -284,9 +284,9 @@ def _theta_choice(prob: Problem, l: fmpq, r: fmpq) -> dict[tuple[int, int], list
         th = np.round(scale / (1.0 + np.exp(-t))) / scale
     cands = np.concatenate([np.zeros((1, len(m))), np.ones((1, len(m))), th])
     with np.errstate(divide="ignore", invalid="ignore"):
-        e1 = np.where(cands < 1, n * (1 - cands) * (np.log1p(-np.minimum(cands, 0.75)) - math.log1p(-p)), 0.0)
-        e1 = np.where((cands < 1) & (cands > 0.75), n * (1 - cands) * (np.log(np.maximum(1 - cands, 1e-300)) - math.log1p(-p)), e1)
-        e0 = np.where(cands > 0, n * cands * (np.log(np.maximum(cands, 1e-300)) - math.log(p)), 0.0)
+        e1 = np.where(cands < 1, n * (1 - cands) * (np.log1p(-np.minimum(cands, 0.75)) - lq), 0.0)
+        e1 = np.where((cands < 1) & (cands > 0.75), n * (1 - cands) * (np.log(np.maximum(1 - cands, 1e-300)) - lq), e1)
+        e0 = np.where(cands > 0, n * cands * (np.log(np.maximum(cands, 1e-300)) - lp), 0.0)
     s = j_ - n * cands
     c = D2 * s * (s + m - 1)
     vals = e1 + e0 + np.maximum(lf * c, rf * c)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from .problem import ALPHA_MAX, ALPHA_MIN, Problem
-from .mixture import log_integrand_float
+from .mixture import log_integrand_float, log_p_float
 
 
 def _f(q) -> float:
@@ -19,9 +19,8 @@ def _f(q) -> float:
 
 def J0_float(prob: Problem) -> float:
     al = prob.alpha
-    p = _f(prob.p)
+    lp, lq = log_p_float(prob)
     D2 = (2 / _f(prob.sigma)) ** 2
-    lq, lp = math.log1p(-p), math.log(p)
     terms = [math.lgamma(al + 1) - math.lgamma(k + 1) - math.lgamma(al - k + 1) + (al - k) * lq + k * lp
              + D2 * k * (k - 1) / 2 for k in range(al + 1)]
     m = max(terms)

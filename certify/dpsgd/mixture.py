@@ -30,6 +30,13 @@ has a closed-form rigorous bound here (no adaptive quadrature, no complex-ball e
 
   Decay in the strip holds because phi(x) e^(alpha beta |x|/2) -> 0.
 
+  A relative form (suggested by a review): |a + b e^(i t)|^2 - cos^2(t/2)(a + b)^2 = (1 - cos t)(a - b)^2/2 >= 0
+  for a, b >= 0, so |D(x+iy)| >= cos(beta y/2) D(x) >= cos(beta c/2) D(x) and int |f(x+iy)| dx <=
+  e^(c^2/2) cos(beta c/2)^(1-alpha) F(u). Hence |T_h - F| <= eps F with
+  eps = 2 e^(c^2/2) cos(beta c/2)^(1-alpha) / (e^(2 pi c/h) - 1), i.e. T_h/(1+eps) <= F <= T_h/(1-eps) (eps < 1).
+  It avoids the factor (1-p)^(1-alpha) F(0)/F(u) of M, which is huge where F(0) >> F(u); both are used
+  and the sharper one wins.
+
   Truncation of the sum. Only the nodes a <= jh <= b are evaluated (a <= 0 <= b on the grid); f > 0 on R,
   so the finite sum S is a lower bound of T_h, and the nodes outside are bounded by integrals of
   monotone majorants (h g(v_j) <= int of g over the neighbouring step):
@@ -43,8 +50,8 @@ has a closed-form rigorous bound here (no adaptive quadrature, no complex-ball e
                          <= (1-p)^(1-alpha) F(0) Q(b - alpha beta/2). The smaller one is used.
     Q(x) = Phi(-x) is bounded above by Mills' ratio phi(x)/x (x > 0) or 1/2 (x >= 0).
 
-  Hence F_lower = h S - E_disc (rounded down, and at least 1 since a Rényi divergence is >= 0) and
-  F_upper = h S + tails + E_disc (rounded up). J = log(F)/(alpha - 1) is monotone, so the bounds carry over.
+  Hence F_lower = max(h S - E_disc, h S/(1+eps)) (rounded down, and at least 1 since a Rényi divergence
+  is >= 0) and F_upper = min(h S + tails + E_disc, (h S + tails)/(1-eps)) (rounded up). J = log(F)/(alpha - 1) is monotone, so the bounds carry over.
 
 Why: f is analytic in a strip around R (its only singularities are the poles above) and decays like a
 Gaussian, so the trapezoidal rule converges geometrically in 1/h with the explicit constant above. At
@@ -227,8 +234,10 @@ class _Integrand:
             right = right.min(c.q_pow_1ma * c.F0 * Q_upper(shift))
         return left + right
 
-    def discretisation_bound(self, h: fmpq, strip: fmpq) -> arb:
-        """E_disc = 2M/(e^(2 pi c/h) - 1), M = e^(c^2/2) ((1-p) s)^(1-alpha) F(0), s = sin(max(beta c, pi/2)) (module docstring)."""
+    def discretisation_bound(self, h: fmpq, strip: fmpq) -> tuple[arb, arb]:
+        """(E_disc, eps): |T_h - F| <= E_disc = 2M/(e^(2 pi c/h) - 1) with M = e^(c^2/2) ((1-p) s)^(1-alpha) F(0),
+        s = sin(max(beta c, pi/2)); and |T_h - F| <= eps F with eps = 2 e^(c^2/2) cos(beta c/2)^(1-alpha)/(e^(2 pi c/h) - 1)
+        (module docstring). Upper bounds (balls; use the upper endpoints)."""
         c = ball(strip)
         bc = self.beta * c
         pi = arb.pi()
@@ -240,8 +249,13 @@ class _Integrand:
         s = arb(bc.max(pi / 2).sin().lower()).min(arb(1))
         if not s > 0:
             raise UndecidedError("sin(beta * strip) > 0 is undecided at this precision")
-        M = (c * c / 2).exp() * (self.q * s) ** (1 - self.alpha) * self.c.F0
-        return 2 * M / ((2 * pi * c / ball(h)).exp() - 1)
+        denom = (2 * pi * c / ball(h)).exp() - 1
+        gauss = (c * c / 2).exp()
+        M = gauss * (self.q * s) ** (1 - self.alpha) * self.c.F0
+        # |D(x+iy)| >= cos(beta y/2) D(x) >= cos(beta c/2) D(x): relative to F itself
+        cs = arb((bc / 2).cos().lower())
+        eps = 2 * gauss * cs ** (1 - self.alpha) / denom if cs > 0 else arb("inf")
+        return 2 * M / denom, eps
 
 
 @lru_cache(maxsize=4096)
@@ -252,15 +266,22 @@ def _integrand(prob: Problem, u: fmpq, prec: int) -> _Integrand:
 # --------------------------------------------------------------------------------------------
 # Window choice (floats: choosing only, never certifying)
 # --------------------------------------------------------------------------------------------
+def log_p_float(prob: Problem) -> tuple[float, float]:
+    """(log p, log(1-p)) in floats from the exact rational (choosing only; no float of p itself is needed,
+    so p within 1e-16 of 1 or below 1e-308 works)."""
+    pn, pd = int(prob.p.p), int(prob.p.q)
+    return math.log(pn) - math.log(pd), math.log(pd - pn) - math.log(pd)
+
+
 def _log_coefs_float(prob: Problem, u: float) -> tuple[list[float], float, float, float]:
+    """(log coef_k, beta, log p, log(1-p)) in floats (choosing only)."""
     al = prob.alpha
-    p = float(prob.p.p) / float(prob.p.q)
-    D2 = (2.0 * float(prob.sigma.q) / float(prob.sigma.p)) ** 2
+    lp, lq = log_p_float(prob)
+    D2 = math.exp(2 * (math.log(2 * int(prob.sigma.q)) - math.log(int(prob.sigma.p))))
     beta2 = 2.0 * u * D2
-    lq, lp = math.log1p(-p), math.log(p)
     lc = [math.lgamma(al + 1) - math.lgamma(k + 1) - math.lgamma(al - k + 1) + (al - k) * lq + k * lp
           + D2 * k * (k - 1) / 2 - beta2 * k * k / 8 for k in range(al + 1)]
-    return lc, math.sqrt(beta2), p, lq
+    return lc, math.sqrt(beta2), lp, lq
 
 
 def _lse0(x):
@@ -275,11 +296,11 @@ def log_integrand_float(prob: Problem, u: float, vs):
     """Float log of the summed integrand of (35) on a numpy grid ``vs`` (for choosing windows and alpha)."""
     import numpy as np
 
-    lc, beta, p, lq = _log_coefs_float(prob, u)
+    lc, beta, lp, lq = _log_coefs_float(prob, u)
     al = prob.alpha
     ks = np.arange(al + 1, dtype=float)
     lg = _lse0(np.asarray(lc)[:, None] + ks[:, None] * (beta * vs[None, :] / 2))
-    ld = np.logaddexp(lq, math.log(p) + beta * vs - beta * beta / 2)
+    ld = np.logaddexp(lq, lp + beta * vs - beta * beta / 2)
     return lg - (al - 1) * ld - vs * vs / 2 - 0.5 * math.log(2 * math.pi)
 
 
@@ -307,14 +328,13 @@ def _scan_window(prob: Problem, u: fmpq, drop: float):
     import numpy as np
 
     uf = int(u.p) / int(u.q)
-    lc, beta, p, lq = _log_coefs_float(prob, uf)
+    lc, beta, lp, lq = _log_coefs_float(prob, uf)
     al = prob.alpha
     step = 0.5
     vs = np.arange(-SCAN_PAD, al * beta / 2 + SCAN_PAD, step)
     lf = log_integrand_float(prob, uf, vs)
     m = lf.max()
     logF = m + math.log(np.exp(lf - m).sum() * step)
-    lp = math.log(p)
     lca = np.asarray(lc)
     ks = np.arange(al + 1, dtype=float)
     logF0 = float(np.logaddexp.reduce(lca + ks * ks * beta * beta / 8))
@@ -345,8 +365,9 @@ RULE_GRID = 64
 def choose_rule(prob: Problem, u: fmpq, bits: int) -> Rule:
     """A trapezoidal rule for F(u) with (float-estimated) truncation and discretisation below 2^-bits F(u).
 
-    Window from :func:`_scan_window`. Strip c and step h: for each candidate c (beta c < pi) the largest h with
-    log(2M) - 2 pi c/h <= log F - drop (M of the module docstring); the c giving the largest h wins. Floats only
+    Window from :func:`_scan_window`. Strip c and step h: for each candidate c (beta c < pi) the largest h whose
+    discretisation bound (the sharper of the absolute and relative forms of the module docstring) is below
+    e^-drop F; the c giving the largest h wins; h and c are rounded down to dyadic rationals. Floats only
     choose; :func:`point_bounds` certifies whatever rule it is given.
     """
     drop = bits * math.log(2) + 3.0
@@ -357,17 +378,25 @@ def choose_rule(prob: Problem, u: fmpq, bits: int) -> Rule:
     for i in range(1, 121):
         c = min(cmax, 0.25 * i)
         s = 1.0 if beta * c <= math.pi / 2 else math.sin(beta * c)
-        logM = c * c / 2 + (1 - al) * (lq + math.log(s)) + logF0 + math.log(2)
-        h = 2 * math.pi * c / max(logM - logF + drop, 1.0)
+        # absolute form: log(2M) - log F;  relative form: log(2 e^(c^2/2) cos(beta c/2)^(1-alpha))
+        log_abs = c * c / 2 + (1 - al) * (lq + math.log(s)) + logF0 + math.log(2) - logF
+        log_rel = c * c / 2 - (al - 1) * math.log(math.cos(beta * c / 2)) + math.log(2)
+        h = 2 * math.pi * c / max(min(log_abs, log_rel) + drop, 1.0)
         if h > best[0]:
             best = (h, c)
         if c >= cmax:
             break
-    h_f, c_f = best
-    g = RULE_GRID
-    h = fmpq(max(1, int(h_f * g)), g)
-    c = fmpq(max(1, int(c_f * g)), g)
+    h = _dyadic_below(best[0])
+    c = _dyadic_below(best[1])
     return Rule(fmpq((a / h).floor()) * h, fmpq((b / h).ceil()) * h, h, c)
+
+
+def _dyadic_below(x: float) -> fmpq:
+    """A dyadic rational <= x > 0: a multiple of 1/RULE_GRID, or a power of two below 1/RULE_GRID."""
+    if x >= 1 / RULE_GRID:
+        return fmpq(int(x * RULE_GRID), RULE_GRID)
+    k = math.ceil(-math.log2(x))
+    return fmpq(1, 2 ** k)
 
 
 def point_bounds(prob: Problem, u: fmpq, rule: Rule | None) -> PointBound:
@@ -387,11 +416,19 @@ def point_bounds(prob: Problem, u: fmpq, rule: Rule | None) -> PointBound:
     hb = ball(rule.h)
     S = hb * f.node_sum(rule)
     tails = f.tail_bound(rule.a, rule.b)
-    disc = f.discretisation_bound(rule.h, rule.strip)
+    disc, eps = f.discretisation_bound(rule.h, rule.strip)
     if not (S.is_finite() and tails.is_finite() and disc.is_finite()):
         raise UndecidedError(f"point bound at u = {u}: a bound is not finite")
     F_lo = arb((S - disc).lower())
     F_hi = arb((S + tails + disc).upper())
+    if eps.is_finite() and eps < 1:
+        # the relative form: T_h/(1+eps) <= F <= T_h/(1-eps), S <= T_h <= S + tails
+        lo2, hi2 = arb((S / (1 + eps)).lower()), arb(((S + tails) / (1 - eps)).upper())
+        if lo2 > F_lo:
+            F_lo = lo2
+        if hi2 < F_hi:
+            F_hi = hi2
+        disc = disc.min(arb((eps * hi2).upper()))
     # F(u) >= 1 always (a Rényi divergence is >= 0): use it to keep log finite
     F_lo = F_lo.max(arb(1))
     al1 = prob.alpha - 1
