@@ -1,6 +1,5 @@
 """Corollary 1 / (6) on the certified rho: published cells, certificates, tampering, CLI errors."""
 import json
-import os
 
 import pytest
 

@@ -7,7 +7,6 @@ and shifting Z by j*a (Cameron-Martin) gives
 N ~ N(0,1), beta = Delta sqrt(2u), one 1-D mpmath.quad per j at 50 digits.
 """
 import random
-from fractions import Fraction
 
 import mpmath as mp
 import pytest

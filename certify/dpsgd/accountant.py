@@ -21,7 +21,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from ..balls import InputError, UndecidedError, ctx, escalate, exact_str, fmpq
+from ..balls import InputError, ctx, escalate, exact_str, fmpq
 from ..certificate import Certificate, Evaluation
 from .certificates import (
     KIND_RENYI, KIND_RHO, evaluate_renyi, evaluate_rho, witness_from_json, witness_json,
@@ -109,7 +109,7 @@ class Outcome:
 
 
 def _budget(ev: Evaluation, facts: dict, res: SearchResult) -> dict:
-    from ..balls import lower_decimal, upper_decimal
+    from ..balls import upper_decimal
 
     rho = ev.quantities["rho"].value
     b = {"gamma (branch-and-bound tolerance)": exact_str(res.gamma),

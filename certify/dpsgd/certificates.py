@@ -18,13 +18,13 @@ Claims: Proposition 2 (a) ((19)) or (b), when the certificate uses it to skip th
 from __future__ import annotations
 
 from ..balls import (
-    InputError, Tri, UndecidedError, arb, ball, compare, exact, exact_int, exact_str, fmpq, upper_decimal,
+    InputError, Tri, arb, ball, compare, exact, exact_int, exact_str, fmpq, upper_decimal,
 )
 from ..certificate import Evaluation
 from ..verify import register
 from .curvature import LEVELS, interval_key, kappa_neg
 from .mixture import J_zero, Rule, check_rule, point_bounds
-from .problem import Problem, make_problem, parse_alpha, parse_p, parse_sigma
+from .problem import Problem, parse_alpha, parse_p, parse_sigma
 from .search import HALF, SearchResult, prop2a_sides, prop2b_sides
 
 KIND_RHO = "dpsgd/rho-bok"

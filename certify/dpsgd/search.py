@@ -25,7 +25,6 @@ re-evaluates exactly those and chooses nothing.
 from __future__ import annotations
 
 import heapq
-import math
 from dataclasses import dataclass, field
 
 from ..balls import Tri, UndecidedError, arb, ball, compare, ctx, fmpq
