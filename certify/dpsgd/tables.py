@@ -33,7 +33,9 @@ PUBLISHED = "bok2026_tables_1_to_6.csv"
 T_GRID = (250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000)
 COLUMNS = ("ours", "birrell", "wang", "lossless")
 PREC = 128
-CACHE_FILE = "bok_tables_cells.json"
+#: computed cells on disk; the version changes whenever the way a column is computed changes (v2: the
+#: trapezoidal point bounds and economical certificates of the rho search), so old cells are not reused
+CACHE_FILE = "bok_tables_cells.v2.json"
 
 
 # --------------------------------------------------------------------------------------------
