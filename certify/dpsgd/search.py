@@ -82,29 +82,26 @@ def prop2b_sides(prob: Problem) -> tuple[arb, arb] | None:
     return lhs, arb(1)
 
 
-def default_gamma(prob: Problem) -> fmpq:
-    """Largest power of two <= GAMMA_REL * J(0) (J(0) > 0 is the u = 0 closed form)."""
-    j0 = J_zero(prob).lower().fmpq()
-    target = j0 * GAMMA_REL
-    if not target > 0:
-        return fmpq(1, 2 ** 60)
-    k = 0
-    x = fmpq(1)
-    while x > target:
+def _halvings(t: fmpq, limit: int = 4096) -> int:
+    """Smallest k >= 0 with 2^-k <= t (exact; at most ``limit``), for t > 0."""
+    k, x = 0, fmpq(1)
+    while x > t and k < limit:
         x /= 2
         k += 1
-    return x
+    return k
+
+
+def default_gamma(prob: Problem) -> fmpq:
+    """Largest power of two <= GAMMA_REL * J(0) (J(0) > 0 is the u = 0 closed form)."""
+    target = J_zero(prob).lower().fmpq() * GAMMA_REL
+    if not target > 0:
+        return fmpq(1, 2 ** 60)
+    return fmpq(1, 2 ** _halvings(target))
 
 
 def rel_bits_for(prob: Problem, gamma: fmpq) -> int:
     """Rule tolerance 2^-bits (on F, relative) so that the J width at a point stays under gamma / 8."""
-    t = (prob.alpha - 1) * gamma / 8
-    bits = 0
-    x = fmpq(1)
-    while x > t:
-        x /= 2
-        bits += 1
-    return max(24, min(bits + 2, ctx.prec - 16))
+    return max(24, min(_halvings((prob.alpha - 1) * gamma / 8) + 2, ctx.prec - 16))
 
 
 class _Evaluator:
@@ -213,12 +210,7 @@ def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = T
 # --------------------------------------------------------------------------------------------
 def _bits_for_budget(prob: Problem, budget: fmpq) -> int:
     """Rule tolerance 2^-bits (on F) that moves J-upper by at most ~budget/2: 2^-bits <= (alpha-1) budget / 4."""
-    t = (prob.alpha - 1) * budget / 4
-    bits, x = 0, fmpq(1)
-    while x > t and bits < 4096:
-        x /= 2
-        bits += 1
-    return max(8, bits)
+    return max(8, _halvings((prob.alpha - 1) * budget / 4))
 
 
 def _economical_rules(ev: _Evaluator, leaves: list[tuple[fmpq, fmpq]], R: fmpq):
