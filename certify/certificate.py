@@ -16,8 +16,8 @@ Layout (schema ``certify/2``)::
       "conclusions": [{"name": ..., "statement": ..., "claim": <claim name>,
                        "hypotheses": [<claim names>], "holds": true}, ...],
       "witnesses": {...},                        # what a search found (never re-searched)
+      "budget": {...},                           # where the width went (re-derived at the recorded precision)
       "digest": "sha256:...",                    # of everything above (canonical JSON)
-      "budget": {...},                           # where the width went: informational, outside the digest
       "software": {"certify": ..., "python-flint": ...}   # informational, outside the digest
     }
 
@@ -30,8 +30,9 @@ A quantity may carry ``"bound": "upper"``: its ball is then an exact upper bound
 procedure (e.g. the key (37) of a branch-and-bound leaf), and only its upper endpoint is a statement
 (``upper`` >= the quantity described); without it, the ball encloses the true value.
 
-``budget`` and ``software`` are informational: they are outside the digest and ``certify verify``
-does not vouch for them. Schema ``certify/1`` (no conclusions) is no longer accepted.
+``budget`` (where the width went) is set by the evaluator, so the checker re-derives it (at the
+recorded precision: it quotes the precision and radii) and compares it. ``software`` is informational:
+outside the digest, not vouched for. Schema ``certify/1`` (no conclusions) is no longer accepted.
 
 Balls are stored as exact dyadic midpoint and radius; ``lower``/``upper`` are the outward decimal
 roundings of the ball (``digits`` significant digits). A claim's ``lhs``/``rhs`` is either the name
@@ -140,6 +141,8 @@ class Evaluation:
     quantities: dict[str, Quantity] = field(default_factory=dict)
     claims: list[Claim] = field(default_factory=list)
     conclusions: list[Conclusion] = field(default_factory=list)
+    #: where the width went (text; quotes the working precision): set by the evaluator, re-derived by the checker
+    budget: dict = field(default_factory=dict)
 
     def add(self, name: str, value: arb, equation: str, description: str = "",
             integer: bool = False, bound: str = "") -> arb:
@@ -207,9 +210,10 @@ def canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
-CHECKED_KEYS = ("schema", "kind", "precision", "inputs", "quantities", "claims", "conclusions", "witnesses")
+CHECKED_KEYS = ("schema", "kind", "precision", "inputs", "quantities", "claims", "conclusions", "witnesses",
+                "budget")
 #: informational fields: outside the digest, not vouched for by ``certify verify``
-INFORMATIONAL_KEYS = ("budget", "software")
+INFORMATIONAL_KEYS = ("software",)
 TOP_LEVEL_KEYS = frozenset(CHECKED_KEYS + ("digest",) + INFORMATIONAL_KEYS)
 #: the largest working precision (bits) a certificate may record or ``verify --precision`` may ask for
 MAX_PRECISION = 1 << 16
@@ -226,7 +230,7 @@ class Certificate:
     inputs: dict[str, str]
     evaluation: Evaluation
     witnesses: dict = field(default_factory=dict)
-    budget: dict = field(default_factory=dict)
+    budget: dict | None = None  # default: the evaluation's (the checker re-derives it)
     precision: int = 128
 
     def to_json(self) -> dict:
@@ -242,9 +246,9 @@ class Certificate:
             "claims": [c.to_json() for c in self.evaluation.claims],
             "conclusions": [c.to_json() for c in self.evaluation.conclusions],
             "witnesses": self.witnesses,
+            "budget": self.evaluation.budget if self.budget is None else self.budget,
         }
         doc["digest"] = digest_of(doc)
-        doc["budget"] = self.budget
         doc["software"] = {"certify": __version__, "python-flint": flint_version}
         return doc
 
@@ -311,7 +315,7 @@ def load(text: str | bytes) -> dict:
         raise InputError("certificate", f"precision must be an integer number of bits in [53, {MAX_PRECISION}]")
     if not isinstance(doc["kind"], str):
         raise InputError("certificate", "kind must be a string")
-    for key in ("inputs", "quantities", "witnesses"):
+    for key in ("inputs", "quantities", "witnesses", "budget"):
         if not isinstance(doc[key], dict):
             raise InputError("certificate", f"{key} must be an object")
     for key in ("claims", "conclusions"):

@@ -43,7 +43,8 @@ therefore sound (every accepted statement is proved by a rigorous recomputation 
 genuine certificate is accepted at every P >= R by construction. Claims are treated the same way: a
 claim is confirmed when the balls at P, or else at R, decide it as recorded.
 
-``budget`` and ``software`` are informational: outside the digest, and not vouched for.
+``budget`` (where the width went) is re-derived by the evaluator at the recorded precision and must
+be identical. ``software`` is informational: outside the digest, and not vouched for.
 """
 from __future__ import annotations
 
@@ -230,6 +231,12 @@ def verify_document(doc: dict, precision: int | None = None) -> Report:
     _compare_quantities(doc, ev, evs, rep)
     _compare_claims(doc, ev, evs, rep)
     _compare_conclusions(doc, ev, rep)
+    ev_rec = evs.fallback() or ev
+    if doc["budget"] != ev_rec.budget:
+        diff = sorted(k for k in set(doc["budget"]) | set(ev_rec.budget) if doc["budget"].get(k) != ev_rec.budget.get(k))
+        rep.bad(f"budget: {', '.join(map(str, diff))[:200]} differ(s) from the re-derivation at {evs.rec} bits")
+    else:
+        rep.good(f"budget re-derived at {evs.rec} bits")
     if prec > evs.rec:
         rep.notes.append(f"re-derived at {prec} bits (recorded: {evs.rec} bits)")
     rep.notes.append(f"not vouched for (informational, outside the digest): {', '.join(INFORMATIONAL_KEYS)}")
@@ -261,6 +268,23 @@ def _check_layout(doc: dict, spec: KindSpec, rep: Report) -> None:
                 rep.bad(f"{what}[{i}]: unknown or missing key(s) {', '.join(map(str, diff))[:200]}")
 
 
+#: a recorded ball's mantissa (decimal digits) and exponent (bits) are bounded before any exact arithmetic
+MAX_MANTISSA_DIGITS, MAX_EXPONENT = 4 * MAX_PRECISION, 1 << 24
+
+
+def _check_ball_size(obj) -> None:
+    """Refuse a serialised ball whose mantissa or exponent would make exact arithmetic huge."""
+    if not isinstance(obj, dict):
+        raise ValueError("a ball must be an object")
+    for part in ("mid", "rad"):
+        pair = obj.get(part)
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], int)):
+            raise ValueError(f"{part} must be [mantissa string, exponent integer]")
+        if len(pair[0]) > MAX_MANTISSA_DIGITS or abs(pair[1]) > MAX_EXPONENT:
+            raise ValueError(f"{part} is out of range (mantissa at most {MAX_MANTISSA_DIGITS} digits, "
+                             f"|exponent| at most {MAX_EXPONENT})")
+
+
 def _proves(rec_ball: tuple[fmpq, fmpq], value, bound: str) -> bool:
     """Does the recomputed ball ``value`` prove the recorded statement (see the module docstring)?"""
     if bound == "upper":
@@ -281,6 +305,7 @@ def _compare_quantities(doc: dict, ev: Evaluation, evs: _Evaluations, rep: Repor
         if not isinstance(rec, dict):
             continue  # reported by the layout check
         try:
+            _check_ball_size(rec.get("ball"))
             mid_rad = ball_from_json(rec.get("ball"))
         except (KeyError, TypeError, ValueError) as err:
             rep.bad(f"quantity {name}: malformed ball ({str(err)[:120]})")

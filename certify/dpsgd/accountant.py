@@ -110,23 +110,6 @@ class Outcome:
     alpha_evaluations: int = 0
 
 
-def _budget(ev: Evaluation, facts: dict, res: SearchResult) -> dict:
-    from ..balls import upper_decimal
-
-    rho = ev.quantities["rho"].value
-    b = {"gamma (branch-and-bound tolerance)": exact_str(res.gamma),
-         "rho width (upper - lower)": upper_decimal(rho.upper().fmpq() - rho.lower().fmpq(), 3)}
-    if "gap" in facts:
-        b["branch-and-bound gap (max leaf key - best J-lower)"] = upper_decimal(facts["gap"], 3)
-    pb = facts.get("point")
-    if pb is not None and pb.u != 0:
-        b["point bound width at u* (J-upper - J-lower)"] = upper_decimal(pb.J_hi.upper().fmpq() - pb.J_lo.lower().fmpq(), 3)
-        b["trapezoid discretisation at u* (on F)"] = upper_decimal(pb.disc, 3)
-        b["tail truncation at u* (on F)"] = upper_decimal(pb.tails, 3)
-    b["rounding at u = 0 (radius of J(0))"] = upper_decimal(ev.quantities["J(0)"].value.rad(), 3)
-    return b
-
-
 def _produce(prob: Problem, gamma, cache_dir, build) -> tuple[Evaluation, dict, SearchResult, str, int]:
     """Run ``build(ev, res, cache)`` on the witness, escalating precision when undecided.
 
@@ -177,7 +160,10 @@ def certify_rho(prob: Problem, gamma=None, cache_dir: str | None = None) -> Outc
     conclude_rho(ev, prob, rho_text)
     wit = witness_json(res, facts.get("keys"))
     wit["reported_rho"] = rho_text
-    cert = Certificate(KIND_RHO, prob.inputs(), ev, wit, _budget(ev, facts, res), prec)
+    inputs = prob.inputs()
+    if gamma is not None:
+        inputs["gamma"] = exact_str(gamma)
+    cert = Certificate(KIND_RHO, inputs, ev, wit, None, prec)
     return Outcome(cert, facts, res, source, time.perf_counter() - t0)
 
 
@@ -211,8 +197,10 @@ def certify_dpsgd(p, sigma, steps, delta, alpha=None, gamma=None, cache_dir: str
                 eps_text, hyps)
     inputs = prob.inputs()
     inputs.update({"steps": str(steps), "delta": exact_str(delta)})
+    if gamma is not None:
+        inputs["gamma"] = exact_str(gamma)
     inputs.update(extra)
     wit = witness_json(res, facts.get("keys"))
     wit["reported_epsilon"] = eps_text
-    cert = Certificate(KIND_RENYI, inputs, ev, wit, _budget(ev, facts, res), prec)
+    cert = Certificate(KIND_RENYI, inputs, ev, wit, None, prec)
     return Outcome(cert, facts, res, source, time.perf_counter() - t0, n_eval)

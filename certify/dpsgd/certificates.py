@@ -25,12 +25,12 @@ from ..verify import register
 from .curvature import LEVELS, interval_key, kappa_neg
 from .mixture import J_zero, Rule, check_rule, point_bounds
 from .problem import ALPHA_MAX, ALPHA_MIN, Problem, parse_alpha, parse_batch, parse_p, parse_sigma
-from .search import HALF, SearchResult, prop2a_sides, prop2b_sides
+from .search import HALF, SearchResult, default_gamma, prop2a_sides, prop2b_sides
 
 KIND_RHO = "dpsgd/rho-bok"
 KIND_RENYI = "dpsgd/renyi-bok"
 METHODS = ("prop2a", "prop2b", "branch-and-bound")
-RHO_INPUTS = ("alpha", "sampling_rate", "noise_multiplier")
+RHO_INPUTS = ("alpha", "sampling_rate", "noise_multiplier", "gamma")
 RENYI_INPUTS = RHO_INPUTS + ("steps", "delta", "batch_size", "dataset_size")
 SEARCH_WITNESSES = ("method", "gamma", "leaves", "points", "u_lower", "curvature")
 #: significant digits of the reported rho / epsilon in the conclusion (rounded up)
@@ -206,7 +206,25 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
                      gap=keys[imax] - jl.lower().fmpq(), leaves=len(res.leaves), keys=keys)
     ev.add("rho", rho, "(5)", "one-step Rényi bound rho(alpha, p, 2/sigma) = max_u J(u)")
     ev.add("alpha", arb(prob.alpha), "(5)", "Rényi order", integer=True)
+    ev.budget = budget_of(ev, facts, res)
     return facts
+
+
+def budget_of(ev: Evaluation, facts: dict, res: SearchResult) -> dict:
+    """Where the width of rho went (re-derived by the checker from the same evaluation)."""
+    rho = ev.quantities["rho"].value
+    b = {"gamma (branch-and-bound tolerance)": exact_str(res.gamma),
+         "rho width (upper - lower)": upper_decimal(rho.upper().fmpq() - rho.lower().fmpq(), 3)}
+    if "gap" in facts:
+        b["branch-and-bound gap (max leaf key - best J-lower)"] = upper_decimal(facts["gap"], 3)
+    pb = facts.get("point")
+    if pb is not None and pb.u != 0:
+        b["point bound width at u* (J-upper - J-lower)"] = upper_decimal(
+            pb.J_hi.upper().fmpq() - pb.J_lo.lower().fmpq(), 3)
+        b["trapezoid discretisation at u* (on F)"] = upper_decimal(pb.disc, 3)
+        b["tail truncation at u* (on F)"] = upper_decimal(pb.tails, 3)
+    b["rounding at u = 0 (radius of J(0))"] = upper_decimal(ev.quantities["J(0)"].value.rad(), 3)
+    return b
 
 
 def eps_ball(rho: arb, alpha: int, steps: int, delta: fmpq) -> arb:
@@ -307,12 +325,15 @@ def _problem_from_inputs(inputs: dict) -> Problem:
 
 def validate_rho(inputs: dict) -> Problem:
     """The producer's validators on a `dpsgd/rho-bok` certificate's inputs."""
-    return _problem_from_inputs(inputs)
+    prob = _problem_from_inputs(inputs)
+    if "gamma" in inputs:
+        parse_gamma(inputs["gamma"], "gamma")
+    return prob
 
 
 def validate_renyi(inputs: dict) -> tuple[Problem, int, fmpq]:
     """The producer's validators on a `dpsgd/renyi-bok` certificate's inputs: (problem, steps, delta)."""
-    prob = _problem_from_inputs(inputs)
+    prob = validate_rho(inputs)
     check_batch(inputs, prob.p)
     return prob, parse_steps(inputs["steps"], "steps"), parse_delta(inputs["delta"], "delta")
 
@@ -326,10 +347,21 @@ def _search_witness(witnesses: dict, extra: str) -> SearchResult:
     return witness_from_json({k: v for k, v in witnesses.items() if k != extra})
 
 
+def check_gamma(prob: Problem, inputs: dict, res: SearchResult) -> None:
+    """The witness gamma is the recorded input gamma (``--gamma``) or else the default of the search."""
+    want = parse_gamma(inputs["gamma"], "gamma") if "gamma" in inputs else default_gamma(prob)
+    if res.gamma != want:
+        raise InputError("witnesses.gamma", f"is {exact_str(res.gamma)}, but the search ran with "
+                                            f"{'the given' if 'gamma' in inputs else 'the default'} "
+                                            f"gamma = {exact_str(want)}")
+
+
 def check_rho(inputs: dict, witnesses: dict) -> Evaluation:
     prob = validate_rho(inputs)
     ev = Evaluation()
-    evaluate_rho(prob, _search_witness(witnesses, "reported_rho"), ev)
+    res = _search_witness(witnesses, "reported_rho")
+    check_gamma(prob, inputs, res)
+    evaluate_rho(prob, res, ev)
     conclude_rho(ev, prob, reported(witnesses, "reported_rho"))
     return ev
 
@@ -337,7 +369,9 @@ def check_rho(inputs: dict, witnesses: dict) -> Evaluation:
 def check_renyi(inputs: dict, witnesses: dict) -> Evaluation:
     prob, steps, delta = validate_renyi(inputs)
     ev = Evaluation()
-    evaluate_renyi(prob, steps, delta, _search_witness(witnesses, "reported_epsilon"), ev)
+    res = _search_witness(witnesses, "reported_epsilon")
+    check_gamma(prob, inputs, res)
+    evaluate_renyi(prob, steps, delta, res, ev)
     hyps = [c.name for c in ev.claims if c.name in ("prop2a", "prop2b")]
     conclude_dp(ev, f"DP-SGD with p = {exact_str(prob.p)}, sigma = {exact_str(prob.sigma)} (Bok 2026)", prob.alpha,
                 steps, delta, reported(witnesses, "reported_epsilon"), hyps)

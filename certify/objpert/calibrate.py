@@ -25,7 +25,7 @@ certifies a change of verdict found by bisection, not global minimality.
 from __future__ import annotations
 
 from ..balls import (
-    InputError, Tri, UndecidedError, arb, ball, certain_ceil, compare, escalate, exact, exact_int, exact_str,
+    InputError, Tri, UndecidedError, arb, ball, certain_ceil, compare, ctx, escalate, exact, exact_int, exact_str,
     fmpq, upper_decimal,
 )
 from ..certificate import Certificate, Evaluation
@@ -154,7 +154,7 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
     ev.claim("mu_ge_mu_priv", "mu >= mu_priv", "mu", ">=", "mu_priv", "Cor. 4.13")
     ev.claim("mu_ge_mu_util", "mu >= mu_util", "mu", ">=", "mu_util", "Cor. 4.13")
     ev.add("eta", c.eta, "Cor. 4.13", "step size 1/L, L = mu + L2 zeta^2")
-    thr = ev.add("threshold7", P.threshold_7(c), "(7)", "right-hand side of (7)")
+    ev.add("threshold7", P.threshold_7(c), "(7)", "right-hand side of (7)")
     ev.add("iterations", arb(N), "Cor. 4.13", "smallest N satisfying (7) and c_N <= eps/4", integer=True)
     ev.claim("threshold7_holds", f"N = {N} satisfies (7)", "iterations", ">=", "threshold7", "(7)")
     ev.add("c_N", c_N(p, c, N), "Cor. 4.13", "finite-N correction c_N")
@@ -168,9 +168,10 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
     ev.claim("threshold7_ceiling_holds", f"ceil of (7) = {N7} satisfies (7)", str(N7), ">=", "threshold7", "(7)")
     ev.claim("threshold7_ceiling", f"N = {N7 - 1} does not satisfy (7)", "threshold7", ">", str(N7 - 1), "(7)")
     hyps = ["threshold7_holds", "threshold7_ceiling_holds", "threshold7_ceiling"]
+    N7_true = certain_ceil(P.threshold_7(c))
+    if N > 100 * max(N7_true or N7, 1000):
+        raise InputError("witnesses", "iterations is beyond the producer's search range")
     if N > N7:
-        if N - N7 > 100 * max(N7, 1000):
-            raise InputError("witnesses", "iterations is beyond the producer's search range")
         fails = sum(1 for M in range(N7, N) if compare(c_N(p, c, M), ">", eps / 4) is Tri.TRUE)
         ev.add("smaller_counts_failing_c_N", arb(fails), "Cor. 4.13",
                f"counts N' in [ceil(7), N-1] = [{N7}, {N - 1}] re-checked to have c_N' > eps/4", integer=True)
@@ -182,15 +183,15 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
         hyps.append("iterations_at_least_ceiling")
     ev.add("q_mu", q_mu(p), "Cor. 4.13", "q(mu) = log(1 + L2 zeta^2/(n mu))")
     ev.claim("q_mu_small", f"q(mu) <= eps/4 = {quarter}", "q_mu", "<=", quarter, "Cor. 4.13")
-    gs2 = ev.add("gaussian_floor", (c.G / c.sigma) ** 2 / 2, "Cor. 4.13", "G^2/(2 sigma^2)")
+    ev.add("gaussian_floor", (c.G / c.sigma) ** 2 / 2, "Cor. 4.13", "G^2/(2 sigma^2)")
     ev.claim("gaussian_floor_small", f"G^2/(2 sigma^2) <= eps/32 = {exact_str(eps / 32)}", "gaussian_floor", "<=",
              exact_str(eps / 32), "Cor. 4.13")
     e0 = ev.add("epsilon0", P.epsilon_0(p, c, N), "(9)", "eps_0 = G^2/(2 sigma^2) + q(mu) + c_N")
-    eh = ev.add("epsilon_hat", e0 + c.G / c.sigma * ball(u_pub), "Cor. 4.13", "eps-hat = eps_0 + (G/sigma) u")
+    ev.add("epsilon_hat", e0 + c.G / c.sigma * ball(u_pub), "Cor. 4.13", "eps-hat = eps_0 + (G/sigma) u")
     ev.claim("epsilon_hat_25_32", f"eps-hat <= 25 eps/32 = {exact_str(25 * eps / 32)}", "epsilon_hat", "<=",
              exact_str(25 * eps / 32), "Cor. 4.13")
     ev.claim("epsilon_hat_lt_eps", f"eps-hat < eps = {e_text}", "epsilon_hat", "<", e_text, "Cor. 4.13")
-    dh = ev.add("delta_hat", P.truncation_mass(p) + 2 * c.G / c.sigma * _Q1u(u_pub), "Cor. 4.13",
+    ev.add("delta_hat", P.truncation_mass(p) + 2 * c.G / c.sigma * _Q1u(u_pub), "Cor. 4.13",
                 "delta-hat = e^(-u^2/2) + (2G/sigma) Q1(u)")
     ev.claim("delta_hat_lt_delta", f"delta-hat < delta = {exact_str(delta)}", "delta_hat", "<",
              exact_str(delta), "Cor. 4.13")
@@ -212,6 +213,10 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
         cor = cor + mp_ * ball(W * W) / 2
     ev.add("corollary_utility", cor, "Cor. 4.13",
            "the corollary's display W sqrt(2A) + mu_priv W^2/2 + 2 E_opt(N) (mu_priv term omitted when mu_util >= mu_priv)")
+    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits",
+                 "publication_rounding": f"u and mu rounded up to {PUBLISH_DIGITS} significant digits",
+                 "quadrature": "none", "tail_truncation": "none",
+                 "search_gap": "none: every N from ceil(7) to N-1 re-checked to have c_N > eps/4"}
     return ev
 
 
@@ -267,11 +272,7 @@ def certify_corollary_4_13(eps, delta, delta_S, W, n, d, zeta, loss: Loss) -> Ce
     def attempt(prec):
         wit = corollary_4_13_parameters(e, dl, dS, w, n_, d_, z, loss)
         ev = evaluate_corollary_4_13(inputs, wit)
-        budget = {"arithmetic_rounding": f"ball arithmetic at {prec} bits",
-                  "publication_rounding": f"u and mu rounded up to {PUBLISH_DIGITS} significant digits",
-                  "quadrature": "none", "tail_truncation": "none",
-                  "search_gap": "none: every N from ceil(7) to N-1 re-checked to have c_N > eps/4"}
-        return Certificate(KIND_COR, inputs, ev, wit, budget, prec)
+        return Certificate(KIND_COR, inputs, ev, wit, None, prec)
 
     return escalate(attempt, what="the Corollary 4.13 calibration")
 
@@ -337,7 +338,8 @@ def evaluate_calibration_c13(inputs: dict, witnesses: dict) -> Evaluation:
     p, eps, target, N = validate_calibration_c13(inputs)
     c = constants(p)
     ev = Evaluation()
-    _evaluate_c13(ev, p, c, eps, target, witnesses)
+    N7 = certain_ceil(P.threshold_7(c))
+    _evaluate_c13(ev, p, c, eps, target, witnesses, max(N7 or 1, N))
     b = witnesses["sigma_bracket"]
     if not isinstance(b, dict) or set(b) != BRACKET_KEYS or b["note"] != BRACKET_NOTE:
         raise InputError("witnesses", f"sigma_bracket must be an object with keys {sorted(BRACKET_KEYS)} "
@@ -366,6 +368,10 @@ def evaluate_calibration_c13(inputs: dict, witnesses: dict) -> Evaluation:
              "delta_N_at_noise_multiplier_pass", "<=", t_text, "Theorem C.13")
     ev.conclude("sigma_pass", f"at N = {N} and the same mu, sigma/G = {b['pass']} gives "
                 f"({exact_str(eps)}, {t_text})-DP by Theorem C.13 (sigma/G = {b['fail']} certified to fail)", "bracket_pass", ["bracket_not_larger"])
+    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits", "quadrature": "none",
+                 "tail_truncation": "none",
+                 "search_gap": f"N: none (every smaller N witnessed); sigma/G: bracket of relative width "
+                               f"{upper_decimal(ball((s_pass - s_fail) / s_pass), 2)}"}
     return ev
 
 
@@ -390,11 +396,7 @@ def certify_calibration_c13(p: GLMProblem, eps: fmpq, target: fmpq, N_fixed: int
         lo, why, hi = sigma_bracket(p, N_fixed, eps, target)
         wit["sigma_bracket"] = {"fail": exact_str(lo), "fail_reason": why, "pass": exact_str(hi), "note": BRACKET_NOTE}
         ev = evaluate_calibration_c13(inputs, wit)
-        budget = {"arithmetic_rounding": f"ball arithmetic at {prec} bits", "quadrature": "none",
-                  "tail_truncation": "none",
-                  "search_gap": f"N: none (every smaller N witnessed); sigma/G: bracket of relative width "
-                                f"{upper_decimal(ball((hi - lo) / hi), 2)}"}
-        return Certificate(KIND_C13, inputs, ev, wit, budget, prec)
+        return Certificate(KIND_C13, inputs, ev, wit, None, prec)
 
     return escalate(attempt, what="the Theorem C.13 calibration")
 

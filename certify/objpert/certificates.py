@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..balls import (
     InputError, Tri, UndecidedError, arb, ball, certain_ceil, compare, escalate, exact, exact_int,
-    exact_str, fmpq, lower_decimal, upper_decimal,
+    ctx, exact_str, fmpq, lower_decimal, upper_decimal,
 )
 from ..certificate import Certificate, Evaluation
 from ..verify import register
@@ -144,7 +144,15 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
         target_text = exact_str(target)
         ev.claim("target_4_1", f"Theorem 4.1 at N = {N}: delta(eps) <= target {target_text}", "delta", "<=",
                  target_text, "Theorem 4.1")
-        _evaluate_c13(ev, p, c, eps, target, witnesses)
+        _evaluate_c13(ev, p, c, eps, target, witnesses, N)
+    ev.budget = {
+        "arithmetic_rounding": "all width is ball-arithmetic rounding of closed forms at "
+                               f"{ctx.prec} bits; radius of delta: {upper_decimal(ev.quantities['delta'].value.rad(), 3)}",
+        "quadrature": "none (Q1 in closed form via the confluent hypergeometric U)",
+        "tail_truncation": "none",
+        "search_gap": "none: every N below the first passing count is witnessed to fail"
+                      if target is not None else "no search",
+    }
     return ev
 
 
@@ -194,7 +202,13 @@ def _evaluate_utility(ev: Evaluation, p: GLMProblem, c, N: int, inputs: dict) ->
            "R_0(w_N) - R_0(w-bar) for every ||w-bar|| <= W, same event")
 
 
-def _evaluate_c13(ev: Evaluation, p: GLMProblem, c, eps: fmpq, target: fmpq, witnesses: dict) -> None:
+def c13_cap(N_ref: int) -> int:
+    """The largest N the Theorem C.13 search tries (and the checker accepts): max(20 N_ref, 1000)."""
+    return max(20 * N_ref, 1000)
+
+
+def _evaluate_c13(ev: Evaluation, p: GLMProblem, c, eps: fmpq, target: fmpq, witnesses: dict,
+                  N_ref: int) -> None:
     w = witnesses.get("theorem_C13")
     if not isinstance(w, dict):
         raise InputError("witnesses", "theorem_C13 witness missing")
@@ -204,6 +218,9 @@ def _evaluate_c13(ev: Evaluation, p: GLMProblem, c, eps: fmpq, target: fmpq, wit
     if w.get("radii", C13_RADII) != C13_RADII:
         raise InputError("witnesses", f"theorem_C13.radii must be {C13_RADII!r}")
     N1 = exact_int(w["first_passing_iterations"], "witnesses.theorem_C13.first_passing_iterations")
+    if not 1 <= N1 <= c13_cap(N_ref):
+        raise InputError("witnesses", f"theorem_C13.first_passing_iterations must be in [1, {c13_cap(N_ref)}] "
+                                      "(the search range)")
     runs = w["failures"]
     if not isinstance(runs, list):
         raise InputError("witnesses", "theorem_C13.failures must be a list of runs")
@@ -223,8 +240,6 @@ def _evaluate_c13(ev: Evaluation, p: GLMProblem, c, eps: fmpq, target: fmpq, wit
                                               f"not confirmed (balls give {verdict!r})")
             last_fail = (N, verdict, q, delta)
         expected_from = hi + 1
-    if N1 < 1:
-        raise InputError("witnesses", "theorem_C13.first_passing_iterations must be >= 1")
     if expected_from != N1:
         raise InputError("witnesses", f"failure runs end at {expected_from - 1}, not at N - 1 = {N1 - 1}")
     ev.add("witnessed_failures", arb(N1 - 1), "Theorem C.13",
@@ -317,15 +332,7 @@ def certify_theorem_4_1(p: GLMProblem, epsilon, iterations=None, target_delta=No
         if target is not None:
             witnesses["theorem_C13"] = search_c13(p, c, eps, target, N, progress)
         ev = evaluate_theorem_4_1(inputs, witnesses)
-        budget = {
-            "arithmetic_rounding": "all width is ball-arithmetic rounding of closed forms at "
-                                   f"{prec} bits; radius of delta: {upper_decimal(ev.quantities['delta'].value.rad(), 3)}",
-            "quadrature": "none (Q1 in closed form via the confluent hypergeometric U)",
-            "tail_truncation": "none",
-            "search_gap": "none: every N below the first passing count is witnessed to fail"
-                          if target is not None else "no search",
-        }
-        return Certificate(KIND_41, inputs, ev, witnesses, budget, prec)
+        return Certificate(KIND_41, inputs, ev, witnesses, None, prec)
 
     return escalate(attempt, what="the Theorem 4.1 certificate")
 
@@ -336,7 +343,7 @@ def search_c13(p: GLMProblem, c, eps: fmpq, target: fmpq, N7: int, progress=None
     if compare(floor, ">=", target) is Tri.TRUE:
         raise InputError("--target-delta", f"unreachable: every delta_N(eps) exceeds the truncation mass "
                                            f"e^(-u^2/2) = {_bracket(floor)}; raise --u or the target")
-    cap = max(20 * N7, 1000)
+    cap = c13_cap(N7)
     runs: list[dict] = []
     for N in range(1, cap + 1):
         verdict, _, _ = P.c13_verdict(p, c, N, eps, target)
@@ -385,6 +392,8 @@ def evaluate_gaussian_benchmark(inputs: dict, witnesses: dict) -> Evaluation:
     ev.conclude("benchmark", f"at sigma/G = {exact_str(s)}, eps = {eps_text} the integrated-tail certificate "
                 "(Lemma C.12) dominates the exact Gaussian profile delta_G(eps)", "tail_dominates",
                 ["epsilon_admissible"])
+    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits", "quadrature": "none",
+                 "tail_truncation": "none", "search_gap": "no search"}
     return ev
 
 
@@ -394,9 +403,7 @@ def certify_gaussian_benchmark(noise_multiplier, epsilon) -> Certificate:
 
     def attempt(prec: int) -> Certificate:
         ev = evaluate_gaussian_benchmark(inputs, {})
-        budget = {"arithmetic_rounding": f"ball arithmetic at {prec} bits", "quadrature": "none",
-                  "tail_truncation": "none", "search_gap": "no search"}
-        return Certificate(KIND_C5, inputs, ev, {}, budget, prec)
+        return Certificate(KIND_C5, inputs, ev, {}, None, prec)
 
     return escalate(attempt, what="the C.5 benchmark certificate")
 

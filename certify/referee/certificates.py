@@ -9,7 +9,7 @@ The evaluator recomputes everything from inputs and witnesses; it never searches
 """
 from __future__ import annotations
 
-from ..balls import InputError, ball, escalate, exact, exact_str, upper_decimal
+from ..balls import InputError, ball, ctx, escalate, exact, exact_str, upper_decimal
 from ..certificate import Certificate, Evaluation
 from ..verify import register
 from . import curve as C
@@ -79,6 +79,10 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
                         f"({exact_str(lo)}, {exact_str(hi)}]", "bracket_lower", ["dp_at_delta"])
         elif hi != 0:
             raise InputError("witnesses", "epsilon_lower is required unless epsilon_upper = 0")
+    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits (closed forms; Phi via erfc / confluent U)",
+                 "quadrature": "none", "tail_truncation": "none",
+                 "search_gap": ("epsilon bracket of relative width <= 1e-9 (witnessed both ways)"
+                                if "delta" in inputs else "no search")}
     return ev
 
 
@@ -110,10 +114,6 @@ def certify_curve(L, nu, s, lam, alpha=None, epsilon=None, delta=None) -> Certif
             e = exact(inputs["epsilon"], "--epsilon")
             witnesses["reported_delta"] = upper_decimal(C.delta(c, e), REPORT_DIGITS)
         ev = evaluate(inputs, witnesses)
-        budget = {"arithmetic_rounding": f"ball arithmetic at {prec} bits (closed forms; Phi via erfc / confluent U)",
-                  "quadrature": "none", "tail_truncation": "none",
-                  "search_gap": ("epsilon bracket of relative width <= 1e-9 (witnessed both ways)"
-                                 if delta is not None else "no search")}
-        return Certificate(KIND, inputs, ev, witnesses, budget, prec)
+        return Certificate(KIND, inputs, ev, witnesses, None, prec)
 
     return escalate(attempt, what="the objective-perturbation Renyi certificate")

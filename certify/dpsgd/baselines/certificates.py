@@ -65,6 +65,8 @@ def evaluate(column: str, inputs: dict, witnesses: dict) -> Evaluation:
     ev, alpha, T, (p, sigma, delta) = _evaluate(column, inputs, witnesses)
     conclude_dp(ev, f"DP-SGD with p = {exact_str(p)}, sigma = {exact_str(sigma)} ({NAMES[column]} accountant)",
                 alpha, T, delta, reported(witnesses, "reported_epsilon"))
+    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits (moments with raised precision)",
+                 "quadrature": "none", "tail_truncation": "none", "search_gap": "none: every alpha evaluated"}
     return ev
 
 
@@ -88,9 +90,7 @@ def certify_baseline(column: str, p, sigma, steps, delta, alpha=None, extra_inpu
         ev, a, _, _ = _evaluate(column, inputs, {})
         wit = {"alpha": a, "reported_epsilon": upper_decimal(ev.quantities["epsilon"].value, REPORT_DIGITS)}
         ev = evaluate(column, inputs, wit)
-        budget = {"arithmetic_rounding": f"ball arithmetic at {prec} bits (moments with raised precision)",
-                  "quadrature": "none", "tail_truncation": "none", "search_gap": "none: every alpha evaluated"}
-        return Certificate(KINDS[column], inputs, ev, wit, budget, prec)
+        return Certificate(KINDS[column], inputs, ev, wit, None, prec)
 
     return escalate(attempt, what=f"the {column} column")
 
