@@ -233,6 +233,10 @@ class Certificate:
     budget: dict | None = None  # default: the evaluation's (the checker re-derives it)
     precision: int = 128
 
+    def __post_init__(self):
+        if self.budget is None:
+            self.budget = self.evaluation.budget
+
     def to_json(self) -> dict:
         for k, v in self.inputs.items():
             if not isinstance(v, str):
@@ -246,7 +250,7 @@ class Certificate:
             "claims": [c.to_json() for c in self.evaluation.claims],
             "conclusions": [c.to_json() for c in self.evaluation.conclusions],
             "witnesses": self.witnesses,
-            "budget": self.evaluation.budget if self.budget is None else self.budget,
+            "budget": self.budget,
         }
         doc["digest"] = digest_of(doc)
         doc["software"] = {"certify": __version__, "python-flint": flint_version}
