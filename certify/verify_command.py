@@ -76,7 +76,9 @@ def run(args) -> int:
         print(f"REJECTED: inconsistent certificate, {len(rep.problems)} problem(s), first: {first} ({args.file})",
               file=sys.stderr)
     else:
-        first = (rep.hypothesis_failures or [p for p in rep.problems if p.startswith("conclusion")] or [""])[0]
-        print(f"NOT PROVED: the certificate is consistent but proves nothing it states: {first} ({args.file})",
-              file=sys.stderr)
+        failed = rep.hypothesis_failures or [p for p in rep.problems if p.startswith("conclusion")] or [""]
+        n_bad = sum(not h for _, h, _ in rep.conclusions)
+        what = (f"{n_bad} of {len(rep.conclusions)} conclusion(s) do not hold" if not rep.hypothesis_failures
+                else "an input is outside its theorem's range")
+        print(f"NOT PROVED: the certificate is consistent but {what}: {failed[0]} ({args.file})", file=sys.stderr)
     return code
