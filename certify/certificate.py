@@ -236,6 +236,12 @@ class Certificate:
     def __post_init__(self):
         if self.budget is None:
             self.budget = self.evaluation.budget
+        # a producer never writes a certificate that proves nothing (only a forger can make one)
+        if not self.evaluation.conclusions:
+            raise ValueError(f"kind {self.kind} declares no conclusion")
+        failed = self.evaluation.failed_conclusions()
+        if failed:
+            raise InputError("inputs", f"the certificate would not prove its conclusion: {failed[0]}")
 
     def to_json(self) -> dict:
         for k, v in self.inputs.items():

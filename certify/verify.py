@@ -182,8 +182,9 @@ class _Evaluations:
                     self._cache[prec] = f"inputs or witnesses rejected at {prec} bits: {err}"
                 except UndecidedError as err:
                     self._cache[prec] = f"a witness could not be re-checked at {prec} bits: {err}"
-                except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
-                    self._cache[prec] = f"malformed inputs or witnesses: {type(err).__name__}: {err}"
+                except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError,
+                        RecursionError) as err:
+                    self._cache[prec] = f"malformed inputs or witnesses: {type(err).__name__}: {str(err)[:200]}"
         return self._cache[prec]
 
     def fallback(self) -> Evaluation | None:
@@ -215,8 +216,8 @@ def verify_document(doc: dict, precision: int | None = None) -> Report:
         except InputError as err:
             rep.hypothesis_fails(f"hypothesis fails: input {err}: the certificate proves nothing")
             return rep
-        except (KeyError, TypeError, ValueError) as err:
-            rep.bad(f"malformed inputs: {type(err).__name__}: {err}")
+        except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as err:
+            rep.bad(f"malformed inputs: {type(err).__name__}: {str(err)[:200]}")
             return rep
     evs = _Evaluations(spec, doc, prec)
     ev = evs.at(prec)
@@ -233,7 +234,8 @@ def verify_document(doc: dict, precision: int | None = None) -> Report:
     _compare_conclusions(doc, ev, rep)
     ev_rec = evs.fallback() or ev
     if doc["budget"] != ev_rec.budget:
-        diff = sorted(k for k in set(doc["budget"]) | set(ev_rec.budget) if doc["budget"].get(k) != ev_rec.budget.get(k))
+        keys = set(doc["budget"]) | set(ev_rec.budget)
+        diff = sorted(k for k in keys if doc["budget"].get(k) != ev_rec.budget.get(k))
         rep.bad(f"budget: {', '.join(map(str, diff))[:200]} differ(s) from the re-derivation at {evs.rec} bits")
     else:
         rep.good(f"budget re-derived at {evs.rec} bits")

@@ -190,7 +190,8 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
                 raise InputError("witnesses", f"leaf {i} [{exact_str(l)}, {exact_str(r)}]: recorded bound "
                                  f"{exact_str(rec[i])} is below the recomputed key {upper_decimal(k, 12)}")
             ev.add(f"leaf[{i}]", ball(k), "(37)",
-                   f"key Q(l, r) >= max J on the leaf [{exact_str(l)}, {exact_str(r)}] (kappa >= max(0, -J'') on the leaf, B.3.2 sharpened, level {res.levels[i]})",
+                   f"key Q(l, r) >= max J on the leaf [{exact_str(l)}, {exact_str(r)}] (kappa >= max(0, -J'') "
+                   f"on the leaf, B.3.2 sharpened, level {res.levels[i]})",
                    bound="upper")
         pbl = _pb(prob, res.u_lower, res, cache)
         jl = ev.add("J_lower(u*)", pbl.J_lo, "B.3.1", f"J-lower at u* = {exact_str(res.u_lower)}")

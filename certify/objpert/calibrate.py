@@ -367,7 +367,8 @@ def evaluate_calibration_c13(inputs: dict, witnesses: dict) -> Evaluation:
     ev.claim("bracket_pass", f"at N = {N}, sigma/G = {b['pass']}: delta_N(eps) <= {t_text} (Theorem C.13)",
              "delta_N_at_noise_multiplier_pass", "<=", t_text, "Theorem C.13")
     ev.conclude("sigma_pass", f"at N = {N} and the same mu, sigma/G = {b['pass']} gives "
-                f"({exact_str(eps)}, {t_text})-DP by Theorem C.13 (sigma/G = {b['fail']} certified to fail)", "bracket_pass", ["bracket_not_larger"])
+                f"({exact_str(eps)}, {t_text})-DP by Theorem C.13 (sigma/G = {b['fail']} certified to fail)",
+                "bracket_pass", ["bracket_not_larger"])
     ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits", "quadrature": "none",
                  "tail_truncation": "none",
                  "search_gap": f"N: none (every smaller N witnessed); sigma/G: bracket of relative width "

@@ -147,7 +147,8 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
         _evaluate_c13(ev, p, c, eps, target, witnesses, N)
     ev.budget = {
         "arithmetic_rounding": "all width is ball-arithmetic rounding of closed forms at "
-                               f"{ctx.prec} bits; radius of delta: {upper_decimal(ev.quantities['delta'].value.rad(), 3)}",
+                               f"{ctx.prec} bits; radius of delta: "
+                               f"{upper_decimal(ev.quantities['delta'].value.rad(), 3)}",
         "quadrature": "none (Q1 in closed form via the confluent hypergeometric U)",
         "tail_truncation": "none",
         "search_gap": "none: every N below the first passing count is witnessed to fail"

@@ -79,7 +79,8 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
                         f"({exact_str(lo)}, {exact_str(hi)}]", "bracket_lower", ["dp_at_delta"])
         elif hi != 0:
             raise InputError("witnesses", "epsilon_lower is required unless epsilon_upper = 0")
-    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits (closed forms; Phi via erfc / confluent U)",
+    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits "
+                                        "(closed forms; Phi via erfc / confluent U)",
                  "quadrature": "none", "tail_truncation": "none",
                  "search_gap": ("epsilon bracket of relative width <= 1e-9 (witnessed both ways)"
                                 if "delta" in inputs else "no search")}
