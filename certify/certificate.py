@@ -1,9 +1,9 @@
 """The certificate: a JSON document a person can read and a program can check.
 
-Layout (schema ``certify/1``)::
+Layout (schema ``certify/2``)::
 
     {
-      "schema": "certify/1",
+      "schema": "certify/2",
       "kind": "objpert/theorem-4.1",            # which evaluator re-derives it
       "precision": 128,                          # working precision (bits) of the recorded balls
       "inputs": {"mu": "1/100", ...},            # every input exact (rational strings), never floats
@@ -13,11 +13,26 @@ Layout (schema ``certify/1``)::
                   "lower": "5.16e-8", "upper": "5.17e-8"}, ...},
       "claims": [{"name": ..., "statement": ..., "lhs": ..., "relation": "<=", "rhs": ...,
                   "holds": true, "equation": ...}, ...],
+      "conclusions": [{"name": ..., "statement": ..., "claim": <claim name>,
+                       "hypotheses": [<claim names>], "holds": true}, ...],
       "witnesses": {...},                        # what a search found (never re-searched)
-      "budget": {...},                           # where the width went
+      "budget": {...},                           # where the width went (re-derived at the recorded precision)
       "digest": "sha256:...",                    # of everything above (canonical JSON)
       "software": {"certify": ..., "python-flint": ...}   # informational, outside the digest
     }
+
+A *conclusion* is what the certificate proves (the guarantee a user relies on: "(eps, delta)-DP by
+Theorem 4.1", "first passing N = 519", "rho <= x"). It names the claim that states it and the claims
+(hypotheses) it rests on; it holds only when its claim and every hypothesis hold. Every kind declares
+at least one conclusion; ``certify verify`` exits 0 only when every conclusion holds.
+
+A quantity may carry ``"bound": "upper"``: its ball is then an exact upper bound computed by a
+procedure (e.g. the key (37) of a branch-and-bound leaf), and only its upper endpoint is a statement
+(``upper`` >= the quantity described); without it, the ball encloses the true value.
+
+``budget`` (where the width went) is set by the evaluator, so the checker re-derives it (at the
+recorded precision: it quotes the precision and radii) and compares it. ``software`` is informational:
+outside the digest, not vouched for. Schema ``certify/1`` (no conclusions) is no longer accepted.
 
 Balls are stored as exact dyadic midpoint and radius; ``lower``/``upper`` are the outward decimal
 roundings of the ball (``digits`` significant digits). A claim's ``lhs``/``rhs`` is either the name
@@ -38,7 +53,8 @@ from .balls import (
     lower_decimal, upper_decimal,
 )
 
-SCHEMA = "certify/1"
+SCHEMA = "certify/2"
+OLD_SCHEMAS = ("certify/1",)
 DIGITS = 10  # significant digits of the decimal enclosures written into certificates
 RELATIONS = ("<=", "<", ">=", ">")
 
@@ -52,6 +68,7 @@ class Quantity:
     equation: str
     description: str = ""
     integer: bool = False  # an exactly known integer (e.g. an iteration count)
+    bound: str = ""        # "" (the ball encloses the value) or "upper" (only the upper endpoint is a statement)
 
     def to_json(self, digits: int = DIGITS) -> dict:
         d = {
@@ -63,7 +80,15 @@ class Quantity:
         }
         if self.integer:
             d["integer"] = True
+        if self.bound:
+            d["bound"] = self.bound
         return d
+
+
+#: the keys a quantity, claim or conclusion entry may have (the schema is closed)
+QUANTITY_KEYS = frozenset({"equation", "description", "ball", "lower", "upper", "integer", "bound"})
+CLAIM_KEYS = frozenset({"name", "statement", "lhs", "relation", "rhs", "holds", "equation"})
+CONCLUSION_KEYS = frozenset({"name", "statement", "claim", "hypotheses", "holds"})
 
 
 @dataclass
@@ -87,6 +112,24 @@ class Claim:
 
 
 @dataclass
+class Conclusion:
+    """What a certificate proves: ``claim`` holds, resting on the ``hypotheses`` (claim names).
+
+    It holds only when its claim and every hypothesis hold.
+    """
+
+    name: str
+    statement: str
+    claim: str
+    hypotheses: tuple[str, ...]
+    holds: bool
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "statement": self.statement, "claim": self.claim,
+                "hypotheses": list(self.hypotheses), "holds": self.holds}
+
+
+@dataclass
 class Evaluation:
     """Quantities and claims evaluated from inputs (and witnesses) at one precision.
 
@@ -97,13 +140,47 @@ class Evaluation:
 
     quantities: dict[str, Quantity] = field(default_factory=dict)
     claims: list[Claim] = field(default_factory=list)
+    conclusions: list[Conclusion] = field(default_factory=list)
+    #: where the width went (text; quotes the working precision): set by the evaluator, re-derived by the checker
+    budget: dict = field(default_factory=dict)
 
     def add(self, name: str, value: arb, equation: str, description: str = "",
-            integer: bool = False) -> arb:
+            integer: bool = False, bound: str = "") -> arb:
         if not value.is_finite():
             raise UndecidedError(f"quantity {name} ({equation}) is not finite at this precision")
-        self.quantities[name] = Quantity(name, value, equation, description, integer)
+        if bound not in ("", "upper"):
+            raise ValueError(f"bound must be '' or 'upper', got {bound!r}")
+        self.quantities[name] = Quantity(name, value, equation, description, integer, bound)
         return value
+
+    def claim_named(self, name: str) -> Claim:
+        for c in self.claims:
+            if c.name == name:
+                return c
+        raise KeyError(f"no claim named {name!r}")
+
+    def conclude(self, name: str, statement: str, claim: str, hypotheses=()) -> bool:
+        """Declare a conclusion: ``claim`` (a claim name) resting on ``hypotheses`` (claim names).
+
+        It holds iff its claim holds and every hypothesis holds; return whether it holds.
+        """
+        hyps = tuple(hypotheses)
+        holds = self.claim_named(claim).holds and all(self.claim_named(h).holds for h in hyps)
+        self.conclusions.append(Conclusion(name, statement, claim, hyps, holds))
+        return holds
+
+    def failed_conclusions(self) -> list[str]:
+        """One line per conclusion that does not hold, naming the failed claim or hypotheses."""
+        out = []
+        for c in self.conclusions:
+            if c.holds:
+                continue
+            bad = [h for h in c.hypotheses if not self.claim_named(h).holds]
+            if not self.claim_named(c.claim).holds:
+                bad.append(c.claim)
+            out.append(f"{c.statement}: does not hold ({', '.join(self.claim_named(b).statement for b in bad)} "
+                       "fails)")
+        return out
 
     def operand(self, ref: str) -> arb | fmpq:
         if ref in self.quantities:
@@ -133,7 +210,13 @@ def canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
-CHECKED_KEYS = ("schema", "kind", "precision", "inputs", "quantities", "claims", "witnesses", "budget")
+CHECKED_KEYS = ("schema", "kind", "precision", "inputs", "quantities", "claims", "conclusions", "witnesses",
+                "budget")
+#: informational fields: outside the digest, not vouched for by ``certify verify``
+INFORMATIONAL_KEYS = ("software",)
+TOP_LEVEL_KEYS = frozenset(CHECKED_KEYS + ("digest",) + INFORMATIONAL_KEYS)
+#: the largest working precision (bits) a certificate may record or ``verify --precision`` may ask for
+MAX_PRECISION = 1 << 16
 
 
 def digest_of(doc: dict) -> str:
@@ -147,8 +230,18 @@ class Certificate:
     inputs: dict[str, str]
     evaluation: Evaluation
     witnesses: dict = field(default_factory=dict)
-    budget: dict = field(default_factory=dict)
+    budget: dict | None = None  # default: the evaluation's (the checker re-derives it)
     precision: int = 128
+
+    def __post_init__(self):
+        if self.budget is None:
+            self.budget = self.evaluation.budget
+        # a producer never writes a certificate that proves nothing (only a forger can make one)
+        if not self.evaluation.conclusions:
+            raise ValueError(f"kind {self.kind} declares no conclusion")
+        failed = self.evaluation.failed_conclusions()
+        if failed:
+            raise InputError("inputs", f"the certificate would not prove its conclusion: {failed[0]}")
 
     def to_json(self) -> dict:
         for k, v in self.inputs.items():
@@ -161,6 +254,7 @@ class Certificate:
             "inputs": dict(self.inputs),
             "quantities": {k: q.to_json() for k, q in self.evaluation.quantities.items()},
             "claims": [c.to_json() for c in self.evaluation.claims],
+            "conclusions": [c.to_json() for c in self.evaluation.conclusions],
             "witnesses": self.witnesses,
             "budget": self.budget,
         }
@@ -179,29 +273,65 @@ class Certificate:
     def claims(self) -> list[Claim]:
         return self.evaluation.claims
 
+    @property
+    def conclusions(self) -> list[Conclusion]:
+        return self.evaluation.conclusions
 
-def load(text: str) -> dict:
-    """Parse certificate JSON and check its outer shape; raise InputError naming what is wrong."""
+
+#: certificates larger than this are refused before parsing (a genuine one is well under 10 MB)
+MAX_BYTES = 64 << 20
+
+
+def load(text: str | bytes) -> dict:
+    """Parse certificate JSON and check its outer shape; raise InputError naming what is wrong.
+
+    Refuses (InputError, never a traceback): non-UTF-8 bytes, files over MAX_BYTES, JSON nested too
+    deeply for the parser, a top level that is not an object, unknown or missing top-level keys, the
+    old schema ``certify/1``, a precision outside [53, MAX_PRECISION].
+    """
+    if isinstance(text, bytes):
+        if len(text) > MAX_BYTES:
+            raise InputError("certificate", f"file too large ({len(text)} bytes; at most {MAX_BYTES})")
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise InputError("certificate", f"not UTF-8 text (byte {err.start}): not a certificate") from None
+    if len(text) > MAX_BYTES:
+        raise InputError("certificate", f"file too large ({len(text)} characters; at most {MAX_BYTES})")
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as err:
         raise InputError("certificate", f"not valid JSON (malformed or truncated): {err}") from None
+    except RecursionError:
+        raise InputError("certificate", "JSON nested too deeply: not a certificate") from None
+    except ValueError as err:  # e.g. an integer literal with too many digits
+        raise InputError("certificate", f"not valid JSON: {err}") from None
     if not isinstance(doc, dict):
         raise InputError("certificate", "top level must be a JSON object")
+    schema = doc.get("schema")
+    if schema in OLD_SCHEMAS:
+        raise InputError("certificate", f"schema {schema!r} is no longer accepted (it records no conclusions); "
+                                        f"re-create the certificate with this version of certify ({SCHEMA!r})")
+    if schema != SCHEMA:
+        raise InputError("certificate", f"unknown schema {schema!r} (expected {SCHEMA!r})")
     missing = [k for k in CHECKED_KEYS + ("digest",) if k not in doc]
     if missing:
         raise InputError("certificate", f"missing field(s): {', '.join(missing)}")
-    if doc["schema"] != SCHEMA:
-        raise InputError("certificate", f"unknown schema {doc['schema']!r} (expected {SCHEMA!r})")
+    unknown = sorted(set(doc) - TOP_LEVEL_KEYS)
+    if unknown:
+        raise InputError("certificate", f"unknown top-level field(s): {', '.join(map(str, unknown))[:200]}")
     if not isinstance(doc["precision"], int) or isinstance(doc["precision"], bool) or not (
-            53 <= doc["precision"] <= 1 << 16):
-        raise InputError("certificate", "precision must be an integer number of bits in [53, 65536]")
+            53 <= doc["precision"] <= MAX_PRECISION):
+        raise InputError("certificate", f"precision must be an integer number of bits in [53, {MAX_PRECISION}]")
+    if not isinstance(doc["kind"], str):
+        raise InputError("certificate", "kind must be a string")
     for key in ("inputs", "quantities", "witnesses", "budget"):
         if not isinstance(doc[key], dict):
             raise InputError("certificate", f"{key} must be an object")
-    if not isinstance(doc["claims"], list):
-        raise InputError("certificate", "claims must be a list")
+    for key in ("claims", "conclusions"):
+        if not isinstance(doc[key], list):
+            raise InputError("certificate", f"{key} must be a list")
     for k, v in doc["inputs"].items():
         if not isinstance(v, str):
-            raise InputError("certificate", f"input {k} must be exact text, got {v!r}")
+            raise InputError("certificate", f"input {k} must be exact text, got {str(v)[:80]!r}")
     return doc

@@ -219,7 +219,9 @@ def test_prop2b_certificate_round_trip():
     assert out.witness.method == "prop2b"
     doc = json.loads(out.certificate.dumps())
     assert verify_document(doc).ok
-    assert [c["name"] for c in doc["claims"]] == ["prop2b"] and doc["claims"][0]["holds"] is True
+    assert [c["name"] for c in doc["claims"]][0] == "prop2b" and doc["claims"][0]["holds"] is True
+    assert all(c["holds"] for c in doc["claims"])
+    assert [c["name"] for c in doc["conclusions"]] == ["dp"] and "prop2b" in doc["conclusions"][0]["hypotheses"]
     doc["inputs"]["alpha"] = "70"  # sigma^2 = 64 <= alpha: Proposition 2 (b) does not apply
     assert not verify_document(_retamper(doc)).ok
 

@@ -17,17 +17,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
 
-from ..balls import InputError, ctx, escalate, exact_str, fmpq
+from ..balls import InputError, ctx, escalate, exact_str, fmpq, upper_decimal
 from ..certificate import Certificate, Evaluation
 from .certificates import (
-    KIND_RENYI, KIND_RHO, evaluate_renyi, evaluate_rho, witness_from_json, witness_json,
+    KIND_RENYI, KIND_RHO, REPORT_DIGITS, check_batch, conclude_dp, conclude_rho, evaluate_renyi, evaluate_rho,
+    parse_delta, parse_gamma, parse_steps, witness_from_json, witness_json,
 )
 from .estimate import choose_alpha
-from .problem import Problem
+from .problem import Problem, parse_alpha, parse_p, parse_sigma
 from .search import SearchResult, rho_search
 
 _MEMO: dict[tuple, SearchResult] = {}
@@ -108,23 +110,6 @@ class Outcome:
     alpha_evaluations: int = 0
 
 
-def _budget(ev: Evaluation, facts: dict, res: SearchResult) -> dict:
-    from ..balls import upper_decimal
-
-    rho = ev.quantities["rho"].value
-    b = {"gamma (branch-and-bound tolerance)": exact_str(res.gamma),
-         "rho width (upper - lower)": upper_decimal(rho.upper().fmpq() - rho.lower().fmpq(), 3)}
-    if "gap" in facts:
-        b["branch-and-bound gap (max leaf key - best J-lower)"] = upper_decimal(facts["gap"], 3)
-    pb = facts.get("point")
-    if pb is not None and pb.u != 0:
-        b["point bound width at u* (J-upper - J-lower)"] = upper_decimal(pb.J_hi.upper().fmpq() - pb.J_lo.lower().fmpq(), 3)
-        b["trapezoid discretisation at u* (on F)"] = upper_decimal(pb.disc, 3)
-        b["tail truncation at u* (on F)"] = upper_decimal(pb.tails, 3)
-    b["rounding at u = 0 (radius of J(0))"] = upper_decimal(ev.quantities["J(0)"].value.rad(), 3)
-    return b
-
-
 def _produce(prob: Problem, gamma, cache_dir, build) -> tuple[Evaluation, dict, SearchResult, str, int]:
     """Run ``build(ev, res, cache)`` on the witness, escalating precision when undecided.
 
@@ -139,9 +124,11 @@ def _produce(prob: Problem, gamma, cache_dir, build) -> tuple[Evaluation, dict, 
         ev = Evaluation()
         try:
             facts = build(ev, res, cache)
-        except InputError:
+        except InputError as err:
             if source != "disk":
                 raise
+            sys.stderr.write(f"certify: warning: cached rho witness for alpha={prob.alpha}, p={exact_str(prob.p)}, "
+                             f"sigma={exact_str(prob.sigma)} rejected by the checker ({err}); recomputing\n")
             res, source = rho_search(prob, gamma), "search"
             _MEMO[(prob, gamma, prec)] = res
             ev = Evaluation()
@@ -152,29 +139,68 @@ def _produce(prob: Problem, gamma, cache_dir, build) -> tuple[Evaluation, dict, 
     return escalate(compute, what=f"rho(alpha={prob.alpha}, p={exact_str(prob.p)}, sigma={exact_str(prob.sigma)})")
 
 
-def certify_rho(prob: Problem, gamma: fmpq | None = None, cache_dir: str | None = None) -> Outcome:
-    """Certificate `dpsgd/rho-bok` for rho(alpha, p, 2/sigma) of (5)."""
+def _validated_problem(prob: Problem) -> Problem:
+    """A Problem built directly (not by make_problem) is validated like the CLI's inputs."""
+    if not isinstance(prob, Problem):
+        raise InputError("prob", "must be a certify.dpsgd.problem.Problem (see make_problem)")
+    return Problem(parse_alpha(prob.alpha, "alpha"), parse_p(prob.p, "p"), parse_sigma(prob.sigma, "sigma"))
+
+
+def certify_rho(prob: Problem, gamma=None, cache_dir: str | None = None) -> Outcome:
+    """Certificate `dpsgd/rho-bok` for rho(alpha, p, 2/sigma) of (5).
+
+    ``gamma`` (exact: str, int, Fraction or fmpq; floats refused) is validated like ``--gamma``.
+    """
     t0 = time.perf_counter()
+    prob = _validated_problem(prob)
+    gamma = None if gamma is None else parse_gamma(gamma, "gamma")
     ev, facts, res, source, prec = _produce(prob, gamma, cache_dir,
                                             lambda ev, res, cache: evaluate_rho(prob, res, ev, cache))
-    cert = Certificate(KIND_RHO, prob.inputs(), ev, witness_json(res, facts.get("keys")), _budget(ev, facts, res), prec)
+    rho_text = upper_decimal(ev.quantities["rho"].value, REPORT_DIGITS)
+    conclude_rho(ev, prob, rho_text)
+    wit = witness_json(res, facts.get("keys"))
+    wit["reported_rho"] = rho_text
+    inputs = prob.inputs()
+    if gamma is not None:
+        inputs["gamma"] = exact_str(gamma)
+    cert = Certificate(KIND_RHO, inputs, ev, wit, None, prec)
     return Outcome(cert, facts, res, source, time.perf_counter() - t0)
 
 
-def certify_dpsgd(p: fmpq, sigma: fmpq, steps: int, delta: fmpq, alpha: int | None = None,
-                  gamma: fmpq | None = None, cache_dir: str | None = None,
+def certify_dpsgd(p, sigma, steps, delta, alpha=None, gamma=None, cache_dir: str | None = None,
                   extra_inputs: dict | None = None) -> Outcome:
-    """Certificate `dpsgd/renyi-bok`: (eps, delta)-DP of T steps of DP-SGD by Corollary 1 / (6)."""
+    """Certificate `dpsgd/renyi-bok`: (eps, delta)-DP of T steps of DP-SGD by Corollary 1 / (6).
+
+    Every number is exact (str such as "0.01" or "1/100", int, fractions.Fraction or fmpq; a float is
+    refused) and validated like the CLI: 0 < p < 1, sigma > 0, integer steps >= 1, 0 < delta < 1,
+    integer alpha in [2, 256], 0 < gamma <= 1; ``extra_inputs`` may only record batch_size and
+    dataset_size, which must give p = b/n.
+    """
     t0 = time.perf_counter()
+    p, sigma = parse_p(p, "p"), parse_sigma(sigma, "sigma")
+    steps, delta = parse_steps(steps, "steps"), parse_delta(delta, "delta")
+    alpha = None if alpha is None else parse_alpha(alpha, "alpha")
+    gamma = None if gamma is None else parse_gamma(gamma, "gamma")
+    extra = dict(extra_inputs or {})
+    if set(extra) - {"batch_size", "dataset_size"}:
+        raise InputError("extra_inputs", f"only batch_size and dataset_size may be recorded, got {sorted(extra)}")
+    check_batch(extra, p)
     n_eval = 0
     if alpha is None:
         alpha, n_eval = choose_alpha(p, sigma, steps, delta)
     prob = Problem(alpha, p, sigma)
     ev, facts, res, source, prec = _produce(
         prob, gamma, cache_dir, lambda ev, res, cache: evaluate_renyi(prob, steps, delta, res, ev, cache))
+    eps_text = upper_decimal(ev.quantities["epsilon"].value, REPORT_DIGITS)
+    hyps = [c.name for c in ev.claims if c.name in ("prop2a", "prop2b")]
+    conclude_dp(ev, f"DP-SGD with p = {exact_str(p)}, sigma = {exact_str(sigma)} (Bok 2026)", alpha, steps, delta,
+                eps_text, hyps)
     inputs = prob.inputs()
     inputs.update({"steps": str(steps), "delta": exact_str(delta)})
-    if extra_inputs:
-        inputs.update(extra_inputs)
-    cert = Certificate(KIND_RENYI, inputs, ev, witness_json(res, facts.get("keys")), _budget(ev, facts, res), prec)
+    if gamma is not None:
+        inputs["gamma"] = exact_str(gamma)
+    inputs.update(extra)
+    wit = witness_json(res, facts.get("keys"))
+    wit["reported_epsilon"] = eps_text
+    cert = Certificate(KIND_RENYI, inputs, ev, wit, None, prec)
     return Outcome(cert, facts, res, source, time.perf_counter() - t0, n_eval)

@@ -24,12 +24,17 @@ from ..certificate import Evaluation
 from ..verify import register
 from .curvature import LEVELS, interval_key, kappa_neg
 from .mixture import J_zero, Rule, check_rule, point_bounds
-from .problem import Problem, parse_alpha, parse_p, parse_sigma
-from .search import HALF, SearchResult, prop2a_sides, prop2b_sides
+from .problem import ALPHA_MAX, ALPHA_MIN, Problem, parse_alpha, parse_batch, parse_p, parse_sigma
+from .search import HALF, SearchResult, default_gamma, prop2a_sides, prop2b_sides
 
 KIND_RHO = "dpsgd/rho-bok"
 KIND_RENYI = "dpsgd/renyi-bok"
 METHODS = ("prop2a", "prop2b", "branch-and-bound")
+RHO_INPUTS = ("alpha", "sampling_rate", "noise_multiplier", "gamma")
+RENYI_INPUTS = RHO_INPUTS + ("steps", "delta", "batch_size", "dataset_size")
+SEARCH_WITNESSES = ("method", "gamma", "leaves", "points", "u_lower", "curvature")
+#: significant digits of the reported rho / epsilon in the conclusion (rounded up)
+REPORT_DIGITS = 10
 
 
 # --------------------------------------------------------------------------------------------
@@ -61,9 +66,7 @@ def witness_from_json(w: dict) -> SearchResult:
     method = w.get("method")
     if method not in METHODS:
         raise InputError("witnesses", f"method must be one of {METHODS}, got {method!r}")
-    gamma = exact(w.get("gamma"), "gamma")
-    if not gamma > 0:
-        raise InputError("witnesses", "gamma must be > 0")
+    gamma = parse_gamma(w.get("gamma"), "witnesses.gamma")
     leaves, bounds = [], []
     for item in w.get("leaves") or []:
         if not (isinstance(item, list) and len(item) in (2, 3)):
@@ -187,17 +190,42 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
                 raise InputError("witnesses", f"leaf {i} [{exact_str(l)}, {exact_str(r)}]: recorded bound "
                                  f"{exact_str(rec[i])} is below the recomputed key {upper_decimal(k, 12)}")
             ev.add(f"leaf[{i}]", ball(k), "(37)",
-                   f"key Q(l, r) >= max J on the leaf [{exact_str(l)}, {exact_str(r)}] (kappa >= max(0, -J'') on the leaf, B.3.2 sharpened, level {res.levels[i]})")
+                   f"key Q(l, r) >= max J on the leaf [{exact_str(l)}, {exact_str(r)}] (kappa >= max(0, -J'') "
+                   f"on the leaf, B.3.2 sharpened, level {res.levels[i]})",
+                   bound="upper")
         pbl = _pb(prob, res.u_lower, res, cache)
         jl = ev.add("J_lower(u*)", pbl.J_lo, "B.3.1", f"J-lower at u* = {exact_str(res.u_lower)}")
         imax = max(range(len(keys)), key=lambda i: keys[i])
         top = ball(keys[imax])
         rho = jl.union(top)
+        # the witness gamma: the search stops when the largest key minus the best lower bound is <= gamma
+        ev.add("gamma", ball(res.gamma), "B.2", "branch-and-bound tolerance gamma (witness)")
+        ev.add("search_gap", top - arb(jl.lower()), "B.2", "largest leaf key minus J-lower(u*)", bound="upper")
+        ev.claim("search_met_gamma", "the search stopped at its tolerance: largest key - J-lower(u*) <= gamma",
+                 "search_gap", "<=", "gamma", "B.2")
         facts.update(u_star=exact_str(res.u_lower), leaf=res.leaves[imax], point=pbl,
                      gap=keys[imax] - jl.lower().fmpq(), leaves=len(res.leaves), keys=keys)
     ev.add("rho", rho, "(5)", "one-step Rényi bound rho(alpha, p, 2/sigma) = max_u J(u)")
     ev.add("alpha", arb(prob.alpha), "(5)", "Rényi order", integer=True)
+    ev.budget = budget_of(ev, facts, res)
     return facts
+
+
+def budget_of(ev: Evaluation, facts: dict, res: SearchResult) -> dict:
+    """Where the width of rho went (re-derived by the checker from the same evaluation)."""
+    rho = ev.quantities["rho"].value
+    b = {"gamma (branch-and-bound tolerance)": exact_str(res.gamma),
+         "rho width (upper - lower)": upper_decimal(rho.upper().fmpq() - rho.lower().fmpq(), 3)}
+    if "gap" in facts:
+        b["branch-and-bound gap (max leaf key - best J-lower)"] = upper_decimal(facts["gap"], 3)
+    pb = facts.get("point")
+    if pb is not None and pb.u != 0:
+        b["point bound width at u* (J-upper - J-lower)"] = upper_decimal(
+            pb.J_hi.upper().fmpq() - pb.J_lo.lower().fmpq(), 3)
+        b["trapezoid discretisation at u* (on F)"] = upper_decimal(pb.disc, 3)
+        b["tail truncation at u* (on F)"] = upper_decimal(pb.tails, 3)
+    b["rounding at u = 0 (radius of J(0))"] = upper_decimal(ev.quantities["J(0)"].value.rad(), 3)
+    return b
 
 
 def eps_ball(rho: arb, alpha: int, steps: int, delta: fmpq) -> arb:
@@ -220,6 +248,65 @@ def parse_delta(value, name: str = "--delta") -> fmpq:
     return d
 
 
+def parse_gamma(value, name: str = "--gamma") -> fmpq:
+    """The branch-and-bound tolerance gamma on rho: exact, 0 < gamma <= 1."""
+    g = exact(value, name)
+    if not 0 < g <= 1:
+        raise InputError(name, f"must be in (0, 1], got {exact_str(g)}")
+    return g
+
+
+def check_batch(inputs: dict, p: fmpq, names=("batch_size", "dataset_size")) -> None:
+    """Recorded batch_size/dataset_size (both or neither) must give the recorded sampling rate p = b/n."""
+    b, n = inputs.get("batch_size"), inputs.get("dataset_size")
+    if b is None and n is None:
+        return
+    if b is None or n is None:
+        raise InputError(names[0] if b is None else names[1], "batch_size and dataset_size go together")
+    q = parse_batch(b, n, *names)
+    if q != p:
+        raise InputError(names[0], f"batch_size/dataset_size = {exact_str(q)} disagrees with the sampling rate "
+                                   f"p = {exact_str(p)}")
+
+
+def dp_hypotheses(ev: Evaluation, alpha: int, steps: int, delta: fmpq) -> list[str]:
+    """Claims for the ranges Corollary 1 / (6) (and the baselines' (6)) rest on; returns their names."""
+    d = exact_str(delta)
+    ev.claim("alpha_at_least_2", f"alpha = {alpha} >= {ALPHA_MIN}", str(alpha), ">=", str(ALPHA_MIN), "(6)")
+    ev.claim("alpha_at_most_256", f"alpha = {alpha} <= {ALPHA_MAX}", str(alpha), "<=", str(ALPHA_MAX), "(6)")
+    ev.claim("steps_positive", f"T = {steps} >= 1", str(steps), ">=", "1", "(6)")
+    ev.claim("delta_positive", f"delta = {d} > 0", d, ">", "0", "(6)")
+    ev.claim("delta_below_1", f"delta = {d} < 1", d, "<", "1", "(6)")
+    return ["alpha_at_least_2", "alpha_at_most_256", "steps_positive", "delta_positive", "delta_below_1"]
+
+
+def reported(witnesses: dict, key: str) -> str:
+    """A reported bound (exact decimal text rounded up by the producer) from the witnesses."""
+    r = witnesses.get(key)
+    if not isinstance(r, str):
+        raise InputError(f"witnesses.{key}", "must be exact text (the reported bound)")
+    exact(r, f"witnesses.{key}")
+    return r
+
+
+def conclude_rho(ev: Evaluation, prob: Problem, rho_text: str) -> None:
+    """Claim + conclusion "rho <= x" (x: the reported upper bound)."""
+    ev.claim("rho_bound", f"rho({prob.alpha}, {exact_str(prob.p)}, 2/{exact_str(prob.sigma)}) <= {rho_text}",
+             "rho", "<=", rho_text, "(5)")
+    hyps = [c.name for c in ev.claims if c.name in ("prop2a", "prop2b")]
+    ev.conclude("rho", f"one DP-SGD step (alpha = {prob.alpha}, p = {exact_str(prob.p)}, sigma = "
+                f"{exact_str(prob.sigma)}) has Renyi divergence rho <= {rho_text} (Theorem 1 / (5))", "rho_bound", hyps)
+
+
+def conclude_dp(ev: Evaluation, what: str, alpha: int, steps: int, delta: fmpq, eps_text: str,
+                extra_hypotheses=()) -> None:
+    """Claim + conclusion "(eps, delta)-DP" resting on the ranges of (6)."""
+    hyps = dp_hypotheses(ev, alpha, steps, delta) + list(extra_hypotheses)
+    ev.claim("dp", f"epsilon <= {eps_text}", "epsilon", "<=", eps_text, "(6)")
+    ev.conclude("dp", f"{what}: T = {steps} steps are ({eps_text}, {exact_str(delta)})-DP (Corollary 1 / (6) "
+                f"at alpha = {alpha})", "dp", hyps)
+
+
 def evaluate_renyi(prob: Problem, steps: int, delta: fmpq, res: SearchResult, ev: Evaluation,
                    cache: dict | None = None) -> dict:
     facts = evaluate_rho(prob, res, ev, cache)
@@ -237,21 +324,60 @@ def _problem_from_inputs(inputs: dict) -> Problem:
                    parse_sigma(inputs["noise_multiplier"], "noise_multiplier"))
 
 
-def check_rho(inputs: dict, witnesses: dict) -> Evaluation:
+def validate_rho(inputs: dict) -> Problem:
+    """The producer's validators on a `dpsgd/rho-bok` certificate's inputs."""
     prob = _problem_from_inputs(inputs)
+    if "gamma" in inputs:
+        parse_gamma(inputs["gamma"], "gamma")
+    return prob
+
+
+def validate_renyi(inputs: dict) -> tuple[Problem, int, fmpq]:
+    """The producer's validators on a `dpsgd/renyi-bok` certificate's inputs: (problem, steps, delta)."""
+    prob = validate_rho(inputs)
+    check_batch(inputs, prob.p)
+    return prob, parse_steps(inputs["steps"], "steps"), parse_delta(inputs["delta"], "delta")
+
+
+def _search_witness(witnesses: dict, extra: str) -> SearchResult:
+    if not isinstance(witnesses, dict):
+        raise InputError("witnesses", "must be an object")
+    unknown = set(witnesses) - set(SEARCH_WITNESSES) - {extra}
+    if unknown:
+        raise InputError("witnesses", f"unknown key(s) {sorted(map(str, unknown))}"[:200])
+    return witness_from_json({k: v for k, v in witnesses.items() if k != extra})
+
+
+def check_gamma(prob: Problem, inputs: dict, res: SearchResult) -> None:
+    """The witness gamma is the recorded input gamma (``--gamma``) or else the default of the search."""
+    want = parse_gamma(inputs["gamma"], "gamma") if "gamma" in inputs else default_gamma(prob)
+    if res.gamma != want:
+        raise InputError("witnesses.gamma", f"is {exact_str(res.gamma)}, but the search ran with "
+                                            f"{'the given' if 'gamma' in inputs else 'the default'} "
+                                            f"gamma = {exact_str(want)}")
+
+
+def check_rho(inputs: dict, witnesses: dict) -> Evaluation:
+    prob = validate_rho(inputs)
     ev = Evaluation()
-    evaluate_rho(prob, witness_from_json(witnesses), ev)
+    res = _search_witness(witnesses, "reported_rho")
+    check_gamma(prob, inputs, res)
+    evaluate_rho(prob, res, ev)
+    conclude_rho(ev, prob, reported(witnesses, "reported_rho"))
     return ev
 
 
 def check_renyi(inputs: dict, witnesses: dict) -> Evaluation:
-    prob = _problem_from_inputs(inputs)
-    steps = parse_steps(inputs["steps"], "steps")
-    delta = parse_delta(inputs["delta"], "delta")
+    prob, steps, delta = validate_renyi(inputs)
     ev = Evaluation()
-    evaluate_renyi(prob, steps, delta, witness_from_json(witnesses), ev)
+    res = _search_witness(witnesses, "reported_epsilon")
+    check_gamma(prob, inputs, res)
+    evaluate_renyi(prob, steps, delta, res, ev)
+    hyps = [c.name for c in ev.claims if c.name in ("prop2a", "prop2b")]
+    conclude_dp(ev, f"DP-SGD with p = {exact_str(prob.p)}, sigma = {exact_str(prob.sigma)} (Bok 2026)", prob.alpha,
+                steps, delta, reported(witnesses, "reported_epsilon"), hyps)
     return ev
 
 
-register(KIND_RHO, check_rho)
-register(KIND_RENYI, check_renyi)
+register(KIND_RHO, check_rho, validate_rho, RHO_INPUTS, SEARCH_WITNESSES + ("reported_rho",))
+register(KIND_RENYI, check_renyi, validate_renyi, RENYI_INPUTS, SEARCH_WITNESSES + ("reported_epsilon",))

@@ -44,12 +44,9 @@ def _p_from(args) -> tuple:
 def _gamma(args):
     if args.gamma is None:
         return None
-    from ..balls import exact
+    from .certificates import parse_gamma
 
-    g = exact(args.gamma, "--gamma")
-    if not g > 0:
-        raise InputError("--gamma", f"must be > 0, got {exact_str(g)}")
-    return g
+    return parse_gamma(args.gamma, "--gamma")
 
 
 def _where(out) -> str:

@@ -25,14 +25,16 @@ certifies a change of verdict found by bisection, not global minimality.
 from __future__ import annotations
 
 from ..balls import (
-    InputError, Tri, UndecidedError, arb, ball, certain_ceil, compare, escalate, exact, exact_int, exact_str,
+    InputError, Tri, UndecidedError, arb, ball, certain_ceil, compare, ctx, escalate, exact, exact_int, exact_str,
     fmpq, upper_decimal,
 )
 from ..certificate import Certificate, Evaluation
 from ..verify import register
 from . import privacy as P
 from . import utility as U
-from .certificates import _evaluate_c13, search_c13
+from .certificates import (
+    PROBLEM_INPUTS, _evaluate_c13, parse_epsilon, parse_iterations, parse_target_delta, search_c13,
+)
 from .problem import GLMProblem, Loss, constants, make_loss, make_problem, problem_from_inputs
 
 KIND_COR = "objpert/calibration-4.13"
@@ -105,21 +107,35 @@ def _base_inputs(n, d, zeta, loss: Loss, eps, delta, delta_S, W) -> dict:
 
 
 def _loss_from(inputs):
-    return (make_loss("logistic") if inputs["loss"] == "logistic"
-            else make_loss("custom", inputs["L1"], inputs["L2"], inputs["L3"]))
+    if inputs["loss"] == "logistic":
+        if (inputs.get("L1"), inputs.get("L2"), inputs.get("L3")) != ("1", "1/4", "1/(6*sqrt(3))"):
+            raise InputError("inputs", "logistic loss constants altered")
+        return make_loss("logistic")
+    return make_loss("custom", inputs["L1"], inputs["L2"], inputs["L3"])
+
+
+COR_INPUTS = ("n", "d", "zeta", "loss", "L1", "L2", "L3", "epsilon", "delta", "delta_S", "comparator_norm")
+COR_WITNESSES = ("u", "noise_multiplier", "mu", "iterations", "threshold7_ceiling")
+
+
+def validate_corollary_4_13(inputs: dict):
+    """The producer's validators on a certificate's inputs: (loss, eps, delta, delta_S, W, n, d, zeta)."""
+    loss = _loss_from(inputs)
+    e, dl, dS, w, n, d, z = parse_calibration(inputs["epsilon"], inputs["delta"], inputs["delta_S"],
+                                              inputs["comparator_norm"], inputs["n"], inputs["d"], inputs["zeta"],
+                                              loss)
+    return loss, e, dl, dS, w, n, d, z
 
 
 def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
     """Re-derive the Corollary 4.13 calibration from targets + published parameters (witnesses)."""
-    loss = _loss_from(inputs)
-    n, d = exact_int(inputs["n"], "n"), exact_int(inputs["d"], "d")
-    zeta = exact(inputs["zeta"], "zeta")
-    eps, delta, dS, W = _check_targets(inputs["epsilon"], inputs["delta"], inputs["delta_S"],
-                                       inputs["comparator_norm"])
+    loss, eps, delta, dS, W, n, d, zeta = validate_corollary_4_13(inputs)
     u_pub = exact(witnesses["u"], "witnesses.u")
     s_pub = exact(witnesses["noise_multiplier"], "witnesses.noise_multiplier")
     mu_pub = exact(witnesses["mu"], "witnesses.mu")
-    N = exact_int(witnesses["iterations"], "witnesses.iterations")
+    N = parse_iterations(witnesses["iterations"], "witnesses.iterations")
+    if u_pub <= 0 or mu_pub <= 0:
+        raise InputError("witnesses", "u and mu must be > 0")
     if s_pub != 4 * u_pub / eps:
         raise InputError("witnesses", "noise multiplier must equal 4 u/eps (Corollary 4.13)")
     p = make_problem(n=n, d=d, mu=mu_pub, zeta=zeta, loss=loss, u=u_pub, noise_multiplier=s_pub)
@@ -138,36 +154,55 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
     ev.claim("mu_ge_mu_priv", "mu >= mu_priv", "mu", ">=", "mu_priv", "Cor. 4.13")
     ev.claim("mu_ge_mu_util", "mu >= mu_util", "mu", ">=", "mu_util", "Cor. 4.13")
     ev.add("eta", c.eta, "Cor. 4.13", "step size 1/L, L = mu + L2 zeta^2")
-    thr = ev.add("threshold7", P.threshold_7(c), "(7)", "right-hand side of (7)")
+    ev.add("threshold7", P.threshold_7(c), "(7)", "right-hand side of (7)")
     ev.add("iterations", arb(N), "Cor. 4.13", "smallest N satisfying (7) and c_N <= eps/4", integer=True)
     ev.claim("threshold7_holds", f"N = {N} satisfies (7)", "iterations", ">=", "threshold7", "(7)")
     ev.add("c_N", c_N(p, c, N), "Cor. 4.13", "finite-N correction c_N")
     quarter = exact_str(eps / 4)
     ev.claim("c_N_small", f"c_N <= eps/4 = {quarter}", "c_N", "<=", quarter, "Cor. 4.13")
-    # minimality of N: every N' in [ceil(threshold), N-1] has c_N' > eps/4; below the threshold (7) fails
+    # minimality of N ("smallest N" is a claim): ceil(7) = N7 is witnessed by (7) at N7 and its failure at
+    # N7 - 1; every N' in [N7, N-1] has c_N' > eps/4 (re-checked one by one; counted as a claim)
     N7 = exact_int(witnesses["threshold7_ceiling"], "witnesses.threshold7_ceiling")
+    if N7 < 1:
+        raise InputError("witnesses", "threshold7_ceiling must be >= 1")
     ev.claim("threshold7_ceiling_holds", f"ceil of (7) = {N7} satisfies (7)", str(N7), ">=", "threshold7", "(7)")
-    if N7 >= 2:
-        ev.claim("threshold7_ceiling", f"N = {N7 - 1} does not satisfy (7)", "threshold7", ">", str(N7 - 1), "(7)")
-    bad = [M for M in range(N7, N) if compare(c_N(p, c, M), ">", eps / 4) is not Tri.TRUE]
-    if bad:
-        raise InputError("witnesses", f"c_N > eps/4 not confirmed at N = {bad[0]} < published N")
-    ev.add("smaller_counts_failing_c_N", arb(max(N - N7, 0)), "Cor. 4.13",
-           "counts N' in [ceil(7), N-1] re-checked to have c_N' > eps/4", integer=True)
+    ev.claim("threshold7_ceiling", f"N = {N7 - 1} does not satisfy (7)", "threshold7", ">", str(N7 - 1), "(7)")
+    hyps = ["threshold7_holds", "threshold7_ceiling_holds", "threshold7_ceiling"]
+    N7_true = certain_ceil(P.threshold_7(c))
+    if N > 100 * max(N7_true or N7, 1000):
+        raise InputError("witnesses", "iterations is beyond the producer's search range")
+    if N > N7:
+        fails = sum(1 for M in range(N7, N) if compare(c_N(p, c, M), ">", eps / 4) is Tri.TRUE)
+        ev.add("smaller_counts_failing_c_N", arb(fails), "Cor. 4.13",
+               f"counts N' in [ceil(7), N-1] = [{N7}, {N - 1}] re-checked to have c_N' > eps/4", integer=True)
+        ev.claim("smaller_counts_fail", f"every N' in [{N7}, {N - 1}] has c_N' > eps/4", "smaller_counts_failing_c_N",
+                 ">=", str(N - N7), "Cor. 4.13")
+        hyps.append("smaller_counts_fail")
+    elif N < N7:
+        ev.claim("iterations_at_least_ceiling", f"N = {N} >= ceil of (7) = {N7}", str(N), ">=", str(N7), "(7)")
+        hyps.append("iterations_at_least_ceiling")
     ev.add("q_mu", q_mu(p), "Cor. 4.13", "q(mu) = log(1 + L2 zeta^2/(n mu))")
     ev.claim("q_mu_small", f"q(mu) <= eps/4 = {quarter}", "q_mu", "<=", quarter, "Cor. 4.13")
-    gs2 = ev.add("gaussian_floor", (c.G / c.sigma) ** 2 / 2, "Cor. 4.13", "G^2/(2 sigma^2)")
+    ev.add("gaussian_floor", (c.G / c.sigma) ** 2 / 2, "Cor. 4.13", "G^2/(2 sigma^2)")
     ev.claim("gaussian_floor_small", f"G^2/(2 sigma^2) <= eps/32 = {exact_str(eps / 32)}", "gaussian_floor", "<=",
              exact_str(eps / 32), "Cor. 4.13")
     e0 = ev.add("epsilon0", P.epsilon_0(p, c, N), "(9)", "eps_0 = G^2/(2 sigma^2) + q(mu) + c_N")
-    eh = ev.add("epsilon_hat", e0 + c.G / c.sigma * ball(u_pub), "Cor. 4.13", "eps-hat = eps_0 + (G/sigma) u")
+    ev.add("epsilon_hat", e0 + c.G / c.sigma * ball(u_pub), "Cor. 4.13", "eps-hat = eps_0 + (G/sigma) u")
     ev.claim("epsilon_hat_25_32", f"eps-hat <= 25 eps/32 = {exact_str(25 * eps / 32)}", "epsilon_hat", "<=",
              exact_str(25 * eps / 32), "Cor. 4.13")
     ev.claim("epsilon_hat_lt_eps", f"eps-hat < eps = {e_text}", "epsilon_hat", "<", e_text, "Cor. 4.13")
-    dh = ev.add("delta_hat", P.truncation_mass(p) + 2 * c.G / c.sigma * _Q1u(u_pub), "Cor. 4.13",
+    ev.add("delta_hat", P.truncation_mass(p) + 2 * c.G / c.sigma * _Q1u(u_pub), "Cor. 4.13",
                 "delta-hat = e^(-u^2/2) + (2G/sigma) Q1(u)")
     ev.claim("delta_hat_lt_delta", f"delta-hat < delta = {exact_str(delta)}", "delta_hat", "<",
              exact_str(delta), "Cor. 4.13")
+    ev.conclude("dp_corollary_4_13", f"the release with sigma/G = {exact_str(s_pub)}, u = {exact_str(u_pub)}, "
+                f"mu = {exact_str(mu_pub)}, eta = 1/L, N = {N} is ({e_text}, {exact_str(delta)})-DP (Corollary 4.13)",
+                "delta_hat_lt_delta", ["u_published_ge_u", "mu_ge_mu_priv", "threshold7_holds", "q_mu_small",
+                                       "gaussian_floor_small", "epsilon_hat_lt_eps"])
+    ev.conclude("iterations_smallest", f"N = {N} is the smallest N satisfying (7) and c_N <= eps/4 = {quarter}",
+                "c_N_small", hyps)
+    ev.conclude("mu_utility", f"mu = {exact_str(mu_pub)} >= max{{mu_util, mu_priv}} (the corollary's choice of mu)",
+                "mu_ge_mu_util", ["mu_ge_mu_priv"])
     # utility (Theorem 4.7 at the published parameters; the corollary's display for comparison)
     eopt = ev.add("E_opt", U.E_opt(p, c, N), "(12)", "E_opt(N) with ||grad F(0;S)|| <= L1 zeta")
     ev.add("utility_bound", A / ball(mu_pub) + ball(mu_pub * W * W / 2) + 2 * eopt, "Thm 4.7 / Cor. 4.13",
@@ -178,6 +213,10 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
         cor = cor + mp_ * ball(W * W) / 2
     ev.add("corollary_utility", cor, "Cor. 4.13",
            "the corollary's display W sqrt(2A) + mu_priv W^2/2 + 2 E_opt(N) (mu_priv term omitted when mu_util >= mu_priv)")
+    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits",
+                 "publication_rounding": f"u and mu rounded up to {PUBLISH_DIGITS} significant digits",
+                 "quadrature": "none", "tail_truncation": "none",
+                 "search_gap": "none: every N from ceil(7) to N-1 re-checked to have c_N > eps/4"}
     return ev
 
 
@@ -233,11 +272,7 @@ def certify_corollary_4_13(eps, delta, delta_S, W, n, d, zeta, loss: Loss) -> Ce
     def attempt(prec):
         wit = corollary_4_13_parameters(e, dl, dS, w, n_, d_, z, loss)
         ev = evaluate_corollary_4_13(inputs, wit)
-        budget = {"arithmetic_rounding": f"ball arithmetic at {prec} bits",
-                  "publication_rounding": f"u and mu rounded up to {PUBLISH_DIGITS} significant digits",
-                  "quadrature": "none", "tail_truncation": "none",
-                  "search_gap": "none: every N from ceil(7) to N-1 re-checked to have c_N > eps/4"}
-        return Certificate(KIND_COR, inputs, ev, wit, budget, prec)
+        return Certificate(KIND_COR, inputs, ev, wit, None, prec)
 
     return escalate(attempt, what="the Corollary 4.13 calibration")
 
@@ -284,37 +319,71 @@ def sigma_bracket(p: GLMProblem, N: int, eps: fmpq, target: fmpq, rel_width: fmp
     return lo, lo_reason, hi
 
 
+C13_INPUTS = PROBLEM_INPUTS + ("epsilon", "target_delta", "bracket_iterations")
+BRACKET_KEYS = frozenset({"fail", "fail_reason", "pass", "note"})
+BRACKET_NOTE = "bisection at fixed N and mu; pass/fail is not proven monotone in sigma"
+
+
+def validate_calibration_c13(inputs: dict):
+    """The producer's validators on a certificate's inputs: (problem, eps, target, N)."""
+    p = problem_from_inputs(inputs)
+    if p.noise_multiplier is None:
+        raise InputError("inputs", "noise_multiplier (sigma/G) is required for the sigma/G bracket")
+    return (p, parse_epsilon(inputs["epsilon"], "epsilon"), parse_target_delta(inputs["target_delta"], "target_delta"),
+            parse_iterations(inputs["bracket_iterations"], "bracket_iterations"))
+
+
 def evaluate_calibration_c13(inputs: dict, witnesses: dict) -> Evaluation:
     """Re-check the sharper calibration: first N by Theorem C.13 and the sigma/G bracket at fixed N."""
-    p = problem_from_inputs(inputs)
-    eps = exact(inputs["epsilon"], "epsilon")
-    target = exact(inputs["target_delta"], "target_delta")
+    p, eps, target, N = validate_calibration_c13(inputs)
     c = constants(p)
     ev = Evaluation()
-    _evaluate_c13(ev, p, c, eps, target, witnesses)
+    N7 = certain_ceil(P.threshold_7(c))
+    _evaluate_c13(ev, p, c, eps, target, witnesses, max(N7 or 1, N))
     b = witnesses["sigma_bracket"]
-    N = exact_int(inputs["bracket_iterations"], "bracket_iterations")
+    if not isinstance(b, dict) or set(b) != BRACKET_KEYS or b["note"] != BRACKET_NOTE:
+        raise InputError("witnesses", f"sigma_bracket must be an object with keys {sorted(BRACKET_KEYS)} "
+                                      f"and note {BRACKET_NOTE!r}")
     s_fail, s_pass = exact(b["fail"], "fail"), exact(b["pass"], "pass")
-    if not s_fail < s_pass:
-        raise InputError("witnesses", "sigma bracket must have fail < pass")
+    if not 0 < s_fail < s_pass:
+        raise InputError("witnesses", "sigma bracket must have 0 < fail < pass")
     ok_f, why_f = c13_passes(_with_multiplier(p, s_fail), N, eps, target)
-    ok_p, why_p = c13_passes(_with_multiplier(p, s_pass), N, eps, target)
     if ok_f or why_f != b["fail_reason"]:
         raise InputError("witnesses", f"sigma/G = {b['fail']} at N = {N}: recorded failure "
                                       f"{b['fail_reason']!r} not confirmed ({why_f})")
-    if not ok_p:
-        raise InputError("witnesses", f"sigma/G = {b['pass']} at N = {N} does not pass ({why_p})")
+    p_pass = _with_multiplier(p, s_pass)
+    verdict, _, delta_pass = P.c13_verdict(p_pass, constants(p_pass), N, eps, target)
+    if delta_pass is None:
+        raise InputError("witnesses", f"sigma/G = {b['pass']} at N = {N} does not pass ({verdict})")
     ev.add("noise_multiplier_fail", ball(s_fail), "Theorem C.13",
            f"sigma/G certified to fail at N = {N} ({b['fail_reason']})")
     ev.add("noise_multiplier_pass", ball(s_pass), "Theorem C.13", f"sigma/G certified to pass at N = {N}")
     ev.add("noise_multiplier_given", ball(p.noise_multiplier), "Cor. 4.13", "sigma/G of the starting calibration")
     ev.claim("bracket_not_larger", "certified sigma/G <= the starting sigma/G", "noise_multiplier_pass", "<=",
              "noise_multiplier_given", "Theorem C.13")
+    ev.add("delta_N_at_noise_multiplier_pass", delta_pass, "(50)",
+           f"delta_N(eps) at N = {N} and sigma/G = {b['pass']} (alpha-bar > 0, (47), eps >= s_N proved)")
+    t_text = exact_str(target)
+    ev.claim("bracket_pass", f"at N = {N}, sigma/G = {b['pass']}: delta_N(eps) <= {t_text} (Theorem C.13)",
+             "delta_N_at_noise_multiplier_pass", "<=", t_text, "Theorem C.13")
+    ev.conclude("sigma_pass", f"at N = {N} and the same mu, sigma/G = {b['pass']} gives "
+                f"({exact_str(eps)}, {t_text})-DP by Theorem C.13 (sigma/G = {b['fail']} certified to fail)",
+                "bracket_pass", ["bracket_not_larger"])
+    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits", "quadrature": "none",
+                 "tail_truncation": "none",
+                 "search_gap": f"N: none (every smaller N witnessed); sigma/G: bracket of relative width "
+                               f"{upper_decimal(ball((s_pass - s_fail) / s_pass), 2)}"}
     return ev
 
 
 def certify_calibration_c13(p: GLMProblem, eps: fmpq, target: fmpq, N_fixed: int,
                             extra_inputs: dict | None = None) -> Certificate:
+    if not isinstance(p, GLMProblem):
+        raise InputError("problem", "must be a GLMProblem (certify.objpert.problem.make_problem)")
+    eps, target = parse_epsilon(eps, "--epsilon"), parse_target_delta(target, "--target-delta")
+    N_fixed = parse_iterations(N_fixed, "--iterations")
+    if p.noise_multiplier is None:
+        raise InputError("--noise-multiplier", "the sigma/G bracket needs the problem's noise multiplier sigma/G")
     inputs = p.inputs()
     inputs.update({"epsilon": exact_str(eps), "target_delta": exact_str(target),
                    "bracket_iterations": str(N_fixed)})
@@ -326,17 +395,12 @@ def certify_calibration_c13(p: GLMProblem, eps: fmpq, target: fmpq, N_fixed: int
         N7 = certain_ceil(P.threshold_7(c))
         wit = {"theorem_C13": search_c13(p, c, eps, target, max(N7 or 1, N_fixed))}
         lo, why, hi = sigma_bracket(p, N_fixed, eps, target)
-        wit["sigma_bracket"] = {"fail": exact_str(lo), "fail_reason": why, "pass": exact_str(hi),
-                                "note": "bisection at fixed N and mu; pass/fail is not proven monotone in sigma"}
+        wit["sigma_bracket"] = {"fail": exact_str(lo), "fail_reason": why, "pass": exact_str(hi), "note": BRACKET_NOTE}
         ev = evaluate_calibration_c13(inputs, wit)
-        budget = {"arithmetic_rounding": f"ball arithmetic at {prec} bits", "quadrature": "none",
-                  "tail_truncation": "none",
-                  "search_gap": f"N: none (every smaller N witnessed); sigma/G: bracket of relative width "
-                                f"{upper_decimal(ball((hi - lo) / hi), 2)}"}
-        return Certificate(KIND_C13, inputs, ev, wit, budget, prec)
+        return Certificate(KIND_C13, inputs, ev, wit, None, prec)
 
     return escalate(attempt, what="the Theorem C.13 calibration")
 
 
-register(KIND_COR, evaluate_corollary_4_13)
-register(KIND_C13, evaluate_calibration_c13)
+register(KIND_COR, evaluate_corollary_4_13, validate_corollary_4_13, COR_INPUTS, COR_WITNESSES)
+register(KIND_C13, evaluate_calibration_c13, validate_calibration_c13, C13_INPUTS, ("theorem_C13", "sigma_bracket"))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..balls import (
     InputError, Tri, UndecidedError, arb, ball, certain_ceil, compare, escalate, exact, exact_int,
-    exact_str, fmpq, lower_decimal, upper_decimal, ctx,
+    ctx, exact_str, fmpq, lower_decimal, upper_decimal,
 )
 from ..certificate import Certificate, Evaluation
 from ..verify import register
@@ -30,15 +30,59 @@ KIND_C5 = "objpert/gaussian-benchmark"
 RULE_SMALLEST = "smallest integer satisfying (7)"
 RULE_GIVEN = "given"
 REPORT_DIGITS = 3  # significant digits of the delta printed in the (eps, delta) claim
+C13_RADII = "r = r_u, r' = r_u + 2LG/mu (Appendix C.4)"
 
 
 # --------------------------------------------------------------------------------------------
 # Evaluator: Theorem 4.1 (+ Theorem C.13 witnesses)
 # --------------------------------------------------------------------------------------------
+PROBLEM_INPUTS = ("n", "d", "mu", "zeta", "loss", "L1", "L2", "L3", "sigma", "u", "eta", "noise_multiplier")
+UTILITY_INPUTS = ("delta_S", "comparator_norm", "beta", "gradient_norm")
+THEOREM_4_1_INPUTS = PROBLEM_INPUTS + ("epsilon", "iterations", "target_delta") + UTILITY_INPUTS
+THEOREM_4_1_WITNESSES = ("iterations", "iterations_rule", "reported_delta", "theorem_C13")
+
+
+def parse_epsilon(value, name: str = "--epsilon") -> fmpq:
+    """epsilon > 0, exact (Theorem 4.1, Theorem C.13)."""
+    eps = exact(value, name)
+    if eps <= 0:
+        raise InputError(name, f"must be > 0, got {exact_str(eps)}")
+    return eps
+
+
+def parse_target_delta(value, name: str = "--target-delta") -> fmpq:
+    """A target delta in (0, 1), exact."""
+    t = exact(value, name)
+    if not 0 < t < 1:
+        raise InputError(name, f"must be in (0, 1), got {exact_str(t)}")
+    return t
+
+
+def parse_iterations(value, name: str = "--iterations") -> int:
+    """An iteration count N >= 1."""
+    N = exact_int(value, name)
+    if N < 1:
+        raise InputError(name, f"must be a positive integer, got {N}")
+    return N
+
+
+def validate_theorem_4_1(inputs: dict):
+    """The producer's validators applied to a certificate's inputs: (problem, eps, N or None, target or None)."""
+    p = problem_from_inputs(inputs)
+    eps = parse_epsilon(inputs["epsilon"], "epsilon")
+    N = parse_iterations(inputs["iterations"], "iterations") if "iterations" in inputs else None
+    target = parse_target_delta(inputs["target_delta"], "target_delta") if "target_delta" in inputs else None
+    if any(k in inputs for k in UTILITY_INPUTS):
+        missing = [k for k in ("delta_S", "comparator_norm", "beta") if k not in inputs]
+        if missing:
+            raise InputError("inputs", f"utility inputs incomplete: missing {', '.join(missing)}")
+        utility_inputs(inputs["delta_S"], inputs["comparator_norm"], inputs["beta"], inputs.get("gradient_norm"))
+    return p, eps, N, target
+
+
 def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
     """Recompute the Theorem 4.1 certificate (and its C.13 part) from inputs and witnesses."""
-    p = problem_from_inputs(inputs)
-    eps = exact(inputs["epsilon"], "epsilon")
+    p, eps, N_given, target = validate_theorem_4_1(inputs)
     eps_text = exact_str(eps)
     c = constants(p)
     ev = Evaluation()
@@ -55,12 +99,12 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
     ev.add("r_prime", c.r_prime, "Theorem 4.1", "r' = r_u + 2 L G / mu")
     ev.add("R_bar", c.R_bar, "Theorem 4.1", "R-bar = (r' + L1 zeta)/mu")
     ev.add("B", c.B, "Lemma A.9", "B = 1/mu")
-    thr = ev.add("threshold7", P.threshold_7(c), "(7)", "right-hand side of the iteration threshold")
+    ev.add("threshold7", P.threshold_7(c), "(7)", "right-hand side of the iteration threshold")
 
     rule = witnesses.get("iterations_rule")
     N = exact_int(witnesses["iterations"], "witnesses.iterations")
-    if "iterations" in inputs:
-        if rule != RULE_GIVEN or exact_int(inputs["iterations"], "iterations") != N:
+    if N_given is not None:
+        if rule != RULE_GIVEN or N_given != N:
             raise InputError("witnesses", "iterations witness disagrees with the given iteration count")
     elif rule != RULE_SMALLEST:
         raise InputError("witnesses", f"iterations_rule must be {RULE_SMALLEST!r} when N is not an input")
@@ -82,21 +126,35 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
     div = ev.add("delta_divergence", P.divergence_term(c, eps, e0), "(10)",
                  "divergence term (2G/sigma) Q1((sigma/G)(eps - eps_0))")
     ev.add("delta", trunc + div, "(10)", f"delta(eps) at eps = {eps_text}: upper bound on the privacy profile")
-    reported = str(witnesses["reported_delta"])
-    exact(reported, "witnesses.reported_delta")
+    reported = witnesses["reported_delta"]
+    if not isinstance(reported, str):
+        raise InputError("witnesses.reported_delta", "must be exact text")
+    if exact(reported, "witnesses.reported_delta") <= 0:
+        raise InputError("witnesses.reported_delta", "must be > 0")
     ev.claim("dp_4_1", f"the release is ({eps_text}, {reported})-DP by Theorem 4.1 (delta <= {reported})",
              "delta", "<=", reported, "Theorem 4.1")
+    ev.conclude("dp_theorem_4_1", f"after N = {N} iterations the release is ({eps_text}, {reported})-DP "
+                f"(Theorem 4.1)", "dp_4_1", ["threshold7_holds", "epsilon_admissible"])
+    if rule == RULE_SMALLEST:
+        ev.conclude("iterations_smallest", f"N = {N} is the smallest iteration count satisfying (7)",
+                    "threshold7_smallest", ["threshold7_holds"])
     if "delta_S" in inputs:
         _evaluate_utility(ev, p, c, N, inputs)
-    if "target_delta" in inputs:
-        target_text = exact_str(exact(inputs["target_delta"], "target_delta"))
+    if target is not None:
+        target_text = exact_str(target)
         ev.claim("target_4_1", f"Theorem 4.1 at N = {N}: delta(eps) <= target {target_text}", "delta", "<=",
                  target_text, "Theorem 4.1")
-        _evaluate_c13(ev, p, c, eps, exact(inputs["target_delta"], "target_delta"), witnesses)
+        _evaluate_c13(ev, p, c, eps, target, witnesses, N)
+    ev.budget = {
+        "arithmetic_rounding": "all width is ball-arithmetic rounding of closed forms at "
+                               f"{ctx.prec} bits; radius of delta: "
+                               f"{upper_decimal(ev.quantities['delta'].value.rad(), 3)}",
+        "quadrature": "none (Q1 in closed form via the confluent hypergeometric U)",
+        "tail_truncation": "none",
+        "search_gap": "none: every N below the first passing count is witnessed to fail"
+                      if target is not None else "no search",
+    }
     return ev
-
-
-UTILITY_INPUTS = ("delta_S", "comparator_norm", "beta", "gradient_norm")
 
 
 def utility_inputs(delta_S=None, comparator_norm=None, beta=None, gradient_norm=None) -> dict[str, str]:
@@ -145,17 +203,34 @@ def _evaluate_utility(ev: Evaluation, p: GLMProblem, c, N: int, inputs: dict) ->
            "R_0(w_N) - R_0(w-bar) for every ||w-bar|| <= W, same event")
 
 
-def _evaluate_c13(ev: Evaluation, p: GLMProblem, c, eps: fmpq, target: fmpq, witnesses: dict) -> None:
+def c13_cap(N_ref: int) -> int:
+    """The largest N the Theorem C.13 search tries (and the checker accepts): max(20 N_ref, 1000)."""
+    return max(20 * N_ref, 1000)
+
+
+def _evaluate_c13(ev: Evaluation, p: GLMProblem, c, eps: fmpq, target: fmpq, witnesses: dict,
+                  N_ref: int) -> None:
     w = witnesses.get("theorem_C13")
     if not isinstance(w, dict):
         raise InputError("witnesses", "theorem_C13 witness missing")
+    unknown = set(w) - {"first_passing_iterations", "failures", "radii"}
+    if unknown:
+        raise InputError("witnesses", f"theorem_C13: unknown key(s) {sorted(map(str, unknown))}"[:200])
+    if w.get("radii", C13_RADII) != C13_RADII:
+        raise InputError("witnesses", f"theorem_C13.radii must be {C13_RADII!r}")
     N1 = exact_int(w["first_passing_iterations"], "witnesses.theorem_C13.first_passing_iterations")
+    if not 1 <= N1 <= c13_cap(N_ref):
+        raise InputError("witnesses", f"theorem_C13.first_passing_iterations must be in [1, {c13_cap(N_ref)}] "
+                                      "(the search range)")
     runs = w["failures"]
     if not isinstance(runs, list):
         raise InputError("witnesses", "theorem_C13.failures must be a list of runs")
     expected_from = 1
     last_fail = None
     for run in runs:
+        if not isinstance(run, dict) or set(run) != {"from", "to", "reason"}:
+            raise InputError("witnesses", f"theorem_C13 failure runs are {{from, to, reason}} objects, "
+                                          f"got {run!r}"[:200])
         lo, hi, reason = exact_int(run["from"], "from"), exact_int(run["to"], "to"), run["reason"]
         if lo != expected_from or hi < lo or reason not in P.REASONS:
             raise InputError("witnesses", f"theorem_C13 failure runs must cover 1..N-1 in order; bad run {run!r}")
@@ -193,6 +268,9 @@ def _evaluate_c13(ev: Evaluation, p: GLMProblem, c, eps: fmpq, target: fmpq, wit
     target_text = exact_str(target)
     ev.claim("dp_C13", f"Theorem C.13: the release at N = {N1} is ({eps_text}, delta_N)-DP with delta_N <= "
              f"{target_text}", "delta_N", "<=", target_text, "Theorem C.13")
+    ev.conclude("first_passing_c13", f"the first N certified by Theorem C.13 (radii of C.4) is N = {N1}: the "
+                f"release is ({eps_text}, {target_text})-DP there and every smaller N fails",
+                "dp_C13", ["c13_first", "alpha_bar_positive", "radius_condition", "epsilon_above_s_N"])
     if last_fail is not None and last_fail[0] == N1 - 1 and last_fail[1] == P.FAIL_DELTA:
         ev.add("delta_N_previous", last_fail[3], "(50)", f"delta_N(eps) at N = {N1 - 1} (fails the target)")
 
@@ -210,19 +288,11 @@ def certify_theorem_4_1(p: GLMProblem, epsilon, iterations=None, target_delta=No
 
     Raises InputError for eps < eps_0, an iteration count below (7), or an unreachable target.
     """
-    eps = exact(epsilon, "--epsilon")
-    if eps <= 0:
-        raise InputError("--epsilon", f"must be > 0, got {exact_str(eps)}")
-    target = None
-    if target_delta is not None:
-        target = exact(target_delta, "--target-delta")
-        if not 0 < target < 1:
-            raise InputError("--target-delta", f"must be in (0, 1), got {exact_str(target)}")
-    N_given = None
-    if iterations is not None:
-        N_given = exact_int(iterations, "--iterations")
-        if N_given < 1:
-            raise InputError("--iterations", f"must be a positive integer, got {N_given}")
+    if not isinstance(p, GLMProblem):
+        raise InputError("problem", "must be a GLMProblem (certify.objpert.problem.make_problem)")
+    eps = parse_epsilon(epsilon, "--epsilon")
+    target = None if target_delta is None else parse_target_delta(target_delta, "--target-delta")
+    N_given = None if iterations is None else parse_iterations(iterations, "--iterations")
 
     inputs = p.inputs()
     inputs["epsilon"] = exact_str(eps)
@@ -263,15 +333,7 @@ def certify_theorem_4_1(p: GLMProblem, epsilon, iterations=None, target_delta=No
         if target is not None:
             witnesses["theorem_C13"] = search_c13(p, c, eps, target, N, progress)
         ev = evaluate_theorem_4_1(inputs, witnesses)
-        budget = {
-            "arithmetic_rounding": "all width is ball-arithmetic rounding of closed forms at "
-                                   f"{prec} bits; radius of delta: {upper_decimal(ev.quantities['delta'].value.rad(), 3)}",
-            "quadrature": "none (Q1 in closed form via the confluent hypergeometric U)",
-            "tail_truncation": "none",
-            "search_gap": "none: every N below the first passing count is witnessed to fail"
-                          if target is not None else "no search",
-        }
-        return Certificate(KIND_41, inputs, ev, witnesses, budget, prec)
+        return Certificate(KIND_41, inputs, ev, witnesses, None, prec)
 
     return escalate(attempt, what="the Theorem 4.1 certificate")
 
@@ -282,13 +344,12 @@ def search_c13(p: GLMProblem, c, eps: fmpq, target: fmpq, N7: int, progress=None
     if compare(floor, ">=", target) is Tri.TRUE:
         raise InputError("--target-delta", f"unreachable: every delta_N(eps) exceeds the truncation mass "
                                            f"e^(-u^2/2) = {_bracket(floor)}; raise --u or the target")
-    cap = max(20 * N7, 1000)
+    cap = c13_cap(N7)
     runs: list[dict] = []
     for N in range(1, cap + 1):
         verdict, _, _ = P.c13_verdict(p, c, N, eps, target)
         if verdict == P.PASS:
-            return {"first_passing_iterations": N, "failures": runs,
-                    "radii": "r = r_u, r' = r_u + 2LG/mu (Appendix C.4)"}
+            return {"first_passing_iterations": N, "failures": runs, "radii": C13_RADII}
         if runs and runs[-1]["reason"] == verdict and runs[-1]["to"] == N - 1:
             runs[-1]["to"] = N
         else:
@@ -301,11 +362,24 @@ def search_c13(p: GLMProblem, c, eps: fmpq, target: fmpq, N7: int, progress=None
 # --------------------------------------------------------------------------------------------
 # Appendix C.5
 # --------------------------------------------------------------------------------------------
-def evaluate_gaussian_benchmark(inputs: dict, witnesses: dict) -> Evaluation:
-    s = exact(inputs["noise_multiplier"], "noise_multiplier")
-    eps = exact(inputs["epsilon"], "epsilon")
+def parse_benchmark(noise_multiplier, epsilon, names=("--noise-multiplier", "--epsilon")) -> tuple[fmpq, fmpq]:
+    """sigma/G > 0 and eps >= G^2/(2 sigma^2) (threshold t >= 0 in Lemma C.12), exact."""
+    s = exact(noise_multiplier, names[0])
     if s <= 0:
-        raise InputError("noise_multiplier", "must be > 0")
+        raise InputError(names[0], f"sigma/G must be > 0, got {exact_str(s)}")
+    eps = exact(epsilon, names[1])
+    if eps < 1 / (2 * s ** 2):
+        raise InputError(names[1], f"must be >= G^2/(2 sigma^2) = {exact_str(1 / (2 * s ** 2))} "
+                                   f"(threshold t >= 0 in Lemma C.12), got {exact_str(eps)}")
+    return s, eps
+
+
+def validate_gaussian_benchmark(inputs: dict) -> tuple[fmpq, fmpq]:
+    return parse_benchmark(inputs["noise_multiplier"], inputs["epsilon"], ("noise_multiplier", "epsilon"))
+
+
+def evaluate_gaussian_benchmark(inputs: dict, witnesses: dict) -> Evaluation:
+    s, eps = validate_gaussian_benchmark(inputs)
     ev = Evaluation()
     eps_text = exact_str(eps)
     ev.add("epsilon_floor", ball(1 / (2 * s ** 2)), "C.5", "G^2/(2 sigma^2): Gaussian-ratio floor")
@@ -316,27 +390,24 @@ def evaluate_gaussian_benchmark(inputs: dict, witnesses: dict) -> Evaluation:
            "integrated-tail certificate (2G/sigma) Q1((sigma/G)(eps - G^2/(2 sigma^2)))")
     ev.claim("tail_dominates", "delta_G(eps) <= integrated-tail bound", "delta_gaussian", "<=",
              "delta_integrated_tail", "C.5")
+    ev.conclude("benchmark", f"at sigma/G = {exact_str(s)}, eps = {eps_text} the integrated-tail certificate "
+                "(Lemma C.12) dominates the exact Gaussian profile delta_G(eps)", "tail_dominates",
+                ["epsilon_admissible"])
+    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits", "quadrature": "none",
+                 "tail_truncation": "none", "search_gap": "no search"}
     return ev
 
 
 def certify_gaussian_benchmark(noise_multiplier, epsilon) -> Certificate:
-    s = exact(noise_multiplier, "--noise-multiplier")
-    if s <= 0:
-        raise InputError("--noise-multiplier", f"sigma/G must be > 0, got {exact_str(s)}")
-    eps = exact(epsilon, "--epsilon")
-    if eps < 1 / (2 * s ** 2):
-        raise InputError("--epsilon", f"must be >= G^2/(2 sigma^2) = {exact_str(1 / (2 * s ** 2))} "
-                                      f"(threshold t >= 0 in Lemma C.12), got {exact_str(eps)}")
+    s, eps = parse_benchmark(noise_multiplier, epsilon)
     inputs = {"noise_multiplier": exact_str(s), "epsilon": exact_str(eps)}
 
     def attempt(prec: int) -> Certificate:
         ev = evaluate_gaussian_benchmark(inputs, {})
-        budget = {"arithmetic_rounding": f"ball arithmetic at {prec} bits", "quadrature": "none",
-                  "tail_truncation": "none", "search_gap": "no search"}
-        return Certificate(KIND_C5, inputs, ev, {}, budget, prec)
+        return Certificate(KIND_C5, inputs, ev, {}, None, prec)
 
     return escalate(attempt, what="the C.5 benchmark certificate")
 
 
-register(KIND_41, evaluate_theorem_4_1)
-register(KIND_C5, evaluate_gaussian_benchmark)
+register(KIND_41, evaluate_theorem_4_1, validate_theorem_4_1, THEOREM_4_1_INPUTS, THEOREM_4_1_WITNESSES)
+register(KIND_C5, evaluate_gaussian_benchmark, validate_gaussian_benchmark, ("noise_multiplier", "epsilon"), ())

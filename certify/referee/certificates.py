@@ -9,17 +9,31 @@ The evaluator recomputes everything from inputs and witnesses; it never searches
 """
 from __future__ import annotations
 
-from ..balls import InputError, ball, escalate, exact, exact_str
+from ..balls import InputError, ball, ctx, escalate, exact, exact_str, upper_decimal
 from ..certificate import Certificate, Evaluation
 from ..verify import register
 from . import curve as C
 
 KIND = "referee/objpert-rdp"
 SOURCE = "Corollary 5.2"
+INPUTS = ("L", "nu", "s", "lambda", "alpha", "epsilon", "delta")
+WITNESSES = ("epsilon_upper", "epsilon_lower", "reported_delta")
+REPORT_DIGITS = 10
+
+
+def validate(inputs: dict):
+    """The producer's validators on the inputs: (curve, alpha, epsilon, delta), absent ones None."""
+    c = C.make_curve(inputs["L"], inputs["nu"], inputs["s"], inputs["lambda"])
+    a = C.check_alpha(inputs["alpha"]) if "alpha" in inputs else None
+    e = C.check_epsilon(inputs["epsilon"]) if "epsilon" in inputs else None
+    d = C.check_delta(inputs["delta"]) if "delta" in inputs else None
+    if a is None and e is None and d is None:
+        raise InputError("inputs", "at least one of alpha, epsilon, delta is required")
+    return c, a, e, d
 
 
 def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
-    c = C.make_curve(inputs["L"], inputs["nu"], inputs["s"], inputs["lambda"])
+    c, _, _, _ = validate(inputs)
     ev = Evaluation()
     ev.add("mu", C.mu(c), "Cor. 5.2", "mu = L/nu")
     ev.add("eps_det", C.eps_det(c), "Cor. 5.2", "determinant term log(1 + s/lambda)")
@@ -31,9 +45,17 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
         ev.add("renyi_alpha", C.rdp(c, a), "Cor. 5.2", f"Renyi bound D_alpha at alpha = {at}")
         ev.add("zcdp_times_alpha", rho * ball(a), "Cor. 5.2", f"rho_DP * alpha at alpha = {at}")
         ev.claim("renyi_le_zcdp", f"D_{at} <= rho_DP * {at} (zCDP)", "renyi_alpha", "<=", "zcdp_times_alpha", SOURCE)
+        ev.conclude("renyi", f"the release satisfies Renyi DP of order {at} with D_{at} <= the Renyi bound, and "
+                    f"D_{at} <= rho_DP * {at} (Corollary 5.2)", "renyi_le_zcdp")
     if "epsilon" in inputs:
         e = C.check_epsilon(inputs["epsilon"])
         ev.add("delta_epsilon", C.delta(c, e), "profile", f"delta(eps) at eps = {exact_str(e)} (privacy profile)")
+        rd = witnesses.get("reported_delta")
+        if not isinstance(rd, str) or exact(rd, "witnesses.reported_delta") <= 0:
+            raise InputError("witnesses.reported_delta", "must be exact text > 0 (the reported delta(eps))")
+        ev.claim("dp_at_epsilon", f"delta({exact_str(e)}) <= {rd}", "delta_epsilon", "<=", rd, "profile")
+        ev.conclude("dp_epsilon", f"the release is ({exact_str(e)}, {rd})-DP (privacy profile of Corollary 5.2)",
+                    "dp_at_epsilon")
     if "delta" in inputs:
         d = C.check_delta(inputs["delta"])
         dt = exact_str(d)
@@ -42,6 +64,8 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
         ev.add("delta_at_epsilon_upper", C.delta(c, hi), "profile", f"delta at eps = {exact_str(hi)}")
         ev.claim("dp_at_delta", f"the release is ({exact_str(hi)}, {dt})-DP (delta(eps_upper) <= {dt})",
                  "delta_at_epsilon_upper", "<=", dt, "profile")
+        ev.conclude("dp_delta", f"the release is ({exact_str(hi)}, {dt})-DP (privacy profile of Corollary 5.2)",
+                    "dp_at_delta")
         lo_text = witnesses.get("epsilon_lower")
         if lo_text is not None:
             lo = exact(lo_text, "witnesses.epsilon_lower")
@@ -51,16 +75,26 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
             ev.add("delta_at_epsilon_lower", C.delta(c, lo), "profile", f"delta at eps = {exact_str(lo)}")
             ev.claim("bracket_lower", f"delta({exact_str(lo)}) > {dt}: no epsilon below the bracket works",
                      "delta_at_epsilon_lower", ">", dt, "profile")
+            ev.conclude("bracket", f"the smallest epsilon with delta(epsilon) <= {dt} lies in "
+                        f"({exact_str(lo)}, {exact_str(hi)}]", "bracket_lower", ["dp_at_delta"])
         elif hi != 0:
             raise InputError("witnesses", "epsilon_lower is required unless epsilon_upper = 0")
+    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits "
+                                        "(closed forms; Phi via erfc / confluent U)",
+                 "quadrature": "none", "tail_truncation": "none",
+                 "search_gap": ("epsilon bracket of relative width <= 1e-9 (witnessed both ways)"
+                                if "delta" in inputs else "no search")}
     return ev
 
 
-register(KIND, evaluate)
+register(KIND, evaluate, validate, INPUTS, WITNESSES)
 
 
 def certify_curve(L, nu, s, lam, alpha=None, epsilon=None, delta=None) -> Certificate:
-    """Producer: validate, search the epsilon bracket (if delta is given), evaluate, certificate."""
+    """Producer: validate, search the epsilon bracket (if delta is given), evaluate, certificate.
+
+    Every number exact (str, int, fractions.Fraction or fmpq; floats refused), validated like the CLI.
+    """
     c = C.make_curve(L, nu, s, lam)
     inputs = c.inputs()
     if alpha is not None:
@@ -77,11 +111,10 @@ def certify_curve(L, nu, s, lam, alpha=None, epsilon=None, delta=None) -> Certif
         if delta is not None:
             lo, hi = C.epsilon_bracket(c, exact(inputs["delta"], "--delta"))
             witnesses = {"epsilon_upper": exact_str(hi), "epsilon_lower": None if lo is None else exact_str(lo)}
+        if epsilon is not None:
+            e = exact(inputs["epsilon"], "--epsilon")
+            witnesses["reported_delta"] = upper_decimal(C.delta(c, e), REPORT_DIGITS)
         ev = evaluate(inputs, witnesses)
-        budget = {"arithmetic_rounding": f"ball arithmetic at {prec} bits (closed forms; Phi via erfc / confluent U)",
-                  "quadrature": "none", "tail_truncation": "none",
-                  "search_gap": ("epsilon bracket of relative width <= 1e-9 (witnessed both ways)"
-                                 if delta is not None else "no search")}
-        return Certificate(KIND, inputs, ev, witnesses, budget, prec)
+        return Certificate(KIND, inputs, ev, witnesses, None, prec)
 
     return escalate(attempt, what="the objective-perturbation Renyi certificate")

@@ -2,31 +2,46 @@
 
 No search is involved: the evaluator recomputes rho(alpha) for every integer alpha in [2, 256] (or the
 given alpha) and the conversion (6), and records the enclosure of the minimum over alpha as
-``epsilon`` (its upper endpoint is the certified epsilon of that column).
+``epsilon`` (its upper endpoint is the certified epsilon of that column). The inputs are validated by
+the same functions as the producer's (and the CLI's): 0 < p < 1, sigma > 0, integer steps >= 1,
+0 < delta < 1, integer alpha in [2, 256], batch_size/dataset_size giving p. The conclusion
+"(eps, delta)-DP" rests on the claims for those ranges.
 """
 from __future__ import annotations
 
-from ...balls import arb, exact, exact_int, exact_str
+from ...balls import InputError, arb, ctx, escalate, exact_int, exact_str, upper_decimal
 from ...certificate import Certificate, Evaluation
 from ...verify import register
-from ..certificates import eps_ball
+from ..certificates import (
+    REPORT_DIGITS, check_batch, conclude_dp, eps_ball, parse_delta, parse_steps, reported,
+)
 from ..problem import ALPHA_MAX, ALPHA_MIN, parse_alpha, parse_p, parse_sigma
 from .columns import _rhos, rho_column
 
 KINDS = {"wang": "dpsgd/renyi-wang", "birrell": "dpsgd/renyi-birrell"}
 EQUATION = {"wang": "Wang et al. 2019 (dp_accounting, replace-one, fixed size)", "birrell": "Birrell et al. 2024, Thm 3.4"}
+NAMES = {"wang": "Wang et al. 2019", "birrell": "Birrell et al. 2024"}
+INPUTS = ("sampling_rate", "noise_multiplier", "steps", "delta", "alpha", "batch_size", "dataset_size")
+WITNESSES = ("alpha", "reported_epsilon")
 
 
-def evaluate(column: str, inputs: dict, witnesses: dict) -> Evaluation:
-    from ...balls import ctx
+def validate(inputs: dict):
+    """The producer's validators on the inputs: (p, sigma, steps, delta, alpha or None)."""
     p = parse_p(inputs["sampling_rate"], "sampling_rate")
     sigma = parse_sigma(inputs["noise_multiplier"], "noise_multiplier")
-    T = exact_int(inputs["steps"], "steps")
-    delta = exact(inputs["delta"], "delta")
+    check_batch(inputs, p)
+    steps = parse_steps(inputs["steps"], "steps")
+    delta = parse_delta(inputs["delta"], "delta")
+    alpha = parse_alpha(inputs["alpha"], "alpha") if "alpha" in inputs else None
+    return p, sigma, steps, delta, alpha
+
+
+def _evaluate(column: str, inputs: dict, witnesses: dict) -> tuple[Evaluation, int, int, object]:
+    p, sigma, T, delta, alpha = validate(inputs)
     ev = Evaluation()
-    if "alpha" in inputs:
-        alphas = [parse_alpha(inputs["alpha"], "alpha")]
-        rhos = [rho_column(column, alphas[0], p, sigma)]
+    if alpha is not None:
+        alphas = [alpha]
+        rhos = [rho_column(column, alpha, p, sigma)]
     else:
         alphas = list(range(ALPHA_MIN, ALPHA_MAX + 1))
         rhos = list(_rhos(column, p, sigma, ctx.prec))
@@ -37,35 +52,48 @@ def evaluate(column: str, inputs: dict, witnesses: dict) -> Evaluation:
         if best is None or e.upper() < best.upper():
             best, best_alpha, best_rho = e, a, r
     if exact_int(witnesses.get("alpha", best_alpha), "witnesses.alpha") != best_alpha:
-        from ...balls import InputError
         raise InputError("witnesses", "recorded alpha is not the order with the smallest bound")
     ev.add("rho", best_rho, EQUATION[column], f"one-step RDP of the {column} column at alpha = {best_alpha}")
     ev.add("alpha", arb(best_alpha), "(6)", "the Rényi order whose bound is smallest", integer=True)
     ev.add("epsilon", enc, "(6)", "min over alpha of T rho(alpha) + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1)"
            if len(alphas) > 1 else "(6) at the given alpha")
+    return ev, best_alpha, T, (p, sigma, delta)
+
+
+def evaluate(column: str, inputs: dict, witnesses: dict) -> Evaluation:
+    """The checker's evaluator: quantities, the range claims and the conclusion "(eps, delta)-DP"."""
+    ev, alpha, T, (p, sigma, delta) = _evaluate(column, inputs, witnesses)
+    conclude_dp(ev, f"DP-SGD with p = {exact_str(p)}, sigma = {exact_str(sigma)} ({NAMES[column]} accountant)",
+                alpha, T, delta, reported(witnesses, "reported_epsilon"))
+    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits (moments with raised precision)",
+                 "quadrature": "none", "tail_truncation": "none", "search_gap": "none: every alpha evaluated"}
     return ev
 
 
-def certify_baseline(column: str, p, sigma, steps: int, delta, alpha: int | None = None,
-                     extra_inputs: dict | None = None) -> Certificate:
-    from ...balls import escalate
+def certify_baseline(column: str, p, sigma, steps, delta, alpha=None, extra_inputs: dict | None = None) -> Certificate:
+    """Certificate of the Wang or Birrell column; every number exact (floats refused), validated like the CLI."""
+    if column not in KINDS:
+        raise InputError("column", f"must be one of {sorted(KINDS)}, got {column!r}")
+    p, sigma = parse_p(p, "p"), parse_sigma(sigma, "sigma")
+    steps, delta = parse_steps(steps, "steps"), parse_delta(delta, "delta")
     inputs = {"sampling_rate": exact_str(p), "noise_multiplier": exact_str(sigma), "steps": str(steps),
               "delta": exact_str(delta)}
     if alpha is not None:
-        inputs["alpha"] = str(alpha)
-    if extra_inputs:
-        inputs.update(extra_inputs)
+        inputs["alpha"] = str(parse_alpha(alpha, "alpha"))
+    extra = dict(extra_inputs or {})
+    if set(extra) - {"batch_size", "dataset_size"}:
+        raise InputError("extra_inputs", f"only batch_size and dataset_size may be recorded, got {sorted(extra)}")
+    check_batch(extra, p)
+    inputs.update(extra)
 
     def attempt(prec):
-        ev = evaluate(column, inputs, {})
-        wit = {"alpha": int(ev.quantities["alpha"].value.mid().fmpq().p)}
+        ev, a, _, _ = _evaluate(column, inputs, {})
+        wit = {"alpha": a, "reported_epsilon": upper_decimal(ev.quantities["epsilon"].value, REPORT_DIGITS)}
         ev = evaluate(column, inputs, wit)
-        budget = {"arithmetic_rounding": f"ball arithmetic at {prec} bits (moments with raised precision)",
-                  "quadrature": "none", "tail_truncation": "none", "search_gap": "none: every alpha evaluated"}
-        return Certificate(KINDS[column], inputs, ev, wit, budget, prec)
+        return Certificate(KINDS[column], inputs, ev, wit, None, prec)
 
     return escalate(attempt, what=f"the {column} column")
 
 
-register(KINDS["wang"], lambda i, w: evaluate("wang", i, w))
-register(KINDS["birrell"], lambda i, w: evaluate("birrell", i, w))
+register(KINDS["wang"], lambda i, w: evaluate("wang", i, w), validate, INPUTS, WITNESSES)
+register(KINDS["birrell"], lambda i, w: evaluate("birrell", i, w), validate, INPUTS, WITNESSES)

@@ -1,0 +1,477 @@
+"""The forger's test suite: `certify verify` proves what a certificate concludes, or rejects it.
+
+A forger regenerates a certificate with the registered evaluator at parameters that violate a
+hypothesis or make the conclusion false, then re-seals it with a recomputed digest, so that the
+certificate is self-consistent. Where the evaluator itself now validates its inputs (steps, delta,
+batch size, ...), the forger is simulated with those validators switched off while regenerating
+(the old, unvalidated evaluators); the checker's validators are then the real ones. Every forgery
+must be rejected with a message naming the failed hypothesis or conclusion: exit 5 (consistent but
+proves nothing) or 4 (inconsistent). Every genuine certificate of every kind passes, also at 2x and
+4x its recorded precision. Finally, hostile files and options to `certify verify` end with one line
+on stderr and exit 2.
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from certify.balls import InputError, ctx, exact, exact_int
+from certify.certificate import MAX_BYTES, digest_of, load
+from certify.verify import registered_kinds, spec_for, verify_document
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# --------------------------------------------------------------------------------------------
+# Genuine certificates of every kind (small, fast parameter sets)
+# --------------------------------------------------------------------------------------------
+def _doc(cert):
+    cert = getattr(cert, "certificate", cert)
+    return json.loads(cert.dumps())
+
+
+@pytest.fixture(scope="module")
+def genuine():
+    from certify.dpsgd.accountant import certify_dpsgd, certify_rho
+    from certify.dpsgd.baselines.certificates import certify_baseline
+    from certify.dpsgd.problem import Problem
+    from certify.objpert import calibrate as K
+    from certify.objpert import tables as T
+    from certify.objpert.certificates import certify_gaussian_benchmark, certify_theorem_4_1
+    from certify.objpert.problem import make_loss, make_problem
+    from certify.referee.certificates import certify_curve
+
+    loss = make_loss("logistic")
+    cor = _doc(K.certify_corollary_4_13("1/2", "1e-6", "0.05", "3", 200000, 50, "1", loss))
+    w = cor["witnesses"]
+    p = make_problem(n=200000, d=50, mu=w["mu"], zeta="1", loss=loss, u=w["u"], noise_multiplier=w["noise_multiplier"])
+    return {
+        "objpert/theorem-4.1": _doc(certify_theorem_4_1(T.example_problem("1/100"), "1", "1500", "1e-7")),
+        "objpert/theorem-4.1 smallest N": _doc(certify_theorem_4_1(T.example_problem("1/100"), "1")),
+        "objpert/gaussian-benchmark": _doc(certify_gaussian_benchmark("5", "1")),
+        "objpert/calibration-4.13": cor,
+        "objpert/calibration-C13": _doc(K.certify_calibration_c13(p, "1/2", "1e-6", w["iterations"])),
+        "dpsgd/rho-bok": _doc(certify_rho(Problem(8, exact("1/100"), exact("2")))),
+        "dpsgd/rho-bok prop2a": _doc(certify_rho(Problem(12, exact("1/100"), exact("2")))),
+        "dpsgd/renyi-bok": _doc(certify_dpsgd("1/100", "2", 1000, "1e-6",
+                                              extra_inputs={"batch_size": "6", "dataset_size": "600"})),
+        "dpsgd/renyi-wang": _doc(certify_baseline("wang", "1/100", "2", 1000, "1e-6")),
+        "dpsgd/renyi-birrell": _doc(certify_baseline("birrell", "1/100", "2", 1000, "1e-6", alpha=8)),
+        "referee/objpert-rdp": _doc(certify_curve("1", "2", "1/4", "1", alpha="3", epsilon="2", delta="1e-6")),
+    }
+
+
+def regenerate(doc, inputs=None, witnesses=None, drop=()):
+    """A self-consistent forgery: edit inputs/witnesses, re-run the registered evaluator, re-seal."""
+    d = copy.deepcopy(doc)
+    d["inputs"].update(inputs or {})
+    for k in drop:
+        d["inputs"].pop(k, None)
+    if witnesses is not None:
+        witnesses(d["witnesses"])
+    with ctx.workprec(d["precision"]):
+        ev = spec_for(d["kind"]).evaluator(d["inputs"], d["witnesses"])
+    d["quantities"] = {k: q.to_json() for k, q in ev.quantities.items()}
+    d["claims"] = [c.to_json() for c in ev.claims]
+    d["conclusions"] = [c.to_json() for c in ev.conclusions]
+    d["budget"] = ev.budget
+    return reseal(d)
+
+
+def reseal(d):
+    d["digest"] = digest_of(d)
+    return d
+
+
+def rejected(doc, code, *needles):
+    rep = verify_document(doc)
+    assert rep.exit_code == code, (rep.exit_code, rep.problems)
+    text = " ".join(rep.problems)
+    for n in needles:
+        assert n in text, (n, rep.problems)
+    return rep
+
+
+# --------------------------------------------------------------------------------------------
+# Genuine certificates pass, at the recorded precision and at 2x and 4x
+# --------------------------------------------------------------------------------------------
+def test_every_registered_kind_is_covered(genuine):
+    assert set(registered_kinds()) <= {k.split(" ")[0] for k in genuine}
+
+
+@pytest.mark.parametrize("factor", [1, 2, 4])
+def test_genuine_certificates_verify(genuine, factor):
+    for name, doc in genuine.items():
+        rep = verify_document(copy.deepcopy(doc), factor * doc["precision"])
+        assert rep.exit_code == 0 and rep.ok, (name, factor, rep.problems)
+        assert doc["schema"] == "certify/2" and doc["conclusions"], name
+        assert all(c["holds"] for c in doc["conclusions"]), name
+        assert len(rep.conclusions) == len(doc["conclusions"])
+
+
+def test_regenerating_a_genuine_certificate_is_the_identity(genuine):
+    for name, doc in genuine.items():
+        again = regenerate(doc)
+        assert again == doc, name
+
+
+# --------------------------------------------------------------------------------------------
+# Watkins-Arora: Theorem 4.1, Theorem C.13, the Gaussian benchmark, the calibrations
+# --------------------------------------------------------------------------------------------
+def _reported_delta_edit(doc, N):
+    """Example 4.8 at iteration count N, with the delta the evaluator computes there reported honestly."""
+    def at(w):
+        w["iterations"] = N
+    first = regenerate(doc, {"iterations": str(N)}, at)
+    honest = first["quantities"]["delta"]["upper"]
+
+    def edit(w):
+        w["iterations"] = N
+        w["reported_delta"] = honest
+    return regenerate(doc, {"iterations": str(N)}, edit)
+
+
+def test_example_4_8_below_threshold_7(genuine):
+    forged = _reported_delta_edit(genuine["objpert/theorem-4.1"], 1000)
+    assert [c["holds"] for c in forged["claims"] if c["name"] == "dp_4_1"] == [True]
+    rep = rejected(forged, 5, "threshold7_holds", "N = 1000 satisfies (7)")
+    assert any(not h for _, h, _ in rep.conclusions)
+
+
+def test_reported_delta_1e_20(genuine):
+    def edit(w):
+        w["reported_delta"] = "1e-20"
+    rejected(regenerate(genuine["objpert/theorem-4.1"], witnesses=edit), 5, "dp_4_1", "1e-20")
+
+
+def test_epsilon_below_eps0(genuine):
+    doc = genuine["objpert/theorem-4.1"]
+
+    def edit(w):
+        w.pop("theorem_C13")
+    forged = regenerate(doc, {"epsilon": "1/100"}, edit, drop=("target_delta",))
+    rejected(forged, 5, "epsilon_admissible")
+
+
+def test_smallest_n_that_is_not_smallest(genuine):
+    doc = genuine["objpert/theorem-4.1 smallest N"]
+    N = doc["witnesses"]["iterations"]
+
+    def edit(w):
+        w["iterations"] = N + 5
+    rejected(regenerate(doc, witnesses=edit), 5, "threshold7_smallest", f"N = {N + 5} is the smallest")
+
+
+def _truncate_failures(w, N1):
+    runs = []
+    for run in w["theorem_C13"]["failures"]:
+        if run["from"] >= N1:
+            break
+        runs.append(dict(run, to=min(run["to"], N1 - 1)))
+    w["theorem_C13"]["failures"] = runs
+    w["theorem_C13"]["first_passing_iterations"] = N1
+
+
+def test_c13_first_passing_300(genuine):
+    forged = regenerate(genuine["objpert/theorem-4.1"], witnesses=lambda w: _truncate_failures(w, 300))
+    rep = rejected(forged, 5, "N = 300", "does not hold")
+    assert "first_passing_c13" in json.dumps(forged["conclusions"])
+    assert any("radius_condition" in p or "dp_C13" in p or "epsilon_above_s_N" in p or "alpha_bar" in p
+               for p in rep.problems)
+
+
+def test_c13_calibration_first_passing_too_small(genuine):
+    doc = genuine["objpert/calibration-C13"]
+    N1 = doc["witnesses"]["theorem_C13"]["first_passing_iterations"]
+    forged = regenerate(doc, witnesses=lambda w: _truncate_failures(w, N1 - 1))
+    rejected(forged, 5, f"N = {N1 - 1}")
+
+
+def test_c13_calibration_bracket_pass_edited(genuine):
+    doc = genuine["objpert/calibration-C13"]
+    b = doc["witnesses"]["sigma_bracket"]
+
+    def edit(w):  # a "pass" just above the certified failure, where the target is not met
+        w["sigma_bracket"]["pass"] = str(exact(b["fail"]) * (1 + exact("1e-12")))
+    try:
+        forged = regenerate(doc, witnesses=edit)
+    except InputError as err:  # it fails an earlier condition: the forger cannot even regenerate it
+        assert "does not pass" in str(err)
+        forged = reseal(copy.deepcopy(doc))
+        edit(forged["witnesses"])
+        rejected(reseal(forged), 4, "does not pass")
+        return
+    rejected(forged, 5, "bracket_pass")
+
+
+def test_calibration_with_10_iterations(genuine):
+    def edit(w):
+        w["iterations"] = 10
+    forged = regenerate(genuine["objpert/calibration-4.13"], witnesses=edit)
+    rep = rejected(forged, 5, "threshold7_holds", "N = 10 is the smallest N satisfying (7) and c_N <= eps/4")
+    assert sum(not h for _, h, _ in rep.conclusions) >= 2  # the DP conclusion and the minimality
+
+
+def test_calibration_n_one_above_the_smallest(genuine):
+    doc = genuine["objpert/calibration-4.13"]
+    N = doc["witnesses"]["iterations"]
+
+    def edit(w):
+        w["iterations"] = N + 1
+    rejected(regenerate(doc, witnesses=edit), 5, "smaller_counts_fail", f"N = {N + 1} is the smallest")
+
+
+def test_gaussian_benchmark_below_floor(genuine, monkeypatch):
+    import certify.objpert.certificates as OC
+    doc = genuine["objpert/gaussian-benchmark"]
+    with monkeypatch.context() as m:  # the forger's evaluator does not validate
+        m.setattr(OC, "validate_gaussian_benchmark",
+                  lambda i: (exact(i["noise_multiplier"]), exact(i["epsilon"])))
+        forged = regenerate(doc, {"epsilon": "1/100"})
+    assert [c["holds"] for c in forged["claims"] if c["name"] == "epsilon_admissible"] == [False]
+    rejected(forged, 5, "hypothesis fails", "epsilon", "G^2/(2 sigma^2)")
+
+
+def test_referee_epsilon_upper_1(genuine):
+    def edit(w):
+        w["epsilon_upper"], w["epsilon_lower"] = "1", "1/2"
+    rejected(regenerate(genuine["referee/objpert-rdp"], witnesses=edit), 5, "dp_at_delta", "(1, 1/1000000)-DP")
+
+
+def test_referee_reported_delta_too_small(genuine):
+    def edit(w):
+        w["reported_delta"] = "1e-30"
+    rejected(regenerate(genuine["referee/objpert-rdp"], witnesses=edit), 5, "dp_at_epsilon")
+
+
+# --------------------------------------------------------------------------------------------
+# DP-SGD: Bok (rho, renyi), Wang, Birrell
+# --------------------------------------------------------------------------------------------
+def _permissive(monkeypatch_ctx, module, *names):
+    for n in names:
+        if n == "parse_steps":
+            monkeypatch_ctx.setattr(module, n, lambda v, name="steps": exact_int(v, name))
+        elif n == "parse_delta":
+            monkeypatch_ctx.setattr(module, n, lambda v, name="delta": exact(v, name))
+        elif n == "check_batch":
+            monkeypatch_ctx.setattr(module, n, lambda inputs, p, names=None: None)
+
+
+@pytest.mark.parametrize("kind", ["dpsgd/renyi-wang", "dpsgd/renyi-birrell", "dpsgd/renyi-bok"])
+@pytest.mark.parametrize("edit,needle", [
+    ({"steps": "-1000"}, "steps: must be an integer >= 1, got -1000"),
+    ({"steps": "0"}, "steps: must be an integer >= 1, got 0"),
+    ({"delta": "2"}, "delta: must be in (0, 1), got 2"),
+])
+def test_steps_and_delta_out_of_range(genuine, monkeypatch, kind, edit, needle):
+    import certify.dpsgd.baselines.certificates as BC
+    import certify.dpsgd.certificates as DC
+    doc = genuine[kind]
+    with monkeypatch.context() as m:
+        _permissive(m, BC if kind != "dpsgd/renyi-bok" else DC, "parse_steps", "parse_delta")
+        # (the baselines' alpha witness is re-chosen by the evaluator when absent)
+        forged = regenerate(doc, edit, (lambda w: w.pop("alpha", None)) if kind != "dpsgd/renyi-bok" else None)
+    assert not all(c["holds"] for c in forged["conclusions"])  # the range claims fail too
+    rep = rejected(forged, 5, "hypothesis fails", needle)
+    assert rep.hypothesis_failures
+
+
+def test_batch_size_dataset_size_disagree_with_p(genuine, monkeypatch):
+    import certify.dpsgd.certificates as DC
+    doc = genuine["dpsgd/renyi-bok"]
+    assert doc["inputs"]["dataset_size"] == "600"
+    with monkeypatch.context() as m:
+        _permissive(m, DC, "check_batch")
+        forged = regenerate(doc, {"dataset_size": "6000"})
+    rejected(forged, 5, "batch_size", "disagrees with the sampling rate")
+
+
+def test_batch_size_without_dataset_size(genuine):
+    doc = copy.deepcopy(genuine["dpsgd/renyi-bok"])
+    doc["inputs"].pop("dataset_size")
+    rejected(reseal(doc), 5, "go together")
+
+
+@pytest.mark.parametrize("kind,key", [("dpsgd/rho-bok", "reported_rho"), ("dpsgd/renyi-bok", "reported_epsilon"),
+                                      ("dpsgd/renyi-wang", "reported_epsilon"),
+                                      ("dpsgd/renyi-birrell", "reported_epsilon")])
+def test_reported_bound_below_the_certified_one(genuine, kind, key):
+    def edit(w):
+        w[key] = "1e-5"
+    rep = rejected(regenerate(genuine[kind], witnesses=edit), 5, "1e-5")
+    assert any("rho_bound" in p or "dp (" in p for p in rep.problems)
+
+
+@pytest.mark.parametrize("gamma,needle", [("1/1024", "gamma"), ("0", "gamma"), ("2", "gamma"), ("x", "gamma"),
+                                          ("1/3", "gamma")])
+def test_edited_gamma(genuine, gamma, needle):
+    for kind in ("dpsgd/rho-bok", "dpsgd/renyi-bok"):
+        doc = copy.deepcopy(genuine[kind])
+        doc["witnesses"]["gamma"] = gamma
+        with pytest.raises(InputError):
+            regenerate(doc)  # the evaluator refuses it: the forger cannot make it consistent
+        rejected(reseal(doc), 4, needle)
+
+
+def test_gamma_recorded_as_input_must_match(genuine):
+    doc = copy.deepcopy(genuine["dpsgd/rho-bok"])
+    doc["inputs"]["gamma"] = "1/1048576"
+    rejected(reseal(doc), 4, "witnesses.gamma")
+
+
+# --------------------------------------------------------------------------------------------
+# The closed schema: unknown keys, descriptions, budget, conclusions
+# --------------------------------------------------------------------------------------------
+KINDS = ["objpert/theorem-4.1", "objpert/gaussian-benchmark", "objpert/calibration-4.13", "objpert/calibration-C13",
+         "dpsgd/rho-bok", "dpsgd/renyi-bok", "dpsgd/renyi-wang", "dpsgd/renyi-birrell", "referee/objpert-rdp"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_unknown_extra_input(genuine, kind):
+    rejected(regenerate(genuine[kind], {"note": "1"}), 4, "unknown input(s) note")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_unknown_keys_in_entries_and_witnesses(genuine, kind):
+    doc = genuine[kind]
+    d = copy.deepcopy(doc)
+    d["witnesses"]["extra"] = 1
+    rejected(reseal(d), 4, "extra")
+    d = copy.deepcopy(doc)
+    next(iter(d["quantities"].values()))["trusted"] = True
+    rejected(reseal(d), 4, "trusted")
+    d = copy.deepcopy(doc)
+    d["claims"][0]["verified"] = True
+    rejected(reseal(d), 4, "verified")
+    d = copy.deepcopy(doc)
+    d["conclusions"][0]["note"] = "x"
+    rejected(reseal(d), 4, "note")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_edited_description_budget_and_conclusions(genuine, kind):
+    doc = genuine[kind]
+    d = copy.deepcopy(doc)
+    name = next(iter(d["quantities"]))
+    d["quantities"][name]["description"] += " (certified optimal)"
+    rejected(reseal(d), 4, f"quantity {name}: description")
+    d = copy.deepcopy(doc)
+    key = next(iter(d["budget"]))
+    d["budget"][key] = "none"
+    rejected(reseal(d), 4, "budget", key)
+    d = copy.deepcopy(doc)
+    d["conclusions"] = []
+    rejected(reseal(d), 4, "conclusions: 0 recorded")
+    d = copy.deepcopy(doc)
+    old = d["conclusions"][0]["hypotheses"]
+    d["conclusions"][0]["hypotheses"] = [] if old else [d["claims"][0]["name"]]  # a hypothesis dropped or added
+    rejected(reseal(d), 4, "hypotheses")
+    d = copy.deepcopy(doc)
+    d["conclusions"][0]["statement"] = "the release is (0, 0)-DP"
+    rejected(reseal(d), 4, "statement")
+    d = copy.deepcopy(doc)
+    d.pop("conclusions")
+    with pytest.raises(InputError, match="conclusions"):
+        load(json.dumps(d))
+
+
+def test_edited_iteration_description(genuine):
+    d = copy.deepcopy(genuine["objpert/calibration-4.13"])
+    d["quantities"]["iterations"]["description"] = "some N"
+    rejected(reseal(d), 4, "iterations: description")
+
+
+def test_old_schema_rejected(genuine):
+    d = copy.deepcopy(genuine["objpert/gaussian-benchmark"])
+    d["schema"] = "certify/1"
+    d.pop("conclusions")
+    with pytest.raises(InputError, match="no longer accepted"):
+        load(json.dumps(d))
+
+
+def test_unknown_top_level_key(genuine):
+    d = copy.deepcopy(genuine["objpert/gaussian-benchmark"])
+    d["verified_by"] = "me"
+    with pytest.raises(InputError, match="unknown top-level"):
+        load(json.dumps(d))
+
+
+def test_software_is_not_vouched_for(genuine):
+    d = copy.deepcopy(genuine["objpert/gaussian-benchmark"])
+    d["software"] = {"certify": "99"}
+    rep = verify_document(d)
+    assert rep.ok and any("not vouched for" in n and "software" in n for n in rep.notes)
+
+
+def test_huge_ball_refused_without_arithmetic(genuine):
+    d = copy.deepcopy(genuine["objpert/gaussian-benchmark"])
+    d["quantities"]["epsilon_floor"]["ball"]["rad"] = ["1", 10 ** 12]
+    rejected(reseal(d), 4, "out of range")
+
+
+# --------------------------------------------------------------------------------------------
+# The command line: conclusions first, exit codes 0 / 4 / 5 / 2, hostile files and options
+# --------------------------------------------------------------------------------------------
+def run(args, **kw):
+    return subprocess.run([sys.executable, "-m", "certify", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120, **kw)
+
+
+def test_cli_exit_codes_and_output(genuine, tmp_path):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(genuine["objpert/theorem-4.1"]))
+    r = run(["verify", str(good)])
+    assert r.returncode == 0 and r.stdout.startswith("conclusion: after N = 1500 iterations") and "VERIFIED" in r.stdout
+    for factor in (2, 4):
+        assert run(["verify", str(good), "--precision", str(128 * factor)]).returncode == 0
+    bad = tmp_path / "bad.json"
+    forged = _reported_delta_edit(genuine["objpert/theorem-4.1"], 1000)
+    bad.write_text(json.dumps(forged))
+    r = run(["verify", str(bad)])
+    assert r.returncode == 5, r.stdout + r.stderr
+    assert r.stdout.splitlines()[0].endswith(")") and "DOES NOT HOLD" in r.stdout.splitlines()[0]
+    assert "threshold7_holds" in r.stdout and "NOT PROVED" in r.stderr and len(r.stderr.splitlines()) == 1
+    inconsistent = copy.deepcopy(genuine["objpert/theorem-4.1"])
+    inconsistent["inputs"]["note"] = "x"
+    bad.write_text(json.dumps(reseal(inconsistent)))
+    r = run(["verify", str(bad)])
+    assert r.returncode == 4 and "unknown input" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("content", [
+    b"\xff\xfe\x00garbage",
+    b"[" * 100000 + b"]" * 100000,
+    b'{"schema": "certify/2", "precision": ' + b"9" * 5000 + b"}",
+    b"",
+], ids=["non-utf8", "nested-100000", "huge-integer", "empty"])
+def test_cli_hostile_files(tmp_path, content):
+    f = tmp_path / "c.json"
+    f.write_bytes(content)
+    r = run(["verify", str(f)])
+    assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+
+
+def test_cli_huge_file_refused_before_reading(tmp_path):
+    f = tmp_path / "huge.json"
+    with open(f, "wb") as fh:
+        fh.truncate(MAX_BYTES + 1)  # sparse: nothing is written
+    r = run(["verify", str(f)])
+    assert r.returncode == 2 and "larger than" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("prec", ["1000000", "0", "-5", "52", "65537", "1e6", "abc"])
+def test_cli_precision_out_of_range(genuine, tmp_path, prec):
+    f = tmp_path / "c.json"
+    f.write_text(json.dumps(genuine["objpert/gaussian-benchmark"]))
+    r = run(["verify", str(f), f"--precision={prec}"])
+    assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "precision" in r.stderr
+
+
+def test_cli_directory_and_missing_file(tmp_path):
+    for path in (str(tmp_path), str(tmp_path / "missing.json")):
+        r = run(["verify", path])
+        assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "Traceback" not in r.stderr
