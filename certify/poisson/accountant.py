@@ -68,12 +68,13 @@ def choose_alpha(schedule: Schedule, delta: fmpq) -> fmpq:
     return fmpq(num, den)
 
 
-def certify_poisson(schedule: Schedule, delta, alpha=None) -> Certificate:
+def certify_poisson(schedule: Schedule, delta, alpha=None, *, notes: dict | None = None) -> Certificate:
     """Certificate ``dpsgd/renyi-poisson`` for the run ``schedule`` (poisson + add-remove) at ``delta``.
 
     ``alpha`` (exact, 1 < alpha <= 4096) fixes the Rényi order; by default it is chosen by floats. The
     quantity ``epsilon``'s ball has the certified epsilon as its upper endpoint; the claim ``dp`` states
-    the (epsilon_bound, delta)-DP conclusion, resting on the hypothesis claims before it.
+    the (epsilon_bound, delta)-DP conclusion, resting on the hypothesis claims before it. ``notes``
+    (e.g. {"delta.note": "binary float ..."}) are added to the inputs.
     """
     delta = parse_delta(delta, "delta")
     chosen = alpha is None
@@ -85,6 +86,7 @@ def certify_poisson(schedule: Schedule, delta, alpha=None) -> Certificate:
     ev, prec = escalate(compute, what=f"the Poisson Rényi accountant at alpha = {exact_str(alpha)}")
     inputs = schedule_inputs(schedule)
     inputs["delta"] = exact_str(delta)
+    inputs.update(notes or {})
     eps = ev.quantities["epsilon"].value
     witnesses = {"alpha": exact_str(alpha), "epsilon_bound": ev.claims[-1].rhs}
     budget = {
