@@ -1,0 +1,157 @@
+"""The accounting-contract options of ``certify dpsgd`` and its Poisson + add/remove branch.
+
+``certify dpsgd`` (in :mod:`certify.dpsgd.commands`) calls :func:`add_contract_options` when it builds
+its parser and :func:`run_contract` first thing when it runs: under poisson + add-remove this module
+certifies and prints the answer (returns the exit status); under fixed-size + replace-one it returns
+None and Bok's accountant runs as before (a one-phase ``--schedule`` is unpacked into the usual options).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+from .. import cli
+from ..balls import InputError, exact_str, lower_decimal, upper_decimal
+from ..contract import FIXED_SIZE_REPLACE_ONE, POISSON_ADD_REMOVE, Contract, parse_contract
+from .accountant import certify_poisson
+from .certificates import parse_alpha
+from .ecosystem import load_opacus_history
+from .schedule import Schedule, load_schedule, parse_delta, single
+
+CONTRACT_HELP = """\
+accounting contract (stated in every summary and certificate):
+  --sampling fixed-size --adjacency replace-one   (default) Bok's accountant; baselines wang, birrell
+  --sampling poisson --adjacency add-remove       the Rényi accountant of the Poisson-subsampled Gaussian
+                                                  (Mironov, Talwar, Zhang 2019), the contract of Opacus,
+                                                  TF Privacy and dp_accounting; --schedule and
+                                                  --opacus-history give several phases
+  other combinations, and shuffled batches, are refused (exit 2)
+"""
+
+
+def add_contract_options(d: argparse.ArgumentParser) -> None:
+    """Add --sampling, --adjacency, --schedule, --opacus-history to the ``certify dpsgd`` parser."""
+    g = d.add_argument_group("accounting contract", CONTRACT_HELP)
+    g.add_argument("--sampling", metavar="S", default=None,
+                   help="poisson or fixed-size (default fixed-size; with --opacus-history: poisson)")
+    g.add_argument("--adjacency", metavar="A", default=None,
+                   help="add-remove or replace-one (default replace-one; with --opacus-history: add-remove)")
+    g.add_argument("--schedule", metavar="FILE",
+                   help="phases of (sampling_rate, noise_multiplier, steps): JSON list / {contract, phases} "
+                        "object, or CSV with header sampling_rate,noise_multiplier,steps")
+    g.add_argument("--opacus-history", metavar="FILE",
+                   help="an Opacus accountant history or state dict saved as JSON "
+                        "([[noise_multiplier, sample_rate, num_steps], ...] or {\"history\": [...]}); floats "
+                        "are taken at their exact binary value (noted in the certificate)")
+    for action in d._actions:  # the phases may come from a file: checked in run_contract instead
+        if action.dest in ("noise_multiplier", "steps"):
+            action.required = False
+    d.set_defaults(accountant=None)
+
+
+def _contract(args) -> Contract:
+    """The contract asked for (explicit options, else implied by --opacus-history, else the default)."""
+    if args.sampling is None and args.adjacency is None:
+        if args.opacus_history:
+            return POISSON_ADD_REMOVE
+        if args.schedule:
+            return None  # the file may declare it; default applied after reading
+        return FIXED_SIZE_REPLACE_ONE
+    return parse_contract(args.sampling if args.sampling is not None else FIXED_SIZE_REPLACE_ONE.sampling,
+                          args.adjacency if args.adjacency is not None else FIXED_SIZE_REPLACE_ONE.adjacency)
+
+
+def _schedule(args, contract: Contract | None) -> Schedule:
+    files = [n for n, v in (("--schedule", args.schedule), ("--opacus-history", args.opacus_history)) if v]
+    if len(files) == 2:
+        raise InputError("--schedule", "give either --schedule or --opacus-history, not both")
+    if files:
+        inline = [n for n, v in (("--sampling-rate", args.sampling_rate), ("--noise-multiplier", args.noise_multiplier),
+                                 ("--steps", args.steps), ("--batch-size", args.batch_size),
+                                 ("--dataset-size", args.dataset_size)) if v is not None]
+        if inline:
+            raise InputError(inline[0], f"the phases come from {files[0]}: do not also give {inline[0]}")
+        if args.opacus_history:
+            sch = load_opacus_history(args.opacus_history)
+            if contract is not None and contract != sch.contract:
+                raise InputError("--sampling", f"an Opacus history is accounted as poisson + add-remove, not "
+                                 f"{contract.sampling} + {contract.adjacency}: mixed contracts are refused")
+            return sch
+        return load_schedule(args.schedule, contract=contract)
+    if args.batch_size is not None or args.dataset_size is not None:
+        raise InputError("--batch-size", "under poisson sampling give --sampling-rate q (the expected batch size "
+                         "divided by n)")
+    for n, v in (("--sampling-rate", args.sampling_rate), ("--noise-multiplier", args.noise_multiplier),
+                 ("--steps", args.steps)):
+        if v is None:
+            raise InputError(n, "required (or give --schedule FILE / --opacus-history FILE)")
+    return single(args.sampling_rate, args.noise_multiplier, args.steps, contract)
+
+
+def run_contract(args) -> int | None:
+    """Dispatch ``certify dpsgd`` by contract: run the Poisson branch (exit status) or return None."""
+    contract = _contract(args)
+    if contract is None or contract == POISSON_ADD_REMOVE or args.opacus_history or args.schedule:
+        sch = _schedule(args, contract)
+        contract = sch.contract
+    else:
+        sch = None
+    if contract == FIXED_SIZE_REPLACE_ONE:
+        parse_contract(contract.sampling, contract.adjacency, args.accountant if args.accountant != "lossless"
+                       else None)
+        if sch is not None:  # a one-phase fixed-size schedule file: unpack it into the usual options
+            if len(sch.phases) != 1:
+                raise InputError("--schedule", f"fixed-size + replace-one schedules of {len(sch.phases)} phases are "
+                                 "not certified here (one phase only)")
+            ph = sch.phases[0]
+            args.sampling_rate = exact_str(ph.sampling_rate)
+            args.noise_multiplier = exact_str(ph.noise_multiplier)
+            args.steps = str(ph.steps)
+        for n, v in (("--noise-multiplier", args.noise_multiplier), ("--steps", args.steps)):
+            if v is None:
+                raise InputError(n, "required")
+        if args.accountant is None:
+            args.accountant = "bok"
+        return None
+    # poisson + add-remove
+    if args.accountant is not None:
+        raise InputError("--accountant", f"{args.accountant!r} does not certify poisson + add-remove (the Rényi "
+                         "accountant of the Poisson-subsampled Gaussian is used; omit --accountant)")
+    if getattr(args, "gamma", None) is not None:
+        raise InputError("--gamma", "is a setting of Bok's fixed-size accountant; the Poisson accountant has none")
+    delta = parse_delta(args.delta)
+    alpha = None if args.alpha is None else parse_alpha(args.alpha)
+    t0 = time.perf_counter()
+    cert = certify_poisson(sch, delta, alpha)
+    cli.emit(cert, summary(cert, sch, time.perf_counter() - t0, alpha is None), args)
+    return 0
+
+
+def summary(cert, sch: Schedule, seconds: float, chosen: bool) -> str:
+    q = cert.quantities
+    eps = q["epsilon"].value
+    a = cert.witnesses["alpha"]
+    if len(sch.phases) == 1:
+        ph = sch.phases[0]
+        run = f"q={exact_str(ph.sampling_rate)}, sigma={exact_str(ph.noise_multiplier)}, T={ph.steps} steps"
+    else:
+        run = f"{len(sch.phases)} phases, {sch.total_steps} steps in all ({sch.source})"
+    how = "chosen by float estimates" if chosen else "fixed by --alpha"
+    if "/" in a:
+        how += "; fractional: chord of K(alpha) between the neighbouring integers"
+    lines = [
+        f"DP-SGD ({run}) is (epsilon, delta={cert.inputs['delta']})-DP with",
+        f"  epsilon <= {upper_decimal(eps, 6)}   (certified upper bound; ball [{lower_decimal(eps, 10)}, "
+        f"{upper_decimal(eps, 10)}])",
+        "  accountant: Rényi DP of the Poisson-subsampled Gaussian (Mironov, Talwar, Zhang 2019), composed over "
+        "all steps, converted by Balle et al. 2020 Thm 21",
+        f"  alpha = {a} ({how})",
+        f"  {sch.contract.statement()}",
+        "  not covered: shuffled batches (a permutation cut into batches is not Poisson sampling); "
+        "hyperparameter search on private data",
+    ]
+    if sch.notes:
+        lines.append(f"  {len(sch.notes)} input(s) were binary floats, taken at their exact binary value "
+                     "(noted in the certificate)")
+    lines.append(f"  ({seconds * 1e3:.1f} ms)")
+    return "\n".join(lines) + "\n"
