@@ -42,17 +42,28 @@ ALPHA_MAX = 4096
 def _log_A_int_cached(alpha: int, q: fmpq, sigma: fmpq, prec: int) -> arb:
     if q == 1:  # only k = alpha survives: A = exp(alpha(alpha-1)/(2 sigma^2))
         return ball(fmpq(alpha * (alpha - 1), 2) / (sigma * sigma))
-    E = (1 / ball(sigma * sigma)).exp()            # exp(1/sigma^2): ratio of consecutive exponentials
+    # A - 1 = sum_k w_k (exp(k(k-1)c) - 1) with the binomial weights w_k = C(alpha,k)(1-q)^(alpha-k) q^k
+    # (they sum to 1), c = 1/(2 sigma^2): the terms k = 0, 1 vanish and every other term is positive, so
+    # log A = log1p(A - 1) keeps full relative accuracy even when A - 1 is tiny (q -> 0 or sigma -> oo).
+    # A term is w_k expm1(x_k) when x_k = k(k-1)c < 1, else t_k - w_k with t_k = w_k exp(x_k) >= e w_k
+    # (that difference loses at most two bits); w_k and t_k follow from their exact term ratios.
+    c = 1 / ball(2 * sigma * sigma)
+    E = (2 * c).exp()                               # exp(1/sigma^2) = exp(x_(k+1) - x_k) / exp(x_k - x_(k-1))
     r = q / (1 - q)
-    term = ball(1 - q) ** alpha                     # k = 0
-    total = term
-    g = arb(1)                                      # exp(k/sigma^2) at the current k
+    two_s2 = 2 * sigma * sigma
+    w = ball(1 - q) ** alpha                        # w_0
+    t = w                                           # t_0 = w_0 exp(0)
+    g = arb(1)                                      # exp(k/sigma^2) = exp(x_(k+1) - x_k) at the current k
+    excess = arb(0)
     for k in range(alpha):
-        # t_{k+1} / t_k = (alpha-k)/(k+1) * q/(1-q) * exp(((k+1)k - k(k-1))/(2 sigma^2)) = ... * exp(k/sigma^2)
-        term = term * g * ball(r * fmpq(alpha - k, k + 1))
-        total = total + term
+        ratio = ball(r * fmpq(alpha - k, k + 1))    # w_(k+1) / w_k
+        w = w * ratio
+        t = t * g * ratio
         g = g * E
-    return total.log()
+        j = k + 1
+        if j >= 2:
+            excess = excess + (w * (fmpq(j * (j - 1)) * c).expm1() if j * (j - 1) < two_s2 else t - w)
+    return excess.log1p()
 
 
 def log_A_int(alpha: int, q: fmpq, sigma: fmpq) -> arb:
