@@ -18,7 +18,8 @@ def _cases():
              (37, fmpq(999999, 1000000), fmpq(2)), (256, fmpq(1, 2), fmpq(1, 100)), (3, fmpq(1, 10 ** 9), fmpq(5))]
     while len(cases) < 50:
         alpha = rng.choice([2, 3, 5, 8, 17, 64, 100, 255, 256])
-        q = fmpq(rng.randint(1, 10 ** 6), 10 ** 6) if rng.random() < 0.7 else fmpq(10 ** 6 - rng.randint(0, 10), 10 ** 6)
+        near_one = rng.random() >= 0.7
+        q = fmpq(10 ** 6 - rng.randint(0, 10), 10 ** 6) if near_one else fmpq(rng.randint(1, 10 ** 6), 10 ** 6)
         sigma = rng.choice([fmpq(3, 10), fmpq(rng.randint(30, 1000), 100), fmpq(1, 2), fmpq(7, 5)])
         cases.append((alpha, q, sigma))
     return cases
@@ -84,7 +85,7 @@ def test_float_choice_values_track_the_balls():
     fl = log_A_floats(0.01, 1.1)
     for idx in (1, 9, 100, 255, len(ORDERS) - 1):
         a = int(ORDERS[idx])
-        b = log_A_int(a, fmpq(1, 100) if True else None, fmpq(11, 10))
+        b = log_A_int(a, fmpq(1, 100), fmpq(11, 10))
         mid = float(b.mid())
         # the floats are the exact binary 0.01 and 1.1, not 1/100 and 11/10: agreement to float accuracy only
         assert abs(fl[idx] - mid) <= 1e-9 * max(1.0, abs(mid))
