@@ -68,6 +68,24 @@ def choose_alpha(schedule: Schedule, delta: fmpq) -> fmpq:
     return fmpq(num, den)
 
 
+@lru_cache(maxsize=1024)
+def _evaluated(schedule: Schedule, delta: fmpq, alpha: fmpq):
+    """The evaluation (quantities and claims) of a query, memoised: a deterministic function of exact inputs."""
+    def compute(prec):
+        return evaluate(schedule, delta, alpha), prec
+
+    return escalate(compute, what=f"the Poisson Rényi accountant at alpha = {exact_str(alpha)}")
+
+
+def clear_memo() -> None:
+    """Forget every memoised value (float choices, ball sums, evaluations): for cold measurements and tests."""
+    from . import rdp
+    _evaluated.cache_clear()
+    _choose.cache_clear()
+    rdp._log_A_int_cached.cache_clear()
+    rdp.log_A_floats.cache_clear()
+
+
 def certify_poisson(schedule: Schedule, delta, alpha=None, *, notes: dict | None = None) -> Certificate:
     """Certificate ``dpsgd/renyi-poisson`` for the run ``schedule`` (poisson + add-remove) at ``delta``.
 
@@ -80,10 +98,7 @@ def certify_poisson(schedule: Schedule, delta, alpha=None, *, notes: dict | None
     chosen = alpha is None
     alpha = choose_alpha(schedule, delta) if chosen else parse_alpha(alpha, "alpha")
 
-    def compute(prec):
-        return evaluate(schedule, delta, alpha), prec
-
-    ev, prec = escalate(compute, what=f"the Poisson Rényi accountant at alpha = {exact_str(alpha)}")
+    ev, prec = _evaluated(schedule, delta, alpha)
     inputs = schedule_inputs(schedule)
     inputs["delta"] = exact_str(delta)
     inputs.update(notes or {})
