@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..balls import ball_endpoints, escalate, exact_str, fmpq, upper_decimal
+from ..balls import ball_endpoints, escalate, exact, exact_str, fmpq, upper_decimal
 from ..certificate import Certificate
 from .certificates import KIND, evaluate, parse_alpha
 from .rdp import DENSE_MAX, ORDERS, log_A_floats
@@ -69,10 +69,10 @@ def choose_alpha(schedule: Schedule, delta: fmpq) -> fmpq:
 
 
 @lru_cache(maxsize=1024)
-def _evaluated(schedule: Schedule, delta: fmpq, alpha: fmpq):
+def _evaluated(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | None = None):
     """The evaluation (quantities and claims) of a query, memoised: a deterministic function of exact inputs."""
     def compute(prec):
-        return evaluate(schedule, delta, alpha), prec
+        return evaluate(schedule, delta, alpha, epsilon_bound), prec
 
     return escalate(compute, what=f"the Poisson Rényi accountant at alpha = {exact_str(alpha)}")
 
@@ -86,19 +86,24 @@ def clear_memo() -> None:
     rdp.log_A_floats.cache_clear()
 
 
-def certify_poisson(schedule: Schedule, delta, alpha=None, *, notes: dict | None = None) -> Certificate:
+def certify_poisson(schedule: Schedule, delta, alpha=None, *, notes: dict | None = None,
+                    epsilon_bound: str | None = None) -> Certificate:
     """Certificate ``dpsgd/renyi-poisson`` for the run ``schedule`` (poisson + add-remove) at ``delta``.
 
     ``alpha`` (exact, 1 < alpha <= 4096) fixes the Rényi order; by default it is chosen by floats. The
     quantity ``epsilon``'s ball has the certified epsilon as its upper endpoint; the claim ``dp`` states
     the (epsilon_bound, delta)-DP conclusion, resting on the hypothesis claims before it. ``notes``
-    (e.g. {"delta.note": "binary float ..."}) are added to the inputs.
+    (e.g. {"delta.note": "binary float ..."}) are added to the inputs. ``epsilon_bound`` (exact text, e.g. a
+    claimed epsilon) replaces the headline bound: the claim ``dp`` then records whether the balls prove
+    epsilon <= epsilon_bound (holds true) or disprove it (holds false); an undecided comparison escalates.
     """
     delta = parse_delta(delta, "delta")
     chosen = alpha is None
     alpha = choose_alpha(schedule, delta) if chosen else parse_alpha(alpha, "alpha")
 
-    ev, prec = _evaluated(schedule, delta, alpha)
+    if epsilon_bound is not None:
+        exact(epsilon_bound, "epsilon_bound")
+    ev, prec = _evaluated(schedule, delta, alpha, epsilon_bound)
     inputs = schedule_inputs(schedule)
     inputs["delta"] = exact_str(delta)
     inputs.update(notes or {})

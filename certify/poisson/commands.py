@@ -155,3 +155,67 @@ def summary(cert, sch: Schedule, seconds: float, chosen: bool) -> str:
                      "(noted in the certificate)")
     lines.append(f"  ({seconds * 1e3:.1f} ms)")
     return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# certify calibrate-dpsgd
+# --------------------------------------------------------------------------------------------
+def register(sub) -> None:
+    p = sub.add_parser(
+        "calibrate-dpsgd", help="certified smallest noise multiplier for a DP-SGD (epsilon, delta) target "
+                                "(poisson + add-remove)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Returns exact dyadic noise multipliers s_fail < s_pass, relative width <= 1e-4: s_pass certified to\n"
+            "meet (epsilon, delta) and s_fail certified not to, by the same accountant (Rényi DP of the\n"
+            "Poisson-subsampled Gaussian, min over the integer orders 2..256 and a grid to 4096). epsilon is\n"
+            "non-increasing in sigma (proof obligation P-sigma-monotone, `certify proofs --paper mtz-poisson`),\n"
+            "so s_pass is the smallest passing sigma of this accountant up to the bracket.\n\n"
+            "Exit status: 0 bracket certified; 2 bad input (including an unreachable target or an uncovered\n"
+            "contract); 3 undecided at the highest precision."),
+        epilog="example: certify calibrate-dpsgd --epsilon 1 --delta 1e-5 --steps 1000 --sampling-rate 0.01")
+    p.add_argument("--epsilon", type=cli.exact_text, required=True, metavar="E", help="target epsilon in (0, 1e6]")
+    p.add_argument("--delta", type=cli.exact_text, required=True, metavar="D", help="delta in (0, 1)")
+    p.add_argument("--steps", type=cli.exact_text, required=True, metavar="T", help="number of steps T >= 1")
+    p.add_argument("--sampling-rate", type=cli.exact_text, required=True, metavar="Q", help="q in (0, 1]")
+    p.add_argument("--sampling", default="poisson", metavar="S", help="sampling scheme (default poisson; the only "
+                   "one calibrated)")
+    p.add_argument("--adjacency", default="add-remove", metavar="A", help="adjacency (default add-remove)")
+    p.add_argument("--json", action="store_true", help="print {s_fail, s_pass, pass and fail certificates} as JSON")
+    p.add_argument("--out", metavar="FILE", help="write the passing certificate (dpsgd/renyi-poisson) to FILE")
+    p.add_argument("--out-fail", metavar="FILE", help="write the failing certificate (dpsgd/renyi-poisson-fails)")
+    p.set_defaults(func=cmd_calibrate)
+
+
+def cmd_calibrate(args) -> int:
+    import json
+    import sys
+
+    from .calibrate import calibrate, parse_epsilon
+    from .calibrate import summary as cal_summary
+    from .schedule import parse_sampling_rate, parse_steps
+
+    contract = parse_contract(args.sampling, args.adjacency)
+    if contract != POISSON_ADD_REMOVE:
+        raise InputError("--sampling", f"calibration is certified for poisson + add-remove only, not "
+                         f"{contract.sampling} + {contract.adjacency} (Bok's accountant has no monotonicity "
+                         "obligation in the proof catalogue)")
+    target, delta = parse_epsilon(args.epsilon), parse_delta(args.delta)
+    steps, q = parse_steps(args.steps), parse_sampling_rate(args.sampling_rate)
+    t0 = time.perf_counter()
+    cal = calibrate(target, delta, steps, q)
+    seconds = time.perf_counter() - t0
+    texts = {args.out: cal.passing.dumps(), args.out_fail: cal.failing.dumps()}
+    for path, text in texts.items():
+        if path:
+            cli.write_atomically(path, text)
+    if args.json:
+        sys.stdout.write(json.dumps({"s_fail": exact_str(cal.s_fail), "s_pass": exact_str(cal.s_pass),
+                                     "relative_width": upper_decimal(cal.relative_width, 3),
+                                     "pass": cal.passing.to_json(), "fail": cal.failing.to_json()}, indent=2) + "\n")
+    else:
+        sys.stdout.write(cal_summary(cal, target, delta, steps, q, seconds))
+        for path, what in ((args.out, "passing"), (args.out_fail, "failing")):
+            if path:
+                sys.stdout.write(f"{what} certificate written to {path} (check it with: certify verify {path})\n")
+    return 0
