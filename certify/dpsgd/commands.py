@@ -5,6 +5,7 @@ import argparse
 
 from ..balls import InputError, exact_str, lower_decimal, upper_decimal
 from .. import cli
+from ..poisson.commands import add_contract_options, run_contract
 from .accountant import certify_dpsgd, certify_rho
 from .certificates import parse_delta, parse_steps
 from .problem import Problem, parse_alpha, parse_batch, parse_p, parse_sigma
@@ -115,6 +116,9 @@ def cmd_rho(args) -> int:
 
 
 def cmd_dpsgd(args) -> int:
+    status = run_contract(args)  # poisson + add-remove is certified there; fixed-size + replace-one continues here
+    if status is not None:
+        return status
     p, extra = _p_from(args)
     sigma = parse_sigma(args.noise_multiplier)
     steps = parse_steps(args.steps)
@@ -201,4 +205,5 @@ def register(subparsers) -> None:
                    help="bok (default: the certified accountant of the paper), wang or birrell (baselines, "
                         "certified), lossless (PLD, a float estimate, no certificate)")
     _common(d)
+    add_contract_options(d)
     d.set_defaults(func=cmd_dpsgd)
