@@ -65,8 +65,9 @@ class Contract:
         return CERTIFIED.get((self.sampling, self.adjacency), ())
 
     def to_inputs(self) -> dict[str, str]:
-        """The contract as certificate input fields (exact text)."""
-        return {"sampling": self.sampling, "adjacency": self.adjacency}
+        """The contract as certificate input fields (exact text): :data:`CONTRACT_FIELDS`."""
+        return {"sampling": self.sampling, "adjacency": self.adjacency, "sensitivity": self.sensitivity,
+                "noise_multiplier_relative_to": "clip norm C", "privacy_unit": PRIVACY_UNIT}
 
     def statement(self) -> str:
         """One line for summaries: what is protected, under which contract."""
@@ -76,6 +77,11 @@ class Contract:
         return (f"contract: {self.sampling} sampling, {self.adjacency} adjacency; {batches}; noise multiplier "
                 f"relative to {NOISE_RELATIVE_TO}, sensitivity {self.sensitivity}; privacy unit: {PRIVACY_UNIT}")
 
+
+#: the certificate input fields that record a contract (see :meth:`Contract.to_inputs`)
+CONTRACT_FIELDS = ("sampling", "adjacency", "sensitivity", "noise_multiplier_relative_to", "privacy_unit")
+#: suffix of an input field noting where a value came from (e.g. "binary float 0.1 from Opacus, exactly ...")
+NOTE_SUFFIX = ".note"
 
 FIXED_SIZE_REPLACE_ONE = Contract("fixed-size", "replace-one")
 POISSON_ADD_REMOVE = Contract("poisson", "add-remove")
@@ -103,3 +109,30 @@ def parse_contract(sampling: str, adjacency: str, accountant: str | None = None,
         raise InputError(accountant_name, f"accountant {accountant!r} does not certify {s} sampling + {a} "
                          f"adjacency (it is certified by: {', '.join(c.accountants)})")
     return c
+
+
+def contract_from_inputs(inputs: dict, expected: Contract | None = None) -> Contract:
+    """The contract recorded in a certificate's inputs (the checker's validator); InputError naming the field.
+
+    Every field of :data:`CONTRACT_FIELDS` must be present and consistent with the sampling and adjacency;
+    with ``expected`` the contract must be that one (a kind certifies one contract).
+    """
+    c = parse_contract(inputs.get("sampling", ""), inputs.get("adjacency", ""), sampling_name="sampling",
+                       adjacency_name="adjacency")
+    for k, v in c.to_inputs().items():
+        if inputs.get(k) != v:
+            raise InputError(k, f"must be {v!r} under {c.sampling} + {c.adjacency}, got {inputs.get(k)!r}")
+    if expected is not None and c != expected:
+        raise InputError("sampling", f"this kind certifies {expected.sampling} + {expected.adjacency} only, got "
+                         f"{c.sampling} + {c.adjacency}")
+    return c
+
+
+def check_notes(inputs: dict, fields) -> None:
+    """Every ``<field>.note`` input names a known input field and is text (provenance, e.g. a binary float)."""
+    for k, v in inputs.items():
+        if k.endswith(NOTE_SUFFIX):
+            if k[:-len(NOTE_SUFFIX)] not in fields:
+                raise InputError(k, f"a note must name an input field ({', '.join(sorted(fields))})")
+            if not isinstance(v, str):
+                raise InputError(k, "must be text")

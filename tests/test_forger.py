@@ -20,6 +20,7 @@ import pytest
 
 from certify.balls import InputError, ctx, exact, exact_int
 from certify.certificate import MAX_BYTES, digest_of, load
+from certify.contract import POISSON_ADD_REMOVE
 from certify.verify import registered_kinds, spec_for, verify_document
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -42,6 +43,8 @@ def genuine():
     from certify.objpert import tables as T
     from certify.objpert.certificates import certify_gaussian_benchmark, certify_theorem_4_1
     from certify.objpert.problem import make_loss, make_problem
+    from certify.poisson.accountant import certify_poisson
+    from certify.poisson.calibrate import certify_fails
     from certify.referee.certificates import certify_curve
 
     loss = make_loss("logistic")
@@ -61,7 +64,16 @@ def genuine():
         "dpsgd/renyi-wang": _doc(certify_baseline("wang", "1/100", "2", 1000, "1e-6")),
         "dpsgd/renyi-birrell": _doc(certify_baseline("birrell", "1/100", "2", 1000, "1e-6", alpha=8)),
         "referee/objpert-rdp": _doc(certify_curve("1", "2", "1/4", "1", alpha="3", epsilon="2", delta="1e-6")),
+        "dpsgd/renyi-poisson": _doc(certify_poisson(_poisson_schedule("1/100", "11/10", 1000), "1e-5")),
+        "dpsgd/renyi-poisson-fails": _doc(certify_fails(_poisson_schedule("1/100", "1/2", 1000), exact("1e-5"),
+                                                        exact("1"))),
     }
+
+
+def _poisson_schedule(q, sigma, steps):
+    from certify.poisson.schedule import parse_schedule
+    return parse_schedule([{"sampling_rate": q, "noise_multiplier": sigma, "steps": steps}],
+                          contract=POISSON_ADD_REMOVE)
 
 
 def regenerate(doc, inputs=None, witnesses=None, drop=()):
@@ -326,12 +338,19 @@ def test_gamma_recorded_as_input_must_match(genuine):
 # The closed schema: unknown keys, descriptions, budget, conclusions
 # --------------------------------------------------------------------------------------------
 KINDS = ["objpert/theorem-4.1", "objpert/gaussian-benchmark", "objpert/calibration-4.13", "objpert/calibration-C13",
-         "dpsgd/rho-bok", "dpsgd/renyi-bok", "dpsgd/renyi-wang", "dpsgd/renyi-birrell", "referee/objpert-rdp"]
+         "dpsgd/rho-bok", "dpsgd/renyi-bok", "dpsgd/renyi-wang", "dpsgd/renyi-birrell", "referee/objpert-rdp",
+         "dpsgd/renyi-poisson", "dpsgd/renyi-poisson-fails"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_unknown_extra_input(genuine, kind):
-    rejected(regenerate(genuine[kind], {"note": "1"}), 4, "unknown input(s) note")
+    try:
+        forged = regenerate(genuine[kind], {"note": "1"})
+    except InputError:  # the evaluator itself refuses it: the forger can still add it and re-seal
+        forged = copy.deepcopy(genuine[kind])
+        forged["inputs"]["note"] = "1"
+        forged = reseal(forged)
+    rejected(forged, 4, "unknown input(s) note")
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -475,3 +494,46 @@ def test_cli_directory_and_missing_file(tmp_path):
     for path in (str(tmp_path), str(tmp_path / "missing.json")):
         r = run(["verify", path])
         assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# The Poisson Rényi accountant and its calibration's failing side
+# --------------------------------------------------------------------------------------------
+def test_poisson_claimed_epsilon_below_the_certified_one(genuine):
+    def edit(w):
+        w["epsilon_bound"] = "1"
+    rejected(regenerate(genuine["dpsgd/renyi-poisson"], witnesses=edit), 5, "the run is (1, 1/100000)-DP",
+             "claim fails")
+
+
+@pytest.mark.parametrize("edit,needle", [
+    ({"phase[0].steps": "-1000"}, "steps"), ({"phase[0].steps": "0"}, "steps"), ({"delta": "2"}, "delta"),
+    ({"phase[0].sampling_rate": "3/2"}, "sampling_rate"), ({"phase[0].noise_multiplier": "0"}, "noise_multiplier"),
+    ({"adjacency": "replace-one", "sensitivity": "2C"}, "sampling"), ({"sampling": "shuffling"}, "shuffl"),
+    ({"privacy_unit": "one user"}, "privacy_unit"),
+])
+def test_poisson_hypotheses(genuine, edit, needle):
+    doc = copy.deepcopy(genuine["dpsgd/renyi-poisson"])
+    doc["inputs"].update(edit)
+    rejected(reseal(doc), 5, needle)
+
+
+def test_poisson_fails_side_that_does_not_fail(genuine):
+    # the failing side of a calibration at a sigma that meets the target: the claim "fails" is false
+    rejected(regenerate(genuine["dpsgd/renyi-poisson-fails"], {"phase[0].noise_multiplier": "4"}), 5, "fails")
+
+
+def test_poisson_unknown_phase_field(genuine):
+    d = copy.deepcopy(genuine["dpsgd/renyi-poisson"])
+    d["inputs"]["phase[0].clip_norm"] = "1"
+    rejected(reseal(d), 4, "phase[0].clip_norm")
+
+
+def test_bok_certificate_records_its_contract(genuine):
+    doc = genuine["dpsgd/renyi-bok"]
+    assert doc["inputs"]["sampling"] == "fixed-size" and doc["inputs"]["adjacency"] == "replace-one"
+    assert doc["inputs"]["sensitivity"] == "2C"
+    for kind in ("dpsgd/renyi-bok", "dpsgd/renyi-wang", "dpsgd/renyi-birrell"):
+        d = copy.deepcopy(genuine[kind])
+        d["inputs"].update({"sampling": "poisson", "adjacency": "add-remove", "sensitivity": "C"})
+        rejected(reseal(d), 5, "fixed-size + replace-one")

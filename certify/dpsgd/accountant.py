@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ..balls import InputError, ctx, escalate, exact_str, fmpq, upper_decimal
 from ..certificate import Certificate, Evaluation
 from .certificates import (
-    KIND_RENYI, KIND_RHO, REPORT_DIGITS, check_batch, conclude_dp, conclude_rho, evaluate_renyi, evaluate_rho,
+    KIND_RENYI, KIND_RHO, REPORT_DIGITS, conclude_dp, conclude_rho, evaluate_renyi, evaluate_rho, fixed_size_inputs,
     parse_delta, parse_gamma, parse_steps, witness_from_json, witness_json,
 )
 from .estimate import choose_alpha
@@ -174,17 +174,15 @@ def certify_dpsgd(p, sigma, steps, delta, alpha=None, gamma=None, cache_dir: str
     Every number is exact (str such as "0.01" or "1/100", int, fractions.Fraction or fmpq; a float is
     refused) and validated like the CLI: 0 < p < 1, sigma > 0, integer steps >= 1, 0 < delta < 1,
     integer alpha in [2, 256], 0 < gamma <= 1; ``extra_inputs`` may only record batch_size and
-    dataset_size, which must give p = b/n.
+    dataset_size (which must give p = b/n), the contract fields (fixed-size + replace-one; always recorded)
+    and provenance notes.
     """
     t0 = time.perf_counter()
     p, sigma = parse_p(p, "p"), parse_sigma(sigma, "sigma")
     steps, delta = parse_steps(steps, "steps"), parse_delta(delta, "delta")
     alpha = None if alpha is None else parse_alpha(alpha, "alpha")
     gamma = None if gamma is None else parse_gamma(gamma, "gamma")
-    extra = dict(extra_inputs or {})
-    if set(extra) - {"batch_size", "dataset_size"}:
-        raise InputError("extra_inputs", f"only batch_size and dataset_size may be recorded, got {sorted(extra)}")
-    check_batch(extra, p)
+    extra = fixed_size_inputs(extra_inputs, p)
     n_eval = 0
     if alpha is None:
         alpha, n_eval = choose_alpha(p, sigma, steps, delta)

@@ -21,6 +21,7 @@ from ..balls import (
     InputError, Tri, arb, ball, compare, exact, exact_int, exact_str, fmpq, upper_decimal,
 )
 from ..certificate import Evaluation
+from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, NOTE_SUFFIX, check_notes, contract_from_inputs
 from ..verify import register
 from .curvature import LEVELS, interval_key, kappa_neg
 from .mixture import J_zero, Rule, check_rule, point_bounds
@@ -30,8 +31,14 @@ from .search import HALF, SearchResult, default_gamma, prop2a_sides, prop2b_side
 KIND_RHO = "dpsgd/rho-bok"
 KIND_RENYI = "dpsgd/renyi-bok"
 METHODS = ("prop2a", "prop2b", "branch-and-bound")
+#: numeric inputs of a fixed-size DP-SGD certificate that may carry a provenance note ("<field>.note")
+NOTED_INPUTS = ("sampling_rate", "noise_multiplier", "steps", "delta", "batch_size", "dataset_size")
+#: the contract fields and notes every fixed-size replace-one DP-SGD certificate may carry
+CONTRACT_INPUTS = CONTRACT_FIELDS + tuple(f + NOTE_SUFFIX for f in NOTED_INPUTS)
+
+
 RHO_INPUTS = ("alpha", "sampling_rate", "noise_multiplier", "gamma")
-RENYI_INPUTS = RHO_INPUTS + ("steps", "delta", "batch_size", "dataset_size")
+RENYI_INPUTS = RHO_INPUTS + ("steps", "delta", "batch_size", "dataset_size") + CONTRACT_INPUTS
 SEARCH_WITNESSES = ("method", "gamma", "leaves", "points", "u_lower", "curvature")
 #: significant digits of the reported rho / epsilon in the conclusion (rounded up)
 REPORT_DIGITS = 10
@@ -269,6 +276,29 @@ def check_batch(inputs: dict, p: fmpq, names=("batch_size", "dataset_size")) -> 
                                    f"p = {exact_str(p)}")
 
 
+def fixed_size_inputs(extra: dict | None, p: fmpq) -> dict[str, str]:
+    """The contract fields (fixed-size + replace-one) plus validated ``extra`` inputs of a producer.
+
+    ``extra`` may hold batch_size/dataset_size (which must give p = b/n), the contract fields (which must
+    say fixed-size + replace-one: never answered under another contract) and provenance notes.
+    """
+    extra = dict(extra or {})
+    unknown = set(extra) - {"batch_size", "dataset_size"} - set(CONTRACT_INPUTS)
+    if unknown:
+        raise InputError("extra_inputs", f"only batch_size, dataset_size, the contract fields and notes may be "
+                         f"recorded, got {sorted(unknown)}")
+    check_batch(extra, p)
+    out = {**FIXED_SIZE_REPLACE_ONE.to_inputs(), **extra}
+    validate_fixed_size_contract(out)
+    return out
+
+
+def validate_fixed_size_contract(inputs: dict) -> None:
+    """The recorded contract is fixed-size + replace-one and every note names a numeric input."""
+    contract_from_inputs(inputs, FIXED_SIZE_REPLACE_ONE)
+    check_notes(inputs, NOTED_INPUTS)
+
+
 def dp_hypotheses(ev: Evaluation, alpha: int, steps: int, delta: fmpq) -> list[str]:
     """Claims for the ranges Corollary 1 / (6) (and the baselines' (6)) rest on; returns their names."""
     d = exact_str(delta)
@@ -336,6 +366,7 @@ def validate_renyi(inputs: dict) -> tuple[Problem, int, fmpq]:
     """The producer's validators on a `dpsgd/renyi-bok` certificate's inputs: (problem, steps, delta)."""
     prob = validate_rho(inputs)
     check_batch(inputs, prob.p)
+    validate_fixed_size_contract(inputs)
     return prob, parse_steps(inputs["steps"], "steps"), parse_delta(inputs["delta"], "delta")
 
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..balls import InputError, ball_endpoints, escalate, exact, exact_str, fmpq, upper_decimal
+from ..balls import InputError, ball_endpoints, escalate, exact, exact_str, fmpq
 from ..certificate import Certificate
 from .certificates import KIND, evaluate, parse_alpha
 from .rdp import DENSE_MAX, FRACTIONAL, ORDERS, log_A_floats, log_A_frac_floats
@@ -121,16 +121,10 @@ def certify_poisson(schedule: Schedule, delta, alpha=None, *, notes: dict | None
     inputs = schedule_inputs(schedule)
     inputs["delta"] = exact_str(delta)
     inputs.update(notes or {})
-    eps = ev.quantities["epsilon"].value
     witnesses = {"alpha": exact_str(alpha), "epsilon_bound": ev.claims[-1].rhs}
     if fractional == "integral":
         witnesses["fractional"] = "integral"
-    budget = {
-        "alpha": ("chosen by float estimates in log space (integer orders 2..256, a coarse grid to 4096, "
-                  f"then a +- j/{FRACTION_STEPS}); any alpha > 1 is valid") if chosen else "fixed by the caller",
-        "epsilon width (upper - lower)": upper_decimal(ball_endpoints(eps)[1] - ball_endpoints(eps)[0], 3),
-    }
-    return Certificate(KIND, inputs, ev, witnesses, budget, prec)
+    return Certificate(KIND, inputs, ev, witnesses, None, prec)
 
 
 def epsilon_upper(cert: Certificate) -> fmpq:

@@ -30,7 +30,7 @@ from ..verify import register
 from .certificates import EQ_CONVERT, _hyp, epsilon_ball
 from .rdp import ORDERS, log_A_floats, log_A_int
 from .schedule import Phase, Schedule, guard_size, parse_delta, parse_sampling_rate, parse_steps
-from .schedule import schedule_from_inputs
+from .schedule import is_schedule_input, schedule_from_inputs
 from .schedule import schedule_inputs
 
 KIND_FAILS = "dpsgd/renyi-poisson-fails"
@@ -125,6 +125,9 @@ def evaluate_fails(schedule: Schedule, delta: fmpq, target: fmpq) -> Evaluation:
     ev.claim("fails", f"at sigma = {s} the Rényi accountant over the grid G certifies no epsilon <= {t} at delta = "
              f"{d}: every order of G gives more (poisson sampling, add-remove adjacency, q = {q}, T = {ph.steps})",
              "epsilon_min", ">", t, EQ_CONVERT)
+    ev.conclude("fails", f"sigma = {s} does not meet the target ({t}, {d}) by this accountant", "fails",
+                [c.name for c in ev.claims if c.name.startswith("hyp:")])
+    ev.budget = {"orders": f"{len(GRID)} orders re-evaluated"}
     return ev
 
 
@@ -135,7 +138,7 @@ def certify_fails(schedule: Schedule, delta: fmpq, target: fmpq) -> Certificate:
         raise InputError("--epsilon", "internal: the failing side does not fail")  # the caller widens first
     inputs = schedule_inputs(schedule)
     inputs.update({"delta": exact_str(delta), "epsilon_target": exact_str(target), "orders": GRID_TEXT})
-    return Certificate(KIND_FAILS, inputs, ev, {}, {"orders": f"{len(GRID)} orders re-evaluated"}, prec)
+    return Certificate(KIND_FAILS, inputs, ev, {}, None, prec)
 
 
 def check_fails(inputs: dict, witnesses: dict) -> Evaluation:
@@ -150,7 +153,15 @@ def check_fails(inputs: dict, witnesses: dict) -> Evaluation:
     return evaluate_fails(schedule, delta, target)
 
 
-register(KIND_FAILS, check_fails)
+def validate_fails(inputs: dict) -> None:
+    """The producer's validators, applied by ``certify verify`` before evaluating."""
+    rest = {k: v for k, v in inputs.items() if k not in ("orders", "epsilon_target")}
+    schedule_from_inputs(rest)
+    parse_delta(inputs.get("delta"), "delta")
+    parse_epsilon(inputs.get("epsilon_target"), "epsilon_target")
+
+
+register(KIND_FAILS, check_fails, validate_fails, lambda k: is_schedule_input(k, ("orders", "epsilon_target")), ())
 
 
 def _passes_at(ph: Phase, delta: fmpq, target: fmpq, alpha: int) -> bool:

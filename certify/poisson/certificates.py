@@ -21,12 +21,12 @@ under the recorded contract.
 """
 from __future__ import annotations
 
-from ..balls import InputError, arb, ball, exact, exact_str, fmpq, upper_decimal
+from ..balls import InputError, arb, ball, ball_endpoints, exact, exact_str, fmpq, upper_decimal
 from ..certificate import Evaluation
 from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
 from .rdp import ALPHA_MAX, rdp_ball
-from .schedule import Schedule, guard_size, parse_delta, schedule_from_inputs
+from .schedule import Schedule, guard_size, is_schedule_input, parse_delta, schedule_from_inputs
 
 KIND = "dpsgd/renyi-poisson"
 EQ_RDP = "MTZ19 Sec. 3"
@@ -98,6 +98,11 @@ def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | 
              f"(epsilon, delta)-DP with epsilon = {bound}, delta = {d} (Rényi bound of MTZ19 at alpha = {a}; the "
              "add direction is dominated by the remove direction, MTZ19 Sec. 3)",
              "epsilon", "<=", bound, EQ_CONVERT)
+    ev.conclude("dp", f"the run is ({bound}, {d})-DP (poisson sampling, add-remove adjacency)", "dp",
+                [c.name for c in ev.claims if c.name.startswith("hyp:")])
+    lo, hi = ball_endpoints(eps)
+    ev.budget = {"alpha": "recorded witness (any alpha > 1 gives a valid bound; the checker never searches)",
+                 "epsilon width (upper - lower)": upper_decimal(hi - lo, 3)}
     return ev
 
 
@@ -123,4 +128,10 @@ def check(inputs: dict, witnesses: dict) -> Evaluation:
     return evaluate(schedule, delta, alpha, bound, fractional)
 
 
-register(KIND, check)
+def validate(inputs: dict) -> None:
+    """The producer's validators, applied by ``certify verify`` before evaluating."""
+    schedule_from_inputs(inputs)
+    parse_delta(inputs.get("delta"), "delta")
+
+
+register(KIND, check, validate, is_schedule_input, ("alpha", "epsilon_bound", "fractional"))

@@ -13,7 +13,8 @@ from ...balls import InputError, arb, ctx, escalate, exact_int, exact_str, upper
 from ...certificate import Certificate, Evaluation
 from ...verify import register
 from ..certificates import (
-    REPORT_DIGITS, check_batch, conclude_dp, eps_ball, parse_delta, parse_steps, reported,
+    CONTRACT_INPUTS, REPORT_DIGITS, check_batch, conclude_dp, eps_ball, fixed_size_inputs, parse_delta, parse_steps, reported,
+    validate_fixed_size_contract,
 )
 from ..problem import ALPHA_MAX, ALPHA_MIN, parse_alpha, parse_p, parse_sigma
 from .columns import _rhos, rho_column
@@ -21,7 +22,7 @@ from .columns import _rhos, rho_column
 KINDS = {"wang": "dpsgd/renyi-wang", "birrell": "dpsgd/renyi-birrell"}
 EQUATION = {"wang": "Wang et al. 2019 (dp_accounting, replace-one, fixed size)", "birrell": "Birrell et al. 2024, Thm 3.4"}
 NAMES = {"wang": "Wang et al. 2019", "birrell": "Birrell et al. 2024"}
-INPUTS = ("sampling_rate", "noise_multiplier", "steps", "delta", "alpha", "batch_size", "dataset_size")
+INPUTS = ("sampling_rate", "noise_multiplier", "steps", "delta", "alpha", "batch_size", "dataset_size") + CONTRACT_INPUTS
 WITNESSES = ("alpha", "reported_epsilon")
 
 
@@ -30,6 +31,7 @@ def validate(inputs: dict):
     p = parse_p(inputs["sampling_rate"], "sampling_rate")
     sigma = parse_sigma(inputs["noise_multiplier"], "noise_multiplier")
     check_batch(inputs, p)
+    validate_fixed_size_contract(inputs)
     steps = parse_steps(inputs["steps"], "steps")
     delta = parse_delta(inputs["delta"], "delta")
     alpha = parse_alpha(inputs["alpha"], "alpha") if "alpha" in inputs else None
@@ -80,11 +82,7 @@ def certify_baseline(column: str, p, sigma, steps, delta, alpha=None, extra_inpu
               "delta": exact_str(delta)}
     if alpha is not None:
         inputs["alpha"] = str(parse_alpha(alpha, "alpha"))
-    extra = dict(extra_inputs or {})
-    if set(extra) - {"batch_size", "dataset_size"}:
-        raise InputError("extra_inputs", f"only batch_size and dataset_size may be recorded, got {sorted(extra)}")
-    check_batch(extra, p)
-    inputs.update(extra)
+    inputs.update(fixed_size_inputs(extra_inputs, p))
 
     def attempt(prec):
         ev, a, _, _ = _evaluate(column, inputs, {})
