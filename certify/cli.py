@@ -38,20 +38,106 @@ def exact_text(value: str) -> str:
     return value
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and rename: never half-written."""
+def _umask_mode() -> int:
+    """0o666 filtered by the process umask: the mode open() would give a new file."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _file_error(flag: str, path: str, err: OSError) -> InputError:
+    return InputError(flag, f"cannot write {path}: {err.strerror or err}")
+
+
+def check_writable(path: str, flag: str = "--out") -> None:
+    """InputError (exit 2) unless a file can be written at ``path``; called BEFORE any long work.
+
+    The folder must exist and accept a new file (tried for real: a temporary file is created and
+    removed), and ``path`` must not be a folder.
+    """
+    if not path:
+        raise InputError(flag, "empty file name")
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise InputError(flag, f"{path} is a directory; give a file name")
+    if not os.path.isdir(directory):
+        raise InputError(flag, f"directory {directory} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".certify-", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as err:
+        raise _file_error(flag, path, err) from None
+
+
+def check_directory(path: str, flag: str, create: bool = True) -> None:
+    """InputError (exit 2) unless ``path`` is (or, with ``create``, can become) a writable folder.
+
+    Nothing is created here: the nearest existing ancestor must be a writable folder.
+    """
+    if not path:
+        raise InputError(flag, "empty folder name")
+    probe = os.path.abspath(path)
+    if os.path.exists(probe) and not os.path.isdir(probe):
+        raise InputError(flag, f"{path} exists and is not a directory")
+    if not create and not os.path.isdir(probe):
+        raise InputError(flag, f"directory {path} does not exist")
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        raise InputError(flag, f"{probe} is not a directory, so {path} cannot be created")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=probe, prefix=".certify-", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as err:
+        raise InputError(flag, f"cannot write in {probe}: {err.strerror or err}") from None
+
+
+def write_atomically(path: str, data: str | bytes, flag: str = "--out") -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename.
+
+    The file is never seen half-written, gets the mode a plain open() would give (0o666 minus the
+    umask, not mkstemp's 0600), and the temporary file is removed on any error. An OSError becomes
+    an InputError naming ``flag`` (one line, exit 2). The one atomic-write helper of the package.
+    """
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        raise InputError("--out", f"directory {directory} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".certify-", suffix=".tmp")
+        raise InputError(flag, f"directory {directory} does not exist")
+    if os.path.isdir(path):
+        raise InputError(flag, f"{path} is a directory; give a file name")
+    tmp = None
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".certify-", suffix=".tmp")
+        os.fchmod(fd, _umask_mode())
+        with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w") as fh:
+            fh.write(data)
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+        tmp = None
+    except OSError as err:
+        raise _file_error(flag, path, err) from None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
-        raise
+
+
+#: file and folder options checked up front by main(): (attribute, flag, kind)
+_PATH_OPTIONS = (("out", "--out", "file"), ("report", "--report", "file"), ("out_dir", "--out-dir", "dir"),
+                 ("cache_dir", "--cache-dir", "dir"))
+
+
+def check_paths(args) -> None:
+    """Check every output file/folder option of the parsed command before its work starts."""
+    for attr, flag, kind in _PATH_OPTIONS:
+        value = getattr(args, attr, None)
+        if value is None or (value == "" and kind == "dir"):  # '' disables a cache
+            continue
+        if kind == "file":
+            check_writable(value, flag)
+        else:
+            check_directory(value, flag)
+    if getattr(args, "command", None) == "tables" and not getattr(args, "check", False):
+        check_directory(args.tables_dir, "--tables-dir", create=False)
 
 
 def add_output_options(p: argparse.ArgumentParser) -> None:
@@ -97,6 +183,7 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        check_paths(args)
         return int(args.func(args) or 0)
     except InputError as err:
         sys.stderr.write(f"certify: error: {err}\n")
