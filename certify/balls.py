@@ -33,7 +33,7 @@ __all__ = [
     "le", "lt", "ge", "gt", "compare", "certain_ceil", "escalate",
     "upper_decimal", "lower_decimal", "ball_to_json", "ball_from_json", "ball_endpoints",
     "ball_contains", "is_finite", "flint_version", "MAX_EXPONENT", "MAX_DECIMAL_EXPONENT", "MAX_DIGITS",
-    "check_magnitude",
+    "check_magnitude", "MAX_INT_DIGITS",
 ]
 
 DEFAULT_PREC = 128
@@ -53,6 +53,10 @@ MAX_EXPONENT = 2 ** 20
 #: most MAX_DECIMAL_EXPONENT in absolute value (1e-100000 .. 1e100000 are read; 1e100001 is refused).
 MAX_DIGITS = 10000
 MAX_DECIMAL_EXPONENT = 100000
+#: Exact integers (counts: n, d, N, T, alpha, batch sizes) have at most MAX_INT_DIGITS digits, so that
+#: Python can print them (it refuses int-to-str beyond 4300 digits).
+MAX_INT_DIGITS = 4000
+_MAX_INT = fmpz(10) ** MAX_INT_DIGITS
 #: floor(log10(2) * 10^40): decimal exponents estimated from binary ones, then corrected exactly
 _LOG10_2 = Fraction(3010299956639811952137388947244930267681, 10 ** 40)
 
@@ -201,7 +205,11 @@ def exact_int(value, name: str = "value") -> int:
     """Parse an exact integer (``"1000000"``, ``"1e6"`` and ``1000000`` are all accepted)."""
     q = exact(value, name)
     if q.q != 1:
-        raise InputError(name, f"expected an integer, got {exact_str(q)}")
+        t = exact_str(q)
+        raise InputError(name, f"expected an integer, got {t if len(t) <= 40 else t[:37] + '...'}")
+    if abs(q.p) >= _MAX_INT:
+        raise InputError(name, f"integers must be below 10^{MAX_INT_DIGITS} in absolute value "
+                               f"(got one of {len(str(abs(q.p)))} digits)")
     return int(q.p)
 
 
