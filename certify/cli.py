@@ -121,6 +121,58 @@ def write_atomically(path: str, data: str | bytes, flag: str = "--out") -> None:
             os.unlink(tmp)
 
 
+class Progress:
+    """Progress of a long run on stderr, also when stderr is not a terminal.
+
+    On a terminal the line is redrawn in place; otherwise one line is written at most every
+    ``every`` seconds (so logs of CI runs show the run is alive without flooding). Used as a context
+    manager it also writes a heartbeat line every ``every`` seconds while the block runs (for work
+    that reports no intermediate state, e.g. a process pool).
+    """
+
+    def __init__(self, what: str, every: float = 5.0):
+        import time
+
+        self.what, self.every, self._clock = what, every, time.monotonic
+        self.t0 = self._last = self._clock()
+        self.tty = sys.stderr.isatty()
+        self._stop = None
+
+    def update(self, state: str) -> None:
+        now = self._clock()
+        if self.tty:
+            sys.stderr.write(f"\r{self.what}: {state} ({now - self.t0:.0f} s)   ")
+        elif now - self._last >= self.every:
+            sys.stderr.write(f"{self.what}: {state} ({now - self.t0:.0f} s)\n")
+            self._last = now
+        else:
+            return
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.tty:
+            sys.stderr.write("\r" + " " * 60 + "\r")
+            sys.stderr.flush()
+
+    def __enter__(self):
+        import threading
+
+        self._stop = threading.Event()
+
+        def beat():
+            while not self._stop.wait(self.every):
+                self._last = 0.0
+                self.update("still running")
+
+        threading.Thread(target=beat, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self.done()
+        return False
+
+
 #: file and folder options checked up front by main(): (attribute, flag, kind)
 _PATH_OPTIONS = (("out", "--out", "file"), ("report", "--report", "file"), ("out_dir", "--out-dir", "dir"),
                  ("cache_dir", "--cache-dir", "dir"))

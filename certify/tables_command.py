@@ -5,7 +5,7 @@ import os
 import sys
 import time
 
-from .cli import write_atomically
+from .cli import Progress, write_atomically
 
 PAPERS = ["watkins-arora", "bok"]
 
@@ -43,7 +43,8 @@ def run(args) -> int:
         elif paper == "bok":
             from .dpsgd import tables as B
             sys.stderr.write("bok: Tables 1-6, four columns (ours, Birrell, Wang certified; lossless estimated) ...\n")
-            rows, outputs = B.run(args.tables_dir, args.cache_dir or None, max(1, args.jobs))
+            with Progress("bok"):  # a heartbeat line every 5 s, also when stderr is not a terminal
+                rows, outputs = B.run(args.tables_dir, args.cache_dir or None, max(1, args.jobs))
             for col, c in B.counts(rows).items():
                 print(f"  {col:<9} {c['confirmed']} confirmed, {c['mismatch']} mismatch")
             by_table = {}
@@ -57,7 +58,7 @@ def run(args) -> int:
                      "verdict": r[f"{col}_verdict"]} for r in rows for col in B.COLUMNS]
         if not args.check:
             for name, text in outputs.items():
-                write_atomically(os.path.join(args.tables_dir, name), text)
+                write_atomically(os.path.join(args.tables_dir, name), text, "--tables-dir")
         bad = [r for r in rows if r["verdict"] != "confirmed"]
         bad = list({(r["id"], r["published"]): r for r in bad}.values())  # a row may appear in two tables
         mismatches += len(bad)

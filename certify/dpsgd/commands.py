@@ -7,7 +7,7 @@ from ..balls import InputError, exact_str, lower_decimal, upper_decimal
 from .. import cli
 from .accountant import certify_dpsgd, certify_rho
 from .certificates import parse_delta, parse_steps
-from .problem import Problem, parse_alpha, parse_batch, parse_p, parse_sigma
+from .problem import Problem, check_baseline_sigma, parse_alpha, parse_batch, parse_p, parse_sigma
 
 _SAMPLING_HELP = ("sampling rate p = b/n in (0, 1), exact (0.01, 1/100); or give --batch-size and "
                   "--dataset-size instead (p = b/n exactly)")
@@ -130,6 +130,16 @@ def cmd_dpsgd(args) -> int:
     return 0
 
 
+def _float(q) -> float:
+    """float of a rational for the lossless estimate (1e-400 -> 0.0 and 1e400 -> inf, then refused there)."""
+    from fractions import Fraction
+
+    try:
+        return float(Fraction(int(q.p), int(q.q)))
+    except OverflowError:
+        return float("inf")
+
+
 def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
     """--accountant wang|birrell (certified, with a certificate) or lossless (a float estimate, no certificate)."""
     import json
@@ -141,7 +151,7 @@ def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
         if args.out:
             raise InputError("--out", "the lossless column is a float estimate: no certificate is written")
         from .baselines.lossless import epsilon_lossless
-        est = epsilon_lossless(float(p), float(sigma), steps, float(delta))  # an estimate, not certified
+        est = epsilon_lossless(_float(p), _float(sigma), steps, _float(delta))  # an estimate, not certified
         if args.json:
             sys.stdout.write(json.dumps({"accountant": "lossless", "certified": False, "epsilon_estimate": repr(est),
                                          "inputs": {"sampling_rate": exact_str(p), "noise_multiplier": exact_str(sigma),
@@ -151,6 +161,7 @@ def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
                              "an ESTIMATE, not certified; no certificate)\n")
         return 0
     from .baselines.certificates import certify_baseline
+    check_baseline_sigma(sigma)
     cert = certify_baseline(args.accountant, p, sigma, steps, delta, alpha, extra)
     q = cert.quantities
     a = int(q["alpha"].value.mid().fmpq().p)

@@ -21,6 +21,17 @@ NOISE_BUDGET = 10 ** 6
 SIGMA_MIN = fmpq(1, 500)  # the budget at alpha = 2: no alpha is admissible below it
 
 
+#: The baseline columns (Wang, Birrell) evaluate alternating sums whose cancellation grows with sigma
+#: (seconds at 10^6, minutes beyond); their admissible noise is SIGMA_MIN <= sigma <= BASELINE_SIGMA_MAX.
+BASELINE_SIGMA_MAX = 10 ** 6
+
+
+def check_baseline_sigma(sigma: fmpq, name: str = "--noise-multiplier") -> None:
+    if sigma > BASELINE_SIGMA_MAX:
+        raise InputError(name, f"the Wang and Birrell columns need sigma in [{exact_str(SIGMA_MIN)}, 10^6] "
+                               f"(their bound is the delta floor long before), got {_short(sigma)}")
+
+
 def max_alpha(sigma: fmpq) -> int:
     """The largest admissible integer alpha <= ALPHA_MAX at this sigma ((alpha - 1) * 4/sigma^2 <= NOISE_BUDGET)."""
     a = int((1 + NOISE_BUDGET * sigma * sigma / 4).floor())

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..balls import lower_decimal, upper_decimal
 from ..certificate import Certificate
-from ..cli import add_output_options, emit, exact_text
+from ..cli import Progress, add_output_options, emit, exact_text
 from .certificates import certify_gaussian_benchmark, certify_theorem_4_1
 from .problem import make_loss, make_problem
 
@@ -127,10 +126,10 @@ def run_objpert(args) -> int:
                            sigma=prm.get("sigma"), noise_multiplier=prm.get("noise_multiplier"),
                            eta=prm.get("eta"))
 
+    bar = Progress("Theorem C.13 search")
+
     def progress(N):
-        if sys.stderr.isatty():
-            sys.stderr.write(f"\rTheorem C.13 search: N = {N} ...")
-            sys.stderr.flush()
+        bar.update(f"N = {N}")
 
     utility = None
     if args.utility or any(getattr(args, k) is not None for k in ("delta_S", "comparator_norm", "beta",
@@ -139,8 +138,7 @@ def run_objpert(args) -> int:
                    "gradient_norm": args.gradient_norm}
     cert = certify_theorem_4_1(problem, prm["epsilon"], prm.get("iterations"), prm.get("target_delta"),
                                progress=progress, utility=utility)
-    if sys.stderr.isatty() and "target_delta" in prm:
-        sys.stderr.write("\r" + " " * 40 + "\r")
+    bar.done()
     emit(cert, summary_theorem_4_1(cert), args)
     return 0
 
