@@ -192,6 +192,30 @@ def check_paths(args) -> None:
         check_directory(args.tables_dir, "--tables-dir", create=False)
 
 
+def check_range(cert: Certificate, hints: dict[str, tuple[str, str]] | None = None) -> None:
+    """InputError naming a parameter unless every quantity of ``cert`` lies in the exact range.
+
+    Certificates hold balls exactly (rationals), so every certified value must lie between
+    2^-MAX_EXPONENT and 2^MAX_EXPONENT in magnitude (about 1e-315652 .. 1e315652; see
+    :data:`certify.balls.MAX_EXPONENT`). Called right after certifying, before anything is printed
+    or written. ``hints`` maps a quantity name to (the flag that drives it, what is admissible).
+    """
+    from .balls import MAX_EXPONENT, check_magnitude
+
+    for name, q in cert.quantities.items():
+        try:
+            check_magnitude(q.value)
+        except InputError:
+            m, e = q.value.mid().man_exp()
+            if m == 0:  # a ball centred at 0: its size is its radius
+                m, e = q.value.rad().man_exp()
+            k = int(e) + abs(int(m)).bit_length()
+            flag, admissible = (hints or {}).get(name, ("inputs", "less extreme inputs"))
+            raise InputError(flag, f"{name} {q.equation} would be about 2^{k} (10^{k * 0.30103:.4g}), outside the "
+                                   f"range 2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652) "
+                                   f"that certificates hold exactly; admissible: {admissible}") from None
+
+
 def add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the certificate (JSON) instead of the summary")
     p.add_argument("--out", metavar="FILE", help="also write the certificate JSON to FILE (atomically)")

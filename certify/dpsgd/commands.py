@@ -110,9 +110,15 @@ def _round_up_2(x) -> str:
     return f"{n // 100}.{n % 100:02d}"
 
 
+#: which input drives a quantity out of the exact range (cli.check_range), and what is admissible
+RANGE_HINTS = {name: ("--sampling-rate", "p and 1/sigma not both astronomically small: rho and epsilon must stay "
+                                         "above 1e-315652") for name in ("rho", "epsilon")}
+
+
 def cmd_rho(args) -> int:
     prob = Problem(parse_alpha(args.alpha), *(_p_from(args)[:1]), parse_sigma(args.noise_multiplier))
     out = certify_rho(prob, _gamma(args), args.cache_dir)
+    cli.check_range(out.certificate, RANGE_HINTS)
     cli.emit(out.certificate, _summary_rho(out), args)
     return 0
 
@@ -126,6 +132,7 @@ def cmd_dpsgd(args) -> int:
     if args.accountant != "bok":
         return _cmd_baseline(args, p, sigma, steps, delta, alpha, extra)
     out = certify_dpsgd(p, sigma, steps, delta, alpha, _gamma(args), args.cache_dir, extra)
+    cli.check_range(out.certificate, RANGE_HINTS)
     cli.emit(out.certificate, _summary_dpsgd(out), args)
     return 0
 
@@ -163,6 +170,7 @@ def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
     from .baselines.certificates import certify_baseline
     check_baseline_sigma(sigma)
     cert = certify_baseline(args.accountant, p, sigma, steps, delta, alpha, extra)
+    cli.check_range(cert, RANGE_HINTS)
     q = cert.quantities
     a = int(q["alpha"].value.mid().fmpq().p)
     e = q["epsilon"].value

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ..balls import lower_decimal, upper_decimal
-from ..cli import add_output_options, emit, exact_text
+from ..cli import add_output_options, check_range, emit, exact_text
 from .certificates import certify_curve
 
 
@@ -45,6 +45,7 @@ def _row(cert, name) -> str:
 
 def run(args) -> int:
     cert = certify_curve(args.L, args.nu, args.s, args.lam, args.alpha, args.epsilon, args.delta)
+    check_range(cert, {"delta_of_epsilon": ("--epsilon", "an epsilon for which delta(epsilon) stays above 1e-315652")})
     lines = ["Objective perturbation, Renyi curve of Corollary 5.2 (arXiv:2411.13682; referee report)",
              "inputs: " + " ".join(f"{k}={v}" for k, v in cert.inputs.items()),
              f"working precision: {cert.precision} bits; enclosures rounded outward", ""]
