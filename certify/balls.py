@@ -33,7 +33,7 @@ __all__ = [
     "le", "lt", "ge", "gt", "compare", "certain_ceil", "escalate",
     "upper_decimal", "lower_decimal", "ball_to_json", "ball_from_json", "ball_endpoints",
     "ball_contains", "is_finite", "flint_version", "MAX_EXPONENT", "MAX_DECIMAL_EXPONENT", "MAX_DIGITS",
-    "check_magnitude", "MAX_INT_DIGITS",
+    "check_magnitude", "MAX_INT_DIGITS", "pow2_text",
 ]
 
 DEFAULT_PREC = 128
@@ -49,9 +49,10 @@ if ctx.prec < DEFAULT_PREC:
 #: cheap to print and to re-check; outside it they would need gigabytes (FLINT aborts or the process
 #: is killed), so such a value is refused with an InputError (exit 2) instead of being printed.
 MAX_EXPONENT = 2 ** 20
-#: Exact inputs: at most MAX_DIGITS digits in an integer or mantissa, and a decimal exponent of at
-#: most MAX_DECIMAL_EXPONENT in absolute value (1e-100000 .. 1e100000 are read; 1e100001 is refused).
-MAX_DIGITS = 10000
+#: Exact inputs: at most MAX_DIGITS digits in an integer or mantissa (enough for the canonical text
+#: "1/10^200000" of 1e-100000/1e100000, so every exact_str round-trips), and a magnitude between
+#: 1e-MAX_DECIMAL_EXPONENT and 1e+MAX_DECIMAL_EXPONENT for a decimal (1e100001 is refused).
+MAX_DIGITS = 220000
 MAX_DECIMAL_EXPONENT = 100000
 #: Exact integers (counts: n, d, N, T, alpha, batch sizes) have at most MAX_INT_DIGITS digits, so that
 #: Python can print them (it refuses int-to-str beyond 4300 digits).
@@ -453,6 +454,15 @@ def _top_exponent(m, e) -> int | None:
     return None if m == 0 else int(e) + abs(m).bit_length()
 
 
+def pow2_text(k: int) -> str:
+    """'2^k' for messages, short even when k has thousands of digits (FLINT prints it: no 4300 limit)."""
+    t = str(fmpz(abs(int(k))))
+    sign = "-" if k < 0 else ""
+    if len(t) <= 15:
+        return f"2^{sign}{t} (about 1e{sign}{int(t) * 30103 // 100000})"
+    return f"2^({sign}{t[0]}.{t[1:4]}e{len(t) - 1})"
+
+
 def check_magnitude(x: arb) -> None:
     """Refuse a ball whose endpoints cannot be handled exactly (see MAX_EXPONENT).
 
@@ -465,13 +475,14 @@ def check_magnitude(x: arb) -> None:
         k = _top_exponent(m, e)
         if k is not None and abs(k) > MAX_EXPONENT + 2 ** 16:  # the radius may sit 2^16 bits below the value
             raise InputError(
-                "inputs", f"a certified value of magnitude about 2^{k} is outside the range 2^-{MAX_EXPONENT} .. "
-                          f"2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652) that certify prints and re-checks "
+                "inputs", f"a certified value of magnitude about {pow2_text(k)} is outside the range "
+                          f"2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652) that certify prints "
+                          "and re-checks "
                           "exactly; choose less extreme inputs (see the admissible ranges in the README)")
     k = _top_exponent(*x.mid().man_exp())
     if k is not None and abs(k) > MAX_EXPONENT:
         raise InputError(
-            "inputs", f"a certified value of magnitude about 2^{k} is outside the range 2^-{MAX_EXPONENT} .. "
+            "inputs", f"a certified value of magnitude about {pow2_text(k)} is outside the range 2^-{MAX_EXPONENT} .. "
                       f"2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652) that certify prints and re-checks "
                       "exactly; choose less extreme inputs (see the admissible ranges in the README)")
 
@@ -546,8 +557,8 @@ def _bounded_endpoint(q: fmpq) -> None:
     if q != 0:
         b = int(q.p).bit_length() - int(q.q).bit_length()
         if abs(b) > MAX_EXPONENT + 2 ** 16 + 2:
-            raise InputError("inputs", f"a value of magnitude about 2^{b} is outside the range 2^-{MAX_EXPONENT} .. "
-                                       f"2^{MAX_EXPONENT} that certify prints exactly")
+            raise InputError("inputs", f"a value of magnitude about {pow2_text(b)} is outside the range "
+                                       f"2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT} that certify prints exactly")
 
 
 def ball_to_json(x: arb) -> dict:

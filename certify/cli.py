@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 import tempfile
 
@@ -200,7 +201,7 @@ def check_range(cert: Certificate, hints: dict[str, tuple[str, str]] | None = No
     :data:`certify.balls.MAX_EXPONENT`). Called right after certifying, before anything is printed
     or written. ``hints`` maps a quantity name to (the flag that drives it, what is admissible).
     """
-    from .balls import MAX_EXPONENT, check_magnitude
+    from .balls import MAX_EXPONENT, check_magnitude, pow2_text
 
     for name, q in cert.quantities.items():
         try:
@@ -211,7 +212,7 @@ def check_range(cert: Certificate, hints: dict[str, tuple[str, str]] | None = No
                 m, e = q.value.rad().man_exp()
             k = int(e) + abs(int(m)).bit_length()
             flag, admissible = (hints or {}).get(name, ("inputs", "less extreme inputs"))
-            raise InputError(flag, f"{name} {q.equation} would be about 2^{k} (10^{k * 0.30103:.4g}), outside the "
+            raise InputError(flag, f"{name} {q.equation} would be about {pow2_text(k)}, outside the "
                                    f"range 2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652) "
                                    f"that certificates hold exactly; admissible: {admissible}") from None
 
@@ -255,6 +256,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_LONG_NUMBER = re.compile(r"\d{41,}")
+
+
+def _short_numbers(text: str) -> str:
+    """Messages stay one readable line: a number of more than 40 digits is shown as its first 20 digits."""
+    return _LONG_NUMBER.sub(lambda m: f"{m.group(0)[:20]}...({len(m.group(0))} digits)", text)
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -262,10 +271,10 @@ def main(argv=None) -> int:
         check_paths(args)
         return int(args.func(args) or 0)
     except InputError as err:
-        sys.stderr.write(f"certify: error: {err}\n")
+        sys.stderr.write(_short_numbers(f"certify: error: {err}").replace("\n", " ") + "\n")
         return EXIT_INPUT
     except UndecidedError as err:
-        sys.stderr.write(f"certify: undecided: {err}\n")
+        sys.stderr.write(_short_numbers(f"certify: undecided: {err}").replace("\n", " ") + "\n")
         return EXIT_UNDECIDED
     except BrokenPipeError:  # pragma: no cover
         return 0

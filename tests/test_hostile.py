@@ -16,6 +16,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -61,7 +62,7 @@ HOSTILE = ["1e+400", "1e-400", "1e99999", "1e-99999", "1e100001", "1e-100001", "
            "١٢", "١", "½", "0x10", "1/0", "--", "0", "-1", "1/3", "-1/100", "1e-300", "1e300", "1e-5000",
            "1e5000", "1e30", "1e-30", "1e6", "1e-9", "1e10", "100", "0.5", "2", "1" + "0" * 5000, "9" * 20000,
            "1e-100000", "1e100000", "1e", ".", "+", "1_000", "1,5", " 7 ", "3/-4", "1e-7/3", "1e99999/1e-99999",
-           "\t1\n", "1e99999999999999999999"]
+           "\t1\n", "1e99999999999999999999", "1" * 220001]
 
 
 def corpus() -> list[list[str]]:
@@ -92,9 +93,12 @@ def run_inprocess(argv: list[str], seconds: int = 60) -> tuple[object, str, str]
     return rc, out.getvalue(), err.getvalue()
 
 
+_PROGRESS = re.compile(r"^[\w .-]+: .* \(\d+ s\)$")
+
+
 def _error_lines(err: str) -> list[str]:
-    """stderr lines other than progress lines of long runs (those never start with 'certify:')."""
-    return [line for line in err.strip().splitlines() if line.startswith("certify") or "Error" in line]
+    """stderr lines other than the progress lines of long runs ('<what>: <state> (<seconds> s)', every 5 s)."""
+    return [line for line in err.strip().splitlines() if line.strip() and not _PROGRESS.match(line.strip())]
 
 
 def check_outcome(argv, rc, out, err, out_path=None) -> None:
@@ -102,7 +106,6 @@ def check_outcome(argv, rc, out, err, out_path=None) -> None:
     assert "Traceback" not in out + err, (argv, err[-2000:])
     if rc != 0:
         assert len(_error_lines(err)) <= 1, (argv, err)
-        assert len(err.strip().splitlines()) <= 3, (argv, err)  # one error line, at most a progress line or two
         if out_path is not None:
             assert not os.path.exists(out_path), (argv, "a file was written on failure")
 
@@ -181,7 +184,7 @@ def test_values_beyond_the_exact_range_are_refused():
                 f(x)
 
 
-@pytest.mark.parametrize("text", ["1e100001", "1e-100001", "1" * 10001, "1e99999999999999999", "١٢", "nan",
+@pytest.mark.parametrize("text", ["1e100001", "1e-100001", "1" * 220001, "1e99999999999999999", "١٢", "nan",
                                   "inf", "0x10", "1/0", "", "--", "1_000"])
 def test_exact_refuses_with_a_message(text):
     from certify.balls import InputError, exact

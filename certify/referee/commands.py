@@ -45,7 +45,7 @@ def _row(cert, name) -> str:
 
 def run(args) -> int:
     cert = certify_curve(args.L, args.nu, args.s, args.lam, args.alpha, args.epsilon, args.delta)
-    check_range(cert, {"delta_of_epsilon": ("--epsilon", "an epsilon for which delta(epsilon) stays above 1e-315652")})
+    check_range(cert, {"delta_epsilon": ("--epsilon", "an epsilon for which delta(epsilon) stays above 1e-315652")})
     lines = ["Objective perturbation, Renyi curve of Corollary 5.2 (arXiv:2411.13682; referee report)",
              "inputs: " + " ".join(f"{k}={v}" for k, v in cert.inputs.items()),
              f"working precision: {cert.precision} bits; enclosures rounded outward", ""]
