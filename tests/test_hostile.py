@@ -175,6 +175,20 @@ def test_tiny_values_printed_from_the_exponent():
     assert lower_decimal(-arb(2) ** 1000000) == "-9.900656230e301029"
 
 
+@pytest.mark.parametrize("args", [
+    ["objpert", "--example", "4.8", "--iterations", "520000"],           # rho^(N/2) ~ 1e-8700
+    ["gaussian-benchmark", "--noise-multiplier", "1000", "--epsilon", "1"],  # delta ~ 1e-217000
+    ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1e400", "--delta", "1e-400"],
+])
+def test_extreme_but_representable_values_certify_and_verify(args, tmp_path):
+    out = str(tmp_path / "c.json")
+    rc, o, e = run_inprocess(args + ["--out", out])
+    assert rc == 0, e
+    assert "e-" in o  # printed in scientific notation from the binary exponent
+    rc, o, e = run_inprocess(["verify", out])
+    assert rc == 0, (o, e)
+
+
 def test_values_beyond_the_exact_range_are_refused():
     from certify.balls import InputError, arb, ball_endpoints, ball_to_json, certain_ceil, upper_decimal
 
