@@ -308,13 +308,18 @@ def test_written_files_get_the_umask_mode(tmp_path):
         rc, _, e = run_inprocess(GB + ["--out", str(tmp_path / "c.json")])
         assert rc == 0, e
         assert (tmp_path / "c.json").stat().st_mode & 0o777 == 0o644
+        rc, _, e = run_inprocess(["rho", "--alpha", "8", "--sampling-rate", "0.01", "--noise-multiplier", "2",
+                                  "--cache-dir", str(tmp_path / "cache")])
+        assert rc == 0, e
+        cached = list((tmp_path / "cache").iterdir())
+        assert cached and all(f.stat().st_mode & 0o777 == 0o644 for f in cached), cached
         os.umask(0o027)
         write_atomically(str(tmp_path / "b.bin"), b"\x00\x01")
         assert (tmp_path / "b.bin").stat().st_mode & 0o777 == 0o640
         assert (tmp_path / "b.bin").read_bytes() == b"\x00\x01"
     finally:
         os.umask(old)
-    assert sorted(os.listdir(tmp_path)) == ["b.bin", "c.json"]  # no temporary left behind
+    assert sorted(os.listdir(tmp_path)) == ["b.bin", "c.json", "cache"]  # no temporary left behind
 
 
 def test_write_atomically_cleans_up_on_error(tmp_path, monkeypatch):
