@@ -5,6 +5,7 @@ import os
 import sys
 import time
 
+from .balls import InputError
 from .cli import Progress, write_atomically
 
 PAPERS = ["watkins-arora", "bok"]
@@ -25,11 +26,17 @@ def register(sub) -> None:
     p.add_argument("--report-only", action="store_true", help="exit 0 even if a printed value mismatches")
     p.add_argument("--cache-dir", default=".certify-cache", metavar="DIR",
                    help="on-disk cache of rho witnesses and computed cells (default .certify-cache; '' to disable)")
-    p.add_argument("--jobs", type=int, default=2, metavar="N", help="worker processes for bok (default 2)")
+    p.add_argument("--jobs", type=int, default=2, metavar="N",
+                   help=f"worker processes for bok, 1 to {MAX_JOBS} (default 2)")
     p.set_defaults(func=run)
 
 
+MAX_JOBS = 64
+
+
 def run(args) -> int:
+    if not 1 <= args.jobs <= MAX_JOBS:
+        raise InputError("--jobs", f"must be an integer in [1, {MAX_JOBS}], got {args.jobs}")
     papers = args.paper or PAPERS
     mismatches = 0
     for paper in papers:
@@ -44,7 +51,7 @@ def run(args) -> int:
             from .dpsgd import tables as B
             sys.stderr.write("bok: Tables 1-6, four columns (ours, Birrell, Wang certified; lossless estimated) ...\n")
             with Progress("bok"):  # a heartbeat line every 5 s, also when stderr is not a terminal
-                rows, outputs = B.run(args.tables_dir, args.cache_dir or None, max(1, args.jobs))
+                rows, outputs = B.run(args.tables_dir, args.cache_dir or None, args.jobs)
             for col, c in B.counts(rows).items():
                 print(f"  {col:<9} {c['confirmed']} confirmed, {c['mismatch']} mismatch")
             by_table = {}
