@@ -178,7 +178,8 @@ def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
             "birrell": "Birrell et al. Theorem 3.4 (min over m in {3, 4, 5})"}[args.accountant]
     summary = (f"{head}\n  accountant: {name}, certified in balls\n"
                f"  epsilon in [{lower_decimal(e, 6)}, {upper_decimal(e, 6)}] "
-               + (f"(at the given alpha = {a}; " if alpha is not None else f"(min over alpha, smallest at alpha = {a}; ")
+               + (f"(at the given alpha = {a}; " if alpha is not None
+                  else f"(min over alpha, smallest at alpha = {a}; ")
                + "the upper endpoint is the certified epsilon)\n")
     cli.emit(cert, summary, args)
     return 0
@@ -204,13 +205,15 @@ def register(subparsers) -> None:
         "rho", help="certified one-step Rényi bound rho(alpha, p, 2/sigma) of Bok (2026) (5)",
         description=_ACCOUNTANT_TEXT, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example: certify rho --alpha 8 --sampling-rate 0.01 --noise-multiplier 2")
-    p.add_argument("--alpha", type=cli.exact_text, required=True, metavar="A", help="integer Rényi order, 2 <= A <= 256")
+    p.add_argument("--alpha", type=cli.exact_text, required=True, metavar="A",
+                   help="integer Rényi order, 2 <= A <= 256")
     _common(p)
     p.set_defaults(func=cmd_rho)
 
     d = subparsers.add_parser(
         "dpsgd", help="certified (epsilon, delta) of DP-SGD by Bok (2026) Corollary 1 / (6)",
-        description=_ACCOUNTANT_TEXT + "\nepsilon = T rho(alpha) + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1)"
+        description=_ACCOUNTANT_TEXT
+        + "\nepsilon = T rho(alpha) + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1)"
         " (Corollary 1 / (6)); alpha is chosen by float estimates using unimodality (Proposition 3), "
         "then certified at that alpha only (any alpha is valid).",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -168,7 +168,8 @@ def run_calibrate(args) -> int:
     w = cor.to_json()["witnesses"]
     i = cor.inputs
     replay = (f"certify objpert --n {i['n']} --d {i['d']} --mu {w['mu']} --zeta {i['zeta']} "
-              + ("--loss logistic" if loss.name == "logistic" else f"--loss custom --L1 {i['L1']} --L2 {i['L2']} --L3 {i['L3']}")
+              + ("--loss logistic" if loss.name == "logistic"
+                 else f"--loss custom --L1 {i['L1']} --L2 {i['L2']} --L3 {i['L3']}")
               + f" --noise-multiplier {w['noise_multiplier']} --u {w['u']} --iterations {w['iterations']} "
                 f"--epsilon {i['epsilon']} --target-delta {i['delta']}")
     text = summary_generic(cor, "Corollary 4.13 (Watkins-Arora 2026): calibration to a target (eps, delta)")
@@ -185,7 +186,8 @@ def run_calibrate(args) -> int:
     b = cw["sigma_bracket"]
     text2 = summary_generic(cert, "Theorem C.13 (Watkins-Arora 2026): sharper calibration at the same sigma, mu")
     text2 += (f"\nverdict: Theorem C.13 certifies ({i['epsilon']}, {i['delta']})-DP from N = "
-              f"{cw['theorem_C13']['first_passing_iterations']} (Corollary 4.13: N = {w['iterations']}); at N = {w['iterations']} "
+              f"{cw['theorem_C13']['first_passing_iterations']} (Corollary 4.13: N = {w['iterations']}); "
+              f"at N = {w['iterations']} "
               f"the noise multiplier can drop to sigma/G in ({b['fail']}, {b['pass']}] (corollary: "
               f"{w['noise_multiplier']}).\n")
     emit(cert, text + "\n" + text2, args)
@@ -230,7 +232,7 @@ def summary_theorem_4_1(cert: Certificate) -> str:
     text = summary_generic(cert, title)
     eps = cert.inputs["epsilon"]
     N = w["iterations"]
-    verdict = [f"", f"verdict: after N = {N} iterations the release is ({eps}, {w['reported_delta']})-DP "
+    verdict = ["", f"verdict: after N = {N} iterations the release is ({eps}, {w['reported_delta']})-DP "
                     f"(Theorem 4.1; delta = truncation + divergence, each an upper bound)."]
     if "theorem_C13" in w:
         c = w["theorem_C13"]
