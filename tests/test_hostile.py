@@ -375,6 +375,18 @@ def test_lossless_estimate_is_deterministic():
     assert [line.split()[1][:6] for line in runs[0]] == ["7.1057", "8.8476", "12.531"]  # Table 4, sigma = 1
 
 
+@pytest.mark.slow
+def test_figure_is_byte_reproducible(tmp_path):
+    """`certify plot --figure 4` twice (with and without a cache): identical PNG bytes, umask mode."""
+    pytest.importorskip("matplotlib")
+    blobs = []
+    for name, cache in (("a", str(tmp_path / "cache")), ("b", "")):
+        r = run_cli(["plot", "--figure", "4", "--out-dir", str(tmp_path / name), "--cache-dir", cache], timeout=600)
+        assert r.returncode == 0, r.stderr[-1000:]
+        blobs.append((tmp_path / name / "bok_2026_figure4.png").read_bytes())
+    assert blobs[0] == blobs[1] and blobs[0].startswith(b"\x89PNG")
+
+
 def test_progress_lines_without_a_terminal(monkeypatch):
     from certify.cli import Progress
 
