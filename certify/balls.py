@@ -32,7 +32,8 @@ __all__ = [
     "phi", "Phi", "Q", "Q1", "log1p", "sqrt", "exp", "log", "bmax", "bmin",
     "le", "lt", "ge", "gt", "compare", "certain_ceil", "escalate",
     "upper_decimal", "lower_decimal", "ball_to_json", "ball_from_json", "ball_endpoints",
-    "ball_contains", "is_finite", "flint_version",
+    "ball_contains", "is_finite", "flint_version", "MAX_EXPONENT", "MAX_DECIMAL_EXPONENT", "MAX_DIGITS",
+    "check_magnitude", "MAX_INT_DIGITS", "pow2_text",
 ]
 
 DEFAULT_PREC = 128
@@ -42,6 +43,23 @@ PRECISION_LADDER = (128, 256, 512, 1024, 2048, 4096)
 # python-flint starts at 53 bits; a ball computed outside escalate/workprec would silently use it.
 if ctx.prec < DEFAULT_PREC:
     ctx.prec = DEFAULT_PREC
+
+#: Every certified ball is kept between 2^-MAX_EXPONENT and 2^MAX_EXPONENT in magnitude (about
+#: 1e-315652 .. 1e315652): inside that range its endpoints are exact rationals of at most ~1 Mbit,
+#: cheap to print and to re-check; outside it they would need gigabytes (FLINT aborts or the process
+#: is killed), so such a value is refused with an InputError (exit 2) instead of being printed.
+MAX_EXPONENT = 2 ** 20
+#: Exact inputs: at most MAX_DIGITS digits in an integer or mantissa (enough for the canonical text
+#: "1/10^200000" of 1e-100000/1e100000, so every exact_str round-trips), and a magnitude between
+#: 1e-MAX_DECIMAL_EXPONENT and 1e+MAX_DECIMAL_EXPONENT for a decimal (1e100001 is refused).
+MAX_DIGITS = 220000
+MAX_DECIMAL_EXPONENT = 100000
+#: Exact integers (counts: n, d, N, T, alpha, batch sizes) have at most MAX_INT_DIGITS digits, so that
+#: Python can print them (it refuses int-to-str beyond 4300 digits).
+MAX_INT_DIGITS = 4000
+_MAX_INT = fmpz(10) ** MAX_INT_DIGITS
+#: floor(log10(2) * 10^40): decimal exponents estimated from binary ones, then corrected exactly
+_LOG10_2 = Fraction(3010299956639811952137388947244930267681, 10 ** 40)
 
 Number = Union[int, fmpq, fmpz, arb]
 T = TypeVar("T")
@@ -73,7 +91,21 @@ _DECIMAL = re.compile(r"^([+-]?)(\d+\.?\d*|\.\d+)(?:[eE]([+-]?\d+))?$")
 _RATIONAL = re.compile(r"^(-?\d+)(?:/(\d+))?$")
 
 
+class _OutOfRange(ValueError):
+    """An exact number too long or too far from 1 to be read (see MAX_DIGITS, MAX_DECIMAL_EXPONENT)."""
+
+
+def _int_text(digits: str) -> int:
+    """int of a string of ASCII digits, refusing more than MAX_DIGITS (FLINT's conversion: no 4300 limit)."""
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > MAX_DIGITS:
+        raise _OutOfRange(f"more than {MAX_DIGITS} digits")
+    return int(fmpz(digits))
+
+
 def _parse_decimal(text: str) -> fmpq | None:
+    if not text.isascii():  # str.isdigit and \d accept other scripts' digits: only 0-9 are read
+        return None
     m = _DECIMAL.match(text)
     if not m:
         return None
@@ -82,11 +114,18 @@ def _parse_decimal(text: str) -> fmpq | None:
         whole, frac = digits.split(".")
     else:
         whole, frac = digits, ""
-    mantissa = int((whole or "0") + frac)
+    mantissa_text = ((whole or "0") + frac).lstrip("0")
+    mantissa = _int_text(mantissa_text)
+    if exponent and len(exponent.lstrip("+-").lstrip("0")) > 7:
+        raise _OutOfRange(f"decimal exponent beyond +-{MAX_DECIMAL_EXPONENT}")
     e = (int(exponent) if exponent else 0) - len(frac)
-    if abs(e) > 100000:
-        return None
-    q = fmpq(mantissa) * fmpq(10) ** e if e >= 0 else fmpq(mantissa, 10 ** (-e))
+    if mantissa == 0:
+        return fmpq(0)
+    # the magnitude is about 10^(e + digits of the mantissa): refuse it outside 1e-100000 .. 1e100000
+    top = e + len(mantissa_text) - 1
+    if top > MAX_DECIMAL_EXPONENT or top < -MAX_DECIMAL_EXPONENT:
+        raise _OutOfRange(f"magnitude beyond 1e+-{MAX_DECIMAL_EXPONENT}")
+    q = fmpq(mantissa) * fmpq(10) ** e if e >= 0 else fmpq(mantissa, fmpz(10) ** (-e))
     return -q if sign == "-" else q
 
 
@@ -105,45 +144,73 @@ def exact(value, name: str = "value") -> fmpq:
             name,
             f"a float ({value!r}) is not exact; pass a decimal string such as '0.01' or a fraction '1/3'",
         )
-    if isinstance(value, (int, fmpz)):
-        return fmpq(int(value))
-    if isinstance(value, fmpq):
-        return value
-    if isinstance(value, Fraction):
-        return fmpq(value.numerator, value.denominator)
+    try:
+        if isinstance(value, (int, fmpz)):
+            return _bounded(fmpq(int(value)))
+        if isinstance(value, fmpq):
+            return _bounded(value)
+        if isinstance(value, Fraction):
+            return _bounded(fmpq(value.numerator, value.denominator))
+    except _OutOfRange as err:
+        raise InputError(name, f"out of range ({err}); exact inputs have a numerator and a denominator of at "
+                               f"most {_MAX_INPUT_BITS} bits") from None
     if isinstance(value, str):
-        text = value.strip()
-        m = _RATIONAL.match(text)
-        if m:
-            den = int(m.group(2)) if m.group(2) is not None else 1
-            if den == 0:
-                raise InputError(name, f"division by zero in {value!r}")
-            return fmpq(int(m.group(1)), den)
-        if "/" in text:
-            parts = text.split("/")
-            if len(parts) == 2:
-                a, b = _parse_decimal(parts[0].strip()), _parse_decimal(parts[1].strip())
-                if a is not None and b is not None:
-                    if b == 0:
-                        raise InputError(name, f"division by zero in {value!r}")
-                    return a / b
-        else:
-            q = _parse_decimal(text)
-            if q is not None:
-                return q
-        raise InputError(
-            name,
-            f"cannot read {value!r} as an exact number (use an integer, a decimal such as 0.01 or 1e-7, "
-            "or a fraction such as 1/3)",
-        )
+        try:
+            return _bounded(_exact_text(value, name))
+        except _OutOfRange as err:
+            raise InputError(name, f"{value[:40]!r}{'...' if len(value) > 40 else ''} is out of range ({err}); "
+                                   f"exact inputs have at most {MAX_DIGITS} digits and a magnitude between "
+                                   f"1e-{MAX_DECIMAL_EXPONENT} and 1e{MAX_DECIMAL_EXPONENT}") from None
     raise InputError(name, f"expected an exact number, got {type(value).__name__} {value!r}")
+
+
+#: numerator and denominator of an exact input: at most this many bits (1e-100000/1e100000 fits)
+_MAX_INPUT_BITS = 700000
+
+
+def _bounded(q: fmpq) -> fmpq:
+    if int(q.p).bit_length() > _MAX_INPUT_BITS or int(q.q).bit_length() > _MAX_INPUT_BITS:
+        raise _OutOfRange(f"numerator or denominator longer than {_MAX_INPUT_BITS} bits")
+    return q
+
+
+def _exact_text(value: str, name: str) -> fmpq:
+    text = value.strip()
+    m = _RATIONAL.match(text) if text.isascii() else None
+    if m:
+        den = _int_text(m.group(2)) if m.group(2) is not None else 1
+        if den == 0:
+            raise InputError(name, f"division by zero in {value!r}")
+        num = m.group(1)
+        return fmpq(-_int_text(num[1:]) if num.startswith("-") else _int_text(num), den)
+    if "/" in text:
+        parts = text.split("/")
+        if len(parts) == 2:
+            a, b = _parse_decimal(parts[0].strip()), _parse_decimal(parts[1].strip())
+            if a is not None and b is not None:
+                if b == 0:
+                    raise InputError(name, f"division by zero in {value!r}")
+                return a / b
+    else:
+        q = _parse_decimal(text)
+        if q is not None:
+            return q
+    raise InputError(
+        name,
+        f"cannot read {value[:40]!r}{'...' if len(value) > 40 else ''} as an exact number (use an integer, "
+        "a decimal such as 0.01 or 1e-7, or a fraction such as 1/3)",
+    )
 
 
 def exact_int(value, name: str = "value") -> int:
     """Parse an exact integer (``"1000000"``, ``"1e6"`` and ``1000000`` are all accepted)."""
     q = exact(value, name)
     if q.q != 1:
-        raise InputError(name, f"expected an integer, got {exact_str(q)}")
+        t = exact_str(q)
+        raise InputError(name, f"expected an integer, got {t if len(t) <= 40 else t[:37] + '...'}")
+    if abs(q.p) >= _MAX_INT:
+        raise InputError(name, f"integers must be below 10^{MAX_INT_DIGITS} in absolute value "
+                               f"(got one of {len(str(abs(q.p)))} digits)")
     return int(q.p)
 
 
@@ -352,6 +419,7 @@ def certain_ceil(x: arb) -> int | None:
     """The integer ceil(x) if the ball decides it (k-1 < x <= k on the whole ball), else None."""
     if not x.is_finite():
         return None
+    check_magnitude(x)
     lo = x.lower().fmpq()
     hi = x.upper().fmpq()
     k_lo, k_hi = int(lo.ceil()), int(hi.ceil())
@@ -380,17 +448,62 @@ def escalate(compute: Callable[[int], T], ladder: Iterable[int] = PRECISION_LADD
 # --------------------------------------------------------------------------------------------
 # Reading balls out: exact endpoints, outward decimal rounding, JSON
 # --------------------------------------------------------------------------------------------
+def _top_exponent(m, e) -> int | None:
+    """k with 2^(k-1) <= |m 2^e| < 2^k (None for 0), from the mantissa's bit length: no big numbers."""
+    m = int(m)
+    return None if m == 0 else int(e) + abs(m).bit_length()
+
+
+def pow2_text(k: int) -> str:
+    """'2^k' for messages, short even when k has thousands of digits (FLINT prints it: no 4300 limit)."""
+    t = str(fmpz(abs(int(k))))
+    sign = "-" if k < 0 else ""
+    if len(t) <= 15:
+        return f"2^{sign}{t} (about 1e{sign}{int(t) * 30103 // 100000})"
+    return f"2^({sign}{t[0]}.{t[1:4]}e{len(t) - 1})"
+
+
+def check_magnitude(x: arb) -> None:
+    """Refuse a ball whose endpoints cannot be handled exactly (see MAX_EXPONENT).
+
+    Called before any exact conversion of a ball (``arf.fmpq()`` of a number such as 2^-(10^12)
+    would need terabytes: FLINT aborts or the process is killed). Raises :class:`InputError`.
+    """
+    if not x.is_finite():
+        return
+    for m, e in (x.mid().man_exp(), x.rad().man_exp()):
+        k = _top_exponent(m, e)
+        if k is not None and abs(k) > MAX_EXPONENT + 2 ** 16:  # the radius may sit 2^16 bits below the value
+            raise InputError(
+                "inputs", f"a certified value of magnitude about {pow2_text(k)} is outside the range "
+                          f"2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652) that certify prints "
+                          "and re-checks "
+                          "exactly; choose less extreme inputs (see the admissible ranges in the README)")
+    k = _top_exponent(*x.mid().man_exp())
+    if k is not None and abs(k) > MAX_EXPONENT:
+        raise InputError(
+            "inputs", f"a certified value of magnitude about {pow2_text(k)} is outside the range 2^-{MAX_EXPONENT} .. "
+                      f"2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652) that certify prints and re-checks "
+                      "exactly; choose less extreme inputs (see the admissible ranges in the README)")
+
+
 def ball_endpoints(x: arb) -> tuple[fmpq, fmpq]:
-    """Exact rational endpoints (mid - rad, mid + rad) of a finite ball."""
+    """Exact rational endpoints (mid - rad, mid + rad) of a finite ball (magnitude checked first)."""
     if not x.is_finite():
         raise ValueError("non-finite ball has no endpoints")
+    check_magnitude(x)
     m, r = x.mid().fmpq(), x.rad().fmpq()
     return m - r, m + r
 
 
 def _floor_log10(q: fmpq) -> int:
-    """floor(log10(q)) for a rational q > 0, exactly."""
-    e = len(str(int(q.p))) - len(str(int(q.q)))  # within one of the answer
+    """floor(log10(q)) for a rational q > 0, exactly.
+
+    Estimated from the bit lengths of numerator and denominator (2^(b-1) < q < 2^(b+1)), never by
+    printing them (Python refuses int-to-str beyond 4300 digits), then corrected by exact comparisons.
+    """
+    b = int(q.p).bit_length() - int(q.q).bit_length()
+    e = (b * _LOG10_2.numerator) // _LOG10_2.denominator  # within one or two of the answer
     while _pow10(e) > q:
         e -= 1
     while _pow10(e + 1) <= q:
@@ -399,7 +512,7 @@ def _floor_log10(q: fmpq) -> int:
 
 
 def _pow10(e: int) -> fmpq:
-    return fmpq(10) ** e if e >= 0 else fmpq(1, 10 ** (-e))
+    return fmpq(10) ** e if e >= 0 else fmpq(1, fmpz(10) ** (-e))
 
 
 def _round_decimal(q: fmpq, digits: int, up: bool) -> str:
@@ -427,6 +540,7 @@ def upper_decimal(x: arb | fmpq, digits: int = 10) -> str:
     """Smallest ``digits``-significant-digit decimal >= every point of ``x`` (rounded up)."""
     if isinstance(x, arb):
         x = ball_endpoints(x)[1]  # exact, independent of the working precision
+    _bounded_endpoint(x)
     return _round_decimal(x, digits, up=True)
 
 
@@ -434,16 +548,27 @@ def lower_decimal(x: arb | fmpq, digits: int = 10) -> str:
     """Largest ``digits``-significant-digit decimal <= every point of ``x`` (rounded down)."""
     if isinstance(x, arb):
         x = ball_endpoints(x)[0]  # exact, independent of the working precision
+    _bounded_endpoint(x)
     return _round_decimal(x, digits, up=False)
+
+
+def _bounded_endpoint(q: fmpq) -> None:
+    """A rational endpoint must lie in the printable range too (it may come from a certificate)."""
+    if q != 0:
+        b = int(q.p).bit_length() - int(q.q).bit_length()
+        if abs(b) > MAX_EXPONENT + 2 ** 16 + 2:
+            raise InputError("inputs", f"a value of magnitude about {pow2_text(b)} is outside the range "
+                                       f"2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT} that certify prints exactly")
 
 
 def ball_to_json(x: arb) -> dict:
     """Exact JSON form of a finite ball: midpoint and radius as [mantissa string, exponent]."""
     if not x.is_finite():
         raise ValueError("cannot serialise a non-finite ball")
+    check_magnitude(x)
     mm, me = x.mid().man_exp()
     rm, re_ = x.rad().man_exp()
-    return {"mid": [str(mm), int(me)], "rad": [str(rm), int(re_)]}
+    return {"mid": [str(fmpz(mm)), int(me)], "rad": [str(fmpz(rm)), int(re_)]}  # FLINT's str: no digit limit
 
 
 def _dyadic(pair) -> fmpq:
@@ -452,7 +577,13 @@ def _dyadic(pair) -> fmpq:
     m, e = pair
     if isinstance(m, bool) or isinstance(e, bool) or not isinstance(e, int):
         raise ValueError(f"bad dyadic {pair!r}")
-    m = int(str(m), 10)
+    text = str(m)
+    if not re.fullmatch(r"-?[0-9]{1,%d}" % MAX_DIGITS, text):
+        raise ValueError(f"bad mantissa {text[:40]!r} (at most {MAX_DIGITS} decimal digits)")
+    m = int(fmpz(text))
+    k = _top_exponent(m, e)
+    if k is not None and abs(k) > MAX_EXPONENT + 2 ** 16:
+        raise ValueError(f"exponent {e} outside the range 2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT}")
     return fmpq(m) * fmpq(2) ** e if e >= 0 else fmpq(m, 2 ** (-e))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 import tempfile
 
@@ -38,20 +39,182 @@ def exact_text(value: str) -> str:
     return value
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and rename: never half-written."""
+def _umask_mode() -> int:
+    """0o666 filtered by the process umask: the mode open() would give a new file."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _file_error(flag: str, path: str, err: OSError) -> InputError:
+    return InputError(flag, f"cannot write {path}: {err.strerror or err}")
+
+
+def check_writable(path: str, flag: str = "--out") -> None:
+    """InputError (exit 2) unless a file can be written at ``path``; called BEFORE any long work.
+
+    The folder must exist and accept a new file (tried for real: a temporary file is created and
+    removed), and ``path`` must not be a folder.
+    """
+    if not path:
+        raise InputError(flag, "empty file name")
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise InputError(flag, f"{path} is a directory; give a file name")
+    if not os.path.isdir(directory):
+        raise InputError(flag, f"directory {directory} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".certify-", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as err:
+        raise _file_error(flag, path, err) from None
+
+
+def check_directory(path: str, flag: str, create: bool = True) -> None:
+    """InputError (exit 2) unless ``path`` is (or, with ``create``, can become) a writable folder.
+
+    Nothing is created here: the nearest existing ancestor must be a writable folder.
+    """
+    if not path:
+        raise InputError(flag, "empty folder name")
+    probe = os.path.abspath(path)
+    if os.path.exists(probe) and not os.path.isdir(probe):
+        raise InputError(flag, f"{path} exists and is not a directory")
+    if not create and not os.path.isdir(probe):
+        raise InputError(flag, f"directory {path} does not exist")
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        raise InputError(flag, f"{probe} is not a directory, so {path} cannot be created")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=probe, prefix=".certify-", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as err:
+        raise InputError(flag, f"cannot write in {probe}: {err.strerror or err}") from None
+
+
+def write_atomically(path: str, data: str | bytes, flag: str = "--out") -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename.
+
+    The file is never seen half-written, gets the mode a plain open() would give (0o666 minus the
+    umask, not mkstemp's 0600), and the temporary file is removed on any error. An OSError becomes
+    an InputError naming ``flag`` (one line, exit 2). The one atomic-write helper of the package.
+    """
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        raise InputError("--out", f"directory {directory} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".certify-", suffix=".tmp")
+        raise InputError(flag, f"directory {directory} does not exist")
+    if os.path.isdir(path):
+        raise InputError(flag, f"{path} is a directory; give a file name")
+    tmp = None
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".certify-", suffix=".tmp")
+        os.fchmod(fd, _umask_mode())
+        with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w") as fh:
+            fh.write(data)
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+        tmp = None
+    except OSError as err:
+        raise _file_error(flag, path, err) from None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
-        raise
+
+
+class Progress:
+    """Progress of a long run on stderr, also when stderr is not a terminal.
+
+    On a terminal the line is redrawn in place; otherwise one line is written at most every
+    ``every`` seconds (so logs of CI runs show the run is alive without flooding). Used as a context
+    manager it also writes a heartbeat line every ``every`` seconds while the block runs (for work
+    that reports no intermediate state, e.g. a process pool).
+    """
+
+    def __init__(self, what: str, every: float = 5.0):
+        import time
+
+        self.what, self.every, self._clock = what, every, time.monotonic
+        self.t0 = self._last = self._clock()
+        self.tty = sys.stderr.isatty()
+        self._stop = None
+
+    def update(self, state: str) -> None:
+        now = self._clock()
+        if self.tty:
+            sys.stderr.write(f"\r{self.what}: {state} ({now - self.t0:.0f} s)   ")
+        elif now - self._last >= self.every:
+            sys.stderr.write(f"{self.what}: {state} ({now - self.t0:.0f} s)\n")
+            self._last = now
+        else:
+            return
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.tty:
+            sys.stderr.write("\r" + " " * 60 + "\r")
+            sys.stderr.flush()
+
+    def __enter__(self):
+        import threading
+
+        self._stop = threading.Event()
+
+        def beat():
+            while not self._stop.wait(self.every):
+                self._last = 0.0
+                self.update("still running")
+
+        threading.Thread(target=beat, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self.done()
+        return False
+
+
+#: file and folder options checked up front by main(): (attribute, flag, kind)
+_PATH_OPTIONS = (("out", "--out", "file"), ("report", "--report", "file"), ("out_dir", "--out-dir", "dir"),
+                 ("cache_dir", "--cache-dir", "dir"))
+
+
+def check_paths(args) -> None:
+    """Check every output file/folder option of the parsed command before its work starts."""
+    for attr, flag, kind in _PATH_OPTIONS:
+        value = getattr(args, attr, None)
+        if value is None or (value == "" and kind == "dir"):  # '' disables a cache
+            continue
+        if kind == "file":
+            check_writable(value, flag)
+        else:
+            check_directory(value, flag)
+    if getattr(args, "command", None) == "tables" and not getattr(args, "check", False):
+        check_directory(args.tables_dir, "--tables-dir", create=False)
+
+
+def check_range(cert: Certificate, hints: dict[str, tuple[str, str]] | None = None) -> None:
+    """InputError naming a parameter unless every quantity of ``cert`` lies in the exact range.
+
+    Certificates hold balls exactly (rationals), so every certified value must lie between
+    2^-MAX_EXPONENT and 2^MAX_EXPONENT in magnitude (about 1e-315652 .. 1e315652; see
+    :data:`certify.balls.MAX_EXPONENT`). Called right after certifying, before anything is printed
+    or written. ``hints`` maps a quantity name to (the flag that drives it, what is admissible).
+    """
+    from .balls import MAX_EXPONENT, check_magnitude, pow2_text
+
+    for name, q in cert.quantities.items():
+        try:
+            check_magnitude(q.value)
+        except InputError:
+            m, e = q.value.mid().man_exp()
+            if m == 0:  # a ball centred at 0: its size is its radius
+                m, e = q.value.rad().man_exp()
+            k = int(e) + abs(int(m)).bit_length()
+            flag, admissible = (hints or {}).get(name, ("inputs", "less extreme inputs"))
+            raise InputError(flag, f"{name} {q.equation} would be about {pow2_text(k)}, outside the "
+                                   f"range 2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652) "
+                                   f"that certificates hold exactly; admissible: {admissible}") from None
 
 
 def add_output_options(p: argparse.ArgumentParser) -> None:
@@ -93,16 +256,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_LONG_NUMBER = re.compile(r"\d{41,}")
+
+
+def _short_numbers(text: str) -> str:
+    """Messages stay one readable line: a number of more than 40 digits is shown as its first 20 digits."""
+    return _LONG_NUMBER.sub(lambda m: f"{m.group(0)[:20]}...({len(m.group(0))} digits)", text)
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        check_paths(args)
         return int(args.func(args) or 0)
     except InputError as err:
-        sys.stderr.write(f"certify: error: {err}\n")
+        sys.stderr.write(_short_numbers(f"certify: error: {err}").replace("\n", " ") + "\n")
         return EXIT_INPUT
     except UndecidedError as err:
-        sys.stderr.write(f"certify: undecided: {err}\n")
+        sys.stderr.write(_short_numbers(f"certify: undecided: {err}").replace("\n", " ") + "\n")
         return EXIT_UNDECIDED
     except BrokenPipeError:  # pragma: no cover
         return 0

@@ -21,8 +21,7 @@ def run(args) -> int:
     import os
 
     from .dpsgd.plots import plot
-    if args.out_dir == "tables/figures":
-        os.makedirs(args.out_dir, exist_ok=True)
+    os.makedirs(args.out_dir, exist_ok=True)  # checked (or creatable) before: cli.check_paths
     path = plot(args.figure, args.out_dir, args.tables_dir, args.cache_dir or None)
     print(f"wrote {path}")
     return 0

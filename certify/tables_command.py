@@ -5,7 +5,8 @@ import os
 import sys
 import time
 
-from .cli import write_atomically
+from .balls import InputError
+from .cli import Progress, write_atomically
 
 PAPERS = ["watkins-arora", "bok"]
 
@@ -25,11 +26,17 @@ def register(sub) -> None:
     p.add_argument("--report-only", action="store_true", help="exit 0 even if a printed value mismatches")
     p.add_argument("--cache-dir", default=".certify-cache", metavar="DIR",
                    help="on-disk cache of rho witnesses and computed cells (default .certify-cache; '' to disable)")
-    p.add_argument("--jobs", type=int, default=2, metavar="N", help="worker processes for bok (default 2)")
+    p.add_argument("--jobs", type=int, default=2, metavar="N",
+                   help=f"worker processes for bok, 1 to {MAX_JOBS} (default 2)")
     p.set_defaults(func=run)
 
 
+MAX_JOBS = 64
+
+
 def run(args) -> int:
+    if not 1 <= args.jobs <= MAX_JOBS:
+        raise InputError("--jobs", f"must be an integer in [1, {MAX_JOBS}], got {args.jobs}")
     papers = args.paper or PAPERS
     mismatches = 0
     for paper in papers:
@@ -43,7 +50,8 @@ def run(args) -> int:
         elif paper == "bok":
             from .dpsgd import tables as B
             sys.stderr.write("bok: Tables 1-6, four columns (ours, Birrell, Wang certified; lossless estimated) ...\n")
-            rows, outputs = B.run(args.tables_dir, args.cache_dir or None, max(1, args.jobs))
+            with Progress("bok"):  # a heartbeat line every 5 s, also when stderr is not a terminal
+                rows, outputs = B.run(args.tables_dir, args.cache_dir or None, args.jobs)
             for col, c in B.counts(rows).items():
                 print(f"  {col:<9} {c['confirmed']} confirmed, {c['mismatch']} mismatch")
             by_table = {}
@@ -57,7 +65,7 @@ def run(args) -> int:
                      "verdict": r[f"{col}_verdict"]} for r in rows for col in B.COLUMNS]
         if not args.check:
             for name, text in outputs.items():
-                write_atomically(os.path.join(args.tables_dir, name), text)
+                write_atomically(os.path.join(args.tables_dir, name), text, "--tables-dir")
         bad = [r for r in rows if r["verdict"] != "confirmed"]
         bad = list({(r["id"], r["published"]): r for r in bad}.values())  # a row may appear in two tables
         mismatches += len(bad)

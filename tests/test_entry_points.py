@@ -26,7 +26,7 @@ GOOD = dict(p="1/100", sigma="2", steps=1000, delta="1e-6")
     ("delta", 1e-6, "float"),
     ("p", 0.01, "float"),
     ("p", 1, "p: must be in (0, 1)"),
-    ("sigma", 0, "sigma: must be > 0"),
+    ("sigma", 0, r"sigma: must be >= 1/500"),
     ("sigma", 2.0, "float"),
 ])
 def test_certify_dpsgd_validates(field, value, needle):

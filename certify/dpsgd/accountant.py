@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 
@@ -62,16 +61,9 @@ def _disk_load(cache_dir: str, key: str) -> SearchResult | None:
 
 
 def _disk_store(cache_dir: str, key: str, res: SearchResult) -> None:
+    from ..cli import write_atomically  # the one atomic-write helper (umask mode, temp removed on error)
     os.makedirs(cache_dir, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".rho-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(witness_json(res), fh)
-        os.replace(tmp, os.path.join(cache_dir, f"rho-{key}.json"))
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomically(os.path.join(cache_dir, f"rho-{key}.json"), json.dumps(witness_json(res)), "--cache-dir")
 
 
 def find_rho_witness(prob: Problem, gamma: fmpq | None = None, cache_dir: str | None = None) -> tuple[SearchResult, str]:

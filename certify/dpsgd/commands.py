@@ -8,7 +8,7 @@ from .. import cli
 from ..poisson.commands import add_contract_options, run_contract
 from .accountant import certify_dpsgd, certify_rho
 from .certificates import parse_delta, parse_steps
-from .problem import Problem, parse_alpha, parse_batch, parse_p, parse_sigma
+from .problem import Problem, check_baseline_sigma, parse_alpha, parse_batch, parse_p, parse_sigma
 
 _SAMPLING_HELP = ("sampling rate p = b/n in (0, 1), exact (0.01, 1/100); or give --batch-size and "
                   "--dataset-size instead (p = b/n exactly)")
@@ -108,9 +108,15 @@ def _round_up_2(x) -> str:
     return f"{n // 100}.{n % 100:02d}"
 
 
+#: which input drives a quantity out of the exact range (cli.check_range), and what is admissible
+RANGE_HINTS = {name: ("--sampling-rate", "p and 1/sigma not both astronomically small: rho and epsilon must stay "
+                                         "above 1e-315652") for name in ("rho", "epsilon")}
+
+
 def cmd_rho(args) -> int:
     prob = Problem(parse_alpha(args.alpha), *(_p_from(args)[:1]), parse_sigma(args.noise_multiplier))
     out = certify_rho(prob, _gamma(args), args.cache_dir)
+    cli.check_range(out.certificate, RANGE_HINTS)
     cli.emit(out.certificate, _summary_rho(out), args)
     return 0
 
@@ -127,8 +133,19 @@ def cmd_dpsgd(args) -> int:
     if args.accountant != "bok":
         return _cmd_baseline(args, p, sigma, steps, delta, alpha, extra)
     out = certify_dpsgd(p, sigma, steps, delta, alpha, _gamma(args), args.cache_dir, extra)
+    cli.check_range(out.certificate, RANGE_HINTS)
     cli.emit(out.certificate, _summary_dpsgd(out), args)
     return 0
+
+
+def _float(q) -> float:
+    """float of a rational for the lossless estimate (1e-400 -> 0.0 and 1e400 -> inf, then refused there)."""
+    from fractions import Fraction
+
+    try:
+        return float(Fraction(int(q.p), int(q.q)))
+    except OverflowError:
+        return float("inf")
 
 
 def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
@@ -142,7 +159,7 @@ def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
         if args.out:
             raise InputError("--out", "the lossless column is a float estimate: no certificate is written")
         from .baselines.lossless import epsilon_lossless
-        est = epsilon_lossless(float(p), float(sigma), steps, float(delta))  # an estimate, not certified
+        est = epsilon_lossless(_float(p), _float(sigma), steps, _float(delta))  # an estimate, not certified
         if args.json:
             sys.stdout.write(json.dumps({"accountant": "lossless", "certified": False, "epsilon_estimate": repr(est),
                                          "inputs": {"sampling_rate": exact_str(p), "noise_multiplier": exact_str(sigma),
@@ -152,7 +169,9 @@ def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
                              "an ESTIMATE, not certified; no certificate)\n")
         return 0
     from .baselines.certificates import certify_baseline
+    check_baseline_sigma(sigma)
     cert = certify_baseline(args.accountant, p, sigma, steps, delta, alpha, extra)
+    cli.check_range(cert, RANGE_HINTS)
     q = cert.quantities
     a = int(q["alpha"].value.mid().fmpq().p)
     e = q["epsilon"].value
@@ -160,7 +179,8 @@ def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
             "birrell": "Birrell et al. Theorem 3.4 (min over m in {3, 4, 5})"}[args.accountant]
     summary = (f"{head}\n  accountant: {name}, certified in balls\n"
                f"  epsilon in [{lower_decimal(e, 6)}, {upper_decimal(e, 6)}] "
-               + (f"(at the given alpha = {a}; " if alpha is not None else f"(min over alpha, smallest at alpha = {a}; ")
+               + (f"(at the given alpha = {a}; " if alpha is not None
+                  else f"(min over alpha, smallest at alpha = {a}; ")
                + "the upper endpoint is the certified epsilon)\n")
     cli.emit(cert, summary, args)
     return 0
@@ -186,13 +206,15 @@ def register(subparsers) -> None:
         "rho", help="certified one-step Rényi bound rho(alpha, p, 2/sigma) of Bok (2026) (5)",
         description=_ACCOUNTANT_TEXT, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example: certify rho --alpha 8 --sampling-rate 0.01 --noise-multiplier 2")
-    p.add_argument("--alpha", type=cli.exact_text, required=True, metavar="A", help="integer Rényi order, 2 <= A <= 256")
+    p.add_argument("--alpha", type=cli.exact_text, required=True, metavar="A",
+                   help="integer Rényi order, 2 <= A <= 256")
     _common(p)
     p.set_defaults(func=cmd_rho)
 
     d = subparsers.add_parser(
         "dpsgd", help="certified (epsilon, delta) of DP-SGD by Bok (2026) Corollary 1 / (6)",
-        description=_ACCOUNTANT_TEXT + "\nepsilon = T rho(alpha) + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1)"
+        description=_ACCOUNTANT_TEXT
+        + "\nepsilon = T rho(alpha) + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1)"
         " (Corollary 1 / (6)); alpha is chosen by float estimates using unimodality (Proposition 3), "
         "then certified at that alpha only (any alpha is valid).",
         formatter_class=argparse.RawDescriptionHelpFormatter,

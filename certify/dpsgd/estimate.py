@@ -8,13 +8,33 @@ the closed form, J(1/2) by the trapezoid rule on the log-integrand of (35).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
-from .problem import ALPHA_MAX, ALPHA_MIN, Problem
+from .problem import ALPHA_MAX, ALPHA_MIN, Problem, max_alpha
 from .mixture import log_integrand_float, log_p_float
+
+#: most grid points of the trapezoid estimate of J(1/2) (the spacing grows instead: 2^16 floats)
+MAX_GRID = 2 ** 16
 
 
 def _f(q) -> float:
-    return float(int(q.p)) / float(int(q.q))
+    """float of a rational without overflow (Fraction rounds n/d correctly; 1e-400 -> 0.0, 1e400 -> inf)."""
+    try:
+        return float(Fraction(int(q.p), int(q.q)))
+    except OverflowError:
+        return math.inf
+
+
+def _f_int(k: int) -> float:
+    try:
+        return float(k)
+    except OverflowError:
+        return math.inf
+
+
+def _log(q) -> float:
+    """log of a positive rational in floats, from its numerator and denominator (no underflow)."""
+    return math.log(int(q.p)) - math.log(int(q.q))
 
 
 def J0_float(prob: Problem) -> float:
@@ -31,25 +51,32 @@ def J_float(prob: Problem, u: float) -> float:
     import numpy as np
 
     beta = 2 / _f(prob.sigma) * math.sqrt(2 * u)
-    vs = np.arange(-40.0, prob.alpha * beta / 2 + 40.0, 1 / 16)
+    hi = prob.alpha * beta / 2 + 40.0
+    step = max(1 / 16, (hi + 40.0) / MAX_GRID)  # bounded memory whatever sigma is
+    vs = np.arange(-40.0, hi, step)
     lf = log_integrand_float(prob, u, vs)
     m = lf.max()
-    return (m + math.log(np.exp(lf - m).sum() / 16)) / (prob.alpha - 1)
+    return (m + math.log(np.exp(lf - m).sum() * step)) / (prob.alpha - 1)
 
 
 def rho_float(prob: Problem) -> float:
     return max(J0_float(prob), J_float(prob, 0.5))
 
 
-def eps_float(prob: Problem, steps: int, delta: float) -> float:
+def eps_float(prob: Problem, steps: int, log_delta: float) -> float:
+    """Float estimate of (6) at alpha; ``log_delta`` = log(delta) (delta itself may underflow a float)."""
     al = prob.alpha
-    return steps * rho_float(prob) + math.log1p(-1 / al) - (math.log(delta) + math.log(al)) / (al - 1)
+    return _f_int(steps) * rho_float(prob) + math.log1p(-1 / al) - (log_delta + math.log(al)) / (al - 1)
 
 
 def choose_alpha(p, sigma, steps: int, delta, lo: int = ALPHA_MIN, hi: int = ALPHA_MAX) -> tuple[int, int]:
     """argmin over integer alpha in [lo, hi] of the float estimate of (6), by binary search on the
-    sign of eps(alpha+1) - eps(alpha) (unimodality, Proposition 3). Returns (alpha, evaluations)."""
-    d = _f(delta)
+    sign of eps(alpha+1) - eps(alpha) (unimodality, Proposition 3). Returns (alpha, evaluations).
+
+    Only alphas admissible at this sigma are searched (``max_alpha``). Floats overflow to inf rather than
+    raising (steps = 1e400 gives eps = inf at every alpha): any alpha is a valid choice (Corollary 1)."""
+    d = _log(delta)
+    hi = max(lo, min(hi, max_alpha(sigma)))
     memo: dict[int, float] = {}
 
     def eps(a: int) -> float:

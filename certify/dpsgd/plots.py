@@ -35,6 +35,17 @@ def _plt():
     return plt
 
 
+def _save(fig, path: str) -> None:
+    """PNG bytes with no varying metadata (no Software/version line, no date): the same figure gives the
+    same bytes; written atomically with the umask's mode."""
+    import io
+
+    from ..cli import write_atomically
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=110, format="png", metadata={"Software": None})
+    write_atomically(path, buf.getvalue(), "--out-dir")
+
+
 def _up(x: arb) -> float:
     return float(x.upper())  # plotting only: the upper endpoint of a certified enclosure, as a float
 
@@ -71,7 +82,7 @@ def _eps_panels(panels, title, path, tables_dir, cache_dir, fig_no):
     fig.suptitle(title)
     fig.text(0.01, 0.005, CAPTIONS[fig_no], fontsize=8)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
 
 
@@ -123,7 +134,7 @@ def figure4(path, cache_dir):
     ax.legend(fontsize=6, ncol=2)
     fig.text(0.01, 0.005, CAPTIONS[4], fontsize=8)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
 
 
@@ -141,7 +152,8 @@ def figure5(path, cache_dir):
         ours, bir, e_o, e_b = [], [], [], []
         with workprec(128):
             for a in alphas:
-                ours.append(_up(certify_rho(Problem(a, p, sigma), cache_dir=cache_dir).certificate.quantities["rho"].value))
+                rho = certify_rho(Problem(a, p, sigma), cache_dir=cache_dir).certificate.quantities["rho"].value
+                ours.append(_up(rho))
                 bir.append(_up(rho_birrell(a, p, sigma, 4)))
                 co = prop5_coefficients(a, sigma)
                 e_o.append(float((co["p2"] * ball(p) ** 2 + co["ours_p3"] * ball(p) ** 3).mid()))
@@ -157,7 +169,7 @@ def figure5(path, cache_dir):
     ax.legend(fontsize=7)
     fig.text(0.01, 0.005, CAPTIONS[5], fontsize=8)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
 
 
@@ -167,7 +179,7 @@ def plot(figure: int, out_dir: str, tables_dir: str, cache_dir: str | None) -> s
     if not os.path.isdir(out_dir):
         raise InputError("--out-dir", f"directory {out_dir} does not exist")
     path = os.path.join(out_dir, f"bok_2026_figure{figure}.png")
-    tmp = path + ".tmp.png"
+    tmp = path  # each figure is rendered in memory and written atomically by _save
     with ctx.workprec(128):
         if figure == 2:
             _eps_panels([("0.01", "2", "1e-6"), ("0.01", "6", "1e-6")], "Figure 2: sigma in {2, 6}, p = 0.01",
@@ -179,5 +191,4 @@ def plot(figure: int, out_dir: str, tables_dir: str, cache_dir: str | None) -> s
             figure4(tmp, cache_dir)
         else:
             figure5(tmp, cache_dir)
-    os.replace(tmp, path)
     return path

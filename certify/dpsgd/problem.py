@@ -13,6 +13,44 @@ from ..balls import InputError, exact, exact_int, exact_str, fmpq
 
 ALPHA_MIN, ALPHA_MAX = 2, 256
 
+#: Admissible noise: (alpha - 1) Delta^2 <= NOISE_BUDGET with Delta = 2/sigma, i.e.
+#: sigma >= 2 sqrt((alpha - 1)/10^6) (0.002 at alpha = 2, 0.0053 at alpha = 8, 0.032 at alpha = 256).
+#: The witnesses of the u = 0 closed form grow like exp((alpha - 1) Delta^2 / 2); beyond the budget they
+#: leave the range 2^-2^20 .. 2^2^20 that certificates hold exactly (see certify.balls.MAX_EXPONENT).
+NOISE_BUDGET = 10 ** 6
+SIGMA_MIN = fmpq(1, 500)  # the budget at alpha = 2: no alpha is admissible below it
+
+
+#: The baseline columns (Wang, Birrell) evaluate alternating sums whose cancellation grows with sigma
+#: (seconds at 10^6, minutes beyond); their admissible noise is SIGMA_MIN <= sigma <= BASELINE_SIGMA_MAX.
+BASELINE_SIGMA_MAX = 10 ** 6
+
+
+def check_baseline_sigma(sigma: fmpq, name: str = "--noise-multiplier") -> None:
+    if sigma > BASELINE_SIGMA_MAX:
+        raise InputError(name, f"the Wang and Birrell columns need sigma in [{exact_str(SIGMA_MIN)}, 10^6] "
+                               f"(their bound is the delta floor long before), got {_short(sigma)}")
+
+
+def max_alpha(sigma: fmpq) -> int:
+    """The largest admissible integer alpha <= ALPHA_MAX at this sigma ((alpha - 1) * 4/sigma^2 <= NOISE_BUDGET)."""
+    a = int((1 + NOISE_BUDGET * sigma * sigma / 4).floor())
+    return max(ALPHA_MIN - 1, min(ALPHA_MAX, a))
+
+
+def check_noise(alpha: int, sigma: fmpq, name: str = "--noise-multiplier") -> None:
+    """InputError unless (alpha - 1) (2/sigma)^2 <= NOISE_BUDGET (the admissible range of sigma at alpha)."""
+    if 4 * (alpha - 1) > NOISE_BUDGET * sigma * sigma:
+        need = 2 * ((alpha - 1) / NOISE_BUDGET) ** 0.5  # the message only; the test above is exact
+        raise InputError(name, f"at alpha = {alpha} the noise multiplier must be >= 2 sqrt((alpha-1)/10^6) "
+                               f"~ {need:.4g} (the certified quantities would exceed 2^(2^20)), got "
+                               f"{_short(sigma)}; smaller alphas admit smaller sigma, down to {exact_str(SIGMA_MIN)}")
+
+
+def _short(q: fmpq) -> str:
+    t = exact_str(q)
+    return t if len(t) <= 40 else t[:37] + "..."
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -21,6 +59,9 @@ class Problem:
     alpha: int
     p: fmpq
     sigma: fmpq
+
+    def __post_init__(self):
+        check_noise(self.alpha, self.sigma)
 
     def __hash__(self) -> int:   # cached: Problem keys many lru caches on hot paths
         try:
@@ -56,14 +97,15 @@ def parse_alpha(value, name: str = "--alpha") -> int:
 def parse_p(value, name: str = "--sampling-rate") -> fmpq:
     p = exact(value, name)
     if not (0 < p < 1):
-        raise InputError(name, f"must be in (0, 1), got {exact_str(p)}")
+        raise InputError(name, f"must be in (0, 1), got {_short(p)}")
     return p
 
 
 def parse_sigma(value, name: str = "--noise-multiplier") -> fmpq:
     s = exact(value, name)
-    if not s > 0:
-        raise InputError(name, f"must be > 0, got {exact_str(s)}")
+    if not s >= SIGMA_MIN:
+        raise InputError(name, f"must be >= {exact_str(SIGMA_MIN)} (= 0.002; at alpha the bound is "
+                               f"2 sqrt((alpha-1)/10^6)), got {_short(s)}")
     return s
 
 
@@ -81,4 +123,5 @@ def parse_batch(batch, dataset, bname: str = "--batch-size", nname: str = "--dat
 
 
 def make_problem(alpha, p, sigma) -> Problem:
+    """Parse and validate (alpha, p, sigma); the Problem itself checks the noise budget at alpha."""
     return Problem(parse_alpha(alpha), parse_p(p), parse_sigma(sigma))

@@ -213,11 +213,9 @@ def compute_all(rows: list[dict], cache_dir: str | None, jobs: int = 2, progress
                 if progress:
                     progress(done, total)
         if cache_path:
+            from ..cli import write_atomically
             os.makedirs(cache_dir, exist_ok=True)
-            tmp = cache_path + ".tmp"
-            with open(tmp, "w") as fh:
-                json.dump(results, fh)
-            os.replace(tmp, cache_path)
+            write_atomically(cache_path, json.dumps(results), "--cache-dir")
     return results
 
 

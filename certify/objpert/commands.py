@@ -2,13 +2,24 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..balls import lower_decimal, upper_decimal
 from ..certificate import Certificate
-from ..cli import add_output_options, emit, exact_text
+from ..cli import Progress, add_output_options, check_range, emit, exact_text
 from .certificates import certify_gaussian_benchmark, certify_theorem_4_1
 from .problem import make_loss, make_problem
+
+#: which input drives a quantity out of the exact range (cli.check_range), and what is admissible
+RANGE_HINTS = {
+    "delta_divergence": ("--epsilon", "a smaller --epsilon or --noise-multiplier, so that the divergence term "
+                                      "of (10) stays above 1e-315652"),
+    "delta_N": ("--epsilon", "a smaller --epsilon or --noise-multiplier, so that delta_N stays above 1e-315652"),
+    "delta_truncation": ("--u", "a smaller --u, so that the truncation term of (10) stays above 1e-315652"),
+    "rho_half_N": ("--iterations", "fewer --iterations, so that rho^(N/2) of (9) stays above 1e-315652"),
+    "delta_gaussian": ("--epsilon", "(sigma/G) * epsilon below about 1200 (delta_G of C.5 above 1e-315652)"),
+    "delta_integrated_tail": ("--epsilon", "(sigma/G) * epsilon below about 1200 (the bound of C.5 above "
+                                           "1e-315652)"),
+}
 
 #: Example 4.8 of the paper (with the target delta of Appendix C.4).
 EXAMPLE_4_8 = {"n": "1000000", "d": "10000", "mu": "0.01", "loss": "logistic", "zeta": "1",
@@ -127,10 +138,10 @@ def run_objpert(args) -> int:
                            sigma=prm.get("sigma"), noise_multiplier=prm.get("noise_multiplier"),
                            eta=prm.get("eta"))
 
+    bar = Progress("Theorem C.13 search")
+
     def progress(N):
-        if sys.stderr.isatty():
-            sys.stderr.write(f"\rTheorem C.13 search: N = {N} ...")
-            sys.stderr.flush()
+        bar.update(f"N = {N}")
 
     utility = None
     if args.utility or any(getattr(args, k) is not None for k in ("delta_S", "comparator_norm", "beta",
@@ -139,8 +150,8 @@ def run_objpert(args) -> int:
                    "gradient_norm": args.gradient_norm}
     cert = certify_theorem_4_1(problem, prm["epsilon"], prm.get("iterations"), prm.get("target_delta"),
                                progress=progress, utility=utility)
-    if sys.stderr.isatty() and "target_delta" in prm:
-        sys.stderr.write("\r" + " " * 40 + "\r")
+    bar.done()
+    check_range(cert, RANGE_HINTS)
     emit(cert, summary_theorem_4_1(cert), args)
     return 0
 
@@ -153,10 +164,12 @@ def run_calibrate(args) -> int:
     loss = make_loss(args.loss if args.loss != "custom" or args.L1 is None else "custom", args.L1, args.L2, args.L3)
     cor = K.certify_corollary_4_13(args.epsilon, args.delta, args.delta_S, args.comparator_norm, args.n, args.d,
                                    args.zeta, loss)
+    check_range(cor, RANGE_HINTS)
     w = cor.to_json()["witnesses"]
     i = cor.inputs
     replay = (f"certify objpert --n {i['n']} --d {i['d']} --mu {w['mu']} --zeta {i['zeta']} "
-              + ("--loss logistic" if loss.name == "logistic" else f"--loss custom --L1 {i['L1']} --L2 {i['L2']} --L3 {i['L3']}")
+              + ("--loss logistic" if loss.name == "logistic"
+                 else f"--loss custom --L1 {i['L1']} --L2 {i['L2']} --L3 {i['L3']}")
               + f" --noise-multiplier {w['noise_multiplier']} --u {w['u']} --iterations {w['iterations']} "
                 f"--epsilon {i['epsilon']} --target-delta {i['delta']}")
     text = summary_generic(cor, "Corollary 4.13 (Watkins-Arora 2026): calibration to a target (eps, delta)")
@@ -168,11 +181,13 @@ def run_calibrate(args) -> int:
     problem = make_problem(n=i["n"], d=i["d"], mu=w["mu"], zeta=i["zeta"], loss=loss, u=w["u"],
                            noise_multiplier=w["noise_multiplier"])
     cert = K.certify_calibration_c13(problem, exact(i["epsilon"]), exact(i["delta"]), w["iterations"])
+    check_range(cert, RANGE_HINTS)
     cw = cert.to_json()["witnesses"]
     b = cw["sigma_bracket"]
     text2 = summary_generic(cert, "Theorem C.13 (Watkins-Arora 2026): sharper calibration at the same sigma, mu")
     text2 += (f"\nverdict: Theorem C.13 certifies ({i['epsilon']}, {i['delta']})-DP from N = "
-              f"{cw['theorem_C13']['first_passing_iterations']} (Corollary 4.13: N = {w['iterations']}); at N = {w['iterations']} "
+              f"{cw['theorem_C13']['first_passing_iterations']} (Corollary 4.13: N = {w['iterations']}); "
+              f"at N = {w['iterations']} "
               f"the noise multiplier can drop to sigma/G in ({b['fail']}, {b['pass']}] (corollary: "
               f"{w['noise_multiplier']}).\n")
     emit(cert, text + "\n" + text2, args)
@@ -181,6 +196,7 @@ def run_calibrate(args) -> int:
 
 def run_gaussian_benchmark(args) -> int:
     cert = certify_gaussian_benchmark(args.noise_multiplier, args.epsilon)
+    check_range(cert, RANGE_HINTS)
     emit(cert, summary_generic(cert, "Appendix C.5 (Watkins-Arora 2026): exact Gaussian benchmark"), args)
     return 0
 
@@ -216,7 +232,7 @@ def summary_theorem_4_1(cert: Certificate) -> str:
     text = summary_generic(cert, title)
     eps = cert.inputs["epsilon"]
     N = w["iterations"]
-    verdict = [f"", f"verdict: after N = {N} iterations the release is ({eps}, {w['reported_delta']})-DP "
+    verdict = ["", f"verdict: after N = {N} iterations the release is ({eps}, {w['reported_delta']})-DP "
                     f"(Theorem 4.1; delta = truncation + divergence, each an upper bound)."]
     if "theorem_C13" in w:
         c = w["theorem_C13"]

@@ -39,19 +39,25 @@ def register(sub) -> None:
 
 
 def run_proofs(args) -> int:
+    from ..cli import check_directory, check_writable, write_atomically
     papers = args.paper or list(PAPER_MODULES)
+    path = None
+    if not args.no_report:  # checked before the (long) run: a bad --report fails at once, exit 2
+        path = args.report or _default_report()
+        if args.report is None:
+            check_directory(os.path.dirname(os.path.abspath(path)), "--report")
+        else:
+            check_writable(path, "--report")
     results = run(papers)
     sys.stdout.write(table_text(results))
-    if not args.no_report:
-        path = args.report or _default_report()
+    if path is not None:
         directory = os.path.dirname(os.path.abspath(path))
         if args.report is None:
             os.makedirs(directory, exist_ok=True)
         if not os.path.isdir(directory):
             raise InputError("--report", f"directory {directory} does not exist")
-        from ..cli import write_atomically
         cmd = "certify proofs" + "".join(f" --paper {p}" for p in (args.paper or []))
-        write_atomically(path, report_markdown(results, cmd) + "\n")
+        write_atomically(path, report_markdown(results, cmd) + "\n", "--report")
         sys.stdout.write(f"report written to {path}\n")
     bad = [r for r in results if r.outcome.verdict in (FALSE, UNDECIDED)]
     return EXIT_FAILED if bad else 0

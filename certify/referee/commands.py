@@ -4,13 +4,14 @@ from __future__ import annotations
 import argparse
 
 from ..balls import lower_decimal, upper_decimal
-from ..cli import add_output_options, emit, exact_text
+from ..cli import add_output_options, check_range, emit, exact_text
 from .certificates import certify_curve
 
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "objpert-rdp", help="Renyi/zCDP/(eps, delta) bounds of objective perturbation (Corollary 5.2 of arXiv:2411.13682)",
+        "objpert-rdp",
+        help="Renyi/zCDP/(eps, delta) bounds of objective perturbation (Corollary 5.2 of arXiv:2411.13682)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "The Renyi bound of objective perturbation discussed in the referee report on arXiv:2411.13682\n"
@@ -30,10 +31,12 @@ def register(sub) -> None:
                    help="curvature (smoothness) bound of the loss entering log(1 + s/lambda), s >= 0")
     g.add_argument("--lambda", dest="lam", type=exact_text, required=True, help="regulariser lambda > 0")
     g = p.add_argument_group("privacy question (at least one)")
-    g.add_argument("--alpha", type=exact_text, help="Renyi order alpha > 1: the Renyi bound D_alpha and D_alpha <= rho_DP alpha")
+    g.add_argument("--alpha", type=exact_text,
+                   help="Renyi order alpha > 1: the Renyi bound D_alpha and D_alpha <= rho_DP alpha")
     g.add_argument("--epsilon", type=exact_text, help="epsilon >= 0: the profile delta(epsilon)")
     g.add_argument("--delta", type=exact_text,
-                   help="delta in (0, 1): the smallest epsilon (witnessed bracket, relative width 1e-9) with delta(epsilon) <= delta")
+                   help="delta in (0, 1): the smallest epsilon (witnessed bracket, relative width 1e-9) "
+                        "with delta(epsilon) <= delta")
     add_output_options(p)
     p.set_defaults(func=run)
 
@@ -45,6 +48,7 @@ def _row(cert, name) -> str:
 
 def run(args) -> int:
     cert = certify_curve(args.L, args.nu, args.s, args.lam, args.alpha, args.epsilon, args.delta)
+    check_range(cert, {"delta_epsilon": ("--epsilon", "an epsilon for which delta(epsilon) stays above 1e-315652")})
     lines = ["Objective perturbation, Renyi curve of Corollary 5.2 (arXiv:2411.13682; referee report)",
              "inputs: " + " ".join(f"{k}={v}" for k, v in cert.inputs.items()),
              f"working precision: {cert.precision} bits; enclosures rounded outward", ""]

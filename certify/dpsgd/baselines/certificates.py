@@ -16,7 +16,7 @@ from ..certificates import (
     CONTRACT_INPUTS, REPORT_DIGITS, check_batch, conclude_dp, eps_ball, fixed_size_inputs, parse_delta, parse_steps, reported,
     validate_fixed_size_contract,
 )
-from ..problem import ALPHA_MAX, ALPHA_MIN, parse_alpha, parse_p, parse_sigma
+from ..problem import ALPHA_MAX, ALPHA_MIN, check_baseline_sigma, parse_alpha, parse_p, parse_sigma
 from .columns import _rhos, rho_column
 
 KINDS = {"wang": "dpsgd/renyi-wang", "birrell": "dpsgd/renyi-birrell"}
@@ -30,6 +30,7 @@ def validate(inputs: dict):
     """The producer's validators on the inputs: (p, sigma, steps, delta, alpha or None)."""
     p = parse_p(inputs["sampling_rate"], "sampling_rate")
     sigma = parse_sigma(inputs["noise_multiplier"], "noise_multiplier")
+    check_baseline_sigma(sigma, "noise_multiplier")
     check_batch(inputs, p)
     validate_fixed_size_contract(inputs)
     steps = parse_steps(inputs["steps"], "steps")
@@ -77,6 +78,7 @@ def certify_baseline(column: str, p, sigma, steps, delta, alpha=None, extra_inpu
     if column not in KINDS:
         raise InputError("column", f"must be one of {sorted(KINDS)}, got {column!r}")
     p, sigma = parse_p(p, "p"), parse_sigma(sigma, "sigma")
+    check_baseline_sigma(sigma, "sigma")
     steps, delta = parse_steps(steps, "steps"), parse_delta(delta, "delta")
     inputs = {"sampling_rate": exact_str(p), "noise_multiplier": exact_str(sigma), "steps": str(steps),
               "delta": exact_str(delta)}
