@@ -30,7 +30,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..balls import InputError
 
-CONNECT_TIMEOUT = 6  # seconds to reach a scheduler (the whole failure, with the client's set-up, stays under 10 s)
+CONNECT_TIMEOUT = 4  # seconds to reach a scheduler (the whole failure, with the client's set-up, stays under 10 s)
 MAX_WORKERS = 256
 
 
@@ -170,16 +170,20 @@ class DaskExecutor(Executor):
                          "distributed.comm.timeouts.connect": f"{connect_timeout}s"})
         try:
             if scheduler:
-                self.client = distributed.Client(scheduler, timeout=connect_timeout, set_as_default=False)
+                _probe(scheduler, connect_timeout)  # fail fast and cleanly: a failed Client lingers in __del__
+                self.client = distributed.Client(scheduler, timeout=2 * connect_timeout, set_as_default=False)
             else:
                 self.cluster = distributed.LocalCluster(
                     n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                     dashboard_address=None, worker_dashboard_address=None, silence_logs=logging.ERROR)
                 self.client = distributed.Client(self.cluster, set_as_default=False)
-        except (OSError, TimeoutError, ValueError, TypeError) as err:
+        except (Exception, MemoryError) as err:  # whatever answered is not a usable scheduler
             self.close()
             where = f"the Dask scheduler at {scheduler}" if scheduler else "a local Dask cluster"
-            msg = " ".join(str(err).split()) or type(err).__name__
+            if isinstance(err, (OSError, TimeoutError, ValueError, TypeError)):
+                msg = " ".join(str(err).split()) or type(err).__name__
+            else:  # e.g. a server that is not a Dask scheduler answers the handshake with garbage
+                msg = f"something answered, but not as a Dask scheduler ({type(err).__name__})"
             raise InputError("--scheduler" if scheduler else "--executor", f"cannot reach {where}: {msg}") from None
         except BaseException:
             self.close()
@@ -230,6 +234,19 @@ class DaskExecutor(Executor):
                     thing.close()
                 except Exception:  # closing after a failure: nothing more to do  # noqa: BLE001
                     pass
+
+
+def _probe(address: str, timeout: float) -> None:
+    """Connect to ``address`` and complete Dask's handshake (raises if nothing usable answers in ``timeout`` s)."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def handshake() -> None:
+        comm = await connect(address, timeout=timeout)
+        await comm.close()
+
+    asyncio.run(asyncio.wait_for(handshake(), timeout + 1))
 
 
 def make_executor(kind: str | None = None, workers: int | None = None, scheduler: str | None = None) -> Executor:

@@ -1,0 +1,110 @@
+"""Speed of `certify sweep`: throughput from 1 to 2 workers, and the per-query overhead of the Dask path.
+
+    python benchmarks/bench_sweep.py [--heavy N] [--light N]
+
+* Throughput: N heavy Rényi queries (`certify rho` at alpha 96..191, p in {0.001, 0.0025, 0.005}, sigma 6..10,
+  the heaviest one-step searches of the Bok accountant; PLD queries are not on this branch) through each
+  executor with 1 and 2 workers; the time counts the map only (workers started and warmed up first).
+* Overhead: N light queries (`certify dpsgd --alpha A`, distinct (p, sigma) so no rho is memoised) run
+  (a) by calling the accountant in-process (`certify_dpsgd`), (b) through the sweep's runner in-process
+  (argv parsing + certificate capture), (c) through Dask with one worker (LocalCluster, 127.0.0.1):
+  (c) - (a) per query is the overhead of the Dask path.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from certify.sweep.executor import DaskExecutor, LocalExecutor  # noqa: E402
+from certify.sweep.runner import Task, run_query  # noqa: E402
+
+
+def heavy_tasks(n: int) -> list[Task]:
+    """Distinct one-step rho problems at alpha 96..191 (25-140 ms each in-process, median about 40 ms)."""
+    grid = [(a, p, f"{24 + k}/4") for k in range(17) for p in ("0.001", "0.0025", "0.005")
+            for a in (96, 107, 128, 160, 191)]
+    return [Task("rho", (f"--alpha={a}", f"--noise-multiplier={s}", f"--sampling-rate={p}")) for a, p, s in grid[:n]]
+
+
+def light_tasks(n: int) -> list[Task]:
+    out = []
+    for i in range(n):
+        p = f"{1 + i % 50}/10000"
+        sigma = f"{2 + i // 50}"
+        out.append(Task("dpsgd", ("--alpha=8", "--delta=1e-6", f"--noise-multiplier={sigma}",
+                                  f"--sampling-rate={p}", "--steps=1000")))
+    return out
+
+
+def timed_map(ex, tasks) -> float:
+    list(ex.map_unordered(run_query, tasks[:2 * 2]))  # warm up the workers (imports, first FLINT use)
+    t0 = time.perf_counter()
+    results = list(ex.map_unordered(run_query, tasks))
+    dt = time.perf_counter() - t0
+    bad = [r for _, r, e in results if e or r.status != "ok"]
+    assert not bad, bad[:3]
+    return dt
+
+
+def throughput(n: int) -> None:
+    tasks = heavy_tasks(n)
+    costs = [run_query(t).seconds for t in tasks[: min(n, 16)]]
+    print(f"heavy rho queries: median {1000 * statistics.median(costs):.0f} ms in-process "
+          f"(min {1000 * min(costs):.0f}, max {1000 * max(costs):.0f})")
+    for name, make in (("local", LocalExecutor), ("dask", lambda w: DaskExecutor(workers=w))):
+        times = {}
+        for w in (1, 2):
+            with make(w) as ex:
+                times[w] = timed_map(ex, tasks)
+            print(f"  {name:5} {w} worker{'s' if w > 1 else ' '}: {n} queries in {times[w]:.2f} s "
+                  f"({n / times[w]:.1f} queries/s)")
+        print(f"  {name:5} speed-up 1 -> 2 workers: {times[1] / times[2]:.2f}x")
+
+
+def overhead(n: int) -> None:
+    from certify.dpsgd.accountant import certify_dpsgd, clear_memo
+    from certify.dpsgd.certificates import parse_delta, parse_steps
+    from certify.dpsgd.problem import parse_alpha, parse_p, parse_sigma
+
+    tasks = light_tasks(n)
+    clear_memo()
+    t0 = time.perf_counter()
+    for t in tasks:
+        a = dict(x[2:].split("=", 1) for x in t.argv)
+        certify_dpsgd(parse_p(a["sampling-rate"]), parse_sigma(a["noise-multiplier"]), parse_steps(a["steps"]),
+                      parse_delta(a["delta"]), parse_alpha(a["alpha"]), None, None, {}).certificate.dumps()
+    direct = (time.perf_counter() - t0) / n
+    clear_memo()
+    t0 = time.perf_counter()
+    for t in tasks:
+        assert run_query(t).status == "ok"
+    runner = (time.perf_counter() - t0) / n
+    with DaskExecutor(workers=1) as ex:
+        dask1 = timed_map(ex, tasks) / n
+    with LocalExecutor(1) as ex:
+        local1 = timed_map(ex, tasks) / n
+    print(f"light dpsgd queries ({n}, distinct, alpha fixed): per query")
+    print(f"  accountant in-process (certify_dpsgd + dumps): {1000 * direct:.2f} ms")
+    print(f"  sweep runner in-process (parse argv, run, capture --out): {1000 * runner:.2f} ms "
+          f"(+{1000 * (runner - direct):.2f} ms)")
+    print(f"  local pool, 1 worker: {1000 * local1:.2f} ms (+{1000 * (local1 - direct):.2f} ms)")
+    print(f"  Dask LocalCluster, 1 worker: {1000 * dask1:.2f} ms (overhead +{1000 * (dask1 - direct):.2f} ms)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--heavy", type=int, default=64)
+    ap.add_argument("--light", type=int, default=300)
+    args = ap.parse_args()
+    overhead(args.light)
+    throughput(args.heavy)
+
+
+if __name__ == "__main__":
+    main()
