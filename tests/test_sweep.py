@@ -267,6 +267,7 @@ def test_sweep_resumes_only_missing_or_bad_certificates(tmp_path):
     assert _files(out) == first
 
 
+@pytest.mark.slow
 def test_interrupted_sweep_reruns_only_missing_rows(tmp_path):
     rows = renyi_rows(200)
     qs = write_csv(tmp_path / "q.csv", rows)

@@ -199,14 +199,11 @@ def run(args) -> int:
             sys.stderr.write(f"sweep: {sum(len(groups[t]) for t in todo)} rows ({len(todo)} distinct queries) "
                              f"on {executor.describe()}\n")
         progress = Progress(total)
-        progress.update(len(rows), _failed(rows), force=True)
+        progress.update(len(rows), _failed(rows), force=bool(rows))
         try:
             if executor is not None:
                 with open(summary_path, "a", newline="") as summary:
-                    for i, outcome, error in executor.map_unordered(runner.run_query, todo):
-                        task = todo[i]
-                        if error is not None:
-                            outcome = runner.Outcome("error", 2, None, error, 0.0)
+                    for task, outcome in execute(executor, todo):
                         if outcome.status in SUCCESS:
                             write_atomically(os.path.join(out_dir, task.certificate), outcome.certificate)
                         for r in groups[task]:
@@ -229,6 +226,54 @@ def run(args) -> int:
     sys.stdout.write(f"sweep: {len(rows)} rows: " + ", ".join(f"{n} {s}" for s, n in counts.items())
                      + f" ({skipped} skipped: certificate present and verified); summary in {summary_path}\n")
     return EXIT_FAILED_ROWS if _failed(rows) else 0
+
+
+BATCH_SECONDS = 0.25  # cheap queries are sent in batches of about this many seconds of work
+MAX_BATCH = 64
+
+
+def batch_size(seconds: list[float], remaining: int, workers: int) -> int:
+    """Queries per task: 1 unless the queries measured so far are cheap (median well under BATCH_SECONDS),
+    then enough to make a task of about BATCH_SECONDS, keeping at least 4 tasks per worker."""
+    if not seconds or remaining <= 0:
+        return 1
+    median = sorted(seconds)[len(seconds) // 2]
+    b = min(MAX_BATCH, int(BATCH_SECONDS / max(median, 1e-3)), remaining // (4 * max(workers, 1)))
+    return max(1, b)
+
+
+def execute(executor, todo: list[runner.Task]):
+    """Yield ``(task, outcome)`` for every task, in completion order.
+
+    The first 2 x workers tasks run one per executor task and their cost sets the batch size of the rest
+    (:func:`batch_size`: one executor task per query for expensive queries, batches for cheap ones, whose
+    per-task scheduling overhead would otherwise dominate). A batch the executor could not run (its worker
+    kept dying) is split and its queries re-run one by one, so one bad query costs only its own row."""
+    def one_by_one(tasks):
+        for i, outcome, error in executor.map_unordered(runner.run_query, tasks):
+            yield tasks[i], outcome if error is None else runner.Outcome("error", 2, None, error, 0.0)
+
+    workers = max(1, executor.worker_count())
+    first, rest = todo[:2 * workers], todo[2 * workers:]
+    seconds = []
+    for task, outcome in one_by_one(first):
+        seconds.append(outcome.seconds)
+        yield task, outcome
+    b = batch_size(seconds, len(rest), workers)
+    if b > 1:
+        sys.stderr.write(f"sweep: cheap queries (median {1000 * sorted(seconds)[len(seconds) // 2]:.0f} ms): "
+                         f"sent in batches of {b}\n")
+    if b == 1:
+        yield from one_by_one(rest)
+        return
+    batches = [tuple(rest[j:j + b]) for j in range(0, len(rest), b)]
+    retry: list[runner.Task] = []
+    for i, outcomes, error in executor.map_unordered(runner.run_batch, batches):
+        if error is not None:
+            retry.extend(batches[i])
+            continue
+        yield from zip(batches[i], outcomes)
+    yield from one_by_one(retry)
 
 
 def _failed(rows: dict[int, list]) -> int:

@@ -60,6 +60,9 @@ class Executor:
     def describe(self) -> str:
         return self.kind
 
+    def worker_count(self) -> int:
+        return 1
+
     def close(self) -> None:
         pass
 
@@ -79,6 +82,9 @@ class LocalExecutor(Executor):
         self.workers = workers
         self._pool: ProcessPoolExecutor | None = None
         self.restarts = 0  # how many times a dead worker broke the pool (reported by the sweep)
+
+    def worker_count(self) -> int:
+        return self.workers
 
     def describe(self) -> str:
         return f"local process pool, {self.workers} worker{'s' if self.workers != 1 else ''}"
@@ -167,6 +173,7 @@ class DaskExecutor(Executor):
         self.client = None
         dask.config.set({"distributed.admin.tick.limit": "1h",  # no 'event loop unresponsive' warnings
                          "distributed.worker.daemon": False,
+                         "distributed.worker.profile.enabled": False,  # its stack sampling costs CPU per task
                          "distributed.comm.timeouts.connect": f"{connect_timeout}s"})
         try:
             if scheduler:
@@ -179,19 +186,23 @@ class DaskExecutor(Executor):
                 self.client = distributed.Client(self.cluster, set_as_default=False)
         except (Exception, MemoryError) as err:  # whatever answered is not a usable scheduler
             self.close()
-            where = f"the Dask scheduler at {scheduler}" if scheduler else "a local Dask cluster"
-            if isinstance(err, (OSError, TimeoutError, ValueError, TypeError)):
-                msg = " ".join(str(err).split()) or type(err).__name__
-            else:  # e.g. a server that is not a Dask scheduler answers the handshake with garbage
+            msg = " ".join(str(err).split()) or type(err).__name__
+            if not scheduler:
+                raise InputError("--executor", f"could not start a local Dask cluster: {msg}") from None
+            if not isinstance(err, (OSError, TimeoutError, ValueError, TypeError)):
+                # e.g. a server that is not a Dask scheduler answers the handshake with garbage
                 msg = f"something answered, but not as a Dask scheduler ({type(err).__name__})"
-            raise InputError("--scheduler" if scheduler else "--executor", f"cannot reach {where}: {msg}") from None
+            raise InputError("--scheduler", f"cannot reach the Dask scheduler at {scheduler}: {msg}") from None
         except BaseException:
             self.close()
             raise
         self.workers = workers
 
+    def worker_count(self) -> int:
+        return len(self.client.scheduler_info().get("workers", {})) if self.client else 0
+
     def describe(self) -> str:
-        n = len(self.client.scheduler_info().get("workers", {})) if self.client else 0
+        n = self.worker_count()
         where = f"scheduler {self.scheduler}" if self.scheduler else "LocalCluster on 127.0.0.1"
         return f"Dask distributed, {where}, {n} worker{'s' if n != 1 else ''}"
 
