@@ -132,7 +132,7 @@ class Progress:
         self.last = now
         rate = (done - self.start) / max(now - self.t0, 1e-9)
         left = f", about {(self.total - done) / rate:.0f} s left" if 0 < rate and done < self.total else ""
-        text = f"{done}/{self.total} done, {failed} failed, {rate:.1f} queries/s{left}"
+        text = f"{done}/{self.total} done, {failed} failed" + (f", {rate:.1f} queries/s{left}" if rate else "")
         if self.tty:
             width = 30
             fill = width * done // max(self.total, 1)
@@ -196,8 +196,9 @@ def run(args) -> int:
         if skipped:
             sys.stderr.write(f"sweep: {skipped} of {total} rows skipped (certificate present and verified)\n")
         if executor is not None:
-            sys.stderr.write(f"sweep: {sum(len(groups[t]) for t in todo)} rows ({len(todo)} distinct queries) "
-                             f"on {executor.describe()}\n")
+            n = sum(len(groups[t]) for t in todo)
+            sys.stderr.write(f"sweep: {n} row{'s' if n != 1 else ''} ({len(todo)} distinct "
+                             f"quer{'ies' if len(todo) != 1 else 'y'}) on {executor.describe()}\n")
         progress = Progress(total)
         progress.update(len(rows), _failed(rows), force=bool(rows))
         try:
@@ -212,6 +213,8 @@ def run(args) -> int:
                         summary.flush()
                         progress.update(len(rows), _failed(rows))
         except KeyboardInterrupt:
+            if executor is not None:
+                executor.close(abort=True)
             progress.finish()
             write_atomically(summary_path, _csv_line(COLUMNS) + "".join(_csv_line(rows[r]) for r in sorted(rows)))
             sys.stderr.write(f"sweep: interrupted after {len(rows)} of {total} rows; rerun the same command "

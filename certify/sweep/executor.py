@@ -21,6 +21,7 @@ context managers and release their workers (and a LocalCluster) on exit, also on
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -63,14 +64,14 @@ class Executor:
     def worker_count(self) -> int:
         return 1
 
-    def close(self) -> None:
-        pass
+    def close(self, abort: bool = False) -> None:
+        """Release the workers; ``abort`` (Ctrl-C) stops running tasks instead of waiting for them."""
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, *exc) -> None:
+        self.close(abort=exc_type is not None and issubclass(exc_type, KeyboardInterrupt))
 
 
 class LocalExecutor(Executor):
@@ -92,7 +93,8 @@ class LocalExecutor(Executor):
     def _fresh_pool(self) -> ProcessPoolExecutor:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
-        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=_ignore_sigint)
         return self._pool
 
     def map_unordered(self, fn, items):
@@ -139,10 +141,40 @@ class LocalExecutor(Executor):
                 self.restarts += 1
                 pool = self._fresh_pool()
 
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+    def close(self, abort: bool = False) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if abort:  # Ctrl-C: do not wait for the running queries
+            processes = list((pool._processes or {}).values())  # no public accessor for the pool's processes
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in processes:
+                proc.terminate()
+            for proc in processes:
+                proc.join(5)
+            return
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """Ignore Ctrl-C while worker processes are started (a spawned interpreter keeps an ignored SIGINT ignored)."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _ignore_sigint() -> None:
+    """Pool workers leave Ctrl-C to the client, which stops them (no traceback from each worker on a terminal)."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _quiet_dask() -> None:
@@ -180,9 +212,10 @@ class DaskExecutor(Executor):
                 _probe(scheduler, connect_timeout)  # fail fast and cleanly: a failed Client lingers in __del__
                 self.client = distributed.Client(scheduler, timeout=2 * connect_timeout, set_as_default=False)
             else:
-                self.cluster = distributed.LocalCluster(
-                    n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                    dashboard_address=None, worker_dashboard_address=None, silence_logs=logging.ERROR)
+                with _sigint_ignored():  # the worker processes inherit it: Ctrl-C is the client's to handle
+                    self.cluster = distributed.LocalCluster(
+                        n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                        dashboard_address=None, worker_dashboard_address=None, silence_logs=logging.CRITICAL)
                 self.client = distributed.Client(self.cluster, set_as_default=False)
         except (Exception, MemoryError) as err:  # whatever answered is not a usable scheduler
             self.close()
@@ -236,7 +269,7 @@ class DaskExecutor(Executor):
                 stream.add(f)
             yield i, result, error
 
-    def close(self) -> None:
+    def close(self, abort: bool = False) -> None:
         client, cluster = self.client, self.cluster
         self.client = self.cluster = None
         for thing in (client, cluster):
