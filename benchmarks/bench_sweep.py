@@ -4,7 +4,8 @@
 
 * Throughput: N heavy Rényi queries (`certify rho` at alpha 80..191, p in {0.001, 0.0025, 0.005}, sigma 13/2..12,
   the heaviest one-step searches of the Bok accountant; PLD queries are not on this branch) through each
-  executor with 1 and 2 workers; the time counts the map only (workers started and warmed up first).
+  executor with 1 and 2 workers, as `certify sweep` sends them (cheap queries batched); the time counts
+  the map only (workers started and warmed up first). The machine is shared: the load average is printed.
 * Overhead: N light queries (`certify dpsgd --alpha A`, distinct (p, sigma) so no rho is memoised) run
   (a) by calling the accountant in-process (`certify_dpsgd`), (b) through the sweep's runner in-process
   (argv parsing + certificate capture), (c) through Dask with one worker (LocalCluster, 127.0.0.1):
@@ -49,33 +50,40 @@ def light_tasks(n: int) -> list[Task]:
 WARM = [Task("rho", ("--alpha=8", "--noise-multiplier=2", f"--sampling-rate={p}")) for p in ("0.01", "0.02", "0.03")]
 
 
-def timed_map(ex, tasks, batched: bool = False) -> float:
-    """Seconds to run ``tasks`` on ``ex`` (one executor task per query, or batched as `certify sweep` does)."""
+def timed_map(ex, tasks, batched: bool = False) -> tuple[float, float]:
+    """(wall seconds, client CPU seconds) to run ``tasks`` on ``ex`` (one executor task per query, or
+    batched as `certify sweep` does). The client CPU includes a LocalCluster's scheduler (a thread here)."""
     list(ex.map_unordered(run_query, WARM))  # warm up the workers (imports, parser, first FLINT use)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     if batched:
         results = [(0, o, None) for _, o in execute(ex, tasks)]
     else:
         results = list(ex.map_unordered(run_query, tasks))
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     bad = [r for _, r, e in results if e or r.status != "ok"]
     assert len(results) == len(tasks) and not bad, bad[:3]
-    return dt
+    return dt, cpu
 
 
 def throughput(n: int) -> None:
     tasks = heavy_tasks(n)
-    costs = [run_query(t).seconds for t in tasks]
-    print(f"heavy rho queries ({n}): median {1000 * statistics.median(costs):.0f} ms in-process "
-          f"(min {1000 * min(costs):.0f}, max {1000 * max(costs):.0f})")
+    costs = []
+    for t in tasks:
+        c0 = time.process_time()
+        run_query(t)
+        costs.append(time.process_time() - c0)
+    work = sum(costs)
+    print(f"heavy rho queries ({n}): CPU per query in-process: median {1000 * statistics.median(costs):.0f} ms "
+          f"(min {1000 * min(costs):.0f}, max {1000 * max(costs):.0f}), total {work:.2f} s")
     for name, make in (("local", LocalExecutor), ("dask", lambda w: DaskExecutor(workers=w))):
         times = {}
         for w in (1, 2):
             with make(w) as ex:
-                times[w] = timed_map(ex, tasks)
+                times[w], client = timed_map(ex, tasks, batched=True)
             print(f"  {name:5} {w} worker{'s' if w > 1 else ' '}: {n} queries in {times[w]:.2f} s "
-                  f"({n / times[w]:.1f} queries/s)")
-        print(f"  {name:5} speed-up 1 -> 2 workers: {times[1] / times[2]:.2f}x")
+                  f"({n / times[w]:.1f} queries/s); client CPU {1000 * client / n:.2f} ms per query")
+        print(f"  {name:5} speed-up 1 -> 2 workers: {times[1] / times[2]:.2f}x (on 2 idle cores at most "
+              f"2W/(W+C) = {2 * work / (work + client):.2f}x, W the queries' CPU, C the client's)")
 
 
 def overhead(n: int) -> None:
@@ -97,10 +105,10 @@ def overhead(n: int) -> None:
         assert run_query(t).status == "ok"
     runner = (time.perf_counter() - t0) / n
     with DaskExecutor(workers=1) as ex:
-        dask1 = timed_map(ex, tasks) / n
-        dask1b = timed_map(ex, light_tasks(2 * n)[n:], batched=True) / n
+        dask1 = timed_map(ex, tasks)[0] / n
+        dask1b = timed_map(ex, light_tasks(2 * n)[n:], batched=True)[0] / n
     with LocalExecutor(1) as ex:
-        local1 = timed_map(ex, tasks) / n
+        local1 = timed_map(ex, tasks)[0] / n
     print(f"light dpsgd queries ({n}, distinct, alpha fixed): per query")
     print(f"  accountant in-process (certify_dpsgd + dumps): {1000 * direct:.2f} ms")
     print(f"  sweep runner in-process (parse argv, run, capture --out): {1000 * runner:.2f} ms "

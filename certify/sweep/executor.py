@@ -248,21 +248,21 @@ class DaskExecutor(Executor):
 
         def submit(count: int) -> list:
             nonlocal nxt
-            futs = []
-            for i in range(nxt, min(nxt + count, len(items))):
-                f = self.client.submit(fn, items[i], pure=False)
-                index[f.key] = i
-                futs.append(f)
+            chunk = items[nxt:nxt + count]
+            futs = self.client.map(fn, chunk, pure=False) if chunk else []
+            for k, f in enumerate(futs):
+                index[f.key] = nxt + k
             nxt += len(futs)
             return futs
 
-        stream = distributed.as_completed(submit(self.WINDOW), loop=self.client.loop)
-        for fut in stream:
+        # results are fetched by the client's event loop as tasks finish (no round trip per result from here)
+        stream = distributed.as_completed(submit(self.WINDOW), loop=self.client.loop, with_results=True,
+                                          raise_errors=False)
+        for fut, result in stream:
             i = index.pop(fut.key)
-            if fut.status == "finished":
-                result, error = fut.result(), None
-            else:
-                err = fut.exception()
+            error = None
+            if fut.status != "finished":
+                err = result[1] if isinstance(result, tuple) and len(result) == 3 else result
                 result, error = None, " ".join(f"{type(err).__name__}: {err}".split())
             fut.release()
             for f in submit(1):
