@@ -108,3 +108,10 @@ def double_or_die(x):
         os._exit(9)
     time.sleep(0.02)
     return 2 * x
+
+
+def double_or_raise(x):
+    """For the executor tests: a task that raises is reported as an error on its item, the others complete."""
+    if x == "bad":
+        raise ValueError("no double for 'bad'")
+    return 2 * x

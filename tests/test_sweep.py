@@ -20,7 +20,7 @@ from certify.sweep import runner
 from certify.sweep.commands import COLUMNS, headline
 from certify.sweep.executor import LocalExecutor, dask_available, make_executor
 from certify.verify import verify_text
-from sweep_helpers import ROOT, double_or_die, renyi_rows, sweep, write_csv
+from sweep_helpers import ROOT, double_or_die, double_or_raise, renyi_rows, sweep, write_csv
 
 MIXED = [  # good rows of several certifying commands, then bad rows of every kind
     {"command": "dpsgd", "sampling_rate": "0.01", "noise_multiplier": "2", "steps": "1000", "delta": "1e-6",
@@ -200,6 +200,16 @@ def test_local_pool_reports_an_item_that_kills_its_worker():
     assert set(res) == set(range(len(items)))
     assert res[2][0] is None and "died" in res[2][1]
     assert all(res[i] == (2 * items[i], None) for i in range(len(items)) if i != 2)
+
+
+@pytest.mark.parametrize("kind", ["local", "dask"])
+def test_a_raising_task_is_an_error_on_its_item(kind):
+    if kind == "dask" and not dask_available():
+        pytest.skip("dask is not installed")
+    items = [1, "bad", 3, 4]
+    with make_executor(kind, 2) as ex:
+        res = {i: (r, e) for i, r, e in ex.map_unordered(double_or_raise, items)}
+    assert res == {0: (2, None), 1: (None, "ValueError: no double for 'bad'"), 2: (6, None), 3: (8, None)}
 
 
 def test_make_executor_choices():
