@@ -154,6 +154,14 @@ class Progress:
 # the command
 # ----------------------------------------------------------------------------------------------------------
 def run(args) -> int:
+    try:
+        return _sweep(args)
+    except KeyboardInterrupt:  # before the queries run (reading, verifying present certificates, starting Dask)
+        sys.stderr.write("sweep: interrupted; rerun the same command to complete the sweep\n")
+        return EXIT_INTERRUPTED
+
+
+def _sweep(args) -> int:
     out_dir = args.out
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise InputError("--out", f"{out_dir} exists and is not a folder")
