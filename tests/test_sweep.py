@@ -176,6 +176,22 @@ def test_runner_reports_errors_as_one_line():
     assert out.status == "error" and "no certificate" in out.error
 
 
+def test_headline_is_found_generically():
+    q = {"rho": {"upper": "1e-3"}, "epsilon": {"upper": "2.436693804e0"}, "delta": {"upper": "5e-8"}}
+    claims = [{"statement": "N = 3 satisfies (7)", "holds": True},
+              {"statement": "the release is (1, 5.17e-8)-DP", "holds": True},
+              {"statement": "the release is (1, 1e-9)-DP", "holds": False}]
+    doc = {"quantities": q, "claims": claims}
+    assert headline(json.dumps(doc)) == "epsilon <= 2.436693804e0"
+    assert headline(json.dumps({**doc, "conclusion": {"statement": "the run is (2.44, 1e-6)-DP"}})) == \
+        "the run is (2.44, 1e-6)-DP"
+    del q["epsilon"]
+    assert headline(json.dumps(doc)) == "the release is (1, 5.17e-8)-DP"
+    assert headline(json.dumps({"quantities": q, "claims": claims[:1]})) == "rho <= 1e-3"
+    assert headline(json.dumps({"quantities": {}, "claims": claims[:1]})) == "N = 3 satisfies (7)"
+    assert headline("not json") == headline("[]") == ""
+
+
 # ---------------------------------------------------------------------------------------------- executors
 
 

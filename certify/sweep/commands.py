@@ -30,8 +30,10 @@ from .queries import read_queries
 SUMMARY = "summary.csv"
 COLUMNS = ("row", "command", "certificate", "status", "result", "error")
 SUCCESS = ("ok", "stopped-early")
-#: quantities read as the headline result of a certificate, first found wins (its certified upper bound)
-HEADLINE = ("epsilon", "epsilon_upper", "rho", "delta_N", "delta", "renyi_alpha", "delta_gaussian")
+#: the headline result of a certificate: its privacy epsilon if it has one (certified upper bound), ...
+PRIVACY_QUANTITIES = ("epsilon", "epsilon_upper")
+#: ... else its last proved "(eps, delta)-DP" claim, else the first of these quantities, else its last proved claim
+OTHER_QUANTITIES = ("rho", "delta_N", "delta", "renyi_alpha", "delta_gaussian")
 EXIT_FAILED_ROWS, EXIT_INTERRUPTED = 1, 130
 
 _DESCRIPTION = """\
@@ -73,8 +75,9 @@ def register(sub) -> None:
 # results
 # ----------------------------------------------------------------------------------------------------------
 def headline(text: str) -> str:
-    """The result a summary row shows: the certificate's conclusion if it states one, else the certified
-    upper bound of its main quantity (the ``upper`` decimal as recorded), else its last proved claim."""
+    """The result a summary row shows, found without knowing the command: the certificate's ``conclusion``
+    if it states one; else the recorded ``upper`` decimal (outward-rounded) of its epsilon; else its last
+    proved claim that the release is DP; else the upper decimal of its main quantity; else its last proved claim."""
     try:
         doc = json.loads(text)
     except json.JSONDecodeError:
@@ -86,13 +89,20 @@ def headline(text: str) -> str:
         conclusion = conclusion.get("statement")
     if isinstance(conclusion, str) and conclusion.strip():
         return " ".join(conclusion.split())
-    quantities = doc.get("quantities") or {}
-    for name in HEADLINE:
-        q = quantities.get(name)
-        if isinstance(q, dict) and isinstance(q.get("upper"), str):
-            return f"{name} <= {q['upper']}"
-    proved = [c.get("statement", "") for c in doc.get("claims") or [] if isinstance(c, dict) and c.get("holds")]
-    return " ".join(str(proved[-1]).split()) if proved else ""
+    quantities = doc.get("quantities") if isinstance(doc.get("quantities"), dict) else {}
+
+    def bound(names):
+        for name in names:
+            q = quantities.get(name)
+            if isinstance(q, dict) and isinstance(q.get("upper"), str):
+                return f"{name} <= {q['upper']}"
+        return ""
+
+    claims = doc.get("claims") if isinstance(doc.get("claims"), list) else []
+    proved = [" ".join(str(c.get("statement", "")).split()) for c in claims if isinstance(c, dict) and c.get("holds")]
+    dp = [c for c in proved if ")-DP" in c]
+    return bound(PRIVACY_QUANTITIES) or (dp[-1] if dp else "") or bound(OTHER_QUANTITIES) or \
+        (proved[-1] if proved else "")
 
 
 def _csv_line(values) -> str:
