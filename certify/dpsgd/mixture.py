@@ -48,6 +48,13 @@ has a closed-form rigorous bound here (no adaptive quadrature, no complex-ball e
                          decreases for v >= 0): <= p^(1-alpha) e^((alpha-1)(beta^2/2 - beta b)) G(b) Q(b);
                          and when b >= alpha beta/2 also (D >= 1-p, phi(v - k beta/2) decreasing)
                          <= (1-p)^(1-alpha) F(0) Q(b - alpha beta/2). The smaller one is used.
+    left, tangent form (for p near 1, where (1-p)^(1-alpha) is astronomically loose): v -> log D(v) is convex,
+                         so log D(v) >= log D(a) + beta theta_a (v - a) for every v, theta_a = p e^(beta a - beta^2/2)/D(a)
+                         (the tangent at a, i.e. the weighted AM-GM bound of :mod:`certify.dpsgd.curvature` point 1).
+                         Hence f <= D(a)^(1-alpha) e^((alpha-1) beta theta_a a) sum_k coef_k e^(s_k^2/2) phi(v - s_k),
+                         s_k = beta (k/2 - (alpha-1) theta_a). Each term is increasing on v <= a when a <= s_k (left sum
+                         <= e^(s_k^2/2) Q(s_k - a)); otherwise it is unimodal and its left sum is <= its integral plus
+                         h times its maximum, <= e^(s_k^2/2) (1 + h/sqrt(2 pi)). The smaller of the two left bounds is used.
     Q(x) = Phi(-x) is bounded above by Mills' ratio phi(x)/x (x > 0) or 1/2 (x >= 0).
 
   Hence F_lower = max(h S - E_disc, h S/(1+eps)) (rounded down, and at least 1 since a Rényi divergence
@@ -223,16 +230,31 @@ class _Integrand:
             r *= r_step
         return S
 
-    def tail_bound(self, a: fmpq, b: fmpq) -> arb:
+    def tail_bound(self, a: fmpq, b: fmpq, h: fmpq) -> arb:
         """Rigorous upper bound on h sum of f over the nodes v < a and v > b (module docstring), a <= 0 <= b."""
         c, al = self.c, self.alpha
         ab, bb = ball(a), ball(b)
         left = c.q_pow_1ma * self.G(ab).min(c.F0) * Q_upper(-ab)
+        left = left.min(self._left_tangent(ab, ball(h)))
         right = c.p_pow_1ma * ((al - 1) * (self.beta2 / 2 - self.beta * bb)).exp() * self.G(bb) * Q_upper(bb)
         shift = bb - al * self.beta / 2
         if shift >= 0:  # decided in balls: only then is phi(v - k beta/2) decreasing past b for every k
             right = right.min(c.q_pow_1ma * c.F0 * Q_upper(shift))
         return left + right
+
+    def _left_tangent(self, ab: arb, hb: arb) -> arb:
+        """The tangent form of the left tail bound (module docstring): log D >= its tangent at a (ball; upper bound)."""
+        al1 = self.alpha - 1
+        w = self.pp * (self.beta * ab).exp()          # p e^(beta a - beta^2/2)
+        Da = self.q + w
+        theta = w / Da
+        tot = arb(0)
+        peak = 1 + hb * self.c.inv_sqrt_2pi
+        for k, ck in enumerate(self.coef):
+            s = self.beta * (arb(k) / 2 - al1 * theta)
+            tail = Q_upper(s - ab) if ab <= s else peak
+            tot += ck * (s * s / 2).exp() * tail
+        return Da ** (-al1) * (al1 * self.beta * theta * ab).exp() * tot
 
     def discretisation_bound(self, h: fmpq, strip: fmpq) -> tuple[arb, arb]:
         """(E_disc, eps): |T_h - F| <= E_disc = 2M/(e^(2 pi c/h) - 1) with M = e^(c^2/2) ((1-p) s)^(1-alpha) F(0),
@@ -415,7 +437,7 @@ def point_bounds(prob: Problem, u: fmpq, rule: Rule | None) -> PointBound:
     f = _integrand(prob, u, ctx.prec)
     hb = ball(rule.h)
     S = hb * f.node_sum(rule)
-    tails = f.tail_bound(rule.a, rule.b)
+    tails = f.tail_bound(rule.a, rule.b, rule.h)
     disc, eps = f.discretisation_bound(rule.h, rule.strip)
     if not (S.is_finite() and tails.is_finite() and disc.is_finite()):
         raise UndecidedError(f"point bound at u = {u}: a bound is not finite")
