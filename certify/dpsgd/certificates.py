@@ -13,7 +13,9 @@ Quantities (every ball contains the exact value; ``lower``/``upper`` round outwa
   ``rho``             [max J-lower found, max over leaves of the key] (5);
   ``alpha``           the Rényi order (exact integer);
   ``epsilon``         (6) evaluated with the ball ``rho``: its upper endpoint is the certified epsilon.
-Claims: Proposition 2 (a) ((19)) or (b), when the certificate uses it to skip the search.
+  ``c2(1/2)``, ``remainder``, ``p2_term``  the small-p route (:mod:`certify.dpsgd.small_p`, method "small-p").
+Claims: Proposition 2 (a) ((19)) or (b), when the certificate uses it to skip the search; ``small_p``
+(p^2 c2(1/2) > R) for the small-p route.
 """
 from __future__ import annotations
 
@@ -26,10 +28,11 @@ from .curvature import LEVELS, interval_key, kappa_neg
 from .mixture import J_zero, Rule, check_rule, point_bounds
 from .problem import Problem, parse_alpha, parse_p, parse_sigma
 from .search import HALF, SearchResult, prop2a_sides, prop2b_sides
+from .small_p import small_p_bounds
 
 KIND_RHO = "dpsgd/rho-bok"
 KIND_RENYI = "dpsgd/renyi-bok"
-METHODS = ("prop2a", "prop2b", "branch-and-bound")
+METHODS = ("prop2a", "prop2b", "small-p", "branch-and-bound")
 
 
 # --------------------------------------------------------------------------------------------
@@ -145,6 +148,19 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
             raise InputError("witnesses", "the certificate uses Proposition 2 (a) but (19) fails")
         rho = J0
         facts.update(u_star="0", leaf=(fmpq(0), HALF))
+    elif res.method == "small-p":
+        if res.leaves != [(fmpq(0), HALF)]:
+            raise InputError("witnesses", "small-p certificates have the single leaf [0, 1/2]")
+        sp = small_p_bounds(prob)
+        ev.add("c2(1/2)", sp["c2"], "Prop. 5", "p^2 coefficient of F(1/2) - 1: alpha(alpha-1) e^(Delta^2/2) expm1(Delta^2/2)")
+        ev.add("remainder", sp["R"], "small_p", "R >= |F(u) - 1 - p^2 c2(u)| for all u (third-order Taylor remainder)")
+        ev.add("p2_term", sp["main"], "Prop. 5", "p^2 c2(1/2)")
+        holds = ev.claim("small_p", "the p^2 term exceeds the remainder: p^2 c2(1/2) > R (so rho >= 0 is bounded below)",
+                         "p2_term", ">", "remainder", "small_p")
+        if not holds:
+            raise InputError("witnesses", "the certificate uses the small-p route but p^2 c2(1/2) > R fails")
+        rho = sp["rho_lo"].union(sp["rho_hi"])
+        facts.update(u_star="1/2", leaf=(fmpq(0), HALF))
     elif res.method == "prop2b":
         sides = prop2b_sides(prob)
         if sides is None:

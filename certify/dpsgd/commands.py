@@ -56,6 +56,8 @@ def _where(out) -> str:
     f = out.facts
     if f["method"] == "prop2a":
         return "u = 0 (Proposition 2 (a), (19), proved in balls: no search)"
+    if f["method"] == "small-p":
+        return "u = 1/2 (small-p route: p^2 term of Proposition 5 with a rigorous third-order remainder, no search)"
     if f["method"] == "prop2b":
         return f"u = {f['u_star']} (Proposition 2 (b) proved in balls: only u = 0 and u = 1/2 evaluated)"
     l, r = f["leaf"]

@@ -145,6 +145,11 @@ class _Consts:
         self.f0_terms = [self.binom[k] * self.q ** (al - k) * self.p ** k * (self.D2 * (k * (k - 1)) / 2).exp()
                          for k in range(al + 1)]
         self.F0 = sum(self.f0_terms[1:], self.f0_terms[0])
+        # F(0) - 1 without cancellation: sum_k C(alpha,k)(1-p)^(alpha-k) p^k = 1, so
+        # F(0) - 1 = sum_(k>=2) C(alpha,k)(1-p)^(alpha-k) p^k expm1(k(k-1) Delta^2/2), every term >= 0
+        self.F0m1 = sum((self.binom[k] * self.q ** (al - k) * self.p ** k * (self.D2 * (k * (k - 1)) / 2).expm1()
+                         for k in range(3, al + 1)), self.binom[2] * self.q ** (al - 2) * self.p ** 2 * self.D2.expm1())
+        self.J0 = self.F0m1.log1p() / (al - 1)
         self.inv_sqrt_2pi = 1 / (2 * arb.pi()).sqrt()
         self.q_pow_1ma = self.q ** (1 - al)
         self.p_pow_1ma = self.p ** (1 - al)
@@ -169,8 +174,9 @@ def F_zero(prob: Problem) -> arb:
 
 
 def J_zero(prob: Problem) -> arb:
-    """J(0) = log F(0) / (alpha - 1): ball containing the exact value."""
-    return F_zero(prob).log() / (prob.alpha - 1)
+    """J(0) = log F(0) / (alpha - 1) = log1p(F(0) - 1)/(alpha - 1), with F(0) - 1 summed as non-negative terms
+    (no cancellation: the ball's relative width does not grow as p -> 0): ball containing the exact value."""
+    return consts(prob).J0
 
 
 # --------------------------------------------------------------------------------------------
@@ -431,7 +437,7 @@ def point_bounds(prob: Problem, u: fmpq, rule: Rule | None) -> PointBound:
         raise InputError("u", f"must be in [0, 1/2], got {u}")
     if u == 0:
         F0 = F_zero(prob)
-        J0 = F0.log() / (prob.alpha - 1)
+        J0 = J_zero(prob)
         return PointBound(u, None, F0, F0, J0, J0, arb(0), arb(0))
     check_rule(rule)
     f = _integrand(prob, u, ctx.prec)

@@ -6,6 +6,9 @@
 * Proposition 2 (b): sigma^2 > alpha and
   p/(1-p) exp(2/sigma^2 + 6/(sigma^2-alpha)) (3 + ((12 sqrt2 + 8) alpha + 8 sqrt2 - 8)/(sigma^2-alpha)) <= 1
   (the last display of its proof, App. A.3) implies the maximum is at u = 0 or u = 1/2.
+* The small-p route (:mod:`certify.dpsgd.small_p`): rho = log1p(p^2 c2(1/2) +- R)/(alpha-1) with the p^2 term
+  of Proposition 5 and a rigorous third-order remainder R, used when its width is at most gamma (tiny p, where
+  the point bounds would lose F - 1 = O(p^2) to rounding). No search, no witness beyond the method.
 * Otherwise the branch-and-bound of Appendix B.2 with the key Q(l, r) of (37), point bounds of B.3.1
   (:mod:`certify.dpsgd.mixture`) and the one-sided curvature bound kappa_neg >= max(0, -J'') (B.3.2
   sharpened, :mod:`certify.dpsgd.curvature`; 0 on leaves where J is proven convex). It stops when the
@@ -31,11 +34,14 @@ from ..balls import Tri, UndecidedError, arb, ball, compare, ctx, fmpq
 from .curvature import interval_key, kappa_neg, theta_choice
 from .mixture import PointBound, Rule, choose_rule, point_bounds, J_zero
 from .problem import Problem
+from .small_p import small_p_bounds
 
 HALF = fmpq(1, 2)
 #: default gamma relative to J(0): small enough that T * gamma never moves a printed epsilon.
 GAMMA_REL = fmpq(1, 10 ** 7)
 MAX_EVALUATIONS = 4000
+#: the small-p route is tried only below this p (above it its remainder is never below gamma)
+SMALL_P_MAX = fmpq(1, 1000)
 #: intervals narrower than this are not split further
 MIN_WIDTH = fmpq(1, 2 ** 40)
 
@@ -141,6 +147,16 @@ class _Evaluator:
         return interval_key(self.hi(l), self.hi(r), kap, l, r)
 
 
+def small_p_applies(prob: Problem, gamma: fmpq) -> bool:
+    """The small-p route (:mod:`certify.dpsgd.small_p`) is used when p <= SMALL_P_MAX and its width is <= gamma."""
+    if not prob.p <= SMALL_P_MAX:
+        return False
+    b = small_p_bounds(prob)
+    if b["rho_lo"] is None:
+        return False
+    return b["rho_hi"].upper().fmpq() - b["rho_lo"].lower().fmpq() <= gamma
+
+
 def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = True) -> SearchResult:
     """Certify rho(alpha, p, Delta) (5): shortcut by Prop. 2 when it holds, else branch-and-bound (B.2)."""
     if gamma is None:
@@ -151,6 +167,8 @@ def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = T
         if compare(lhs, ">=", rhs) is Tri.TRUE:
             ev(fmpq(0))
             return SearchResult("prop2a", gamma, [(fmpq(0), HALF)], {}, fmpq(0), 1, 1)
+        if small_p_applies(prob, gamma):
+            return SearchResult("small-p", gamma, [(fmpq(0), HALF)], {}, HALF, 0, 1)
         sides = prop2b_sides(prob)
         if sides is not None and compare(sides[0], "<=", sides[1]) is Tri.TRUE:
             ev(fmpq(0))
