@@ -18,6 +18,8 @@ from .balls import InputError, UndecidedError
 from .certificate import Certificate
 
 EXIT_INPUT, EXIT_UNDECIDED, EXIT_REJECTED = 2, 3, 4
+#: a search stopped early at its budget: the bound is valid but looser than its tolerance
+EXIT_STOPPED_EARLY = 6
 
 # packages whose commands.register(subparsers) adds sub-commands, in --help order
 COMMAND_MODULES = ["certify.objpert.commands", "certify.dpsgd.commands", "certify.referee.commands",

@@ -14,6 +14,8 @@ Quantities (every ball contains the exact value; ``lower``/``upper`` round outwa
   ``alpha``           the Rényi order (exact integer);
   ``epsilon``         (6) evaluated with the ball ``rho``: its upper endpoint is the certified epsilon.
   ``c2(1/2)``, ``remainder``, ``p2_term``  the small-p route (:mod:`certify.dpsgd.small_p`, method "small-p").
+  ``search_gap``      max leaf key - J-lower(u*) (branch-and-bound); its equation text says "STOPPED EARLY"
+                      when it exceeds gamma (the search hit its budget; witness ``stopped_early``, re-derived).
 Claims: Proposition 2 (a) ((19)) or (b), when the certificate uses it to skip the search; ``small_p``
 (p^2 c2(1/2) > R) for the small-p route.
 """
@@ -27,7 +29,7 @@ from ..verify import register
 from .curvature import LEVELS, interval_key, kappa_neg
 from .mixture import J_zero, Rule, check_rule, point_bounds
 from .problem import Problem, parse_alpha, parse_p, parse_sigma
-from .search import HALF, SearchResult, prop2a_sides, prop2b_sides
+from .search import HALF, Budget, SearchResult, prop2a_sides, prop2b_sides
 from .small_p import small_p_bounds
 
 KIND_RHO = "dpsgd/rho-bok"
@@ -55,6 +57,9 @@ def witness_json(res: SearchResult, keys: list | None = None) -> dict:
         # per leaf, the curvature level and the theta_k (numerators over 2^40) of its sums (42'),
         # so the checker never chooses
         "curvature": [{"level": lev, "thetas": list(t)} for lev, t in zip(res.levels, res.thetas)],
+        # the branch-and-bound stopped at its budget before its gap reached gamma (re-derived by the checker)
+        "stopped_early": bool(res.stopped_early),
+        **({"budget": {**res.budget.to_json(), "stopped_by": res.stopped_by}} if res.budget is not None else {}),
     }
 
 
@@ -92,6 +97,17 @@ def witness_from_json(w: dict) -> SearchResult:
     res = SearchResult(method, gamma, leaves, rules, u_lower, thetas=[tuple(c["thetas"]) for c in curv],
                        levels=[c.get("level") for c in curv])
     res.recorded_bounds = bounds
+    stopped = w.get("stopped_early", False)
+    if not isinstance(stopped, bool):
+        raise InputError("witnesses", f"stopped_early must be true or false, got {stopped!r}")
+    res.recorded_stopped_early = stopped
+    b = w.get("budget")
+    if b is not None:
+        if not isinstance(b, dict):
+            raise InputError("witnesses", "budget must be an object")
+        res.budget = Budget(exact_int(b.get("max_evaluations"), "budget.max_evaluations"),
+                            exact(b.get("max_seconds"), "budget.max_seconds"))
+        res.stopped_by = str(b.get("stopped_by", ""))
     return res
 
 
@@ -152,10 +168,12 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
         if res.leaves != [(fmpq(0), HALF)]:
             raise InputError("witnesses", "small-p certificates have the single leaf [0, 1/2]")
         sp = small_p_bounds(prob)
-        ev.add("c2(1/2)", sp["c2"], "Prop. 5", "p^2 coefficient of F(1/2) - 1: alpha(alpha-1) e^(Delta^2/2) expm1(Delta^2/2)")
-        ev.add("remainder", sp["R"], "small_p", "R >= |F(u) - 1 - p^2 c2(u)| for all u (third-order Taylor remainder)")
+        ev.add("c2(1/2)", sp["c2"], "Prop. 5",
+               "p^2 coefficient of F(1/2) - 1: alpha(alpha-1) e^(Delta^2/2) expm1(Delta^2/2)")
+        ev.add("remainder", sp["R"], "small_p",
+               "R >= |F(u) - 1 - p^2 c2(u)| for all u (third-order Taylor remainder)")
         ev.add("p2_term", sp["main"], "Prop. 5", "p^2 c2(1/2)")
-        holds = ev.claim("small_p", "the p^2 term exceeds the remainder: p^2 c2(1/2) > R (so rho >= 0 is bounded below)",
+        holds = ev.claim("small_p", "the p^2 term exceeds the remainder: p^2 c2(1/2) > R (rho is bounded below)",
                          "p2_term", ">", "remainder", "small_p")
         if not holds:
             raise InputError("witnesses", "the certificate uses the small-p route but p^2 c2(1/2) > R fails")
@@ -209,8 +227,20 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
         imax = max(range(len(keys)), key=lambda i: keys[i])
         top = ball(keys[imax])
         rho = jl.union(top)
+        gap = keys[imax] - jl.lower().fmpq()
+        # "stopped early" is re-derived here, never taken from the witness: the gap exceeds gamma
+        stopped = not gap <= res.gamma
+        rec = getattr(res, "recorded_stopped_early", None)
+        if rec is not None and rec is not stopped:
+            raise InputError("witnesses", f"stopped_early is recorded as {str(rec).lower()} but the leaves give a gap "
+                             f"{upper_decimal(gap, 3)} {'>' if stopped else '<='} gamma = {exact_str(res.gamma)}")
+        res.stopped_early = stopped
+        ev.add("search_gap", ball(gap),
+               "(37) gap > gamma: STOPPED EARLY at its budget" if stopped else "(37) gap <= gamma",
+               "max leaf key - J-lower(u*): the branch-and-bound's final gap (stopped early when > gamma; "
+               "the bound is valid either way)")
         facts.update(u_star=exact_str(res.u_lower), leaf=res.leaves[imax], point=pbl,
-                     gap=keys[imax] - jl.lower().fmpq(), leaves=len(res.leaves), keys=keys)
+                     gap=gap, leaves=len(res.leaves), keys=keys, stopped_early=stopped)
     ev.add("rho", rho, "(5)", "one-step Rényi bound rho(alpha, p, 2/sigma) = max_u J(u)")
     ev.add("alpha", arb(prob.alpha), "(5)", "Rényi order", integer=True)
     return facts

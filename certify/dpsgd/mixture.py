@@ -48,13 +48,14 @@ has a closed-form rigorous bound here (no adaptive quadrature, no complex-ball e
                          decreases for v >= 0): <= p^(1-alpha) e^((alpha-1)(beta^2/2 - beta b)) G(b) Q(b);
                          and when b >= alpha beta/2 also (D >= 1-p, phi(v - k beta/2) decreasing)
                          <= (1-p)^(1-alpha) F(0) Q(b - alpha beta/2). The smaller one is used.
-    left, tangent form (for p near 1, where (1-p)^(1-alpha) is astronomically loose): v -> log D(v) is convex,
-                         so log D(v) >= log D(a) + beta theta_a (v - a) for every v, theta_a = p e^(beta a - beta^2/2)/D(a)
-                         (the tangent at a, i.e. the weighted AM-GM bound of :mod:`certify.dpsgd.curvature` point 1).
+    left, tangent form (for p near 1, where (1-p)^(1-alpha) is astronomically loose): v -> log D(v) is convex, so
+                         log D(v) >= log D(a) + beta theta_a (v - a) for every v, theta_a = p e^(beta a - beta^2/2)/D(a)
+                         (the tangent at a: the weighted AM-GM bound of :mod:`certify.dpsgd.curvature` point 1).
                          Hence f <= D(a)^(1-alpha) e^((alpha-1) beta theta_a a) sum_k coef_k e^(s_k^2/2) phi(v - s_k),
-                         s_k = beta (k/2 - (alpha-1) theta_a). Each term is increasing on v <= a when a <= s_k (left sum
-                         <= e^(s_k^2/2) Q(s_k - a)); otherwise it is unimodal and its left sum is <= its integral plus
-                         h times its maximum, <= e^(s_k^2/2) (1 + h/sqrt(2 pi)). The smaller of the two left bounds is used.
+                         s_k = beta (k/2 - (alpha-1) theta_a). Each term is increasing on v <= a when a <= s_k
+                         (left sum <= e^(s_k^2/2) Q(s_k - a)); otherwise it is unimodal and its left sum is <= its
+                         integral plus h times its maximum, <= e^(s_k^2/2) (1 + h/sqrt(2 pi)). The smaller of the
+                         two left bounds is used.
     Q(x) = Phi(-x) is bounded above by Mills' ratio phi(x)/x (x > 0) or 1/2 (x >= 0).
 
   Hence F_lower = max(h S - E_disc, h S/(1+eps)) (rounded down, and at least 1 since a Rényi divergence
@@ -162,6 +163,29 @@ def _consts(prob: Problem, prec: int) -> _Consts:
 
 def consts(prob: Problem) -> _Consts:
     return _consts(prob, ctx.prec)
+
+
+#: most extra bits :func:`point_precision` adds (p so small that more is needed goes by the small-p route)
+MAX_EXTRA_BITS = 4096
+
+
+@lru_cache(maxsize=256)
+def extra_bits(prob: Problem) -> int:
+    """Extra working bits for the point bounds: about log2(1/(F(0) - 1)), so that F(u) - 1 = O(F(0) - 1) (of order
+    p^2 for small p) keeps ~ctx.prec significant bits although F(u) itself is computed. A deterministic function of
+    the exact inputs (F(0) - 1 at a fixed 64 bits, exact bit lengths), so producer and checker use the same value;
+    any value is valid (it only sets a precision)."""
+    with ctx.workprec(64):
+        lo = _consts(prob, 64).F0m1.lower().fmpq()
+    if not lo > 0:
+        return MAX_EXTRA_BITS
+    e = int(lo.q).bit_length() - int(lo.p).bit_length()
+    return max(0, min(MAX_EXTRA_BITS, e + 8))
+
+
+def point_precision(prob: Problem) -> int:
+    """Working precision of :func:`point_bounds`: the caller's ctx.prec plus :func:`extra_bits`."""
+    return ctx.prec + extra_bits(prob)
 
 
 def F_zero(prob: Problem) -> arb:
@@ -431,7 +455,8 @@ def point_bounds(prob: Problem, u: fmpq, rule: Rule | None) -> PointBound:
     """J-lower(u) <= J(u) <= J-upper(u) (B.3.1, trapezoidal scheme of the module docstring).
 
     ``rule`` is the trapezoidal rule (a witness; any well-formed rule is valid). At u = 0 the closed form is
-    used (rule ignored). Raises UndecidedError when a bound is not finite at this precision.
+    used (rule ignored). Raises UndecidedError when a bound is not finite at this precision. Evaluated at
+    :func:`point_precision` (F(u) - 1 may be of order p^2: the extra bits keep it resolved).
     """
     if not (0 <= u <= fmpq(1, 2)):
         raise InputError("u", f"must be in [0, 1/2], got {u}")
@@ -440,6 +465,11 @@ def point_bounds(prob: Problem, u: fmpq, rule: Rule | None) -> PointBound:
         J0 = J_zero(prob)
         return PointBound(u, None, F0, F0, J0, J0, arb(0), arb(0))
     check_rule(rule)
+    with ctx.workprec(point_precision(prob)):
+        return _point_bounds(prob, u, rule)
+
+
+def _point_bounds(prob: Problem, u: fmpq, rule: Rule) -> PointBound:
     f = _integrand(prob, u, ctx.prec)
     hb = ball(rule.h)
     S = hb * f.node_sum(rule)

@@ -21,18 +21,21 @@ Taylor's theorem in t with the Lagrange remainder, pointwise in Z, then expectat
 
 so F(u) = 1 + p^2 c2(u) + r(u) with c2(u) = alpha(alpha-1)/2 (e^(Delta^2) + e^(2u Delta^2) - 2 e^(u Delta^2)) and
 |r(u)| <= p^3/6 E sup_(t in [0, p]) |g'''(t)|. c2 increases in u (its derivative is
-alpha(alpha-1) Delta^2 e^(u Delta^2)(e^(u Delta^2) - 1) >= 0), so c2(1/2) = alpha(alpha-1) e^(Delta^2/2) expm1(Delta^2/2)
-is its maximum, and rho = log(1 + p^2 c2(1/2) + O(p^3))/(alpha-1) = alpha (e^(Delta^2) - e^(Delta^2/2)) p^2 + O(p^3):
-the first term of Proposition 5.
+alpha(alpha-1) Delta^2 e^(u Delta^2)(e^(u Delta^2) - 1) >= 0), so
+c2(1/2) = alpha(alpha-1) e^(Delta^2/2) expm1(Delta^2/2) is its maximum, and
+rho = log(1 + p^2 c2(1/2) + O(p^3))/(alpha-1) = alpha (e^(Delta^2) - e^(Delta^2/2)) p^2 + O(p^3): the first term
+of Proposition 5.
 
 The remainder. By Leibniz, g''' = sum_(i+j=3) C(3,i) (alpha)_i A^i U^(alpha-i) (1-alpha)_j B^j V^(1-alpha-j), with
 falling factorials (x)_i; |(1-alpha)_j| = (alpha-1) alpha ... (alpha+j-2) (rising), and (alpha)_i = 0 for i > alpha.
 For t in [0, p]: V >= 1 - p > 0 (B >= -1) and 1 - alpha - j < 0, so V^(1-alpha-j) <= (1-p)^(1-alpha-j);
-0 < U <= 1 + p e^X (A <= e^X) and alpha - i >= 0, so U^(alpha-i) <= (1 + p e^X)^(alpha-i) = sum_m C(alpha-i, m) p^m e^(mX);
+0 < U <= 1 + p e^X (A <= e^X) and alpha - i >= 0, so
+U^(alpha-i) <= (1 + p e^X)^(alpha-i) = sum_m C(alpha-i, m) p^m e^(mX);
 |A| <= max(1, e^X), so |A|^i <= 1 + e^(iX) (i >= 1; |A|^0 = 1), and likewise |B|^j <= 1 + e^(jY). Hence
 
     R := p^3/6 sum_(i+j=3, i<=alpha) C(3,i) (alpha)_i |(1-alpha)_j| (1-p)^(1-alpha-j)
-         sum_(r in {0, i}) sum_(s in {0, j}) sum_(m=0..alpha-i) C(alpha-i, m) p^m exp(Delta^2 a(a-1)/2 + Delta^2 s(a+s-1)/2)
+         sum_(r in {0, i}) sum_(s in {0, j}) sum_(m=0..alpha-i) C(alpha-i, m) p^m
+         exp(Delta^2 a(a-1)/2 + Delta^2 s(a+s-1)/2)
 
 with a = m + r (r = 0 only when i = 0; s = 0 only when j = 0) bounds |r(u)| for every u in [0, 1/2]: the exponent
 Delta^2 u s(a + s - 1) of the moment generating function is non-decreasing in u (s = 0, or s = j >= 1 and a + s >= 1),
