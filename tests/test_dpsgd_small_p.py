@@ -118,13 +118,13 @@ def test_p_1e_2200_against_proposition_5():
             assert _fmpq(lead * (1 - mp.mpf(10) ** -40)) <= hi and lo <= _fmpq(lead * (1 + mp.mpf(10) ** -40))
 
 
-@pytest.mark.parametrize("alpha,p,sigma", [(2, "1e-3", 2), (8, "1e-3", 3), (3, "1e-2", 2), (20, "1e-4", 1)])
+@pytest.mark.parametrize("alpha,p,sigma", [(2, "1e-3", 2), (8, "1e-3", 3), (3, "1e-2", 2), (4, "1e-3", 1)])
 def test_remainder_bounds_the_taylor_error(alpha, p, sigma):
     """|F(u) - 1 - p^2 c2(u)| <= R (small_p.remainder) at several u, F from the mpmath reference."""
     R = remainder(make_problem(str(alpha), p, str(sigma))).upper().fmpq()
     with mp.workdps(60):
         pp, D2 = mp.mpf(p), mp.mpf(4) / sigma ** 2
-        for u in (mp.mpf(0), mp.mpf(1) / 8, mp.mpf(1) / 3, mp.mpf(1) / 2):
+        for u in (mp.mpf(0), mp.mpf(1) / 3, mp.mpf(1) / 2):
             c2 = alpha * (alpha - 1) / mp.mpf(2) * (mp.exp(D2) + mp.exp(2 * u * D2) - 2 * mp.exp(u * D2))
             err = abs(F_ref(alpha, pp, sigma, u, 60) - 1 - pp ** 2 * c2)
             assert _fmpq(err) <= R, (alpha, p, sigma, u, err, float(R))

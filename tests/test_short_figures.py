@@ -89,9 +89,9 @@ def test_short_figures_are_on_the_safe_side(which, tmp_path):
     for name, side, fig in figs:
         lo, hi = _endpoints(doc, name)
         if side == "upper":
-            assert fig >= hi, f"{which}: upper figure {fig} for {name} is below the certified upper endpoint {float(hi)}"
+            assert fig >= hi, f"{which}: upper figure {fig} for {name} is below the certified upper end {float(hi)}"
         else:
-            assert fig <= lo, f"{which}: lower figure {fig} for {name} is above the certified lower endpoint {float(lo)}"
+            assert fig <= lo, f"{which}: lower figure {fig} for {name} is above the certified lower end {float(lo)}"
 
 
 def test_paper_rounding_is_labelled_and_not_the_headline(tmp_path):
