@@ -118,6 +118,16 @@ def test_p_1e_2200_against_proposition_5():
             assert _fmpq(lead * (1 - mp.mpf(10) ** -40)) <= hi and lo <= _fmpq(lead * (1 + mp.mpf(10) ** -40))
 
 
+def test_p_1e_2200_end_to_end():
+    """The CLI at p = 1e-2200 (rho ~ 1e-4399, whose exact text needs more than Python's default 4300 digits: the
+    dpsgd package raises that limit) is tight, and the checker re-checks it."""
+    args = ["rho", "--alpha", "2", "--sampling-rate", "1e-2200", "--noise-multiplier", "1"]
+    proc = subprocess.run([sys.executable, "-m", "certify", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "small-p route" in proc.stdout and "in [9.441818786e-4399, 9.441818787e-4399]" in proc.stdout
+
+
 @pytest.mark.parametrize("alpha,p,sigma", [(2, "1e-3", 2), (8, "1e-3", 3), (3, "1e-2", 2), (4, "1e-3", 1)])
 def test_remainder_bounds_the_taylor_error(alpha, p, sigma):
     """|F(u) - 1 - p^2 c2(u)| <= R (small_p.remainder) at several u, F from the mpmath reference."""

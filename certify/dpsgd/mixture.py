@@ -466,7 +466,10 @@ def point_bounds(prob: Problem, u: fmpq, rule: Rule | None) -> PointBound:
         return PointBound(u, None, F0, F0, J0, J0, arb(0), arb(0))
     check_rule(rule)
     with ctx.workprec(point_precision(prob)):
-        return _point_bounds(prob, u, rule)
+        pb = _point_bounds(prob, u, rule)
+    # back to the caller's precision (unary plus rounds outward: each ball still contains the exact value); J itself
+    # needs no extra bits, only F - 1 did, and short endpoints keep the exact text of the certificate short
+    return PointBound(u, rule, +pb.F_lo, +pb.F_hi, +pb.J_lo, +pb.J_hi, +pb.tails, +pb.disc)
 
 
 def _point_bounds(prob: Problem, u: fmpq, rule: Rule) -> PointBound:

@@ -33,6 +33,7 @@ re-evaluates exactly those and chooses nothing.
 from __future__ import annotations
 
 import heapq
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -197,6 +198,12 @@ def small_p_applies(prob: Problem, gamma: fmpq) -> bool:
         return False
     b = small_p_bounds(prob)
     if b["rho_lo"] is None:
+        return False
+    # a rho below ~10^-(limit - 100) cannot be written as exact text under Python's int-to-str digit limit
+    # (sys.set_int_max_str_digits; 4300 by default): decline rather than crash while serialising; the CLI
+    # lifts the limit (NOTES-rho15.md), which makes the route reach p ~ 1e-2200 and below
+    limit = sys.get_int_max_str_digits()
+    if limit and not b["main"] > arb(10) ** (100 - limit):
         return False
     return b["rho_hi"].upper().fmpq() - b["rho_lo"].lower().fmpq() <= gamma
 
