@@ -17,8 +17,7 @@ import tempfile
 from . import __version__
 from .balls import InputError, UndecidedError
 from .certificate import Certificate
-
-EXIT_INPUT, EXIT_UNDECIDED, EXIT_REJECTED = 2, 3, 4
+from .exits import EXIT_INPUT, EXIT_STOPPED_EARLY, EXIT_UNDECIDED  # noqa: F401  (re-exported)
 
 # packages whose commands.register(subparsers) adds sub-commands, in --help order
 COMMAND_MODULES = ["certify.objpert.commands", "certify.dpsgd.commands", "certify.referee.commands",

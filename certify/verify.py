@@ -16,7 +16,9 @@ Verdicts (``Report.exit_code``):
   or conclusion differs from its re-derivation;
 * **5** consistent, but it proves nothing: an input is outside the range its theorem admits (a
   hypothesis fails: the validator names the parameter), or some conclusion does not hold because its
-  claim or one of its hypotheses is false. The message names the failed hypothesis or conclusion.
+  claim or one of its hypotheses is false. The message names the failed hypothesis or conclusion;
+* **6** consistent and every conclusion holds, but a search behind it stopped at its budget before
+  reaching its tolerance (``search_met_gamma`` is false): the bound is valid, only looser than asked.
 
 What is compared, for the certificate to be consistent:
 
@@ -60,10 +62,13 @@ from .certificate import (
     digest_of, load,
 )
 
+from .exits import EXIT_INCONSISTENT, EXIT_NOT_PROVED, EXIT_OK, EXIT_STOPPED_EARLY  # noqa: F401
+
 Evaluator = Callable[[dict, dict], Evaluation]
 Validator = Callable[[dict], object]
 
-EXIT_OK, EXIT_INCONSISTENT, EXIT_NOT_PROVED = 0, 4, 5
+#: claims that, when false in a consistent certificate, mean a search stopped early (exit 6)
+STOPPED_EARLY_CLAIMS = ("search_met_gamma",)
 MIN_PRECISION = 53
 
 # kind prefix -> module that registers its evaluators on import
@@ -125,6 +130,8 @@ class Report:
     #: a hypothesis on the inputs failed (the validator's message)
     hypothesis_failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: a search behind the certificate stopped at its budget before its tolerance (valid, looser bound)
+    stopped_early: bool = False
 
     def good(self, msg: str) -> None:
         self.checked.append(msg)
@@ -155,7 +162,9 @@ class Report:
     def exit_code(self) -> int:
         if not self.consistent:
             return EXIT_INCONSISTENT
-        return EXIT_OK if self.proved else EXIT_NOT_PROVED
+        if not self.proved:
+            return EXIT_NOT_PROVED
+        return EXIT_STOPPED_EARLY if self.stopped_early else EXIT_OK
 
 
 def check_precision(precision, name: str = "--precision") -> int:
@@ -234,6 +243,8 @@ def verify_document(doc: dict, precision: int | None = None) -> Report:
     _compare_quantities(doc, ev, evs, rep)
     _compare_claims(doc, ev, evs, rep)
     _compare_conclusions(doc, ev, rep)
+    # a branch-and-bound that stopped at its budget: the claim "gap <= gamma" is re-derived false
+    rep.stopped_early = any(c.name in STOPPED_EARLY_CLAIMS and not c.holds for c in ev.claims)
     ev_rec = evs.fallback() or ev
     if doc["budget"] != ev_rec.budget:
         keys = set(doc["budget"]) | set(ev_rec.budget)

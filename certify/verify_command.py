@@ -14,7 +14,7 @@ import sys
 
 from .balls import InputError
 from .certificate import MAX_BYTES, MAX_PRECISION
-from .verify import EXIT_INCONSISTENT, EXIT_OK, check_precision, verify_text
+from .verify import EXIT_INCONSISTENT, EXIT_OK, EXIT_STOPPED_EARLY, check_precision, verify_text
 
 
 def register(sub) -> None:
@@ -71,6 +71,9 @@ def run(args) -> int:
     code = rep.exit_code
     if code == EXIT_OK:
         print(f"VERIFIED: every conclusion holds; {len(rep.checked)} items re-derived and in agreement ({args.file})")
+    elif code == EXIT_STOPPED_EARLY:
+        print(f"VERIFIED, but the search STOPPED EARLY at its budget: every conclusion holds (the bound is valid, "
+              f"looser than its tolerance gamma); {len(rep.checked)} items re-derived ({args.file})")
     elif code == EXIT_INCONSISTENT:
         first = next((p for p in rep.problems), "")
         print(f"REJECTED: inconsistent certificate, {len(rep.problems)} problem(s), first: {first} ({args.file})",

@@ -4,8 +4,16 @@ Modules follow the paper: :mod:`.problem` (inputs of (5)), :mod:`.mixture` (poin
 :mod:`.curvature` (kappa, B.3.2), :mod:`.search` (Proposition 2 and branch-and-bound, B.2),
 :mod:`.estimate` (float estimates to choose alpha, Proposition 3), :mod:`.accountant`
 (Corollary 1 / (6), memo and disk cache), :mod:`.certificates` (kinds `dpsgd/rho-bok` and
-`dpsgd/renyi-bok` and their checker evaluators), :mod:`.commands` (`certify rho`, `certify dpsgd`).
+`dpsgd/renyi-bok` and their checker evaluators), :mod:`.commands` (`certify rho`, `certify dpsgd`),
+:mod:`.small_p` (the p^2 term of Proposition 5 with a rigorous remainder, for tiny p).
 """
+import sys
+
+# rho is of order p^2: at p = 1e-2200 it is ~1e-4400, whose exact dyadic endpoints need ~4500 decimal digits in the
+# certificate's exact text, beyond Python's default int-to-str limit of 4300 digits (a ValueError, i.e. a crash).
+# Raise the limit (bounded: 100000 digits still refuses absurd conversions) for producer and checker alike.
+if 0 < sys.get_int_max_str_digits() < 100_000:
+    sys.set_int_max_str_digits(100_000)
 from . import certificates  # noqa: F401  (registers the checker evaluators)
 from .baselines import certificates as _baseline_certificates  # noqa: F401,E402  (dpsgd/renyi-wang, -birrell)
 from ..poisson import certificates as _poisson_certificates  # noqa: F401,E402  (dpsgd/renyi-poisson)

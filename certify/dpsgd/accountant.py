@@ -25,7 +25,7 @@ from ..balls import InputError, ctx, escalate, exact_str, fmpq, upper_decimal
 from ..certificate import Certificate, Evaluation
 from .certificates import (
     KIND_RENYI, KIND_RHO, REPORT_DIGITS, conclude_dp, conclude_rho, evaluate_renyi, evaluate_rho, fixed_size_inputs,
-    parse_delta, parse_gamma, parse_steps, witness_from_json, witness_json,
+    method_hypotheses, parse_delta, parse_gamma, parse_steps, witness_from_json, witness_json,
 )
 from .estimate import choose_alpha
 from .problem import Problem, parse_alpha, parse_p, parse_sigma
@@ -71,6 +71,7 @@ def find_rho_witness(prob: Problem, gamma: fmpq | None = None, cache_dir: str | 
 
     Returns (witness, source) with source in {"memo", "disk", "search"}. A disk witness is not
     trusted: the caller evaluates it with the checker's evaluator (which rejects a bad one).
+    A search that stopped early at its budget is never reused (a later call may have a larger budget).
     """
     prec = ctx.prec
     mkey = (prob, gamma, prec)
@@ -80,9 +81,11 @@ def find_rho_witness(prob: Problem, gamma: fmpq | None = None, cache_dir: str | 
     dkey = _disk_key(prob, gamma, prec)
     if cdir:
         res = _disk_load(cdir, dkey)
-        if res is not None:
+        if res is not None and not getattr(res, "recorded_stopped_early", False):
             return res, "disk"
     res = rho_search(prob, gamma)
+    if res.stopped_early:
+        return res, "search"
     _MEMO[mkey] = res
     if cdir:
         try:
@@ -122,10 +125,10 @@ def _produce(prob: Problem, gamma, cache_dir, build) -> tuple[Evaluation, dict, 
             sys.stderr.write(f"certify: warning: cached rho witness for alpha={prob.alpha}, p={exact_str(prob.p)}, "
                              f"sigma={exact_str(prob.sigma)} rejected by the checker ({err}); recomputing\n")
             res, source = rho_search(prob, gamma), "search"
-            _MEMO[(prob, gamma, prec)] = res
             ev = Evaluation()
             facts = build(ev, res, cache)
-        _MEMO[(prob, gamma, prec)] = res
+        if not res.stopped_early:
+            _MEMO[(prob, gamma, prec)] = res
         return ev, facts, res, source, prec
 
     return escalate(compute, what=f"rho(alpha={prob.alpha}, p={exact_str(prob.p)}, sigma={exact_str(prob.sigma)})")
@@ -182,7 +185,7 @@ def certify_dpsgd(p, sigma, steps, delta, alpha=None, gamma=None, cache_dir: str
     ev, facts, res, source, prec = _produce(
         prob, gamma, cache_dir, lambda ev, res, cache: evaluate_renyi(prob, steps, delta, res, ev, cache))
     eps_text = upper_decimal(ev.quantities["epsilon"].value, REPORT_DIGITS)
-    hyps = [c.name for c in ev.claims if c.name in ("prop2a", "prop2b")]
+    hyps = method_hypotheses(ev)
     conclude_dp(ev, f"DP-SGD with p = {exact_str(p)}, sigma = {exact_str(sigma)} (Bok 2026)", alpha, steps, delta,
                 eps_text, hyps)
     inputs = prob.inputs()

@@ -13,7 +13,11 @@ Quantities (every ball contains the exact value; ``lower``/``upper`` round outwa
   ``rho``             [max J-lower found, max over leaves of the key] (5);
   ``alpha``           the Rényi order (exact integer);
   ``epsilon``         (6) evaluated with the ball ``rho``: its upper endpoint is the certified epsilon.
-Claims: Proposition 2 (a) ((19)) or (b), when the certificate uses it to skip the search.
+  ``c2(1/2)``, ``remainder``, ``p2_term``  the small-p route (:mod:`certify.dpsgd.small_p`, method "small-p").
+  ``search_gap``      max leaf key - J-lower(u*) (branch-and-bound); its equation text says "STOPPED EARLY"
+                      when it exceeds gamma (the search hit its budget; witness ``stopped_early``, re-derived).
+Claims: Proposition 2 (a) ((19)) or (b), when the certificate uses it to skip the search; ``small_p``
+(p^2 c2(1/2) > R) for the small-p route.
 """
 from __future__ import annotations
 
@@ -26,11 +30,12 @@ from ..verify import register
 from .curvature import LEVELS, interval_key, kappa_neg
 from .mixture import J_zero, Rule, check_rule, point_bounds
 from .problem import ALPHA_MAX, ALPHA_MIN, Problem, parse_alpha, parse_batch, parse_p, parse_sigma
-from .search import HALF, SearchResult, default_gamma, prop2a_sides, prop2b_sides
+from .search import HALF, Budget, SearchResult, default_gamma, prop2a_sides, prop2b_sides
+from .small_p import small_p_bounds
 
 KIND_RHO = "dpsgd/rho-bok"
 KIND_RENYI = "dpsgd/renyi-bok"
-METHODS = ("prop2a", "prop2b", "branch-and-bound")
+METHODS = ("prop2a", "prop2b", "small-p", "branch-and-bound")
 #: numeric inputs of a fixed-size DP-SGD certificate that may carry a provenance note ("<field>.note")
 NOTED_INPUTS = ("sampling_rate", "noise_multiplier", "steps", "delta", "batch_size", "dataset_size")
 #: the contract fields and notes every fixed-size replace-one DP-SGD certificate may carry
@@ -39,9 +44,11 @@ CONTRACT_INPUTS = CONTRACT_FIELDS + tuple(f + NOTE_SUFFIX for f in NOTED_INPUTS)
 
 RHO_INPUTS = ("alpha", "sampling_rate", "noise_multiplier", "gamma")
 RENYI_INPUTS = RHO_INPUTS + ("steps", "delta", "batch_size", "dataset_size") + CONTRACT_INPUTS
-SEARCH_WITNESSES = ("method", "gamma", "leaves", "points", "u_lower", "curvature")
+SEARCH_WITNESSES = ("method", "gamma", "leaves", "points", "u_lower", "curvature", "stopped_early", "budget")
 #: significant digits of the reported rho / epsilon in the conclusion (rounded up)
 REPORT_DIGITS = 10
+#: claims a method of the search rests on (Proposition 2 (a)/(b), the small-p route): hypotheses of rho
+METHOD_CLAIMS = ("prop2a", "prop2b", "small_p")
 
 
 # --------------------------------------------------------------------------------------------
@@ -64,6 +71,9 @@ def witness_json(res: SearchResult, keys: list | None = None) -> dict:
         # per leaf, the curvature level and the theta_k (numerators over 2^40) of its sums (42'),
         # so the checker never chooses
         "curvature": [{"level": lev, "thetas": list(t)} for lev, t in zip(res.levels, res.thetas)],
+        # the branch-and-bound stopped at its budget before its gap reached gamma (re-derived by the checker)
+        "stopped_early": bool(res.stopped_early),
+        **({"budget": {**res.budget.to_json(), "stopped_by": res.stopped_by}} if res.budget is not None else {}),
     }
 
 
@@ -99,6 +109,17 @@ def witness_from_json(w: dict) -> SearchResult:
     res = SearchResult(method, gamma, leaves, rules, u_lower, thetas=[tuple(c["thetas"]) for c in curv],
                        levels=[c.get("level") for c in curv])
     res.recorded_bounds = bounds
+    stopped = w.get("stopped_early", False)
+    if not isinstance(stopped, bool):
+        raise InputError("witnesses", f"stopped_early must be true or false, got {stopped!r}")
+    res.recorded_stopped_early = stopped
+    b = w.get("budget")
+    if b is not None:
+        if not isinstance(b, dict):
+            raise InputError("witnesses", "budget must be an object")
+        res.budget = Budget(exact_int(b.get("max_evaluations"), "budget.max_evaluations"),
+                            exact(b.get("max_seconds"), "budget.max_seconds"))
+        res.stopped_by = str(b.get("stopped_by", ""))
     return res
 
 
@@ -155,6 +176,21 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
             raise InputError("witnesses", "the certificate uses Proposition 2 (a) but (19) fails")
         rho = J0
         facts.update(u_star="0", leaf=(fmpq(0), HALF))
+    elif res.method == "small-p":
+        if res.leaves != [(fmpq(0), HALF)]:
+            raise InputError("witnesses", "small-p certificates have the single leaf [0, 1/2]")
+        sp = small_p_bounds(prob)
+        ev.add("c2(1/2)", sp["c2"], "Prop. 5",
+               "p^2 coefficient of F(1/2) - 1: alpha(alpha-1) e^(Delta^2/2) expm1(Delta^2/2)")
+        ev.add("remainder", sp["R"], "small_p",
+               "R >= |F(u) - 1 - p^2 c2(u)| for all u (third-order Taylor remainder)")
+        ev.add("p2_term", sp["main"], "Prop. 5", "p^2 c2(1/2)")
+        holds = ev.claim("small_p", "the p^2 term exceeds the remainder: p^2 c2(1/2) > R (rho is bounded below)",
+                         "p2_term", ">", "remainder", "small_p")
+        if not holds:
+            raise InputError("witnesses", "the certificate uses the small-p route but p^2 c2(1/2) > R fails")
+        rho = sp["rho_lo"].union(sp["rho_hi"])
+        facts.update(u_star="1/2", leaf=(fmpq(0), HALF))
     elif res.method == "prop2b":
         sides = prop2b_sides(prob)
         if sides is None:
@@ -205,13 +241,25 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
         imax = max(range(len(keys)), key=lambda i: keys[i])
         top = ball(keys[imax])
         rho = jl.union(top)
-        # the witness gamma: the search stops when the largest key minus the best lower bound is <= gamma
+        gap = keys[imax] - jl.lower().fmpq()
+        # "stopped early" is re-derived here, never taken from the witness: the gap exceeds gamma
+        stopped = not gap <= res.gamma
+        rec = getattr(res, "recorded_stopped_early", None)
+        if rec is not None and rec is not stopped:
+            raise InputError("witnesses", f"stopped_early is recorded as {str(rec).lower()} but the leaves give a gap "
+                             f"{upper_decimal(gap, 3)} {'>' if stopped else '<='} gamma = {exact_str(res.gamma)}")
+        res.stopped_early = stopped
+        # the witness gamma: the search stops when the largest key minus the best lower bound is <= gamma, or
+        # earlier at its evaluation budget; then the claim below is false (the bound rho is valid either way)
         ev.add("gamma", ball(res.gamma), "B.2", "branch-and-bound tolerance gamma (witness)")
-        ev.add("search_gap", top - arb(jl.lower()), "B.2", "largest leaf key minus J-lower(u*)", bound="upper")
+        ev.add("search_gap", top - arb(jl.lower()), "B.2",
+               "largest leaf key minus J-lower(u*)" + (": above gamma, the search STOPPED EARLY at its budget "
+                                                       "(rho is valid, looser than gamma)" if stopped else ""),
+               bound="upper")
         ev.claim("search_met_gamma", "the search stopped at its tolerance: largest key - J-lower(u*) <= gamma",
                  "search_gap", "<=", "gamma", "B.2")
         facts.update(u_star=exact_str(res.u_lower), leaf=res.leaves[imax], point=pbl,
-                     gap=keys[imax] - jl.lower().fmpq(), leaves=len(res.leaves), keys=keys)
+                     gap=gap, leaves=len(res.leaves), keys=keys, stopped_early=stopped)
     ev.add("rho", rho, "(5)", "one-step Rényi bound rho(alpha, p, 2/sigma) = max_u J(u)")
     ev.add("alpha", arb(prob.alpha), "(5)", "Rényi order", integer=True)
     ev.budget = budget_of(ev, facts, res)
@@ -319,11 +367,16 @@ def reported(witnesses: dict, key: str) -> str:
     return r
 
 
+def method_hypotheses(ev: Evaluation) -> list[str]:
+    """The claims of :data:`METHOD_CLAIMS` the evaluation made: the hypotheses of its rho."""
+    return [c.name for c in ev.claims if c.name in METHOD_CLAIMS]
+
+
 def conclude_rho(ev: Evaluation, prob: Problem, rho_text: str) -> None:
     """Claim + conclusion "rho <= x" (x: the reported upper bound)."""
     ev.claim("rho_bound", f"rho({prob.alpha}, {exact_str(prob.p)}, 2/{exact_str(prob.sigma)}) <= {rho_text}",
              "rho", "<=", rho_text, "(5)")
-    hyps = [c.name for c in ev.claims if c.name in ("prop2a", "prop2b")]
+    hyps = method_hypotheses(ev)
     ev.conclude("rho", f"one DP-SGD step (alpha = {prob.alpha}, p = {exact_str(prob.p)}, sigma = "
                 f"{exact_str(prob.sigma)}) has Renyi divergence rho <= {rho_text} (Theorem 1 / (5))", "rho_bound", hyps)
 
@@ -404,7 +457,7 @@ def check_renyi(inputs: dict, witnesses: dict) -> Evaluation:
     res = _search_witness(witnesses, "reported_epsilon")
     check_gamma(prob, inputs, res)
     evaluate_renyi(prob, steps, delta, res, ev)
-    hyps = [c.name for c in ev.claims if c.name in ("prop2a", "prop2b")]
+    hyps = method_hypotheses(ev)
     conclude_dp(ev, f"DP-SGD with p = {exact_str(prob.p)}, sigma = {exact_str(prob.sigma)} (Bok 2026)", prob.alpha,
                 steps, delta, reported(witnesses, "reported_epsilon"), hyps)
     return ev

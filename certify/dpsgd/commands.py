@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..balls import InputError, exact_str, lower_decimal, upper_decimal
+from ..balls import InputError, exact_str, fmpq, lower_decimal, upper_decimal
 from .. import cli
 from ..poisson.commands import add_contract_options, run_contract
 from .accountant import certify_dpsgd, certify_rho
@@ -50,10 +50,42 @@ def _gamma(args):
     return parse_gamma(args.gamma, "--gamma")
 
 
+def _budget(args):
+    """search.budget(...) from --max-evaluations / --max-seconds (defaults: search.MAX_EVALUATIONS, MAX_SECONDS)."""
+    from ..balls import exact, exact_int
+    from .search import MAX_EVALUATIONS, MAX_SECONDS, Budget, budget
+
+    n = MAX_EVALUATIONS if args.max_evaluations is None else exact_int(args.max_evaluations, "--max-evaluations")
+    if n < 2:
+        raise InputError("--max-evaluations", f"must be an integer >= 2, got {n}")
+    t = fmpq(MAX_SECONDS) if args.max_seconds is None else exact(args.max_seconds, "--max-seconds")
+    if not t > 0:
+        raise InputError("--max-seconds", f"must be > 0, got {exact_str(t)}")
+    return budget(Budget(n, t))
+
+
+def _stopped_early(out) -> bool:
+    return bool(out.facts.get("stopped_early"))
+
+
+def _stopped_line(out) -> list[str]:
+    if not _stopped_early(out):
+        return []
+    w = out.witness
+    why = {"evaluations": f"its evaluation budget ({w.budget.max_evaluations} point evaluations, --max-evaluations)",
+           "seconds": f"its time budget ({exact_str(w.budget.max_seconds)} s, --max-seconds; a machine-dependent stop)",
+           "resolution": "the finest interval width (the point bounds cannot resolve the gap)"}
+    why = why.get(w.stopped_by, "its budget")
+    return [f"  STOPPED EARLY at {why}: the bound is valid but its gap {upper_decimal(out.facts['gap'], 3)} "
+            f"exceeds the tolerance gamma = {exact_str(w.gamma)} (exit status 6)"]
+
+
 def _where(out) -> str:
     f = out.facts
     if f["method"] == "prop2a":
         return "u = 0 (Proposition 2 (a), (19), proved in balls: no search)"
+    if f["method"] == "small-p":
+        return "u = 1/2 (small-p route: p^2 term of Proposition 5 with a rigorous third-order remainder, no search)"
     if f["method"] == "prop2b":
         return f"u = {f['u_star']} (Proposition 2 (b) proved in balls: only u = 0 and u = 1/2 evaluated)"
     l, r = f["leaf"]
@@ -75,6 +107,7 @@ def _summary_rho(out) -> str:
         f"sigma={out.certificate.inputs['noise_multiplier']}) in [{lower_decimal(rho, 10)}, {upper_decimal(rho, 10)}]",
         f"  maximiser: {_where(out)}",
         f"  width: {_width(out)}",
+        *_stopped_line(out),
         f"  ({out.seconds:.3f} s, rho from {out.source})",
     ]
     return "\n".join(lines) + "\n"
@@ -88,24 +121,27 @@ def _summary_dpsgd(out) -> str:
     lines = [
         f"DP-SGD with p={c.inputs['sampling_rate']}, sigma={c.inputs['noise_multiplier']}, T={c.inputs['steps']} "
         f"steps is (epsilon, delta={c.inputs['delta']})-DP with",
-        f"  epsilon <= {upper_decimal(eps, 6)}   (Corollary 1 / (6); printed to 2 decimals: "
-        f"{_round_up_2(eps)})",
+        f"  epsilon <= {upper_decimal(eps, 6)}   (Corollary 1 / (6); to 2 decimals rounded up: epsilon <= "
+        f"{_two_decimals(eps, up=True)}; as the paper prints it (nearest, not a bound): {_two_decimals(eps, up=None)})",
         f"  alpha = {c.inputs['alpha']} ({chosen})",
         f"  rho(alpha) in [{lower_decimal(rho, 10)}, {upper_decimal(rho, 10)}]",
         f"  maximiser: {_where(out)}",
         f"  width: {_width(out)}",
+        *_stopped_line(out),
         f"  ({out.seconds:.3f} s, rho from {out.source})",
     ]
     return "\n".join(lines) + "\n"
 
 
-def _round_up_2(x) -> str:
-    """epsilon's upper endpoint rounded to 2 decimals the way the paper prints (round half up of the bound)."""
+def _two_decimals(x, up) -> str:
+    """A ball's endpoint to 2 decimals: up=True the upper endpoint rounded up (a bound), up=False the lower endpoint
+    rounded down (a bound), up=None the upper endpoint rounded to nearest the way the paper prints (NOT a bound)."""
     from ..balls import fmpq
 
-    u = x.upper().fmpq() * 100
-    n = int((u + fmpq(1, 2)).floor())
-    return f"{n // 100}.{n % 100:02d}"
+    v = (x.lower() if up is False else x.upper()).fmpq() * 100
+    n = int(v.ceil()) if up is True else int(v.floor()) if up is False else int((v + fmpq(1, 2)).floor())
+    sign, n = ("-" if n < 0 else ""), abs(n)
+    return f"{sign}{n // 100}.{n % 100:02d}"
 
 
 #: which input drives a quantity out of the exact range (cli.check_range), and what is admissible
@@ -115,10 +151,11 @@ RANGE_HINTS = {name: ("--sampling-rate", "p and 1/sigma not both astronomically 
 
 def cmd_rho(args) -> int:
     prob = Problem(parse_alpha(args.alpha), *(_p_from(args)[:1]), parse_sigma(args.noise_multiplier))
-    out = certify_rho(prob, _gamma(args), args.cache_dir)
+    with _budget(args):
+        out = certify_rho(prob, _gamma(args), args.cache_dir)
     cli.check_range(out.certificate, RANGE_HINTS)
     cli.emit(out.certificate, _summary_rho(out), args)
-    return 0
+    return cli.EXIT_STOPPED_EARLY if _stopped_early(out) else 0
 
 
 def cmd_dpsgd(args) -> int:
@@ -132,10 +169,11 @@ def cmd_dpsgd(args) -> int:
     alpha = None if args.alpha is None else parse_alpha(args.alpha)
     if args.accountant != "bok":
         return _cmd_baseline(args, p, sigma, steps, delta, alpha, extra)
-    out = certify_dpsgd(p, sigma, steps, delta, alpha, _gamma(args), args.cache_dir, extra)
+    with _budget(args):
+        out = certify_dpsgd(p, sigma, steps, delta, alpha, _gamma(args), args.cache_dir, extra)
     cli.check_range(out.certificate, RANGE_HINTS)
     cli.emit(out.certificate, _summary_dpsgd(out), args)
-    return 0
+    return cli.EXIT_STOPPED_EARLY if _stopped_early(out) else 0
 
 
 def _float(q) -> float:
@@ -195,6 +233,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gamma", type=cli.exact_text, metavar="G",
                    help="branch-and-bound tolerance on rho (default: a power of two <= 1e-7 * J(0), "
                         "far below what moves a printed epsilon)")
+    p.add_argument("--max-evaluations", type=cli.exact_text, metavar="N",
+                   help="branch-and-bound budget: at most N point evaluations (default 2000, a few seconds; "
+                        "deterministic). A search that stops at its budget before reaching gamma says STOPPED "
+                        "EARLY, records stopped_early in the certificate (the bound is valid, only looser) and exits 6")
+    p.add_argument("--max-seconds", type=cli.exact_text, metavar="S",
+                   help="wall-clock safety net of the branch-and-bound (default 60 s); a stop by time depends on the "
+                        "machine, so prefer --max-evaluations for reproducible certificates")
     p.add_argument("--cache-dir", metavar="DIR",
                    help="on-disk rho cache keyed by the exact inputs (default: $CERTIFY_CACHE_DIR if set; "
                         "cached witnesses are re-checked before use)")

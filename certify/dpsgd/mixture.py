@@ -48,6 +48,14 @@ has a closed-form rigorous bound here (no adaptive quadrature, no complex-ball e
                          decreases for v >= 0): <= p^(1-alpha) e^((alpha-1)(beta^2/2 - beta b)) G(b) Q(b);
                          and when b >= alpha beta/2 also (D >= 1-p, phi(v - k beta/2) decreasing)
                          <= (1-p)^(1-alpha) F(0) Q(b - alpha beta/2). The smaller one is used.
+    left, tangent form (for p near 1, where (1-p)^(1-alpha) is astronomically loose): v -> log D(v) is convex, so
+                         log D(v) >= log D(a) + beta theta_a (v - a) for every v, theta_a = p e^(beta a - beta^2/2)/D(a)
+                         (the tangent at a: the weighted AM-GM bound of :mod:`certify.dpsgd.curvature` point 1).
+                         Hence f <= D(a)^(1-alpha) e^((alpha-1) beta theta_a a) sum_k coef_k e^(s_k^2/2) phi(v - s_k),
+                         s_k = beta (k/2 - (alpha-1) theta_a). Each term is increasing on v <= a when a <= s_k
+                         (left sum <= e^(s_k^2/2) Q(s_k - a)); otherwise it is unimodal and its left sum is <= its
+                         integral plus h times its maximum, <= e^(s_k^2/2) (1 + h/sqrt(2 pi)). The smaller of the
+                         two left bounds is used.
     Q(x) = Phi(-x) is bounded above by Mills' ratio phi(x)/x (x > 0) or 1/2 (x >= 0).
 
   Hence F_lower = max(h S - E_disc, h S/(1+eps)) (rounded down, and at least 1 since a Rényi divergence
@@ -138,6 +146,11 @@ class _Consts:
         self.f0_terms = [self.binom[k] * self.q ** (al - k) * self.p ** k * (self.D2 * (k * (k - 1)) / 2).exp()
                          for k in range(al + 1)]
         self.F0 = sum(self.f0_terms[1:], self.f0_terms[0])
+        # F(0) - 1 without cancellation: sum_k C(alpha,k)(1-p)^(alpha-k) p^k = 1, so
+        # F(0) - 1 = sum_(k>=2) C(alpha,k)(1-p)^(alpha-k) p^k expm1(k(k-1) Delta^2/2), every term >= 0
+        self.F0m1 = sum((self.binom[k] * self.q ** (al - k) * self.p ** k * (self.D2 * (k * (k - 1)) / 2).expm1()
+                         for k in range(3, al + 1)), self.binom[2] * self.q ** (al - 2) * self.p ** 2 * self.D2.expm1())
+        self.J0 = self.F0m1.log1p() / (al - 1)
         self.inv_sqrt_2pi = 1 / (2 * arb.pi()).sqrt()
         self.q_pow_1ma = self.q ** (1 - al)
         self.p_pow_1ma = self.p ** (1 - al)
@@ -152,6 +165,29 @@ def consts(prob: Problem) -> _Consts:
     return _consts(prob, ctx.prec)
 
 
+#: most extra bits :func:`point_precision` adds (p so small that more is needed goes by the small-p route)
+MAX_EXTRA_BITS = 4096
+
+
+@lru_cache(maxsize=256)
+def extra_bits(prob: Problem) -> int:
+    """Extra working bits for the point bounds: about log2(1/(F(0) - 1)), so that F(u) - 1 = O(F(0) - 1) (of order
+    p^2 for small p) keeps ~ctx.prec significant bits although F(u) itself is computed. A deterministic function of
+    the exact inputs (F(0) - 1 at a fixed 64 bits, exact bit lengths), so producer and checker use the same value;
+    any value is valid (it only sets a precision)."""
+    with ctx.workprec(64):
+        lo = _consts(prob, 64).F0m1.lower().fmpq()
+    if not lo > 0:
+        return MAX_EXTRA_BITS
+    e = int(lo.q).bit_length() - int(lo.p).bit_length()
+    return max(0, min(MAX_EXTRA_BITS, e + 8))
+
+
+def point_precision(prob: Problem) -> int:
+    """Working precision of :func:`point_bounds`: the caller's ctx.prec plus :func:`extra_bits`."""
+    return ctx.prec + extra_bits(prob)
+
+
 def F_zero(prob: Problem) -> arb:
     """F(0) = exp((alpha-1) J(0)) = sum_k C(alpha,k)(1-p)^(alpha-k) p^k exp(k(k-1) Delta^2/2).
 
@@ -162,8 +198,9 @@ def F_zero(prob: Problem) -> arb:
 
 
 def J_zero(prob: Problem) -> arb:
-    """J(0) = log F(0) / (alpha - 1): ball containing the exact value."""
-    return F_zero(prob).log() / (prob.alpha - 1)
+    """J(0) = log F(0) / (alpha - 1) = log1p(F(0) - 1)/(alpha - 1), with F(0) - 1 summed as non-negative terms
+    (no cancellation: the ball's relative width does not grow as p -> 0): ball containing the exact value."""
+    return consts(prob).J0
 
 
 # --------------------------------------------------------------------------------------------
@@ -223,16 +260,31 @@ class _Integrand:
             r *= r_step
         return S
 
-    def tail_bound(self, a: fmpq, b: fmpq) -> arb:
+    def tail_bound(self, a: fmpq, b: fmpq, h: fmpq) -> arb:
         """Rigorous upper bound on h sum of f over the nodes v < a and v > b (module docstring), a <= 0 <= b."""
         c, al = self.c, self.alpha
         ab, bb = ball(a), ball(b)
         left = c.q_pow_1ma * self.G(ab).min(c.F0) * Q_upper(-ab)
+        left = left.min(self._left_tangent(ab, ball(h)))
         right = c.p_pow_1ma * ((al - 1) * (self.beta2 / 2 - self.beta * bb)).exp() * self.G(bb) * Q_upper(bb)
         shift = bb - al * self.beta / 2
         if shift >= 0:  # decided in balls: only then is phi(v - k beta/2) decreasing past b for every k
             right = right.min(c.q_pow_1ma * c.F0 * Q_upper(shift))
         return left + right
+
+    def _left_tangent(self, ab: arb, hb: arb) -> arb:
+        """The tangent form of the left tail bound (module docstring): log D >= its tangent at a (ball; upper bound)."""
+        al1 = self.alpha - 1
+        w = self.pp * (self.beta * ab).exp()          # p e^(beta a - beta^2/2)
+        Da = self.q + w
+        theta = w / Da
+        tot = arb(0)
+        peak = 1 + hb * self.c.inv_sqrt_2pi
+        for k, ck in enumerate(self.coef):
+            s = self.beta * (arb(k) / 2 - al1 * theta)
+            tail = Q_upper(s - ab) if ab <= s else peak
+            tot += ck * (s * s / 2).exp() * tail
+        return Da ** (-al1) * (al1 * self.beta * theta * ab).exp() * tot
 
     def discretisation_bound(self, h: fmpq, strip: fmpq) -> tuple[arb, arb]:
         """(E_disc, eps): |T_h - F| <= E_disc = 2M/(e^(2 pi c/h) - 1) with M = e^(c^2/2) ((1-p) s)^(1-alpha) F(0),
@@ -403,19 +455,28 @@ def point_bounds(prob: Problem, u: fmpq, rule: Rule | None) -> PointBound:
     """J-lower(u) <= J(u) <= J-upper(u) (B.3.1, trapezoidal scheme of the module docstring).
 
     ``rule`` is the trapezoidal rule (a witness; any well-formed rule is valid). At u = 0 the closed form is
-    used (rule ignored). Raises UndecidedError when a bound is not finite at this precision.
+    used (rule ignored). Raises UndecidedError when a bound is not finite at this precision. Evaluated at
+    :func:`point_precision` (F(u) - 1 may be of order p^2: the extra bits keep it resolved).
     """
     if not (0 <= u <= fmpq(1, 2)):
         raise InputError("u", f"must be in [0, 1/2], got {u}")
     if u == 0:
         F0 = F_zero(prob)
-        J0 = F0.log() / (prob.alpha - 1)
+        J0 = J_zero(prob)
         return PointBound(u, None, F0, F0, J0, J0, arb(0), arb(0))
     check_rule(rule)
+    with ctx.workprec(point_precision(prob)):
+        pb = _point_bounds(prob, u, rule)
+    # back to the caller's precision (unary plus rounds outward: each ball still contains the exact value); J itself
+    # needs no extra bits, only F - 1 did, and short endpoints keep the exact text of the certificate short
+    return PointBound(u, rule, +pb.F_lo, +pb.F_hi, +pb.J_lo, +pb.J_hi, +pb.tails, +pb.disc)
+
+
+def _point_bounds(prob: Problem, u: fmpq, rule: Rule) -> PointBound:
     f = _integrand(prob, u, ctx.prec)
     hb = ball(rule.h)
     S = hb * f.node_sum(rule)
-    tails = f.tail_bound(rule.a, rule.b)
+    tails = f.tail_bound(rule.a, rule.b, rule.h)
     disc, eps = f.discretisation_bound(rule.h, rule.strip)
     if not (S.is_finite() and tails.is_finite() and disc.is_finite()):
         raise UndecidedError(f"point bound at u = {u}: a bound is not finite")

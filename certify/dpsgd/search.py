@@ -6,6 +6,9 @@
 * Proposition 2 (b): sigma^2 > alpha and
   p/(1-p) exp(2/sigma^2 + 6/(sigma^2-alpha)) (3 + ((12 sqrt2 + 8) alpha + 8 sqrt2 - 8)/(sigma^2-alpha)) <= 1
   (the last display of its proof, App. A.3) implies the maximum is at u = 0 or u = 1/2.
+* The small-p route (:mod:`certify.dpsgd.small_p`): rho = log1p(p^2 c2(1/2) +- R)/(alpha-1) with the p^2 term
+  of Proposition 5 and a rigorous third-order remainder R, used when its width is at most gamma (tiny p, where
+  the point bounds would lose F - 1 = O(p^2) to rounding). No search, no witness beyond the method.
 * Otherwise the branch-and-bound of Appendix B.2 with the key Q(l, r) of (37), point bounds of B.3.1
   (:mod:`certify.dpsgd.mixture`) and the one-sided curvature bound kappa_neg >= max(0, -J'') (B.3.2
   sharpened, :mod:`certify.dpsgd.curvature`; 0 on leaves where J is proven convex). It stops when the
@@ -17,6 +20,11 @@
   leaf's slack (the certified upper bound minus its key) pays for coarser trapezoidal rules at its
   endpoints and for the cheapest curvature level (point 5 of :mod:`certify.dpsgd.curvature`) that keeps
   its key below the certified bound, so the certified rho does not move.
+* Budget (:class:`Budget`): at most MAX_EVALUATIONS point evaluations (deterministic: the default
+  mechanism) and MAX_SECONDS seconds (a safety net only: a stop by time depends on the machine). A search
+  that stops at its budget keeps every leaf it has (they still cover [0, 1/2], so rho <= max key holds):
+  the bound is valid but its gap exceeds gamma, and the witness says "stopped_early" (re-derived by the
+  checker from the leaves: gap > gamma).
 
 The witness (:class:`SearchResult`) lists the leaves, for each leaf endpoint its trapezoidal rule, for
 each leaf its curvature level and theta_k, and the point giving the lower bound; the checker
@@ -25,19 +33,56 @@ re-evaluates exactly those and chooses nothing.
 from __future__ import annotations
 
 import heapq
+import sys
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..balls import Tri, UndecidedError, arb, ball, compare, ctx, fmpq
+from ..balls import Tri, UndecidedError, arb, ball, compare, exact_str, fmpq
 from .curvature import interval_key, kappa_neg, theta_choice
-from .mixture import PointBound, Rule, choose_rule, point_bounds, J_zero
+from .mixture import PointBound, Rule, choose_rule, point_bounds, point_precision, J_zero
 from .problem import Problem
+from .small_p import small_p_bounds
 
 HALF = fmpq(1, 2)
 #: default gamma relative to J(0): small enough that T * gamma never moves a printed epsilon.
 GAMMA_REL = fmpq(1, 10 ** 7)
-MAX_EVALUATIONS = 4000
+#: default evaluation budget of the branch-and-bound (point evaluations; deterministic: the certificate
+#: does not depend on the machine). Measured: a few seconds in the hard cases of NOTES-rho15.md.
+MAX_EVALUATIONS = 2000
+#: default wall-clock safety net (seconds). Only a safety net: a search cut by time depends on the
+#: machine's speed, so its certificate is not reproducible (it says so: stopped_by = "seconds").
+MAX_SECONDS = 60
+#: the small-p route is tried only below this p (above it its remainder is never below gamma)
+SMALL_P_MAX = fmpq(1, 1000)
 #: intervals narrower than this are not split further
 MIN_WIDTH = fmpq(1, 2 ** 40)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The branch-and-bound's budget: at most ``max_evaluations`` point evaluations and ``max_seconds`` seconds."""
+
+    max_evaluations: int = MAX_EVALUATIONS
+    max_seconds: fmpq = fmpq(MAX_SECONDS)
+
+    def to_json(self) -> dict:
+        return {"max_evaluations": str(self.max_evaluations), "max_seconds": exact_str(self.max_seconds)}
+
+
+#: the budget used by :func:`rho_search` when none is passed (set per command by :func:`budget`)
+_BUDGET = [Budget()]
+
+
+@contextmanager
+def budget(b: Budget):
+    """Use ``b`` as the default budget of :func:`rho_search` inside the block (the commands' --max-evaluations,
+    --max-seconds reach the search through here, whatever calls it)."""
+    _BUDGET.append(b)
+    try:
+        yield b
+    finally:
+        _BUDGET.pop()
 
 
 @dataclass
@@ -56,6 +101,12 @@ class SearchResult:
     levels: list = field(default_factory=list)
     #: point bounds computed by the search (in-process only; never serialised, never trusted by the checker)
     point_bounds: dict = field(default_factory=dict, repr=False)
+    #: the search stopped before its gap (max leaf key - best J-lower) reached gamma; the evaluator re-derives it
+    #: from the leaves (:func:`certify.dpsgd.certificates.evaluate_rho`) and overwrites this provisional value
+    stopped_early: bool = False
+    #: why: "evaluations" or "seconds" (budget), "resolution" (leaves at MIN_WIDTH), "" when it converged
+    stopped_by: str = ""
+    budget: Budget | None = None
 
 
 def prop2a_sides(prob: Problem) -> tuple[arb, arb]:
@@ -101,7 +152,7 @@ def default_gamma(prob: Problem) -> fmpq:
 
 def rel_bits_for(prob: Problem, gamma: fmpq) -> int:
     """Rule tolerance 2^-bits (on F, relative) so that the J width at a point stays under gamma / 8."""
-    return max(24, min(_halvings((prob.alpha - 1) * gamma / 8) + 2, ctx.prec - 16))
+    return max(24, min(_halvings((prob.alpha - 1) * gamma / 8) + 2, point_precision(prob) - 16))
 
 
 class _Evaluator:
@@ -124,7 +175,7 @@ class _Evaluator:
             pb = point_bounds(self.prob, u, rule)
             if u == 0 or (pb.J_hi - pb.J_lo) < half_gamma:
                 break
-            bits = min(bits + 10, ctx.prec - 8)
+            bits = min(bits + 10, point_precision(self.prob) - 8)
         self.points[u] = pb
         if u != 0:
             self.rules[u] = rule
@@ -141,16 +192,43 @@ class _Evaluator:
         return interval_key(self.hi(l), self.hi(r), kap, l, r)
 
 
-def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = True) -> SearchResult:
-    """Certify rho(alpha, p, Delta) (5): shortcut by Prop. 2 when it holds, else branch-and-bound (B.2)."""
+def small_p_applies(prob: Problem, gamma: fmpq) -> bool:
+    """The small-p route (:mod:`certify.dpsgd.small_p`) is used when p <= SMALL_P_MAX and its width is <= gamma."""
+    if not prob.p <= SMALL_P_MAX:
+        return False
+    b = small_p_bounds(prob)
+    if b["rho_lo"] is None:
+        return False
+    # a rho below ~10^-(limit - 100) cannot be written as exact text under Python's int-to-str digit limit
+    # (sys.set_int_max_str_digits; 4300 by default): decline rather than crash while serialising; the CLI
+    # lifts the limit (NOTES-rho15.md), which makes the route reach p ~ 1e-2200 and below
+    limit = sys.get_int_max_str_digits()
+    if limit and not b["main"] > arb(10) ** (100 - limit):
+        return False
+    return b["rho_hi"].upper().fmpq() - b["rho_lo"].lower().fmpq() <= gamma
+
+
+def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = True,
+               limits: Budget | None = None) -> SearchResult:
+    """Certify rho(alpha, p, Delta) (5): shortcut by Prop. 2 when it holds, else branch-and-bound (B.2).
+
+    The branch-and-bound stops at its tolerance gamma or at its budget (``limits``, default the innermost
+    :func:`budget` block, else ``Budget()``), whichever comes first; a stop at the budget leaves a valid but
+    looser bound and sets ``stopped_early`` (recorded in the witness, re-derived by the checker).
+    """
     if gamma is None:
         gamma = default_gamma(prob)
+    if limits is None:
+        limits = _BUDGET[-1]
+    deadline = time.monotonic() + int(limits.max_seconds.p) / int(limits.max_seconds.q)  # a safety net only
     ev = _Evaluator(prob, gamma)
     if use_shortcuts:
         lhs, rhs = prop2a_sides(prob)
         if compare(lhs, ">=", rhs) is Tri.TRUE:
             ev(fmpq(0))
             return SearchResult("prop2a", gamma, [(fmpq(0), HALF)], {}, fmpq(0), 1, 1)
+        if small_p_applies(prob, gamma):
+            return SearchResult("small-p", gamma, [(fmpq(0), HALF)], {}, HALF, 0, 1)
         sides = prop2b_sides(prob)
         if sides is not None and compare(sides[0], "<=", sides[1]) is Tri.TRUE:
             ev(fmpq(0))
@@ -164,17 +242,23 @@ def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = T
     # heapq needs comparable items: store (neg key, l, r) with fmpq (ordered)
     leaves: list[tuple[fmpq, fmpq]] = []
     iters = 0
+    stopped_by = ""
     while heap:
         negk, l, r = heap[0]
         if -negk - ev.B <= gamma:
             break
-        if len(ev.points) >= MAX_EVALUATIONS:
+        if len(ev.points) >= limits.max_evaluations:
+            stopped_by = "evaluations"
+            break
+        if time.monotonic() > deadline:
+            stopped_by = "seconds"
             break
         heapq.heappop(heap)
         if r - l < MIN_WIDTH:
             # the point bounds cannot resolve this interval any further: keep it as a leaf (its key
             # is still a valid bound; the gap is reported, never hidden)
             leaves.append((l, r))
+            stopped_by = stopped_by or "resolution"
             continue
         m = (l + r) / 2
         ev(m)
@@ -201,6 +285,9 @@ def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = T
     res.levels = [_cheapest_level(ev, l, r, hi[l], hi[r], R) for l, r in merged]
     res.thetas = [theta_choice(prob, l, r, lev) for (l, r), lev in zip(merged, res.levels)]
     res.stats = {"iterations": iters, "converged": bool(upper - ev.B <= gamma)}
+    res.stopped_early = not (R - ev.B <= gamma)
+    res.stopped_by = (stopped_by or "resolution") if res.stopped_early else ""
+    res.budget = limits
     res.point_bounds = pbs
     return res
 

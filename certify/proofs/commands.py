@@ -6,11 +6,9 @@ import os
 import sys
 
 from ..balls import InputError
+from ..exits import EXIT_FAILED  # an obligation is false or undecided
 from . import PAPER_MODULES
 from .core import FALSE, UNDECIDED, report_markdown, run, table_text
-
-#: exit status when an obligation is false or undecided
-EXIT_FAILED = 1
 
 
 def _default_report() -> str:

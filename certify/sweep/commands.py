@@ -23,6 +23,7 @@ import time
 
 from ..balls import InputError
 from ..cli import write_atomically
+from ..exits import EXIT_FAILED as EXIT_FAILED_ROWS, EXIT_INTERRUPTED
 from . import runner
 from .executor import make_executor
 from .queries import read_queries
@@ -34,7 +35,6 @@ SUCCESS = ("ok", "stopped-early")
 PRIVACY_QUANTITIES = ("epsilon", "epsilon_upper")
 #: ... else its last proved "(eps, delta)-DP" claim, else the first of these quantities, else its last proved claim
 OTHER_QUANTITIES = ("rho", "delta_N", "delta", "renyi_alpha", "delta_gaussian")
-EXIT_FAILED_ROWS, EXIT_INTERRUPTED = 1, 130
 
 _DESCRIPTION = """\
 Run every query of QUERIES (one certifying command per row) on Dask distributed (a LocalCluster of

@@ -23,13 +23,12 @@ import time
 from dataclasses import dataclass
 
 from ..balls import InputError, UndecidedError
+from ..exits import EXIT_STOPPED_EARLY, EXIT_UNDECIDED
 from .queries import Query, argv_for, certificate_name
 
 #: sub-commands that do not certify one query (or would recurse); refused in a row
 NOT_CERTIFYING = ("sweep", "tables", "plot", "proofs", "verify")
 OUT_FLAG = "--out"
-EXIT_STOPPED_EARLY = 6
-EXIT_UNDECIDED = 3
 
 _PARSER: argparse.ArgumentParser | None = None
 _SCRATCH: str | None = None
