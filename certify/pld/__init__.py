@@ -44,7 +44,8 @@ def _contract(contract) -> Contract:
 
 def _parse(contract, sampling_rate, noise_multiplier, steps, grid):
     c = _contract(contract)
-    return c, parse_rate(sampling_rate, c), parse_sigma(noise_multiplier), parse_steps(steps), parse_grid(grid, "--grid")
+    return (c, parse_rate(sampling_rate, c), parse_sigma(noise_multiplier), parse_steps(steps),
+            parse_grid(grid, "--grid"))
 
 
 def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DEFAULT_GRID) -> Certificate:

@@ -66,9 +66,11 @@ def fill(ev: Evaluation, r, delta: fmpq, eps_up: fmpq, eps_low: fmpq, h: fmpq) -
         ev.add(f"margin_{tag}[{name}]", ball(m),
                "discretise: pessimistic check" if pess else "discretise: optimistic check",
                "min over the used grid points (and gamma = 0) of " +
-               ("g_up - upper(curve): >= 0 means the one-step measure's curve dominates the profile for every gamma >= 0"
-                if pess else "lower(tangent) - g_low: >= 0 means the profile dominates the one-step measure's curve"))
-    ev.add("epsilon_upper", ball(eps_up), "readoff: eps_pass", "certified epsilon: the run is (epsilon_upper, delta)-DP")
+               ("g_up - upper(curve): >= 0 means the one-step measure's curve dominates the profile for every "
+                "gamma >= 0" if pess else
+                "lower(tangent) - g_low: >= 0 means the profile dominates the one-step measure's curve"))
+    ev.add("epsilon_upper", ball(eps_up), "readoff: eps_pass",
+           "certified epsilon: the run is (epsilon_upper, delta)-DP")
     ev.add("epsilon_lower", ball(eps_low), "readoff: eps_fail",
            "certified lower bound on the exact eps(delta) of the composed dominating pair")
     with workprec(r.plan.K + EXTRA_PREC):
