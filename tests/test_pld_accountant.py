@@ -153,3 +153,21 @@ def test_cli_bad_input(flag, value):
     r = _cli(*args)
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert r.stderr.count("\n") == 1 and flag in r.stderr and "Traceback" not in r.stderr
+
+
+def test_trim_matches_brute_force():
+    from flint import fmpz_poly
+
+    from certify.pld.compose import trim
+    rnd = random.Random(3)
+    for _ in range(200):
+        n = rnd.randrange(1, 3000)
+        cs = [rnd.choice([0, 0, 1, 5, 100, 10 ** 6]) for _ in range(n - 1)] + [1]
+        tau = rnd.choice([0, 1, 10, 1000, 10 ** 7, 10 ** 9])
+        acc, k = 0, 0
+        while k < n - 1 and acc + cs[k] <= tau:
+            acc, k = acc + cs[k], k + 1
+        acc2, k2 = 0, 0
+        while k2 < n - 1 - k and acc2 + cs[n - 1 - k2] <= tau:
+            acc2, k2 = acc2 + cs[n - 1 - k2], k2 + 1
+        assert trim(fmpz_poly(cs), tau) == (k, acc, k2, acc2)

@@ -8,6 +8,7 @@ ceil(log2 T) squarings + popcount(T) - 1 products of FLINT integer polynomials p
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -18,7 +19,6 @@ from .discretise import Layout
 from .pairs import Profile, profiles, shift
 
 DEFAULT_GRID = "1e-4"
-DEFAULT_K = 96
 #: guards (no huge allocation): one-step grid points per profile, atoms of any composed measure
 MAX_ONE_STEP_POINTS = 400_000
 MAX_ONE_STEP_SPAN = 4_000_000
@@ -79,8 +79,16 @@ def _check_layout(lay: Layout, name: str = "--grid") -> None:
                          f"{span} grid cells (at most {MAX_ONE_STEP_POINTS} / {MAX_ONE_STEP_SPAN}); use a coarser grid")
 
 
-def plan(contract: Contract, q: fmpq, sigma: fmpq, steps: int, delta: fmpq, h: fmpq, K: int = DEFAULT_K) -> Plan:
-    """The choices: tail mass eta = delta 2^-20 / T per step for the window, tau = delta 2^(K-30) per product."""
+def bits_for(delta: fmpq) -> int:
+    """K = max(64, 50 + ceil(log2(1/delta))): the ceiling rounding adds at most atoms * 2^-K of mass per
+    product, and with at most 2^22 atoms and 2^7 products that is <= delta 2^-21."""
+    return max(64, 50 + int(math.ceil(-math.log2(float(delta)))))
+
+
+def plan(contract: Contract, q: fmpq, sigma: fmpq, steps: int, delta: fmpq, h: fmpq, K: int | None = None) -> Plan:
+    """The choices: tail mass eta = delta 2^-20 / T per step for the window, tau = delta 2^(K-30) per product,
+    K from :func:`bits_for`."""
+    K = bits_for(delta) if K is None else K
     d = shift(contract, sigma)
     eta = max(float(delta) * 2.0 ** -20 / steps, 1e-300)
     lays = {}
