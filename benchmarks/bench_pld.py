@@ -42,7 +42,8 @@ def _float(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str)
     for pess in (True, False):
         t = time.perf_counter()
         if contract == "poisson":
-            p = PLD.from_gaussian_mechanism(float(sigma), sampling_prob=float(q), value_discretization_interval=float(grid),
+            p = PLD.from_gaussian_mechanism(float(sigma), sampling_prob=float(q),
+                                            value_discretization_interval=float(grid),
                                             pessimistic_estimate=pess, use_connect_dots=pess)
         else:
             raise SystemExit("dp_accounting side-by-side is for the Poisson contract (its fixed-size PLD differs)")
@@ -84,7 +85,8 @@ def main() -> None:
             fsec = pe["seconds"] + op["seconds"]
             line += (f" | dp_accounting pess {pe['eps']:.6f} ({pe['seconds']:.2f} s), opt {op['eps']:.6f} "
                      f"({op['seconds']:.2f} s), float bracket {pe['eps'] - op['eps']:.4f} vs certified "
-                     f"{ours['eps_up'] - ours['eps_low']:.2e} ({(pe['eps'] - op['eps']) / max(ours['eps_up'] - ours['eps_low'], 1e-300):.0f}x narrower); "
+                     f"{ours['eps_up'] - ours['eps_low']:.2e} "
+                     f"({(pe['eps'] - op['eps']) / max(ours['eps_up'] - ours['eps_low'], 1e-300):.0f}x narrower); "
                      f"time ratio {ours['seconds'] / fsec:.1f}x (vs pess+opt), "
                      f"{ours['seconds'] / pe['seconds']:.1f}x (vs pess only)")
         print(line, flush=True)
