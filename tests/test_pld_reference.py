@@ -77,3 +77,11 @@ def test_finer_grid_is_tighter_and_still_sound():
 def test_two_steps_all_sets(q, sigma):
     _check(POISSON_ADD_REMOVE, R.poisson_delta, q, sigma, 2, "0.2")
     _check(FIXED_SIZE_REPLACE_ONE, R.fixed_size_delta, q, sigma, 2, "0.2")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("q,sigma", [("0.05", "1"), ("0.1", "2")])
+def test_three_steps(q, sigma):
+    """T = 3 by nested quadrature (minutes per value at 34 digits)."""
+    _check(POISSON_ADD_REMOVE, R.poisson_delta, q, sigma, 3, "0.3")
+    _check(FIXED_SIZE_REPLACE_ONE, R.fixed_size_delta, q, sigma, 3, "0.3")
