@@ -17,7 +17,11 @@ only raise the product's curve, for any P2; applying this step by step, the T-fo
 with curve g >= f dominates the T-fold product of the pair with curve f; likewise g <= f everywhere
 gives a lower bound. This is Zhu, Dong, Wang (2022) Theorem 10 in the form we use; it needs domination
 for every gamma >= 0 (not only gamma >= 1), which is why the checks below cover [0, inf). Total mass 1
-or a Q-side mass <= 1 is not needed by this argument (it is reported, not relied on).
+or a Q-side mass <= 1 is not needed by this argument (it is reported, not relied on). Adaptivity (DP-SGD
+steps depend on the past): apply the identity with the LAST step inside, conditionally on the past
+outputs (its conditional curve is dominated by g for every past, Bok's Proposition 1 holds step-wise),
+then swap the order of integration (Fubini, valid for any nonnegative measures) and replace the earlier
+steps one by one; by induction the T-fold product of the discretised measure bounds the adaptive run.
 
 Why a check at the grid points suffices. f is convex; g is linear on every [gamma_j, gamma_(j+1)].
 * Upper: if g(gamma_j) >= d_j >= f(gamma_j) at every grid point of the window, then on each interval
