@@ -8,8 +8,9 @@ epsilon_upper (eps_pass) and epsilon_lower (eps_fail).
 The evaluator RE-RUNS the deterministic pipeline from the recorded choices: one-step discretisations
 with their checks in balls (:mod:`certify.pld.discretise`), the exact integer composition with outward
 rounding (:mod:`certify.pld.compose`), and the read-off at the two recorded points
-(:mod:`certify.pld.readoff`). It chooses nothing; its cost is that of producing minus the bisection
-(about 70-90 % of producing: composition dominates).
+(:mod:`certify.pld.readoff`). It chooses nothing; its cost is about that of producing (the bisection it
+skips is cheap): measured 43 s to verify vs 37 s to produce at T = 1000, fixed-size, grid 1e-4, on a
+loaded 2-core machine.
 
 Quantities:
   ``margin_upper[<profile>]``  min over the used grid points (and gamma = 0) of g_up - (upper value of
