@@ -142,7 +142,8 @@ def test_cli_summary_json_and_verify(tmp_path):
 
 @pytest.mark.parametrize("flag,value", [("--grid", "0"), ("--grid", "-1e-4"), ("--grid", "1"), ("--grid", "x"),
                                         ("--grid", "1e-9"), ("--sampling-rate", "1"), ("--noise-multiplier", "0"),
-                                        ("--steps", "0"), ("--delta", "1"), ("--delta", "0")])
+                                        ("--steps", "0"), ("--delta", "1"), ("--delta", "0"),
+                                        ("--noise-multiplier", "0.001")])
 def test_cli_bad_input(flag, value):
     args = list(BASE)
     if flag in args:
@@ -171,3 +172,8 @@ def test_trim_matches_brute_force():
         while k2 < n - 1 - k and acc2 + cs[n - 1 - k2] <= tau:
             acc2, k2 = acc2 + cs[n - 1 - k2], k2 + 1
         assert trim(fmpz_poly(cs), tau) == (k, acc, k2, acc2)
+
+
+def test_cli_refuses_huge_composition_quickly():
+    r = _cli(*BASE[:-4], "--steps", "1e12", "--delta", "1e-6", "--grid", "1e-2")
+    assert r.returncode == 2 and "--steps" in r.stderr and r.stderr.count("\n") == 1

@@ -75,7 +75,8 @@ def _check_layout(lay: Layout, name: str = "--grid") -> None:
     span = lay.hi - lay.lo + 1
     points = (lay.core_hi - lay.core_lo + 1) + (span - (lay.core_hi - lay.core_lo + 1)) // lay.stride + 2
     if span > MAX_ONE_STEP_SPAN or points > MAX_ONE_STEP_POINTS:
-        raise InputError(name, f"too fine for these parameters: one step would need {points} grid points over "
+        raise InputError(name, f"too fine for this --noise-multiplier / --sampling-rate (they set the loss range): "
+                         f"one step would need {points} grid points over "
                          f"{span} grid cells (at most {MAX_ONE_STEP_POINTS} / {MAX_ONE_STEP_SPAN}); use a coarser grid")
 
 
@@ -131,7 +132,22 @@ def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan) -> Run:
             raise InputError("--grid", f"cannot discretise at this grid: {err}") from None
         for pess, s in zip((True, False), both):
             out.one_step[(prof.name, pess)] = s
+            if pess:
+                _guard_width(s, steps)
             one = compose.from_one_step(s)
             key = (prof.members, str(q), str(d), str(pl.h), lay, pl.K, pess)
             out.composed[(prof.name, pess)] = compose.power(one, steps, pl.tau, key)
     return out
+
+
+def _guard_width(s, steps: int) -> None:
+    """Refuse before composing when the T-fold measure cannot fit MAX_ATOMS: its bulk spans about
+    24 standard deviations of the summed loss, sqrt(T) times the one-step one (float estimate, used only
+    to refuse)."""
+    total = float(sum(s.masses)) or 1.0
+    mean = sum(i * float(m) for i, m in enumerate(s.masses)) / total
+    var = sum((i - mean) ** 2 * float(m) for i, m in enumerate(s.masses)) / total
+    est = 24 * math.sqrt(steps * var)
+    if est > compose.MAX_ATOMS:
+        raise InputError("--steps", f"the {steps}-fold composition would need about {est:.3g} atoms at this grid "
+                         f"(at most {compose.MAX_ATOMS}); use a coarser --grid or fewer steps")
