@@ -118,9 +118,16 @@ class Run:
         return [v for (n, s), v in self.composed.items() if s == pessimistic]
 
 
-def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan) -> Run:
-    """Discretise each profile both ways (checked), compose T times (exact, outward). Deterministic."""
+def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: tuple | None = None) -> Run:
+    """Discretise each profile both ways (checked), compose T times (exact, outward). Deterministic.
+
+    ``lower``: the profiles whose optimistic measure is composed (default: all). A lower bound on the
+    worst direction needs only one direction (the max over a subset is still below the max), so the
+    producer composes the optimistic side only for the direction that decides eps_up (recorded)."""
     d = shift(contract, sigma)
+    names = [p.name for p in profiles(contract)]
+    if lower is not None and (not lower or any(n not in names for n in lower)):
+        raise InputError("witnesses", f"lower-bound profiles must be a nonempty subset of {names}, got {lower!r}")
     out = Run(pl)
     for prof in profiles(contract):
         if prof.name not in pl.layouts:
@@ -134,6 +141,8 @@ def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan) -> Run:
             out.one_step[(prof.name, pess)] = s
             if pess:
                 _guard_width(s, steps)
+            elif lower is not None and prof.name not in lower:
+                continue
             one = compose.from_one_step(s)
             key = (prof.members, str(q), str(d), str(pl.h), lay, pl.K, pess)
             out.composed[(prof.name, pess)] = compose.power(one, steps, pl.tau, key)

@@ -2,8 +2,9 @@
 
 Inputs (exact text): sampling, adjacency (the contract), sampling_rate, noise_multiplier, steps, delta,
 grid (the loss-grid spacing h). Witnesses (the choices, never re-made): K (fixed-point bits), tau
-(truncation threshold, units 2^-K), the one-step grid layout per profile, and the two read-off points
-epsilon_upper (eps_pass) and epsilon_lower (eps_fail).
+(truncation threshold, units 2^-K), the one-step grid layout per profile, the profiles whose optimistic
+measure is composed for the lower bound (one suffices: the worst direction's delta is at least any
+direction's), and the two read-off points epsilon_upper (eps_pass) and epsilon_lower (eps_fail).
 
 The evaluator RE-RUNS the deterministic pipeline from the recorded choices: one-step discretisations
 with their checks in balls (:mod:`certify.pld.discretise`), the exact integer composition with outward
@@ -100,19 +101,23 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
     eps_low = exact(witnesses.get("epsilon_lower"), "epsilon_lower")
     if eps_up < 0 or eps_low < 0:
         raise InputError("witnesses", "read-off points must be >= 0")
-    r = run(contract, q, sigma, steps, pl)
+    lower = witnesses.get("lower_profiles")
+    if not (isinstance(lower, list) and all(isinstance(x, str) for x in lower)):
+        raise InputError("witnesses", "lower_profiles must be a list of profile names")
+    r = run(contract, q, sigma, steps, pl, lower=tuple(lower))
     ev = Evaluation()
     fill(ev, r, delta, eps_up, eps_low, h)
     return ev
 
 
 def make_certificate(inputs: dict, pl: Plan, r, delta: fmpq, eps_up: fmpq, eps_low: fmpq, h: fmpq,
-                     budget: dict) -> Certificate:
+                     budget: dict, lower: tuple) -> Certificate:
     ev = Evaluation()
     fill(ev, r, delta, eps_up, eps_low, h)
     w = pl.to_json()
     w["epsilon_upper"] = exact_str(eps_up)
     w["epsilon_lower"] = exact_str(eps_low)
+    w["lower_profiles"] = list(lower)
     return Certificate(KIND, inputs, ev, w, budget, precision=pl.K + EXTRA_PREC)
 
 
