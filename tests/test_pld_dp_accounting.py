@@ -53,3 +53,17 @@ def test_benchmark_query(T):
 @pytest.mark.parametrize("q,sigma,T,delta", [("0.001", "1", 10000, "1e-8"), ("0.05", "4", 3000, "1e-5")])
 def test_other_queries(q, sigma, T, delta):
     _check(q, sigma, T, delta, "1e-4")
+
+
+@pytest.mark.slow
+def test_tables_lossless_column_pair():
+    """The fixed-size contract composes the same pair as the tables' float lossless column (1.345 at p = 0.01,
+    sigma = 2, T = 250, delta = 1e-6; the two-direction PLD would give 1.232): the float value lies in the
+    certified enclosure up to its float error."""
+    from certify.contract import FIXED_SIZE_REPLACE_ONE
+    from certify.dpsgd.baselines.lossless import epsilon_lossless
+    cert = certify_pld(FIXED_SIZE_REPLACE_ONE, "0.01", "2", 250, "1e-6", "1e-4")
+    up = float(cert.quantities["epsilon_upper"].value.upper().fmpq())
+    lo = float(cert.quantities["epsilon_lower"].value.lower().fmpq())
+    est = epsilon_lossless(0.01, 2.0, 250, 1e-6)
+    assert lo - FLOAT_ERR <= est <= up + FLOAT_ERR, (lo, est, up)
