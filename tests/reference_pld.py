@@ -76,9 +76,10 @@ def x_at_loss(direction, c, q, D):
 
 
 def kinks(direction, g, q, D):
-    """x where g e^{-L(x)} hits a point where the one-step curves are not smooth (1-q, 1, 1/(1-q))."""
+    """x where g e^{-L(x)} hits a point where the one- or two-step curves are not smooth
+    ((1-q)^k, k = -2..2: ends of the loss supports and their sums; 1: the max-profile's kink)."""
     out = []
-    for k in (1 - q, mp.mpf(1), 1 / (1 - q)):
+    for k in ((1 - q) ** 2, 1 - q, mp.mpf(1), 1 / (1 - q), 1 / (1 - q) ** 2):
         x = x_at_loss(direction, mp.log(g / k), q, D)
         if x is not None and -40 < x < 40:
             out.append(x)
