@@ -72,7 +72,8 @@ STOPPED_EARLY_CLAIMS = ("search_met_gamma",)
 MIN_PRECISION = 53
 
 # kind prefix -> module that registers its evaluators on import
-_PACKAGES = {"objpert": "certify.objpert", "dpsgd": "certify.dpsgd", "referee": "certify.referee"}
+_PACKAGES = {"objpert": "certify.objpert", "dpsgd": "certify.dpsgd", "referee": "certify.referee",
+             "pld": "certify.pld"}
 
 
 @dataclass(frozen=True)

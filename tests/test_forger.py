@@ -20,7 +20,7 @@ import pytest
 
 from certify.balls import InputError, ctx, exact, exact_int
 from certify.certificate import MAX_BYTES, digest_of, load
-from certify.contract import POISSON_ADD_REMOVE
+from certify.contract import FIXED_SIZE_REPLACE_ONE, POISSON_ADD_REMOVE
 from certify.verify import registered_kinds, spec_for, verify_document
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -43,6 +43,7 @@ def genuine():
     from certify.objpert import tables as T
     from certify.objpert.certificates import certify_gaussian_benchmark, certify_theorem_4_1
     from certify.objpert.problem import make_loss, make_problem
+    from certify.pld import certify_pld
     from certify.poisson.accountant import certify_poisson
     from certify.poisson.calibrate import certify_fails
     from certify.referee.certificates import certify_curve
@@ -65,6 +66,8 @@ def genuine():
         "dpsgd/renyi-birrell": _doc(certify_baseline("birrell", "1/100", "2", 1000, "1e-6", alpha=8)),
         "referee/objpert-rdp": _doc(certify_curve("1", "2", "1/4", "1", alpha="3", epsilon="2", delta="1e-6")),
         "dpsgd/renyi-poisson": _doc(certify_poisson(_poisson_schedule("1/100", "11/10", 1000), "1e-5")),
+        "pld/dpsgd": _doc(certify_pld(FIXED_SIZE_REPLACE_ONE, "1/100", "2", 20, "1e-5", grid="1e-2")),
+        "pld/dpsgd poisson": _doc(certify_pld(POISSON_ADD_REMOVE, "1/100", "2", 20, "1e-5", grid="1e-3")),
         "dpsgd/renyi-poisson-fails": _doc(certify_fails(_poisson_schedule("1/100", "1/2", 1000), exact("1e-5"),
                                                         exact("1"))),
     }
@@ -339,7 +342,7 @@ def test_gamma_recorded_as_input_must_match(genuine):
 # --------------------------------------------------------------------------------------------
 KINDS = ["objpert/theorem-4.1", "objpert/gaussian-benchmark", "objpert/calibration-4.13", "objpert/calibration-C13",
          "dpsgd/rho-bok", "dpsgd/renyi-bok", "dpsgd/renyi-wang", "dpsgd/renyi-birrell", "referee/objpert-rdp",
-         "dpsgd/renyi-poisson", "dpsgd/renyi-poisson-fails"]
+         "dpsgd/renyi-poisson", "dpsgd/renyi-poisson-fails", "pld/dpsgd"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -537,3 +540,29 @@ def test_bok_certificate_records_its_contract(genuine):
         d = copy.deepcopy(genuine[kind])
         d["inputs"].update({"sampling": "poisson", "adjacency": "add-remove", "sensitivity": "C"})
         rejected(reseal(d), 5, "fixed-size + replace-one")
+
+
+# --------------------------------------------------------------------------------------------
+# The certified PLD accountant
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["pld/dpsgd", "pld/dpsgd poisson"])
+def test_pld_epsilon_upper_below_the_certified_one(genuine, kind):
+    def edit(w):
+        w["epsilon_upper"] = "1/100"
+    rejected(regenerate(genuine[kind], witnesses=edit), 5, "privacy")
+
+
+def test_pld_epsilon_lower_above_the_exact_one(genuine):
+    def edit(w):
+        w["epsilon_lower"] = "1/10"  # the composed pair's exact eps(1e-5) is about 0.088 < 0.1
+    rejected(regenerate(genuine["pld/dpsgd poisson"], witnesses=edit), 5, "tightness")
+
+
+@pytest.mark.parametrize("edit,needle", [
+    ({"steps": "-20"}, "steps"), ({"delta": "2"}, "delta"), ({"grid": "0"}, "grid"),
+    ({"sampling": "poisson", "adjacency": "add-remove"}, "sensitivity"), ({"sampling": "shuffling"}, "shuffl"),
+])
+def test_pld_hypotheses(genuine, edit, needle):
+    doc = copy.deepcopy(genuine["pld/dpsgd"])
+    doc["inputs"].update(edit)
+    rejected(reseal(doc), 5, needle)

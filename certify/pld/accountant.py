@@ -1,0 +1,162 @@
+"""The certified PLD accountant: choices (recorded), the deterministic run, and the read-off.
+
+``plan`` makes every choice (K, the truncation threshold tau, the one-step grid layout per profile); it
+uses floats only to place the window. ``run`` is deterministic given the exact inputs and the plan: the
+checker (:mod:`certify.pld.certificates`) calls the same function on the recorded plan and chooses
+nothing. Costs: one-step discretisation O(grid points) ball evaluations per profile and side; composition
+ceil(log2 T) squarings + popcount(T) - 1 products of FLINT integer polynomials per profile and side.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..balls import InputError, exact, exact_str, fmpq
+from ..contract import Contract
+from . import compose, discretise
+from .discretise import Layout
+from .pairs import Profile, profiles, shift
+
+DEFAULT_GRID = "1e-4"
+#: guards (no huge allocation): one-step grid points per profile, atoms of any composed measure
+MAX_ONE_STEP_POINTS = 400_000
+MAX_ONE_STEP_SPAN = 4_000_000
+MAX_ATOMS = 4_000_000
+MAX_GRID = fmpq(1, 2)
+
+
+def parse_grid(value, name: str = "--grid") -> fmpq:
+    h = exact(value, name)
+    if not h > 0:
+        raise InputError(name, f"must be > 0, got {exact_str(h)}")
+    if h > MAX_GRID:
+        raise InputError(name, f"too coarse to certify anything useful: must be <= {exact_str(MAX_GRID)} "
+                         f"(the published column uses 1e-4), got {exact_str(h)}")
+    return h
+
+
+@dataclass
+class Plan:
+    """Every choice of a run, recorded exactly in the certificate."""
+
+    h: fmpq
+    K: int
+    tau: int
+    layouts: dict[str, Layout]
+
+    def to_json(self) -> dict:
+        return {"K": self.K, "tau": str(self.tau), "layouts": {k: v.to_json() for k, v in self.layouts.items()}}
+
+    @staticmethod
+    def from_json(h: fmpq, w: dict) -> "Plan":
+        if not isinstance(w, dict):
+            raise InputError("witnesses", "must be an object")
+        K = w.get("K")
+        if not isinstance(K, int) or isinstance(K, bool) or not 32 <= K <= 512:
+            raise InputError("witnesses", f"K must be an integer in [32, 512], got {K!r}")
+        tau = int(exact(w.get("tau"), "tau").p) if w.get("tau") is not None else -1
+        if tau < 0:
+            raise InputError("witnesses", "tau must be an integer >= 0")
+        lays = {}
+        for name, lj in (w.get("layouts") or {}).items():
+            try:
+                lay = Layout(*(int(lj[k]) for k in ("lo", "hi", "core_lo", "core_hi", "stride")))
+            except (KeyError, TypeError, ValueError) as err:
+                raise InputError("witnesses", f"layout {name!r} malformed: {err}") from None
+            _check_layout(lay, name)
+            lays[name] = lay
+        return Plan(h, K, tau, lays)
+
+
+def _check_layout(lay: Layout, name: str = "--grid") -> None:
+    if not (lay.lo <= lay.core_lo <= lay.core_hi <= lay.hi) or lay.stride < 1:
+        raise InputError(name, f"malformed grid layout {lay}")
+    span = lay.hi - lay.lo + 1
+    points = (lay.core_hi - lay.core_lo + 1) + (span - (lay.core_hi - lay.core_lo + 1)) // lay.stride + 2
+    if span > MAX_ONE_STEP_SPAN or points > MAX_ONE_STEP_POINTS:
+        raise InputError(name, f"too fine for this --noise-multiplier / --sampling-rate (they set the loss range): "
+                         f"one step would need {points} grid points over "
+                         f"{span} grid cells (at most {MAX_ONE_STEP_POINTS} / {MAX_ONE_STEP_SPAN}); use a coarser grid")
+
+
+def bits_for(delta: fmpq) -> int:
+    """K = max(64, 50 + ceil(log2(1/delta))): the ceiling rounding adds at most atoms * 2^-K of mass per
+    product, and with at most 2^22 atoms and 2^7 products that is <= delta 2^-21."""
+    return max(64, 50 + int(math.ceil(-math.log2(float(delta)))))
+
+
+def plan(contract: Contract, q: fmpq, sigma: fmpq, steps: int, delta: fmpq, h: fmpq, K: int | None = None) -> Plan:
+    """The choices: tail mass eta = delta 2^-20 / T per step for the window, tau = delta 2^(K-30) per product,
+    K from :func:`bits_for`."""
+    K = bits_for(delta) if K is None else K
+    d = shift(contract, sigma)
+    eta = max(float(delta) * 2.0 ** -20 / steps, 1e-300)
+    lays = {}
+    for prof in profiles(contract):
+        lay = discretise.layout(prof, q, d, h, eta)
+        _check_layout(lay)
+        lays[prof.name] = lay
+    tau = int((delta * (fmpq(1) * 2 ** K) / 2 ** 30).floor())
+    return Plan(h, K, tau, lays)
+
+
+@lru_cache(maxsize=4)
+def _one_steps(members: tuple, name: str, q: fmpq, d: fmpq, h: fmpq, lay: Layout, K: int):
+    """(pessimistic, optimistic) one-step measures of a profile, from one shared set of curve samples."""
+    sm = discretise.sample(Profile(name, members), q, d, h, lay, K)
+    return discretise.pessimistic(sm, K), discretise.optimistic(sm, K)
+
+
+@dataclass
+class Run:
+    plan: Plan
+    one_step: dict = field(default_factory=dict)     # (profile, side) -> OneStep
+    composed: dict = field(default_factory=dict)     # (profile, side) -> Pld
+
+    def side(self, pessimistic: bool) -> list:
+        return [v for (n, s), v in self.composed.items() if s == pessimistic]
+
+
+def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: tuple | None = None) -> Run:
+    """Discretise each profile both ways (checked), compose T times (exact, outward). Deterministic.
+
+    ``lower``: the profiles whose optimistic measure is composed (default: all). A lower bound on the
+    worst direction needs only one direction (the max over a subset is still below the max), so the
+    producer composes the optimistic side only for the direction that decides eps_up (recorded)."""
+    d = shift(contract, sigma)
+    names = [p.name for p in profiles(contract)]
+    if lower is not None and (not lower or any(n not in names for n in lower)):
+        raise InputError("witnesses", f"lower-bound profiles must be a nonempty subset of {names}, got {lower!r}")
+    out = Run(pl)
+    for prof in profiles(contract):
+        if prof.name not in pl.layouts:
+            raise InputError("witnesses", f"no grid layout recorded for profile {prof.name!r}")
+        lay = pl.layouts[prof.name]
+        try:
+            both = _one_steps(prof.members, prof.name, q, d, pl.h, lay, pl.K)
+        except discretise.DiscretisationError as err:
+            raise InputError("--grid", f"cannot discretise at this grid: {err}") from None
+        for pess, s in zip((True, False), both):
+            out.one_step[(prof.name, pess)] = s
+            if pess:
+                _guard_width(s, steps)
+            elif lower is not None and prof.name not in lower:
+                continue
+            one = compose.from_one_step(s)
+            key = (prof.members, str(q), str(d), str(pl.h), lay, pl.K, pess)
+            out.composed[(prof.name, pess)] = compose.power(one, steps, pl.tau, key)
+    return out
+
+
+def _guard_width(s, steps: int) -> None:
+    """Refuse before composing when the T-fold measure cannot fit MAX_ATOMS: its bulk spans about
+    24 standard deviations of the summed loss, sqrt(T) times the one-step one (float estimate, used only
+    to refuse)."""
+    total = float(sum(s.masses)) or 1.0
+    mean = sum(i * float(m) for i, m in enumerate(s.masses)) / total
+    var = sum((i - mean) ** 2 * float(m) for i, m in enumerate(s.masses)) / total
+    est = 24 * math.sqrt(steps * var)
+    if est > compose.MAX_ATOMS:
+        raise InputError("--steps", f"the {steps}-fold composition would need about {est:.3g} atoms at this grid "
+                         f"(at most {compose.MAX_ATOMS}); use a coarser --grid or fewer steps")
