@@ -27,7 +27,8 @@ from .certificate import DIGITS, Evaluation, digest_of, load
 Evaluator = Callable[[dict, dict], Evaluation]
 
 # kind prefix -> module that registers its evaluators on import
-_PACKAGES = {"objpert": "certify.objpert", "dpsgd": "certify.dpsgd", "referee": "certify.referee"}
+_PACKAGES = {"objpert": "certify.objpert", "dpsgd": "certify.dpsgd", "referee": "certify.referee",
+             "pld": "certify.pld"}
 _EVALUATORS: dict[str, Evaluator] = {}
 
 

@@ -8,3 +8,4 @@ Modules follow the paper: :mod:`.problem` (inputs of (5)), :mod:`.mixture` (poin
 """
 from . import certificates  # noqa: F401  (registers the checker evaluators)
 from .baselines import certificates as _baseline_certificates  # noqa: F401,E402  (dpsgd/renyi-wang, -birrell)
+from ..poisson import certificates as _poisson_certificates  # noqa: F401,E402  (dpsgd/renyi-poisson)

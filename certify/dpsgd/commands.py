@@ -5,6 +5,7 @@ import argparse
 
 from ..balls import InputError, exact_str, lower_decimal, upper_decimal
 from .. import cli
+from ..poisson.commands import add_contract_options, run_contract
 from .accountant import certify_dpsgd, certify_rho
 from .certificates import parse_delta, parse_steps
 from .problem import Problem, parse_alpha, parse_batch, parse_p, parse_sigma
@@ -118,10 +119,16 @@ def cmd_rho(args) -> int:
 
 
 def cmd_dpsgd(args) -> int:
+    status = run_contract(args)  # poisson + add-remove is certified there; fixed-size + replace-one continues here
+    if status is not None:
+        return status
     p, extra = _p_from(args)
     sigma = parse_sigma(args.noise_multiplier)
     steps = parse_steps(args.steps)
     delta = parse_delta(args.delta)
+    if args.accountant == "pld":
+        from ..pld.commands import run_pld
+        return run_pld(args, p, sigma, steps, delta)
     alpha = None if args.alpha is None else parse_alpha(args.alpha)
     if args.accountant != "bok":
         return _cmd_baseline(args, p, sigma, steps, delta, alpha, extra)
@@ -200,8 +207,11 @@ def register(subparsers) -> None:
     d.add_argument("--delta", type=cli.exact_text, required=True, metavar="DELTA", help="delta in (0, 1), exact (1e-6)")
     d.add_argument("--alpha", type=cli.exact_text, metavar="A",
                    help="fix the Rényi order (integer in [2, 256]) instead of choosing it")
-    d.add_argument("--accountant", choices=["bok", "wang", "birrell", "lossless"], default="bok",
+    d.add_argument("--accountant", choices=["bok", "wang", "birrell", "lossless", "pld"], default="bok",
                    help="bok (default: the certified accountant of the paper), wang or birrell (baselines, "
-                        "certified), lossless (PLD, a float estimate, no certificate)")
+                        "certified), lossless (PLD, a float estimate, no certificate), pld (certified PLD)")
+    d.add_argument("--grid", type=cli.exact_text, metavar="H", default="1e-4",
+                   help="--accountant pld: loss-grid spacing h > 0, <= 1/2 (default 1e-4, the published column's)")
     _common(d)
+    add_contract_options(d)
     d.set_defaults(func=cmd_dpsgd)

@@ -1,0 +1,156 @@
+"""Speed of the certified Poisson Rényi accountant (issue 12), side by side with the float accountants.
+
+    python benchmarks/bench_poisson.py [--runs 30] [--opacus-rdp PATH]
+
+For each query (poisson sampling, add/remove adjacency), in one process:
+  * certified, warm: ``certify_poisson(schedule, delta)`` called repeatedly (the float choice of alpha and the
+    ball sums are memoised, as in a training loop that asks again and again);
+  * certified, fresh: the same with every memo cleared before each call (a new query);
+  * checking its certificate: ``verify_document`` (re-evaluates at the recorded alpha only);
+  * dp_accounting's ``RdpAccountant`` (default orders) on the same events, warm (optional package);
+  * Opacus's ``RDPAccountant`` computation (its default orders; ``compute_rdp`` summed over the history and
+    ``get_privacy_spent``) when its pure-numpy analysis module is available: pass ``--opacus-rdp`` the path of
+    ``opacus/accountants/analysis/rdp.py`` (e.g. from ``pip download opacus --no-deps`` and unzipping the
+    wheel into a temporary directory); nothing of Opacus is part of this repository.
+Medians in milliseconds; ratios are float-accountant time / certified time (> 1: the certified one is faster).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import sys
+import time
+from fractions import Fraction
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from certify.balls import fmpq  # noqa: E402
+from certify.contract import POISSON_ADD_REMOVE  # noqa: E402
+from certify.poisson.accountant import certify_poisson, clear_memo, epsilon_upper  # noqa: E402
+from certify.poisson.schedule import Phase, Schedule  # noqa: E402
+from certify.verify import verify_document  # noqa: E402
+
+QUERIES = [  # name, phases (q, sigma, T), delta
+    ("q=0.01 s=1.1 T=1000", [(0.01, 1.1, 1000)], 1e-5),
+    ("q=0.004 s=0.8 T=10^4", [(0.004, 0.8, 10000)], 1e-6),
+    ("q=0.1 s=5 T=10^5", [(0.1, 5.0, 100000)], 1e-9),
+    ("q=0.02 s=0.02 T=100", [(0.02, 0.02, 100)], 1e-5),
+    ("q=0.01 s=0.01 T=1000", [(0.01, 0.01, 1000)], 1e-5),
+    ("q=1 s=2 T=10", [(1.0, 2.0, 10)], 1e-5),
+    ("3 phases", [(0.01, 1.1, 500), (0.02, 0.9, 200), (0.1, 2.5, 50)], 1e-5),
+]
+
+
+def _exact(x: float) -> fmpq:
+    f = Fraction(x)
+    return fmpq(f.numerator, f.denominator)
+
+
+def _schedule(phases) -> Schedule:
+    return Schedule(POISSON_ADD_REMOVE, tuple(Phase(_exact(q), _exact(s), t) for q, s, t in phases))
+
+
+def _median_ms(fn, runs: int, before=None) -> float:
+    times = []
+    for _ in range(runs):
+        if before:
+            before()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+def _clear():
+    clear_memo()
+
+
+def _dp_accounting():
+    try:
+        import dp_accounting
+        from dp_accounting import rdp as dpa_rdp
+    except ImportError:
+        return None, None
+    return dp_accounting, dpa_rdp
+
+
+def _opacus(path: str | None):
+    if not path:
+        return None
+    spec = importlib.util.spec_from_file_location("opacus_rdp_analysis", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _row(name, phases, delta, runs, dpa, dpa_rdp, op, opacus_alphas) -> str:
+    sch = _schedule(phases)
+    d = _exact(delta)
+    cert = certify_poisson(sch, d)
+    eps = float(epsilon_upper(cert))
+    warm = _median_ms(lambda: certify_poisson(sch, d), runs)
+    fresh = _median_ms(lambda: certify_poisson(sch, d), runs, before=_clear)
+    doc = cert.to_json()
+    check = _median_ms(lambda: verify_document(doc), runs, before=_clear)
+    row = f"{name:24s} {eps:10.5g} {warm:8.3f} {fresh:8.3f} {check:8.3f} {check / fresh:9.2f}"
+    if dpa is not None:
+        import logging
+        logging.getLogger("absl").setLevel(logging.ERROR)
+        event = dpa.ComposedDpEvent([dpa.SelfComposedDpEvent(
+            dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(s)), t) for q, s, t in phases])
+
+        def run_dpa():
+            acc = dpa_rdp.RdpAccountant(neighboring_relation=dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
+            acc.compose(event)
+            return acc.get_epsilon(delta)
+        e_dpa = run_dpa()
+        t_dpa = _median_ms(run_dpa, runs)
+        row += f" {e_dpa:9.5g} {t_dpa:7.2f} {t_dpa / warm:8.1f} {t_dpa / fresh:9.2f}"
+    else:
+        row += f" {'-':>9s} {'-':>7s} {'-':>8s} {'-':>9s}"
+    if op is not None:
+        import warnings
+
+        import numpy as np
+
+        def run_op():
+            r = np.zeros(len(opacus_alphas))
+            for q, s, t in phases:
+                r = r + op.compute_rdp(q=q, noise_multiplier=s, steps=t, orders=opacus_alphas)
+            return op.get_privacy_spent(orders=opacus_alphas, rdp=r, delta=delta)[0]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            e_op = float(run_op())
+            t_op = _median_ms(run_op, runs)
+        row += f" {e_op:9.5g} {t_op:7.2f} {t_op / warm:8.1f} {t_op / fresh:9.2f}"
+    return row
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--opacus-rdp", metavar="PATH", help="path to opacus/accountants/analysis/rdp.py")
+    args = ap.parse_args(argv)
+    dpa, dpa_rdp = _dp_accounting()
+    op = _opacus(args.opacus_rdp)
+    opacus_alphas = [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64))  # Opacus RDPAccountant default
+    versions = []
+    if dpa is not None:
+        import importlib.metadata as md
+        versions.append(f"dp-accounting {md.version('dp-accounting')}")
+    if op is not None:
+        versions.append(f"opacus analysis/rdp.py from {args.opacus_rdp}")
+    print(f"# runs per median: {args.runs}; {', '.join(versions) or 'no float accountant available'}")
+    head = (f"{'query':24s} {'eps cert':>10s} {'warm ms':>8s} {'fresh ms':>8s} {'check ms':>8s} {'chk/fresh':>9s}"
+            f" {'dpa eps':>9s} {'dpa ms':>7s} {'dpa/warm':>8s} {'dpa/fresh':>9s}"
+            f" {'opa eps':>9s} {'opa ms':>7s} {'opa/warm':>8s} {'opa/fresh':>9s}")
+    print(head)
+    for name, phases, delta in QUERIES:
+        print(_row(name, phases, delta, args.runs, dpa, dpa_rdp, op, opacus_alphas))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

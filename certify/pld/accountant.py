@@ -1,0 +1,129 @@
+"""The certified PLD accountant: choices (recorded), the deterministic run, and the read-off.
+
+``plan`` makes every choice (K, the truncation threshold tau, the one-step grid layout per profile); it
+uses floats only to place the window. ``run`` is deterministic given the exact inputs and the plan: the
+checker (:mod:`certify.pld.certificates`) calls the same function on the recorded plan and chooses
+nothing. Costs: one-step discretisation O(grid points) ball evaluations per profile and side; composition
+ceil(log2 T) squarings + popcount(T) - 1 products of FLINT integer polynomials per profile and side.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..balls import InputError, exact, exact_str, fmpq
+from ..contract import Contract
+from . import compose, discretise
+from .discretise import Layout
+from .pairs import Profile, profiles, shift
+
+DEFAULT_GRID = "1e-4"
+DEFAULT_K = 96
+#: guards (no huge allocation): one-step grid points per profile, atoms of any composed measure
+MAX_ONE_STEP_POINTS = 400_000
+MAX_ONE_STEP_SPAN = 4_000_000
+MAX_ATOMS = 4_000_000
+MAX_GRID = fmpq(1, 2)
+
+
+def parse_grid(value, name: str = "--grid") -> fmpq:
+    h = exact(value, name)
+    if not h > 0:
+        raise InputError(name, f"must be > 0, got {exact_str(h)}")
+    if h > MAX_GRID:
+        raise InputError(name, f"too coarse to certify anything useful: must be <= {exact_str(MAX_GRID)} "
+                         f"(the published column uses 1e-4), got {exact_str(h)}")
+    return h
+
+
+@dataclass
+class Plan:
+    """Every choice of a run, recorded exactly in the certificate."""
+
+    h: fmpq
+    K: int
+    tau: int
+    layouts: dict[str, Layout]
+
+    def to_json(self) -> dict:
+        return {"K": self.K, "tau": str(self.tau), "layouts": {k: v.to_json() for k, v in self.layouts.items()}}
+
+    @staticmethod
+    def from_json(h: fmpq, w: dict) -> "Plan":
+        if not isinstance(w, dict):
+            raise InputError("witnesses", "must be an object")
+        K = w.get("K")
+        if not isinstance(K, int) or isinstance(K, bool) or not 32 <= K <= 512:
+            raise InputError("witnesses", f"K must be an integer in [32, 512], got {K!r}")
+        tau = int(exact(w.get("tau"), "tau").p) if w.get("tau") is not None else -1
+        if tau < 0:
+            raise InputError("witnesses", "tau must be an integer >= 0")
+        lays = {}
+        for name, lj in (w.get("layouts") or {}).items():
+            try:
+                lay = Layout(*(int(lj[k]) for k in ("lo", "hi", "core_lo", "core_hi", "stride")))
+            except (KeyError, TypeError, ValueError) as err:
+                raise InputError("witnesses", f"layout {name!r} malformed: {err}") from None
+            _check_layout(lay, name)
+            lays[name] = lay
+        return Plan(h, K, tau, lays)
+
+
+def _check_layout(lay: Layout, name: str = "--grid") -> None:
+    if not (lay.lo <= lay.core_lo <= lay.core_hi <= lay.hi) or lay.stride < 1:
+        raise InputError(name, f"malformed grid layout {lay}")
+    span = lay.hi - lay.lo + 1
+    points = (lay.core_hi - lay.core_lo + 1) + (span - (lay.core_hi - lay.core_lo + 1)) // lay.stride + 2
+    if span > MAX_ONE_STEP_SPAN or points > MAX_ONE_STEP_POINTS:
+        raise InputError(name, f"too fine for these parameters: one step would need {points} grid points over "
+                         f"{span} grid cells (at most {MAX_ONE_STEP_POINTS} / {MAX_ONE_STEP_SPAN}); use a coarser grid")
+
+
+def plan(contract: Contract, q: fmpq, sigma: fmpq, steps: int, delta: fmpq, h: fmpq, K: int = DEFAULT_K) -> Plan:
+    """The choices: tail mass eta = delta 2^-20 / T per step for the window, tau = delta 2^(K-30) per product."""
+    d = shift(contract, sigma)
+    eta = max(float(delta) * 2.0 ** -20 / steps, 1e-300)
+    lays = {}
+    for prof in profiles(contract):
+        lay = discretise.layout(prof, q, d, h, eta)
+        _check_layout(lay)
+        lays[prof.name] = lay
+    tau = int((delta * (fmpq(1) * 2 ** K) / 2 ** 30).floor())
+    return Plan(h, K, tau, lays)
+
+
+@lru_cache(maxsize=8)
+def _one_step(members: tuple, name: str, q: fmpq, d: fmpq, h: fmpq, lay: Layout, K: int, pess: bool):
+    prof = Profile(name, members)
+    f = discretise.pessimistic if pess else discretise.optimistic
+    return f(prof, q, d, h, lay, K)
+
+
+@dataclass
+class Run:
+    plan: Plan
+    one_step: dict = field(default_factory=dict)     # (profile, side) -> OneStep
+    composed: dict = field(default_factory=dict)     # (profile, side) -> Pld
+
+    def side(self, pessimistic: bool) -> list:
+        return [v for (n, s), v in self.composed.items() if s == pessimistic]
+
+
+def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan) -> Run:
+    """Discretise each profile both ways (checked), compose T times (exact, outward). Deterministic."""
+    d = shift(contract, sigma)
+    out = Run(pl)
+    for prof in profiles(contract):
+        if prof.name not in pl.layouts:
+            raise InputError("witnesses", f"no grid layout recorded for profile {prof.name!r}")
+        lay = pl.layouts[prof.name]
+        for pess in (True, False):
+            try:
+                s = _one_step(prof.members, prof.name, q, d, pl.h, lay, pl.K, pess)
+            except discretise.DiscretisationError as err:
+                raise InputError("--grid", f"cannot discretise at this grid: {err}") from None
+            out.one_step[(prof.name, pess)] = s
+            one = compose.from_one_step(s)
+            key = (prof.members, str(q), str(d), str(pl.h), lay, pl.K, pess)
+            out.composed[(prof.name, pess)] = compose.power(one, steps, pl.tau, key)
+    return out

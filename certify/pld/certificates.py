@@ -1,0 +1,116 @@
+"""Certificate ``pld/dpsgd``: the certified PLD (lossless) accountant, and its evaluator.
+
+Inputs (exact text): sampling, adjacency (the contract), sampling_rate, noise_multiplier, steps, delta,
+grid (the loss-grid spacing h). Witnesses (the choices, never re-made): K (fixed-point bits), tau
+(truncation threshold, units 2^-K), the one-step grid layout per profile, and the two read-off points
+epsilon_upper (eps_pass) and epsilon_lower (eps_fail).
+
+The evaluator RE-RUNS the deterministic pipeline from the recorded choices: one-step discretisations
+with their checks in balls (:mod:`certify.pld.discretise`), the exact integer composition with outward
+rounding (:mod:`certify.pld.compose`), and the read-off at the two recorded points
+(:mod:`certify.pld.readoff`). It chooses nothing; its cost is that of producing minus the bisection
+(about 70-90 % of producing: composition dominates).
+
+Quantities:
+  ``margin_upper[<profile>]``  min over the used grid points (and gamma = 0) of g_up - (upper value of
+                               the curve): >= 0 means the pessimistic one-step measure dominates the curve;
+  ``margin_lower[<profile>]``  min of (tangent lower bound) - g_low: >= 0 means it is dominated;
+  ``epsilon_upper``, ``epsilon_lower``  the recorded read-off points (exact);
+  ``delta_upper``   worst-direction delta of the composed pessimistic measures at epsilon_upper;
+  ``delta_lower``   worst-direction delta of the composed optimistic measures at epsilon_lower.
+Claims (hypotheses first, then the conclusions):
+  ``dominates[<p>]``: margin_upper[<p>] >= 0;  ``dominated[<p>]``: margin_lower[<p>] >= 0;
+  ``privacy`` (headline): delta_upper <= delta, i.e. the run is (epsilon_upper, delta)-DP;
+  ``tightness``: delta_lower > delta, i.e. the composed dominating pair's exact eps(delta) > epsilon_lower.
+"""
+from __future__ import annotations
+
+from ..balls import InputError, ball, exact, exact_str, fmpq, workprec
+from ..certificate import Certificate, Evaluation
+from ..contract import parse_contract
+from ..dpsgd.certificates import parse_delta, parse_steps
+from ..dpsgd.problem import parse_sigma
+from ..verify import register
+from . import readoff
+from .accountant import Plan, parse_grid, run
+from .discretise import EXTRA_PREC
+
+KIND = "pld/dpsgd"
+HEADLINE = "privacy"
+
+
+def parse_rate(value, contract, name: str = "--sampling-rate") -> fmpq:
+    q = exact(value, name)
+    if not (0 < q < 1):
+        raise InputError(name, f"must be in (0, 1), got {exact_str(q)}")
+    return q
+
+
+def parse_inputs(inputs: dict):
+    contract = parse_contract(inputs.get("sampling", ""), inputs.get("adjacency", ""), "pld")
+    q = parse_rate(inputs.get("sampling_rate"), contract)
+    sigma = parse_sigma(inputs.get("noise_multiplier"))
+    steps = parse_steps(inputs.get("steps"))
+    delta = parse_delta(inputs.get("delta"))
+    h = parse_grid(inputs.get("grid"))
+    return contract, q, sigma, steps, delta, h
+
+
+def fill(ev: Evaluation, r, delta: fmpq, eps_up: fmpq, eps_low: fmpq, h: fmpq) -> None:
+    """Quantities and claims of a run (shared by producer and checker)."""
+    for (name, pess), s in r.one_step.items():
+        tag = "upper" if pess else "lower"
+        bits = r.plan.K + 64                                    # a dyadic lower bound of the exact margin
+        m = s.checks["margin"]
+        m = fmpq(int((m * (fmpq(1) * 2 ** bits)).floor()), 2 ** bits)
+        ev.add(f"margin_{tag}[{name}]", ball(m),
+               "discretise: pessimistic check" if pess else "discretise: optimistic check",
+               "min over the used grid points (and gamma = 0) of " +
+               ("g_up - upper(curve): >= 0 means the one-step measure's curve dominates the profile for every gamma >= 0"
+                if pess else "lower(tangent) - g_low: >= 0 means the profile dominates the one-step measure's curve"))
+    ev.add("epsilon_upper", ball(eps_up), "readoff: eps_pass", "certified epsilon: the run is (epsilon_upper, delta)-DP")
+    ev.add("epsilon_lower", ball(eps_low), "readoff: eps_fail",
+           "certified lower bound on the exact eps(delta) of the composed dominating pair")
+    with workprec(r.plan.K + EXTRA_PREC):
+        du = readoff.delta_upper(r.side(True), eps_up, h)
+        dl = readoff.delta_lower(r.side(False), eps_low, h)
+    ev.add("delta_upper", du, "readoff: delta_up(epsilon_upper)",
+           "m_inf + sum m_i (1 - e^(eps - l_i))_+ of the composed pessimistic measures (worst direction)")
+    ev.add("delta_lower", dl, "readoff: delta_low(epsilon_lower)",
+           "the same read-off of the composed optimistic measures (worst direction)")
+    for (name, pess) in r.one_step:
+        tag = "upper" if pess else "lower"
+        ev.claim(f"{'dominates' if pess else 'dominated'}[{name}]",
+                 (f"the pessimistic one-step measure dominates the {name} profile for every gamma >= 0" if pess else
+                  f"the {name} profile dominates the optimistic one-step measure for every gamma >= 0"),
+                 f"margin_{tag}[{name}]", ">=", "0", "discretise")
+    ev.claim(HEADLINE, "delta_up(epsilon_upper) <= delta: the run is (epsilon_upper, delta)-DP",
+             "delta_upper", "<=", exact_str(delta), "readoff")
+    ev.claim("tightness", "delta_low(epsilon_lower) > delta: the exact eps(delta) of the composed pair exceeds "
+             "epsilon_lower", "delta_lower", ">", exact_str(delta), "readoff")
+
+
+def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
+    contract, q, sigma, steps, delta, h = parse_inputs(inputs)
+    pl = Plan.from_json(h, witnesses)
+    eps_up = exact(witnesses.get("epsilon_upper"), "epsilon_upper")
+    eps_low = exact(witnesses.get("epsilon_lower"), "epsilon_lower")
+    if eps_up < 0 or eps_low < 0:
+        raise InputError("witnesses", "read-off points must be >= 0")
+    r = run(contract, q, sigma, steps, pl)
+    ev = Evaluation()
+    fill(ev, r, delta, eps_up, eps_low, h)
+    return ev
+
+
+def make_certificate(inputs: dict, pl: Plan, r, delta: fmpq, eps_up: fmpq, eps_low: fmpq, h: fmpq,
+                     budget: dict) -> Certificate:
+    ev = Evaluation()
+    fill(ev, r, delta, eps_up, eps_low, h)
+    w = pl.to_json()
+    w["epsilon_upper"] = exact_str(eps_up)
+    w["epsilon_lower"] = exact_str(eps_low)
+    return Certificate(KIND, inputs, ev, w, budget, precision=pl.K + EXTRA_PREC)
+
+
+register(KIND, evaluate)

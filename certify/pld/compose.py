@@ -1,0 +1,165 @@
+"""T-fold composition of a one-step measure: exact integer polynomial products with outward rounding.
+
+Representation. A measure on the loss grid is ``Pld(poly, offset, inf, K, pessimistic)``: the atom at
+loss (offset + i) h has mass poly[i] * 2^-K, and inf * 2^-K sits at +inf. Composition of independent
+steps adds losses, so (finite part) the product measure is the polynomial product; the product is
+computed EXACTLY by FLINT (``fmpz_poly`` multiplication: integers, no float FFT), giving masses in units
+2^-2K, then rescaled to 2^-K:
+
+* pessimistic: ceiling of every coefficient (each mass only grows; by monotonicity of delta(eps) in every
+  mass, see certified-pld.md "Objects", the read-off can only grow), and the +inf mass of the product
+  A x B is exactly a_inf |B| + b_inf |A| + a_inf b_inf (every pair with at least one infinite loss has
+  infinite loss), also rounded up;
+* optimistic: floor of every coefficient (masses only shrink); the optimistic measures carry no +inf mass.
+The rounding error per product is below (number of atoms) * 2^-K of total mass.
+
+Truncation to a window after every product (the window is chosen by a deterministic rule on the exact
+integers, see :func:`trim`, so the checker re-derives the same window; any window is valid):
+* pessimistic: the mass of the lowest atoms (at most ``tau`` units) is moved UP onto the first kept atom
+  (losses only grow), the mass of the highest atoms (at most ``tau`` units) is moved to +inf;
+* optimistic: the lowest atoms are dropped (masses only shrink) and the highest are moved DOWN onto the
+  last kept atom (losses only shrink).
+Each operation moves the read-off delta(eps) = m_inf + sum m_i (1 - e^(eps - l_i))_+ in the intended
+direction, because that expression is non-decreasing in every m_i, in m_inf and in every l_i (moving mass
+to a larger loss or to +inf can only raise it). The product of measures whose curves bound the one-step
+curve bounds the T-fold curve (:mod:`certify.pld.discretise`, Zhu-Dong-Wang Theorem 10), and the same
+monotonicity makes every rounded/truncated product bound the exact product of the discretised measures.
+So pessimistic results are upper bounds and optimistic ones lower bounds of the composed pair's curve.
+
+Repeated squaring: A^T is the product of the powers A^(2^j) over the set bits of T (ceil(log2 T)
+squarings plus popcount(T) - 1 products); the powers are cached per one-step measure and threshold, so a
+sweep over T shares them.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from flint import fmpz, fmpz_poly
+
+from ..balls import InputError
+from .discretise import OneStep
+
+#: no composed measure may exceed this many atoms (memory guard: about 40 bytes per atom)
+MAX_ATOMS = 4_000_000
+
+
+@dataclass
+class Pld:
+    poly: fmpz_poly
+    offset: int
+    inf: int
+    K: int
+    pessimistic: bool
+
+    @property
+    def atoms(self) -> int:
+        return self.poly.length()
+
+    def finite_mass(self) -> int:
+        return int(self.poly(1))
+
+
+def from_one_step(s: OneStep) -> Pld:
+    p = fmpz_poly(s.masses)
+    first = next((i for i, m in enumerate(s.masses) if m), 0)
+    if first:
+        p = p.right_shift(first)
+    return Pld(p, s.lo + first, s.inf, s.K, s.pessimistic)
+
+
+def _prefix(p: fmpz_poly, k: int) -> int:
+    return int(p.truncate(k)(1)) if k > 0 else 0
+
+
+def trim(p: fmpz_poly, tau: int) -> tuple[int, int, int, int]:
+    """(k_low, mass_low, k_high, mass_high): the largest k_low with the lowest k_low coefficients summing to
+    <= tau, the same from the top; deterministic on the exact integers (binary search on prefix sums)."""
+    n = p.length()
+    total = int(p(1))
+    lo, hi = 0, n - 1           # largest k in [0, n-1] with prefix(k) <= tau
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _prefix(p, mid) <= tau:
+            lo = mid
+        else:
+            hi = mid - 1
+    k_low = lo
+    lo, hi = 0, n - 1 - k_low   # largest k2 with suffix(k2) <= tau, keeping at least one atom
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if total - _prefix(p, n - mid) <= tau:
+            lo = mid
+        else:
+            hi = mid - 1
+    k_high = lo
+    return k_low, _prefix(p, k_low), k_high, total - _prefix(p, n - k_high)
+
+
+def multiply(a: Pld, b: Pld, tau: int) -> Pld:
+    """The product measure, rescaled to 2^-K outward and truncated (module docstring)."""
+    K = a.K
+    if a.atoms + b.atoms - 1 > MAX_ATOMS:
+        raise InputError("--grid", f"too fine for this many steps: a composed PLD would need "
+                         f"{a.atoms + b.atoms - 1} atoms (at most {MAX_ATOMS}); use a coarser grid")
+    scale = fmpz(1) << K
+    c = a.poly * b.poly
+    if a.pessimistic:
+        c = -((-c) // scale)
+        sa, sb = a.finite_mass(), b.finite_mass()
+        raw = a.inf * sb + b.inf * sa + a.inf * b.inf
+        inf = -((-raw) >> K)
+    else:
+        c = c // scale
+        inf = 0
+    offset = a.offset + b.offset
+    if c.length() == 0:
+        return Pld(c, offset, inf, K, a.pessimistic)
+    k_low, m_low, k_high, m_high = trim(c, tau)
+    n = c.length()
+    keep = n - k_low - k_high
+    if a.pessimistic:
+        c = c.right_shift(k_low) if k_low else c
+        if m_low:
+            c = c + m_low                      # onto the first kept atom (losses raised)
+        c = c.truncate(keep)
+        inf += m_high                          # the top atoms go to +inf
+    else:
+        c = c.right_shift(k_low) if k_low else c
+        c = c.truncate(keep)
+        if m_high:
+            c = c + fmpz_poly([m_high]).left_shift(keep - 1)   # onto the last kept atom (losses lowered)
+    return Pld(c, offset + k_low, inf, K, a.pessimistic)
+
+
+_POWERS: "OrderedDict[tuple, dict[int, Pld]]" = OrderedDict()
+_MAX_CHAINS = 4
+
+
+def power(one: Pld, steps: int, tau: int, key: tuple | None = None) -> Pld:
+    """one^steps by repeated squaring; powers 2^j cached under ``key`` (a few chains kept, LRU)."""
+    chain = None
+    if key is not None:
+        chain = _POWERS.get((key, tau))
+        if chain is not None:
+            _POWERS.move_to_end((key, tau))
+    if chain is None:
+        chain = {0: one}
+        if key is not None:
+            _POWERS[(key, tau)] = chain
+            while len(_POWERS) > _MAX_CHAINS:
+                _POWERS.popitem(last=False)
+    result = None
+    j = 0
+    while steps >> j:
+        if j not in chain:
+            prev = chain[j - 1]
+            chain[j] = multiply(prev, prev, tau)
+        if (steps >> j) & 1:
+            result = chain[j] if result is None else multiply(result, chain[j], tau)
+        j += 1
+    return result
+
+
+def clear_cache() -> None:
+    _POWERS.clear()

@@ -1,0 +1,305 @@
+"""One-step discretisations on the loss grid l_j = j h: a pessimistic one that dominates the curve and an
+optimistic one that the curve dominates, each proved by a check in balls.
+
+Objects. A finite nonnegative measure on losses {j h} with masses m_j >= 0 and a mass m_inf >= 0 at +inf
+has the curve (certified-pld.md, "Objects")
+
+    g(gamma) = m_inf + sum_j m_j (1 - gamma e^(-j h))_+ ,
+
+piecewise linear in gamma with kinks only at grid points gamma_j = e^(j h), convex, non-increasing,
+g(0) = m_inf + sum_j m_j and g = m_inf beyond the last atom.
+
+Why only curves matter (domination composes). For measures P1, Q1, P2, Q2 (not necessarily probability
+measures),  H_gamma(P1 x P2 || Q1 x Q2) = E_{y ~ P2}[ H_{gamma e^(-L2(y))}(P1 || Q1) ]  (integrate
+(p1 p2 - gamma q1 q2)_+ over x first; where q2 = 0 the argument is gamma e^(-inf) = 0 and H_0 = P1's
+mass). So if g1 >= f1 for EVERY gamma in [0, inf) then replacing (P1, Q1) by a measure with curve g1 can
+only raise the product's curve, for any P2; applying this step by step, the T-fold product of a measure
+with curve g >= f dominates the T-fold product of the pair with curve f; likewise g <= f everywhere
+gives a lower bound. This is Zhu, Dong, Wang (2022) Theorem 10 in the form we use; it needs domination
+for every gamma >= 0 (not only gamma >= 1), which is why the checks below cover [0, inf). Total mass 1
+or a Q-side mass <= 1 is not needed by this argument (it is reported, not relied on).
+
+Why a check at the grid points suffices. f is convex; g is linear on every [gamma_j, gamma_(j+1)].
+* Upper: if g(gamma_j) >= d_j >= f(gamma_j) at every grid point of the window, then on each interval
+  f <= chord of f <= g (a convex function lies below its chords, a linear one above them at the ends).
+  Left of the window, g is linear on [0, gamma_lo] with g(0) >= 1 = f(0) and g(gamma_lo) >= f(gamma_lo):
+  the same argument. Right of it g = m_inf >= d_hi >= f(gamma_hi) >= f (f non-increasing).
+  Construction: "connect the dots" (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, PETS 2022) of the upper
+  values d_j (their running minimum, still >= f because f is non-increasing) and the point (0, 1),
+  replaced by the LOWER CONVEX HULL of those points: still >= f at every grid point (f is itself a convex
+  function below all the points, so below their lower hull), and its slope changes (= masses /
+  gamma_j) are >= 0 by construction. The hull is computed in exact integer arithmetic on approximate
+  coordinates (a choice) with a margin of 2^-K added to every point, masses are rounded UP to multiples
+  of 2^-K (g only grows), and then the inequality g(gamma_j) >= d_j is CHECKED at every grid point in
+  balls (that check, not the construction, is the proof).
+* Lower: on each interval I_j = [gamma_j, gamma_(j+1)] take the tangent line ell_j of the curve (of its
+  larger member) at an exact point t_j inside I_j: ell_j <= f everywhere (convexity). Put
+  w_j = min(ell_(j-1)(gamma_j), ell_j(gamma_j)) (lower ball endpoints), and at the left end also
+  w_lo <= 1 - gamma_lo (the line 1 - gamma is below every curve here). If g(gamma_j) <= w_j at both ends
+  of I_j then g <= ell_j <= f on I_j. The curve is cut to 0 at the first index c where the tangent values
+  stop being certainly positive (requiring ell_(c-1)(gamma_c) >= 0, so the last segment is still below
+  ell_(c-1)); beyond gamma_c, g = 0 <= f. On [0, gamma_lo]: g(0) = sum m_j <= 1 and g(gamma_lo) <= 1 -
+  gamma_lo give g <= 1 - gamma <= f. Construction: lower hull of the points lowered by 2^-K, masses
+  rounded DOWN; then g(gamma_j) <= w_j is CHECKED in balls at every grid point.
+Masses are integers M_j = m_j 2^K (fixed point); nothing here is a float except the window choice.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..balls import arb, ball, fmpq, fmpz, workprec
+from .pairs import Profile, curve_upper, tangent
+
+#: construction guard bits above K (approximate hull coordinates carry K + GUARD fractional bits)
+GUARD = 40
+#: working precision of the one-step balls: K + EXTRA_PREC bits
+EXTRA_PREC = 96
+
+
+class DiscretisationError(RuntimeError):
+    """A check of the discretisation failed (never expected; reported, never ignored)."""
+
+
+@dataclass
+class OneStep:
+    """A one-step discretised measure: masses[i] * 2^-K at loss (lo + i) h, plus inf * 2^-K at +inf."""
+
+    profile: str
+    pessimistic: bool
+    K: int
+    lo: int
+    masses: list[int]
+    inf: int
+    checks: dict = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.masses) + self.inf
+
+
+# ------------------------------------------------------------------------------------------------
+# Window (a float choice, recorded as integer indices)
+# ------------------------------------------------------------------------------------------------
+def _log_mix(q: float, u: float) -> float:
+    """log(1 - q + q e^u) without overflow."""
+    a, b = math.log1p(-q), math.log(q) + u
+    m = max(a, b)
+    return m + math.log(math.exp(a - m) + math.exp(b - m))
+
+
+#: tail mass of the dense core of the one-step grid; outside it only every STRIDE-th grid point is used
+CORE_ETA = 1e-10
+STRIDE = 8
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Which grid indices carry points: all of [core_lo, core_hi], every STRIDE-th one in [lo, hi] outside.
+
+    Any subset of the grid is admissible (kinks of g sit at used points only, and the checks run at
+    every used point, so the convexity argument of the module docstring applies to the used partition);
+    the layout only trades one-step cost against tightness in the far tails. Recorded exactly."""
+
+    lo: int
+    hi: int
+    core_lo: int
+    core_hi: int
+    stride: int
+
+    def indices(self) -> list[int]:
+        s = self.stride
+        out = [j for j in range(self.lo, self.core_lo) if (j - self.lo) % s == 0]
+        out += list(range(max(self.lo, self.core_lo), min(self.hi, self.core_hi) + 1))
+        out += [j for j in range(self.core_hi + 1, self.hi + 1) if (self.hi - j) % s == 0]
+        return out
+
+    def to_json(self) -> dict:
+        return {"lo": self.lo, "hi": self.hi, "core_lo": self.core_lo, "core_hi": self.core_hi, "stride": self.stride}
+
+
+def layout(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, eta: float) -> Layout:
+    lo, hi = window(profile, q, delta, h, eta)
+    clo, chi = window(profile, q, delta, h, max(eta, CORE_ETA))
+    return Layout(lo, hi, max(lo, clo), min(hi, chi), STRIDE)
+
+
+def window(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, eta: float) -> tuple[int, int]:
+    """Grid indices [lo, hi] covering the losses of each member up to tail mass ~eta (a choice).
+
+    Outside the window the construction stays sound (the chord from (0, 1) and the mass at +inf take
+    care of it); the window only decides tightness and size."""
+    qf, df, hf = float(q), float(delta), float(h)
+    z = math.sqrt(2 * math.log(1 / max(eta, 1e-300))) + 1
+    lo, hi = 0.0, 0.0
+    for m in profile.members:
+        if m == "remove":   # P = mixture: losses in [log(1-q), L(Delta + z)]
+            lo = min(lo, math.log1p(-qf))
+            hi = max(hi, _log_mix(qf, df * z + df * df / 2))
+        else:               # P = N(0,1): losses in [-L(z), -log(1-q)]
+            lo = min(lo, -_log_mix(qf, df * z - df * df / 2))
+            hi = max(hi, -math.log1p(-qf))
+    return math.floor(lo / hf) - 1, math.ceil(hi / hf) + 1
+
+
+# ------------------------------------------------------------------------------------------------
+# Exact integer lower hull on approximate coordinates (a construction; checked afterwards)
+# ------------------------------------------------------------------------------------------------
+def _lower_hull(xs: list[int], ys: list[int]) -> list[int]:
+    """Indices of the lower convex hull of the points (xs strictly increasing), monotone chain."""
+    st: list[int] = []
+    for k in range(len(xs)):
+        while len(st) >= 2:
+            o, a = st[-2], st[-1]
+            cross = (xs[a] - xs[o]) * (ys[k] - ys[o]) - (ys[a] - ys[o]) * (xs[k] - xs[o])
+            if cross > 0:
+                break
+            st.pop()
+        st.append(k)
+    return st
+
+
+def _hull_masses(xs: list[int], ys: list[int], hull: list[int], scale_shift: int, up: bool) -> dict[int, int]:
+    """Masses (units 2^-K) at hull vertices except the first (the virtual point gamma = 0):
+    m_v = gamma_v (slope_right - slope_left), slope right of the last vertex = 0; rounded up or down.
+    xs, ys are in units 2^-S with S = K + scale_shift."""
+    out = {}
+    for n in range(1, len(hull)):
+        u, v = hull[n - 1], hull[n]
+        dxl, dyl = xs[v] - xs[u], ys[v] - ys[u]
+        if n + 1 < len(hull):
+            w = hull[n + 1]
+            dxr, dyr = xs[w] - xs[v], ys[w] - ys[v]
+        else:
+            dxr, dyr = 1, 0
+        num = xs[v] * (dyr * dxl - dyl * dxr)
+        den = dxr * dxl * (1 << scale_shift)
+        # m_v * 2^K = xs[v]/2^S * (slope_r - slope_l) * 2^K = num / (dxr dxl 2^(S-K))
+        val = -((-num) // den) if up else num // den
+        out[v] = max(val, 0)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# The check in balls: g(gamma_j) at every grid point, by suffix sums
+# ------------------------------------------------------------------------------------------------
+def curve_at_grid(masses: dict[int, int], inf: int, idx: list[int], gammas: list[arb]) -> list[arb]:
+    """Balls of 2^K g(gamma_j) for j in idx (increasing; every atom index is in idx), g the curve of the
+    measure {j: masses[j]} + inf:  2^K g(gamma_j) = inf + sum_(i>j) M_i - gamma_j sum_(i>j) M_i e^(-i h)."""
+    out = [arb(0)] * len(idx)
+    A, B = 0, arb(0)
+    for k in range(len(idx) - 1, -1, -1):
+        g = gammas[k]
+        out[k] = (inf + A) - g * B
+        M = masses.get(idx[k], 0)
+        if M:
+            A += M
+            B += M / g
+    return out
+
+
+def _gamma_balls(idx: list[int], h: fmpq) -> list[arb]:
+    hb = ball(h)
+    return [(hb * j).exp() for j in idx]
+
+
+def _scaled(x: fmpq, S: int, up: bool) -> int:
+    y = x * (fmpz(1) << S) if S >= 0 else x
+    return int(y.ceil()) if up else int(y.floor())
+
+
+# ------------------------------------------------------------------------------------------------
+# Pessimistic: connect the dots with the lower-convex-hull rule
+# ------------------------------------------------------------------------------------------------
+def pessimistic(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, lay: Layout, K: int) -> OneStep:
+    """A measure whose curve is >= the profile's curve for every gamma >= 0 (module docstring), checked."""
+    S = K + GUARD
+    idx = lay.indices()
+    lo, hi = idx[0], idx[-1]
+    with workprec(K + EXTRA_PREC):
+        gammas = _gamma_balls(idx, h)
+        d: list[fmpq] = []
+        for g in gammas:
+            v = curve_upper(profile, q, delta, g)
+            d.append(v if not d or v < d[-1] else d[-1])          # running minimum: still >= f
+        margin = 1 << GUARD                                        # 2^-K in units 2^-S
+        xs = [0] + [int((g.mid().fmpq() * (fmpz(1) << S)).floor()) for g in gammas]
+        ys = [1 << S] + [_scaled(v, S, True) + margin for v in d]
+        hull = _lower_hull(xs, ys)
+        hm = _hull_masses(xs, ys, hull, GUARD, up=True)
+        masses = {idx[k - 1]: M for k, M in hm.items() if M}
+        inf = -((-ys[hull[-1]]) >> GUARD)                          # ceil(y_last / 2^(S-K))
+        # the proof: g(gamma_j) >= d_j at every used grid point, g(0) >= 1
+        vals = curve_at_grid(masses, inf, idx, gammas)
+        total = sum(masses.values()) + inf
+        margin = fmpq(total - (1 << K))                            # g(0) - 1, units 2^-K
+        for j, (gv, dj) in enumerate(zip(vals, d)):
+            if not gv.is_finite():
+                raise DiscretisationError(f"pessimistic check undecided at grid index {idx[j]}")
+            margin = min(margin, gv.lower().fmpq() - dj * (fmpz(1) << K))
+        if margin < 0:
+            raise DiscretisationError("pessimistic check failed: the curve is not >= the upper values")
+        pos = {j: k for k, j in enumerate(idx)}
+        q_side = sum((M / gammas[pos[j]] for j, M in masses.items()), arb(0)) / 2 ** K
+    vec = [0] * (hi - lo + 1)
+    for j, M in masses.items():
+        vec[j - lo] = M
+    checks = {"margin": margin / (fmpz(1) << K), "grid_points_checked": len(idx), "atoms": len(masses), "masses_nonnegative": True,
+              "total_P_mass_upper": _dec(fmpq(total, 1 << K)), "Q_side_mass_upper": _dec(q_side.upper().fmpq())}
+    return OneStep(profile.name, True, K, lo, vec, inf, checks)
+
+
+# ------------------------------------------------------------------------------------------------
+# Optimistic: tangent lines, lower hull, masses rounded down
+# ------------------------------------------------------------------------------------------------
+def optimistic(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, lay: Layout, K: int) -> OneStep:
+    """A measure whose curve is <= the profile's curve for every gamma >= 0 (module docstring), checked."""
+    S = K + GUARD
+    one = fmpz(1) << S
+    idx = lay.indices()
+    lo = idx[0]
+    with workprec(K + EXTRA_PREC):
+        gammas = _gamma_balls(idx, h)
+        hb = ball(h)
+        n = len(idx)
+        a = [None] * n   # lower bound of ell_(j-1)(gamma_j)
+        b = [None] * n   # lower bound of ell_j(gamma_j)
+        a[0] = (1 - gammas[0]).lower().fmpq()
+        for k in range(n - 1):
+            t = fmpq(((hb * (idx[k] + idx[k + 1]) / 2).exp().mid().fmpq() * one).floor(), one)  # exact, in I_k
+            v, s = tangent(profile, q, delta, t)
+            b[k] = (v + s * (gammas[k] - t)).lower().fmpq()
+            a[k + 1] = (v + s * (gammas[k + 1] - t)).lower().fmpq()
+        b[n - 1] = a[n - 1]
+        w = [min(x, y) for x, y in zip(a, b)]
+        c = next((k for k in range(1, n) if not w[k] > 0), n - 1)
+        if a[c] < 0:
+            c -= 1
+        if c < 1:
+            raise DiscretisationError("optimistic discretisation: no positive tangent values in the window "
+                                      "(grid too coarse)")
+        margin = 1 << GUARD
+        xs = [0] + [int((g.mid().fmpq() * one).floor()) for g in gammas[:c + 1]]
+        ys = [1 << S] + [max(0, _scaled(x, S, False) - margin) for x in w[:c]] + [0]
+        hull = _lower_hull(xs, ys)
+        hm = _hull_masses(xs, ys, hull, GUARD, up=False)
+        masses = {idx[k - 1]: M for k, M in hm.items() if M}
+        vals = curve_at_grid(masses, 0, idx[:c + 1], gammas[:c + 1])
+        margin = fmpq((1 << K) - sum(masses.values()))            # 1 - g(0), units 2^-K
+        for k in range(c):
+            if not vals[k].is_finite():
+                raise DiscretisationError(f"optimistic check undecided at grid index {idx[k]}")
+            margin = min(margin, w[k] * (fmpz(1) << K) - vals[k].upper().fmpq())
+        if margin < 0:
+            raise DiscretisationError("optimistic check failed: the curve is not <= the tangent values")
+    vec = [0] * (idx[c] - lo + 1)
+    for j, M in masses.items():
+        vec[j - lo] = M
+    checks = {"margin": margin / (fmpz(1) << K), "grid_points_checked": c + 1, "atoms": len(masses), "masses_nonnegative": True,
+              "cut_index": idx[c], "total_P_mass_lower": _dec(fmpq(sum(masses.values()), 1 << K))}
+    return OneStep(profile.name, False, K, lo, vec, 0, checks)
+
+
+def _dec(x: fmpq) -> str:
+    from ..balls import upper_decimal
+    return upper_decimal(ball(x), 12)

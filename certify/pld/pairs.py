@@ -1,0 +1,133 @@
+"""Dominating pairs per accounting contract, and their one-step hockey-stick curves in balls.
+
+Notation. For a pair of measures (P, Q) and gamma = e^eps >= 0 the hockey-stick curve is
+``f(gamma) = H_gamma(P || Q) = sup_A P(A) - gamma Q(A)``. Every pair used here is a pair of
+mixtures of N(0, 1) and N(Delta, 1) whose likelihood ratio X = dP/dQ is monotone in the output x,
+so the supremum is attained on a half-line S_gamma = {X > gamma} and
+
+    f(gamma)  = P(S_gamma) - gamma Q(S_gamma),        f'(gamma) = -Q(S_gamma)      (f convex, non-increasing).
+
+Two ordered pairs ("directions") occur, with z(x) = exp(Delta x - Delta^2/2):
+
+* ``remove``: P = (1-q) N(0,1) + q N(Delta,1), Q = N(0,1). X = 1-q+q z. For gamma <= 1-q, f = 1-gamma;
+  else with x1 = (log((gamma-1+q)/q) + Delta^2/2)/Delta,
+  f = q Phibar(x1 - Delta) - (gamma - 1 + q) Phibar(x1),  f' = -Phibar(x1)
+  (dpsgd-accountants.md, H_gamma(Pt||Qt)).
+* ``add``: the same two distributions in the other order. X = 1/(1-q+q z). For gamma (1-q) >= 1, f = 0;
+  else with x2 = (log((1 - gamma(1-q))/(gamma q)) + Delta^2/2)/Delta,
+  f = (1 - gamma(1-q)) Phi(x2) - gamma q Phi(x2 - Delta),  f' = -[(1-q) Phi(x2) + q Phi(x2 - Delta)]
+  (dpsgd-accountants.md, H_gamma(Qt||Pt)).
+
+Contracts (``Profile``: a list of directions composed separately, each with a curve that is the
+pointwise maximum of its members):
+
+* Poisson sampling, add/remove adjacency, Delta = 1/sigma (practitioner-accounting.md): the two
+  directions ``remove`` and ``add`` are composed separately and the larger delta is reported (a pair of
+  neighbouring datasets differs in the same direction at every step, so each direction's T-fold product
+  dominates that case; the worst case over both is the max).
+* Fixed-size batches, replace-one adjacency, Delta = 2/sigma: one profile, the pointwise maximum
+  max(H(Pt||Qt), H(Qt||Pt)) of Bok (2026) Proposition 1 / Zhu, Dong, Wang (2022) Corollary 32, which is at
+  least Proposition 1's curve (H(Pt||Qt) for gamma >= 1, H(Qt||Pt) below) and is what the tables'
+  lossless column composes. The maximum of two hockey-stick curves of probability pairs is again convex,
+  non-increasing, equal to 1 at gamma = 0 and >= (1-gamma)_+, so everything below applies to it.
+
+Only these curves enter the accountant; what composes is domination of curves for EVERY gamma >= 0
+(Zhu, Dong, Wang 2022, Theorem 10; see :mod:`certify.pld.discretise` for the form used here).
+
+Rounding: :func:`curve_upper` returns an exact rational >= f(e^(jh)) (f non-increasing, so f at the exact
+lower endpoint of the ball e^(jh) is an upper bound; its ball's upper endpoint is taken);
+:func:`tangent` returns balls of f(t) and f'(t) at an exact point t.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..balls import arb, ball, fmpq
+from ..contract import Contract
+
+DIRECTIONS = ("remove", "add")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One direction to compose: its curve is the pointwise max of the members' curves."""
+
+    name: str
+    members: tuple[str, ...]
+
+
+def profiles(contract: Contract) -> tuple[Profile, ...]:
+    """The profiles composed for a contract (Poisson: two directions; fixed-size: one max-profile)."""
+    if contract.sampling == "poisson" and contract.adjacency == "add-remove":
+        return (Profile("remove", ("remove",)), Profile("add", ("add",)))
+    if contract.sampling == "fixed-size" and contract.adjacency == "replace-one":
+        return (Profile("max", ("remove", "add")),)
+    raise ValueError(f"no PLD dominating pair for contract {contract}")
+
+
+def shift(contract: Contract, sigma: fmpq) -> fmpq:
+    """Delta = k/sigma (k = 1 add/remove, 2 replace-one), exact."""
+    return fmpq(contract.shift_numerator) / sigma
+
+
+def _phibar(t: arb) -> arb:
+    """Phibar(t) = 1 - Phi(t) = erfc(t/sqrt 2)/2 (Arb's erfc is rigorous; arguments here stay below ~60)."""
+    return (t / arb(2).sqrt()).erfc() / 2
+
+
+def _phi_cdf(t: arb) -> arb:
+    return (-t / arb(2).sqrt()).erfc() / 2
+
+
+def value_and_slope(member: str, q: fmpq, delta: fmpq, gamma: fmpq) -> tuple[arb, arb]:
+    """Balls of f(gamma) and f'(gamma) for one direction at an EXACT gamma >= 0 (formulas of the docstring)."""
+    d = ball(delta)
+    qb = ball(q)
+    if member == "remove":
+        if gamma <= 1 - q:
+            return ball(1 - gamma), arb(-1)
+        x1 = (ball((gamma - 1 + q) / q).log() + d * d / 2) / d
+        tail = _phibar(x1)
+        return qb * _phibar(x1 - d) - ball(gamma - 1 + q) * tail, -tail
+    if member == "add":
+        if gamma * (1 - q) >= 1:
+            return arb(0), arb(0)
+        if gamma == 0:
+            return arb(1), -arb(1)
+        x2 = (ball((1 - gamma * (1 - q)) / (gamma * q)).log() + d * d / 2) / d
+        c1, c2 = _phi_cdf(x2), _phi_cdf(x2 - d)
+        return ball(1 - gamma * (1 - q)) * c1 - ball(gamma * q) * c2, -(ball(1 - q) * c1 + qb * c2)
+    raise ValueError(member)
+
+
+def curve_value(profile: Profile, q: fmpq, delta: fmpq, gamma: fmpq) -> arb:
+    """Ball of the profile's curve max_members f(gamma) at an exact gamma."""
+    vals = [value_and_slope(m, q, delta, gamma)[0] for m in profile.members]
+    out = vals[0]
+    for v in vals[1:]:
+        out = out.max(v)
+    return out
+
+
+def curve_upper(profile: Profile, q: fmpq, delta: fmpq, gamma_ball: arb) -> fmpq:
+    """An exact rational >= the curve at every point of ``gamma_ball`` (f non-increasing: take f at the
+    exact lower endpoint, clipped at 0, and round the ball up)."""
+    lo = gamma_ball.lower().fmpq()
+    if lo < 0:
+        lo = fmpq(0)
+    v = curve_value(profile, q, delta, lo)
+    return v.upper().fmpq()
+
+
+def tangent(profile: Profile, q: fmpq, delta: fmpq, t: fmpq) -> tuple[arb, arb]:
+    """(f(t), f'(t)) balls of ONE member's tangent at exact t: the member with the larger value at t.
+
+    Any member's tangent line is below that member's curve, hence below the max-profile; choosing the
+    larger member only makes the lower bound tighter. The choice is made on ball midpoints (a choice,
+    not a claim)."""
+    best = None
+    for m in profile.members:
+        v, s = value_and_slope(m, q, delta, t)
+        if best is None or v.mid() > best[0].mid():
+            best = (v, s)
+    return best

@@ -1,0 +1,122 @@
+"""The certified Rényi accountant of Poisson-sampled DP-SGD (add/remove adjacency).
+
+    epsilon = sum_i T_i eps_RDP_i(alpha) + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1)
+
+(Rényi composition over the phases of the schedule, Mironov 2017 Prop. 1; the conversion of Balle et
+al. 2020, Thm 21; eps_RDP of MTZ 2019, :mod:`certify.poisson.rdp`). Any alpha > 1 gives a valid bound;
+alpha is *chosen* by floats in log space (numpy, memoised per (q, sigma) and per query): every integer
+order 2..256 and a coarse grid to 4096, then fractional orders a +- j/16 around the best integer (the
+chord makes them cheap). The certificate records alpha exactly; the checker re-evaluates at it only.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from ..balls import ball_endpoints, escalate, exact, exact_str, fmpq, upper_decimal
+from ..certificate import Certificate
+from .certificates import KIND, evaluate, parse_alpha
+from .rdp import DENSE_MAX, ORDERS, log_A_floats
+from .schedule import Schedule, parse_delta, schedule_inputs
+
+FRACTION_STEPS = 16  # fractional orders tried: a + j/16
+
+
+def _float(q: fmpq) -> float:
+    return int(q.p) / int(q.q)  # correctly rounded, no overflow for huge numerators/denominators
+
+
+def _log(q: fmpq) -> float:
+    return math.log(int(q.p)) - math.log(int(q.q))
+
+
+@lru_cache(maxsize=4096)
+def _choose(phases: tuple[tuple[float, float, int], ...], log_delta: float) -> tuple[int, int]:
+    """(numerator, denominator) of the chosen alpha: floats only, a choice that needs no proof."""
+    K = np.zeros(len(ORDERS))
+    for q, s, t in phases:
+        K += t * log_A_floats(q, s)
+    a = ORDERS[1:].astype(float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        eps = K[1:] / (a - 1) + np.log1p(-1 / a) - (log_delta + np.log(a)) / (a - 1)
+    eps = np.where(np.isfinite(eps), eps, np.inf)
+    i = int(np.argmin(eps))
+    best_a, best_e = int(ORDERS[1 + i]), float(eps[i])
+    best = (best_a, 1)
+    if best_a <= DENSE_MAX:  # fractional refinement by the chord (K known at every integer up to DENSE_MAX)
+        n = FRACTION_STEPS
+        for j in range(-(n - 1), n):
+            num = best_a * n + j
+            if j == 0 or num <= n or num > DENSE_MAX * n:
+                continue
+            al = num / n
+            a0 = num // n
+            t = al - a0
+            k = (1 - t) * K[a0 - 1] + t * K[a0]  # K[idx] is at order idx + 1
+            e = k / (al - 1) + math.log1p(-1 / al) - (log_delta + math.log(al)) / (al - 1)
+            if e < best_e - 1e-12 * abs(best_e):
+                best, best_e = (num, n), e
+    return best
+
+
+def choose_alpha(schedule: Schedule, delta: fmpq) -> fmpq:
+    """The Rényi order minimising the float estimate of epsilon (memoised): a choice, recorded exactly."""
+    key = tuple((_float(p.sampling_rate), _float(p.noise_multiplier), p.steps) for p in schedule.phases)
+    num, den = _choose(key, _log(delta))
+    return fmpq(num, den)
+
+
+@lru_cache(maxsize=1024)
+def _evaluated(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | None = None):
+    """The evaluation (quantities and claims) of a query, memoised: a deterministic function of exact inputs."""
+    def compute(prec):
+        return evaluate(schedule, delta, alpha, epsilon_bound), prec
+
+    return escalate(compute, what=f"the Poisson Rényi accountant at alpha = {exact_str(alpha)}")
+
+
+def clear_memo() -> None:
+    """Forget every memoised value (float choices, ball sums, evaluations): for cold measurements and tests."""
+    from . import rdp
+    _evaluated.cache_clear()
+    _choose.cache_clear()
+    rdp._log_A_int_cached.cache_clear()
+    rdp.log_A_floats.cache_clear()
+
+
+def certify_poisson(schedule: Schedule, delta, alpha=None, *, notes: dict | None = None,
+                    epsilon_bound: str | None = None) -> Certificate:
+    """Certificate ``dpsgd/renyi-poisson`` for the run ``schedule`` (poisson + add-remove) at ``delta``.
+
+    ``alpha`` (exact, 1 < alpha <= 4096) fixes the Rényi order; by default it is chosen by floats. The
+    quantity ``epsilon``'s ball has the certified epsilon as its upper endpoint; the claim ``dp`` states
+    the (epsilon_bound, delta)-DP conclusion, resting on the hypothesis claims before it. ``notes``
+    (e.g. {"delta.note": "binary float ..."}) are added to the inputs. ``epsilon_bound`` (exact text, e.g. a
+    claimed epsilon) replaces the headline bound: the claim ``dp`` then records whether the balls prove
+    epsilon <= epsilon_bound (holds true) or disprove it (holds false); an undecided comparison escalates.
+    """
+    delta = parse_delta(delta, "delta")
+    chosen = alpha is None
+    alpha = choose_alpha(schedule, delta) if chosen else parse_alpha(alpha, "alpha")
+
+    if epsilon_bound is not None:
+        exact(epsilon_bound, "epsilon_bound")
+    ev, prec = _evaluated(schedule, delta, alpha, epsilon_bound)
+    inputs = schedule_inputs(schedule)
+    inputs["delta"] = exact_str(delta)
+    inputs.update(notes or {})
+    eps = ev.quantities["epsilon"].value
+    witnesses = {"alpha": exact_str(alpha), "epsilon_bound": ev.claims[-1].rhs}
+    budget = {
+        "alpha": ("chosen by float estimates in log space (integer orders 2..256, a coarse grid to 4096, "
+                  f"then a +- j/{FRACTION_STEPS}); any alpha > 1 is valid") if chosen else "fixed by the caller",
+        "epsilon width (upper - lower)": upper_decimal(ball_endpoints(eps)[1] - ball_endpoints(eps)[0], 3),
+    }
+    return Certificate(KIND, inputs, ev, witnesses, budget, prec)
+
+
+def epsilon_upper(cert: Certificate) -> fmpq:
+    """The certified epsilon: the exact upper endpoint of the ball of quantity ``epsilon``."""
+    return ball_endpoints(cert.quantities["epsilon"].value)[1]

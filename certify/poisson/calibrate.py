@@ -1,0 +1,210 @@
+"""Certified calibration of the noise multiplier for Poisson-sampled DP-SGD (issue 12, item 7).
+
+The accountant being calibrated is fixed: eps_G(sigma) = min over the order grid G (integers 2..256 and
+288, 320, ..., 4096; :data:`certify.poisson.rdp.ORDERS`) of the Rényi bound
+
+    eps(alpha; sigma) = T log(A_alpha(q, sigma))/(alpha-1) + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1).
+
+Each eps(alpha; .) is non-increasing in sigma (every term of A_alpha decreases in sigma: proof obligation
+``P-sigma-monotone`` in :mod:`certify.poisson.proofs`), hence so is eps_G. The answer is a bracket of exact
+dyadics s_fail < s_pass with relative width (s_pass - s_fail)/s_pass <= 1e-4:
+
+* s_pass comes with a ``dpsgd/renyi-poisson`` certificate at one order of G: eps_G(s_pass) <= target;
+* s_fail comes with a ``dpsgd/renyi-poisson-fails`` certificate: eps(alpha; s_fail) > target for every
+  alpha in G (the checker re-evaluates all of them), so eps_G(s_fail) > target,
+
+and by monotonicity every sigma <= s_fail fails: s_pass is the smallest passing sigma of this accountant up
+to the bracket. The bracket is found by bisection on float estimates (a choice), then certified.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..balls import InputError, Tri, ball, compare, escalate, exact, exact_str, fmpq, lower_decimal, upper_decimal
+from ..certificate import Certificate, Evaluation
+from ..contract import POISSON_ADD_REMOVE
+from ..verify import register
+from .certificates import EQ_CONVERT, _hyp, epsilon_ball
+from .rdp import ORDERS, log_A_floats, log_A_int
+from .schedule import Phase, Schedule, parse_delta, parse_sampling_rate, parse_steps, schedule_from_inputs
+from .schedule import schedule_inputs
+
+KIND_FAILS = "dpsgd/renyi-poisson-fails"
+GRID = tuple(int(a) for a in ORDERS[1:])
+GRID_TEXT = "integers 2..256 and " + ", ".join(str(a) for a in GRID if a > 256)
+REL_WIDTH = fmpq(1, 10 ** 4)
+BITS = 40  # dyadic endpoints m / 2^e with at most 40 significant bits
+
+
+@dataclass
+class Calibration:
+    s_fail: fmpq
+    s_pass: fmpq
+    passing: Certificate
+    failing: Certificate
+    alpha: fmpq
+
+    @property
+    def relative_width(self) -> fmpq:
+        return (self.s_pass - self.s_fail) / self.s_pass
+
+
+def parse_epsilon(value, name: str = "--epsilon") -> fmpq:
+    e = exact(value, name)
+    if not (0 < e <= 10 ** 6):
+        raise InputError(name, f"must be in (0, 1e6], got {exact_str(e)}")
+    return e
+
+
+# --------------------------------------------------------------------------------------------
+# floats: the choice of the bracket
+# --------------------------------------------------------------------------------------------
+def _eps_floats(q: float, sigma: float, steps: int, log_delta: float) -> np.ndarray:
+    K = steps * log_A_floats(q, sigma)[1:]
+    a = ORDERS[1:].astype(float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = K / (a - 1) + np.log1p(-1 / a) - (log_delta + np.log(a)) / (a - 1)
+    return np.where(np.isfinite(e), e, np.inf)
+
+
+def _float_sigma(q: float, steps: int, log_delta: float, target: float) -> float:
+    """Float estimate of the smallest sigma with min_G eps <= target (bisection in log sigma)."""
+    lo, hi = 1e-6, 1e6
+    if _eps_floats(q, hi, steps, log_delta).min() > target:
+        raise InputError("--epsilon", f"target {target:g} is not reachable: even sigma = 1e6 gives more (the "
+                         "conversion's log(1/delta) term alone exceeds it)")
+    if _eps_floats(q, lo, steps, log_delta).min() <= target:
+        raise InputError("--epsilon", f"target {target:g} is met already at sigma = 1e-6 (the smallest noise "
+                         "multiplier accepted): nothing to calibrate")
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if _eps_floats(q, mid, steps, log_delta).min() <= target:
+            hi = mid
+        else:
+            lo = mid
+        if hi / lo - 1 < 1e-9:
+            break
+    return hi
+
+
+def _dyadic(x: float, up: bool) -> fmpq:
+    """A dyadic m/2^e next to x (above if ``up``) with BITS significant bits."""
+    m, e = math.frexp(x)
+    scale = 2 ** BITS
+    n = math.ceil(m * scale) if up else math.floor(m * scale)
+    e -= BITS
+    return fmpq(n) * fmpq(2) ** e if e >= 0 else fmpq(n, 2 ** (-e))
+
+
+# --------------------------------------------------------------------------------------------
+# certificates
+# --------------------------------------------------------------------------------------------
+def evaluate_fails(schedule: Schedule, delta: fmpq, target: fmpq) -> Evaluation:
+    """eps(alpha; sigma) > target at every alpha of G (one phase), as quantities and claims."""
+    if schedule.contract != POISSON_ADD_REMOVE or len(schedule.phases) != 1:
+        raise InputError("sampling", f"{KIND_FAILS} certifies one poisson + add-remove phase")
+    ph = schedule.phases[0]
+    ev = Evaluation()
+    q, s, d, t = exact_str(ph.sampling_rate), exact_str(ph.noise_multiplier), exact_str(delta), exact_str(target)
+    _hyp(ev, "hyp:sampling_rate>0", f"sampling rate q = {q} > 0", q, ">", "0")
+    _hyp(ev, "hyp:sampling_rate<=1", f"sampling rate q = {q} <= 1", q, "<=", "1")
+    _hyp(ev, "hyp:noise_multiplier>0", f"noise multiplier sigma = {s} > 0", s, ">", "0")
+    _hyp(ev, "hyp:steps>=1", f"steps T = {ph.steps} >= 1", str(ph.steps), ">=", "1")
+    _hyp(ev, "hyp:delta>0", f"delta = {d} > 0", d, ">", "0")
+    _hyp(ev, "hyp:delta<1", f"delta = {d} < 1", d, "<", "1")
+    lowest = None
+    for a in GRID:
+        e = epsilon_ball(ph.steps * log_A_int(a, ph.sampling_rate, ph.noise_multiplier) / (a - 1), fmpq(a), delta)
+        lowest = e if lowest is None else lowest.min(e)
+    ev.add("epsilon_min", lowest, EQ_CONVERT, f"min over alpha in G ({GRID_TEXT}) of T eps_RDP(alpha) + "
+           "log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1) (MTZ19 Sec. 3, integer orders)")
+    ev.claim("fails", f"at sigma = {s} the Rényi accountant over the grid G certifies no epsilon <= {t} at delta = "
+             f"{d}: every order of G gives more (poisson sampling, add-remove adjacency, q = {q}, T = {ph.steps})",
+             "epsilon_min", ">", t, EQ_CONVERT)
+    return ev
+
+
+def certify_fails(schedule: Schedule, delta: fmpq, target: fmpq) -> Certificate:
+    ev, prec = escalate(lambda prec: (evaluate_fails(schedule, delta, target), prec),
+                        what="the failing side of the calibration")
+    if not ev.claims[-1].holds:
+        raise InputError("--epsilon", "internal: the failing side does not fail")  # the caller widens first
+    inputs = schedule_inputs(schedule)
+    inputs.update({"delta": exact_str(delta), "epsilon_target": exact_str(target), "orders": GRID_TEXT})
+    return Certificate(KIND_FAILS, inputs, ev, {}, {"orders": f"{len(GRID)} orders re-evaluated"}, prec)
+
+
+def check_fails(inputs: dict, witnesses: dict) -> Evaluation:
+    if witnesses:
+        raise InputError("witnesses", "must be empty")
+    if inputs.get("orders") != GRID_TEXT:
+        raise InputError("orders", f"must be {GRID_TEXT!r}")
+    rest = {k: v for k, v in inputs.items() if k not in ("orders", "epsilon_target")}
+    schedule = schedule_from_inputs(rest)
+    delta = parse_delta(inputs.get("delta"), "delta")
+    target = parse_epsilon(inputs.get("epsilon_target"), "epsilon_target")
+    return evaluate_fails(schedule, delta, target)
+
+
+register(KIND_FAILS, check_fails)
+
+
+def _passes_at(ph: Phase, delta: fmpq, target: fmpq, alpha: int) -> bool:
+    e = epsilon_ball(ph.steps * log_A_int(alpha, ph.sampling_rate, ph.noise_multiplier) / (alpha - 1),
+                     fmpq(alpha), delta)
+    return compare(e, "<=", ball(target)) is Tri.TRUE
+
+
+def calibrate(epsilon, delta, steps, sampling_rate) -> Calibration:
+    """The certified bracket s_fail < s_pass (exact dyadics, relative width <= 1e-4) for poisson + add-remove."""
+    from .accountant import certify_poisson
+
+    target = parse_epsilon(epsilon)
+    delta = parse_delta(delta)
+    steps = parse_steps(steps)
+    q = parse_sampling_rate(sampling_rate)
+    qf = int(q.p) / int(q.q)
+    log_delta = math.log(int(delta.p)) - math.log(int(delta.q))
+    tf = int(target.p) / int(target.q)
+    s_star = _float_sigma(qf, steps, log_delta, tf)
+    for slack in (1e-6, 1e-5, 3e-5):
+        s_pass = _dyadic(s_star * (1 + slack), up=True)
+        s_fail = _dyadic(s_star * (1 - slack), up=False)
+        if (s_pass - s_fail) / s_pass > REL_WIDTH:
+            break
+        ph_pass = Phase(q, s_pass, steps)
+        e_pass = _eps_floats(qf, int(s_pass.p) / int(s_pass.q), steps, log_delta)
+        alpha = GRID[int(np.argmin(e_pass))]
+        if not _passes_at(ph_pass, delta, target, alpha):
+            continue
+        fail_sched = Schedule(POISSON_ADD_REMOVE, (Phase(q, s_fail, steps),), source="calibration")
+        ev = evaluate_fails(fail_sched, delta, target)
+        if not ev.claims[-1].holds:
+            continue
+        passing = certify_poisson(Schedule(POISSON_ADD_REMOVE, (ph_pass,), source="calibration"), delta, alpha,
+                                  epsilon_bound=exact_str(target))
+        failing = certify_fails(fail_sched, delta, target)
+        return Calibration(s_fail, s_pass, passing, failing, fmpq(alpha))
+    raise InputError("--epsilon", "could not certify a bracket of relative width <= 1e-4 around "
+                     f"sigma ~ {s_star:.6g} (the target sits where the balls cannot separate the two sides)")
+
+
+def summary(cal: Calibration, target: fmpq, delta: fmpq, steps: int, q: fmpq, seconds: float) -> str:
+    ep = cal.passing.quantities["epsilon"].value
+    ef = cal.failing.quantities["epsilon_min"].value
+    return "\n".join([
+        f"noise multiplier for (epsilon={exact_str(target)}, delta={exact_str(delta)}), q={exact_str(q)}, T={steps}:",
+        f"  s_pass = {exact_str(cal.s_pass)} ~ {upper_decimal(cal.s_pass, 8)}: epsilon <= "
+        f"{upper_decimal(ep, 8)} at alpha = {exact_str(cal.alpha)} (certified)",
+        f"  s_fail = {exact_str(cal.s_fail)} ~ {lower_decimal(cal.s_fail, 8)}: every order of the grid gives "
+        f"epsilon >= {lower_decimal(ef, 8)} > target (certified)",
+        f"  relative width (s_pass - s_fail)/s_pass = {upper_decimal(cal.relative_width, 3)} (<= 1e-4)",
+        "  accountant: Rényi DP of the Poisson-subsampled Gaussian (MTZ19), min over the orders G = "
+        f"{GRID_TEXT}; epsilon is non-increasing in sigma (proof obligation P-sigma-monotone, "
+        "certify proofs --paper mtz-poisson), so s_pass is minimal up to the bracket for this accountant",
+        f"  {POISSON_ADD_REMOVE.statement()}",
+        f"  ({seconds:.3f} s)",
+    ]) + "\n"

@@ -1,0 +1,118 @@
+"""Certificate kind ``dpsgd/renyi-poisson``: (epsilon, delta)-DP of a Poisson-sampled DP-SGD run.
+
+Inputs (exact text, see :func:`certify.poisson.schedule.schedule_inputs`): the contract (poisson +
+add-remove, sensitivity C, noise relative to the clip norm C, privacy unit one example), delta, and each
+phase's sampling rate q, noise multiplier sigma and steps T (with a ``.note`` when a value came from a
+library as a binary float). Witnesses: the Rényi order ``alpha`` (chosen by floats; any alpha > 1 gives a
+valid bound, so the checker only re-evaluates at it) and ``epsilon_bound``, the decimal the headline
+claim states.
+
+Quantities (balls containing the exact values; ``upper`` rounds up):
+  ``alpha``        the Rényi order (exact);
+  ``rdp[i]``       eps_RDP(alpha) of one step of phase i: log(A_alpha)/(alpha-1), the binomial sum of
+                   Mironov, Talwar, Zhang (2019, Sec. 3), by the convexity chord for fractional alpha;
+  ``rdp_total``    sum_i T_i rdp[i] (Rényi composition over all steps of all phases, Mironov 2017 Prop. 1);
+  ``epsilon``      rdp_total + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1) (Balle et al. 2020,
+                   Theorem 21, the conversion Opacus and dp_accounting use); its upper endpoint is the
+                   certified epsilon.
+Claims: one per hypothesis (q in (0, 1], sigma > 0, T >= 1 for every phase; delta in (0, 1); 1 < alpha <=
+4096), then the headline ``dp``: epsilon <= epsilon_bound, i.e. the run is (epsilon_bound, delta)-DP
+under the recorded contract.
+"""
+from __future__ import annotations
+
+from ..balls import InputError, arb, ball, exact, exact_str, fmpq, upper_decimal
+from ..certificate import Evaluation
+from ..contract import POISSON_ADD_REMOVE
+from ..verify import register
+from .rdp import ALPHA_MAX, rdp_ball
+from .schedule import Schedule, parse_delta, schedule_from_inputs
+
+KIND = "dpsgd/renyi-poisson"
+EQ_RDP = "MTZ19 Sec. 3"
+EQ_CHORD = "MTZ19 Sec. 3 + convexity chord"
+EQ_COMPOSE = "Mironov17 Prop. 1"
+EQ_CONVERT = "Balle20 Thm 21"
+
+
+def parse_alpha(value, name: str = "--alpha") -> fmpq:
+    """A Rényi order: exact rational with 1 < alpha <= 4096 (fractional orders use the chord)."""
+    a = exact(value, name)
+    if not (1 < a <= ALPHA_MAX):
+        raise InputError(name, f"must be in (1, {ALPHA_MAX}], got {exact_str(a)}")
+    return a
+
+
+def epsilon_ball(rdp_total: arb, alpha: fmpq, delta: fmpq) -> arb:
+    """Balle et al. (2020), Thm 21: eps = rdp + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1)."""
+    al = ball(alpha)
+    am1 = ball(alpha - 1)
+    return rdp_total + (am1 / al).log() - (ball(delta).log() + al.log()) / am1
+
+
+def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | None = None) -> Evaluation:
+    """Every quantity and claim of the certificate at the current precision (producer and checker).
+
+    ``epsilon_bound`` None (producer): the headline bound is the upper endpoint of the epsilon ball
+    rounded up to 10 significant digits. Raises InputError when a hypothesis fails (never certified).
+    """
+    if schedule.contract != POISSON_ADD_REMOVE:
+        raise InputError("sampling", f"kind {KIND} certifies poisson + add-remove only, got "
+                         f"{schedule.contract.sampling} + {schedule.contract.adjacency}")
+    ev = Evaluation()
+    for i, ph in enumerate(schedule.phases):
+        q, s = exact_str(ph.sampling_rate), exact_str(ph.noise_multiplier)
+        _hyp(ev, f"hyp:phase[{i}].sampling_rate>0", f"phase {i}: sampling rate q = {q} > 0", q, ">", "0")
+        _hyp(ev, f"hyp:phase[{i}].sampling_rate<=1", f"phase {i}: sampling rate q = {q} <= 1", q, "<=", "1")
+        _hyp(ev, f"hyp:phase[{i}].noise_multiplier>0", f"phase {i}: noise multiplier sigma = {s} > 0", s, ">", "0")
+        _hyp(ev, f"hyp:phase[{i}].steps>=1", f"phase {i}: steps T = {ph.steps} >= 1", str(ph.steps), ">=", "1")
+    d, a = exact_str(delta), exact_str(alpha)
+    _hyp(ev, "hyp:delta>0", f"delta = {d} > 0", d, ">", "0")
+    _hyp(ev, "hyp:delta<1", f"delta = {d} < 1", d, "<", "1")
+    _hyp(ev, "hyp:alpha>1", f"Rényi order alpha = {a} > 1 (the conversion needs alpha > 1)", a, ">", "1")
+    _hyp(ev, f"hyp:alpha<={ALPHA_MAX}", f"Rényi order alpha = {a} <= {ALPHA_MAX}", a, "<=", str(ALPHA_MAX))
+
+    integer = alpha.q == 1
+    ev.add("alpha", ball(alpha), "witness", "Rényi order (chosen by float estimates; any alpha > 1 is valid)",
+           integer=integer)
+    total = arb(0)
+    for i, ph in enumerate(schedule.phases):
+        how = "" if integer else ", by the chord of K = (alpha-1) eps_RDP between the integers around alpha"
+        r = ev.add(f"rdp[{i}]", rdp_ball(alpha, ph.sampling_rate, ph.noise_multiplier),
+                   EQ_RDP if integer else EQ_CHORD,
+                   f"one-step eps_RDP(alpha) of phase {i}: "
+                   f"log(sum_k C(alpha,k)(1-q)^(alpha-k) q^k exp(k(k-1)/(2 sigma^2)))/(alpha-1){how}")
+        total = total + ph.steps * r
+    ev.add("rdp_total", total, EQ_COMPOSE, "sum over phases of T_i eps_RDP_i(alpha) (Rényi composition)")
+    eps = ev.add("epsilon", epsilon_ball(total, alpha, delta), EQ_CONVERT,
+                 "rdp_total + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1); upper endpoint is the "
+                 "certified epsilon")
+    bound = upper_decimal(eps, 10) if epsilon_bound is None else epsilon_bound
+    ev.claim("dp", f"the DP-SGD run ({len(schedule.phases)} phase(s), {schedule.total_steps} steps; poisson "
+             f"sampling, add-remove adjacency, sensitivity C, noise sigma*C, privacy unit one example) is "
+             f"(epsilon, delta)-DP with epsilon = {bound}, delta = {d} (Rényi bound of MTZ19 at alpha = {a}; the "
+             "add direction is dominated by the remove direction, MTZ19 Sec. 3)",
+             "epsilon", "<=", bound, EQ_CONVERT)
+    return ev
+
+
+def _hyp(ev: Evaluation, name: str, statement: str, lhs: str, rel: str, rhs: str) -> None:
+    if not ev.claim(name, statement, lhs, rel, rhs, "hypothesis"):
+        raise InputError(name[4:], f"hypothesis fails: {statement}")
+
+
+def check(inputs: dict, witnesses: dict) -> Evaluation:
+    """The checker's evaluator: re-evaluates at the recorded alpha (never searches)."""
+    schedule = schedule_from_inputs(inputs)
+    delta = parse_delta(inputs.get("delta"), "delta")
+    if not isinstance(witnesses, dict) or set(witnesses) != {"alpha", "epsilon_bound"}:
+        raise InputError("witnesses", "must be {'alpha': ..., 'epsilon_bound': ...}")
+    alpha = parse_alpha(witnesses["alpha"], "alpha")
+    bound = witnesses["epsilon_bound"]
+    if not isinstance(bound, str):
+        raise InputError("epsilon_bound", "must be exact text")
+    exact(bound, "epsilon_bound")
+    return evaluate(schedule, delta, alpha, bound)
+
+
+register(KIND, check)

@@ -1,0 +1,221 @@
+"""The accounting-contract options of ``certify dpsgd`` and its Poisson + add/remove branch.
+
+``certify dpsgd`` (in :mod:`certify.dpsgd.commands`) calls :func:`add_contract_options` when it builds
+its parser and :func:`run_contract` first thing when it runs: under poisson + add-remove this module
+certifies and prints the answer (returns the exit status); under fixed-size + replace-one it returns
+None and Bok's accountant runs as before (a one-phase ``--schedule`` is unpacked into the usual options).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+from .. import cli
+from ..balls import InputError, exact_str, lower_decimal, upper_decimal
+from ..contract import FIXED_SIZE_REPLACE_ONE, POISSON_ADD_REMOVE, Contract, parse_contract
+from .accountant import certify_poisson
+from .certificates import parse_alpha
+from .ecosystem import load_opacus_history
+from .schedule import Schedule, load_schedule, parse_delta, single
+
+CONTRACT_HELP = """\
+accounting contract (stated in every summary and certificate):
+  --sampling fixed-size --adjacency replace-one   (default) Bok's accountant; baselines wang, birrell
+  --sampling poisson --adjacency add-remove       the Rényi accountant of the Poisson-subsampled Gaussian
+                                                  (Mironov, Talwar, Zhang 2019), the contract of Opacus,
+                                                  TF Privacy and dp_accounting; --schedule and
+                                                  --opacus-history give several phases
+  other combinations, and shuffled batches, are refused (exit 2)
+"""
+
+
+def add_contract_options(d: argparse.ArgumentParser) -> None:
+    """Add --sampling, --adjacency, --schedule, --opacus-history to the ``certify dpsgd`` parser."""
+    g = d.add_argument_group("accounting contract", CONTRACT_HELP)
+    g.add_argument("--sampling", metavar="S", default=None,
+                   help="poisson or fixed-size (default fixed-size; with --opacus-history: poisson)")
+    g.add_argument("--adjacency", metavar="A", default=None,
+                   help="add-remove or replace-one (default replace-one; with --opacus-history: add-remove)")
+    g.add_argument("--schedule", metavar="FILE",
+                   help="phases of (sampling_rate, noise_multiplier, steps): JSON list / {contract, phases} "
+                        "object, or CSV with header sampling_rate,noise_multiplier,steps")
+    g.add_argument("--opacus-history", metavar="FILE",
+                   help="an Opacus accountant history or state dict saved as JSON "
+                        "([[noise_multiplier, sample_rate, num_steps], ...] or {\"history\": [...]}); floats "
+                        "are taken at their exact binary value (noted in the certificate)")
+    for action in d._actions:  # the phases may come from a file: checked in run_contract instead
+        if action.dest in ("noise_multiplier", "steps"):
+            action.required = False
+    d.set_defaults(accountant=None)
+
+
+def _contract(args) -> Contract:
+    """The contract asked for (explicit options, else implied by --opacus-history, else the default)."""
+    if args.sampling is None and args.adjacency is None:
+        if args.opacus_history:
+            return POISSON_ADD_REMOVE
+        if args.schedule:
+            return None  # the file may declare it; default applied after reading
+        return FIXED_SIZE_REPLACE_ONE
+    return parse_contract(args.sampling if args.sampling is not None else FIXED_SIZE_REPLACE_ONE.sampling,
+                          args.adjacency if args.adjacency is not None else FIXED_SIZE_REPLACE_ONE.adjacency)
+
+
+def _schedule(args, contract: Contract | None) -> Schedule:
+    files = [n for n, v in (("--schedule", args.schedule), ("--opacus-history", args.opacus_history)) if v]
+    if len(files) == 2:
+        raise InputError("--schedule", "give either --schedule or --opacus-history, not both")
+    if files:
+        inline = [n for n, v in (("--sampling-rate", args.sampling_rate), ("--noise-multiplier", args.noise_multiplier),
+                                 ("--steps", args.steps), ("--batch-size", args.batch_size),
+                                 ("--dataset-size", args.dataset_size)) if v is not None]
+        if inline:
+            raise InputError(inline[0], f"the phases come from {files[0]}: do not also give {inline[0]}")
+        if args.opacus_history:
+            sch = load_opacus_history(args.opacus_history)
+            if contract is not None and contract != sch.contract:
+                raise InputError("--sampling", f"an Opacus history is accounted as poisson + add-remove, not "
+                                 f"{contract.sampling} + {contract.adjacency}: mixed contracts are refused")
+            return sch
+        return load_schedule(args.schedule, contract=contract)
+    if args.batch_size is not None or args.dataset_size is not None:
+        raise InputError("--batch-size", "under poisson sampling give --sampling-rate q (the expected batch size "
+                         "divided by n)")
+    for n, v in (("--sampling-rate", args.sampling_rate), ("--noise-multiplier", args.noise_multiplier),
+                 ("--steps", args.steps)):
+        if v is None:
+            raise InputError(n, "required (or give --schedule FILE / --opacus-history FILE)")
+    return single(args.sampling_rate, args.noise_multiplier, args.steps, contract)
+
+
+def run_contract(args) -> int | None:
+    """Dispatch ``certify dpsgd`` by contract: run the Poisson branch (exit status) or return None."""
+    contract = _contract(args)
+    if contract is None or contract == POISSON_ADD_REMOVE or args.opacus_history or args.schedule:
+        sch = _schedule(args, contract)
+        contract = sch.contract
+    else:
+        sch = None
+    if contract == FIXED_SIZE_REPLACE_ONE:
+        parse_contract(contract.sampling, contract.adjacency, args.accountant if args.accountant != "lossless"
+                       else None)
+        if sch is not None:  # a one-phase fixed-size schedule file: unpack it into the usual options
+            if len(sch.phases) != 1:
+                raise InputError("--schedule", f"fixed-size + replace-one schedules of {len(sch.phases)} phases are "
+                                 "not certified here (one phase only)")
+            ph = sch.phases[0]
+            args.sampling_rate = exact_str(ph.sampling_rate)
+            args.noise_multiplier = exact_str(ph.noise_multiplier)
+            args.steps = str(ph.steps)
+        for n, v in (("--noise-multiplier", args.noise_multiplier), ("--steps", args.steps)):
+            if v is None:
+                raise InputError(n, "required")
+        if args.accountant is None:
+            args.accountant = "bok"
+        return None
+    # poisson + add-remove
+    if args.accountant is not None:
+        raise InputError("--accountant", f"{args.accountant!r} does not certify poisson + add-remove (the Rényi "
+                         "accountant of the Poisson-subsampled Gaussian is used; omit --accountant)")
+    if getattr(args, "gamma", None) is not None:
+        raise InputError("--gamma", "is a setting of Bok's fixed-size accountant; the Poisson accountant has none")
+    delta = parse_delta(args.delta)
+    alpha = None if args.alpha is None else parse_alpha(args.alpha)
+    t0 = time.perf_counter()
+    cert = certify_poisson(sch, delta, alpha)
+    cli.emit(cert, summary(cert, sch, time.perf_counter() - t0, alpha is None), args)
+    return 0
+
+
+def summary(cert, sch: Schedule, seconds: float, chosen: bool) -> str:
+    q = cert.quantities
+    eps = q["epsilon"].value
+    a = cert.witnesses["alpha"]
+    if len(sch.phases) == 1:
+        ph = sch.phases[0]
+        run = f"q={exact_str(ph.sampling_rate)}, sigma={exact_str(ph.noise_multiplier)}, T={ph.steps} steps"
+    else:
+        run = f"{len(sch.phases)} phases, {sch.total_steps} steps in all ({sch.source})"
+    how = "chosen by float estimates" if chosen else "fixed by --alpha"
+    if "/" in a:
+        how += "; fractional: chord of K(alpha) between the neighbouring integers"
+    lines = [
+        f"DP-SGD ({run}) is (epsilon, delta={cert.inputs['delta']})-DP with",
+        f"  epsilon <= {upper_decimal(eps, 6)}   (certified upper bound; ball [{lower_decimal(eps, 10)}, "
+        f"{upper_decimal(eps, 10)}])",
+        "  accountant: Rényi DP of the Poisson-subsampled Gaussian (Mironov, Talwar, Zhang 2019), composed over "
+        "all steps, converted by Balle et al. 2020 Thm 21",
+        f"  alpha = {a} ({how})",
+        f"  {sch.contract.statement()}",
+        "  not covered: shuffled batches (a permutation cut into batches is not Poisson sampling); "
+        "hyperparameter search on private data",
+    ]
+    if sch.notes:
+        lines.append(f"  {len(sch.notes)} input(s) were binary floats, taken at their exact binary value "
+                     "(noted in the certificate)")
+    lines.append(f"  ({seconds * 1e3:.1f} ms)")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# certify calibrate-dpsgd
+# --------------------------------------------------------------------------------------------
+def register(sub) -> None:
+    p = sub.add_parser(
+        "calibrate-dpsgd", help="certified smallest noise multiplier for a DP-SGD (epsilon, delta) target "
+                                "(poisson + add-remove)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Returns exact dyadic noise multipliers s_fail < s_pass, relative width <= 1e-4: s_pass certified to\n"
+            "meet (epsilon, delta) and s_fail certified not to, by the same accountant (Rényi DP of the\n"
+            "Poisson-subsampled Gaussian, min over the integer orders 2..256 and a grid to 4096). epsilon is\n"
+            "non-increasing in sigma (proof obligation P-sigma-monotone, `certify proofs --paper mtz-poisson`),\n"
+            "so s_pass is the smallest passing sigma of this accountant up to the bracket.\n\n"
+            "Exit status: 0 bracket certified; 2 bad input (including an unreachable target or an uncovered\n"
+            "contract); 3 undecided at the highest precision."),
+        epilog="example: certify calibrate-dpsgd --epsilon 1 --delta 1e-5 --steps 1000 --sampling-rate 0.01")
+    p.add_argument("--epsilon", type=cli.exact_text, required=True, metavar="E", help="target epsilon in (0, 1e6]")
+    p.add_argument("--delta", type=cli.exact_text, required=True, metavar="D", help="delta in (0, 1)")
+    p.add_argument("--steps", type=cli.exact_text, required=True, metavar="T", help="number of steps T >= 1")
+    p.add_argument("--sampling-rate", type=cli.exact_text, required=True, metavar="Q", help="q in (0, 1]")
+    p.add_argument("--sampling", default="poisson", metavar="S", help="sampling scheme (default poisson; the only "
+                   "one calibrated)")
+    p.add_argument("--adjacency", default="add-remove", metavar="A", help="adjacency (default add-remove)")
+    p.add_argument("--json", action="store_true", help="print {s_fail, s_pass, pass and fail certificates} as JSON")
+    p.add_argument("--out", metavar="FILE", help="write the passing certificate (dpsgd/renyi-poisson) to FILE")
+    p.add_argument("--out-fail", metavar="FILE", help="write the failing certificate (dpsgd/renyi-poisson-fails)")
+    p.set_defaults(func=cmd_calibrate)
+
+
+def cmd_calibrate(args) -> int:
+    import json
+    import sys
+
+    from .calibrate import calibrate, parse_epsilon
+    from .calibrate import summary as cal_summary
+    from .schedule import parse_sampling_rate, parse_steps
+
+    contract = parse_contract(args.sampling, args.adjacency)
+    if contract != POISSON_ADD_REMOVE:
+        raise InputError("--sampling", f"calibration is certified for poisson + add-remove only, not "
+                         f"{contract.sampling} + {contract.adjacency} (Bok's accountant has no monotonicity "
+                         "obligation in the proof catalogue)")
+    target, delta = parse_epsilon(args.epsilon), parse_delta(args.delta)
+    steps, q = parse_steps(args.steps), parse_sampling_rate(args.sampling_rate)
+    t0 = time.perf_counter()
+    cal = calibrate(target, delta, steps, q)
+    seconds = time.perf_counter() - t0
+    texts = {args.out: cal.passing.dumps(), args.out_fail: cal.failing.dumps()}
+    for path, text in texts.items():
+        if path:
+            cli.write_atomically(path, text)
+    if args.json:
+        sys.stdout.write(json.dumps({"s_fail": exact_str(cal.s_fail), "s_pass": exact_str(cal.s_pass),
+                                     "relative_width": upper_decimal(cal.relative_width, 3),
+                                     "pass": cal.passing.to_json(), "fail": cal.failing.to_json()}, indent=2) + "\n")
+    else:
+        sys.stdout.write(cal_summary(cal, target, delta, steps, q, seconds))
+        for path, what in ((args.out, "passing"), (args.out_fail, "failing")):
+            if path:
+                sys.stdout.write(f"{what} certificate written to {path} (check it with: certify verify {path})\n")
+    return 0

@@ -1,0 +1,216 @@
+"""Schedules from the ecosystem: Opacus accountant histories and dp_accounting events (no torch needed).
+
+Both libraries hold binary floats. A float is converted to its exact binary value
+(``fractions.Fraction(x)``: 0.01 becomes 5764607523034235/576460752303423488, not 1/100), and the schedule
+records a note per converted field ("binary float 0.01 from ...; exact value ..."), which the certificate
+carries as an input field ``<field>.note``. NaN and infinities are refused.
+
+* Opacus: ``RDPAccountant.history`` is a list of ``(noise_multiplier, sample_rate, num_steps)``; its
+  ``state_dict()`` is ``{"history": [...], ...}``. Opacus accounts Poisson sampling under add/remove
+  adjacency, so the contract is poisson + add-remove. Consecutive identical entries are merged.
+* dp_accounting (optional, never imported here: events are recognised by class name and fields):
+  ``GaussianDpEvent(z)`` (one full-batch step: q = 1), ``PoissonSampledDpEvent(q, GaussianDpEvent(z))``
+  (poisson + add-remove, sigma = z), ``SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(z))``
+  (fixed-size + replace-one, p = b/n; dp_accounting measures z against the replace-one sensitivity 2C,
+  so sigma relative to C is 2z), ``SelfComposedDpEvent(e, count)``, ``ComposedDpEvent([...])``,
+  ``NoOpDpEvent``. Any other event is refused with an error naming its class; so is a mixture of
+  contracts in one event.
+"""
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+
+from ..balls import InputError, exact, exact_str, fmpq
+from ..contract import POISSON_ADD_REMOVE, Contract, parse_contract
+from .schedule import MAX_PHASES, Phase, Schedule, parse_noise_multiplier, parse_sampling_rate, parse_steps
+
+
+def from_library(value, name: str, library: str) -> tuple[fmpq, str | None]:
+    """Exact value of a number handed over by another library, and a note when it was a binary float.
+
+    Floats (including numpy floats) become their exact binary value; NaN/inf are refused. Ints, exact
+    strings, Fractions and fmpq are taken as they are (no note).
+    """
+    if isinstance(value, bool):
+        raise InputError(name, f"expected a number, got the boolean {value!r}")
+    is_float = isinstance(value, float) or (hasattr(value, "dtype") and getattr(value.dtype, "kind", "") == "f")
+    if is_float:
+        x = float(value)
+        if math.isnan(x) or math.isinf(x):
+            raise InputError(name, f"{x!r} is not a number: NaN and infinities are refused")
+        f = Fraction(x)
+        q = fmpq(f.numerator, f.denominator)
+        return q, f"binary float {x!r} from {library}; exact binary value {exact_str(q)} used"
+    if hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iu":
+        value = int(value)
+    return exact(value, name), None
+
+
+def _schedule(contract: Contract, entries: list, source: str, merge: bool) -> Schedule:
+    """entries: (q, q_note, sigma, sigma_note, steps); consecutive identical entries merged if ``merge``."""
+    phases: list[Phase] = []
+    notes: list[list[tuple[str, str]]] = []
+    for q, qn, s, sn, t in entries:
+        if merge and phases and phases[-1].sampling_rate == q and phases[-1].noise_multiplier == s:
+            phases[-1] = Phase(q, s, phases[-1].steps + t)
+            continue
+        phases.append(Phase(q, s, t))
+        notes.append([(f, n) for f, n in (("sampling_rate", qn), ("noise_multiplier", sn)) if n])
+    if not phases:
+        raise InputError(source, "is empty: no DP-SGD step to account for")
+    if len(phases) > MAX_PHASES:
+        raise InputError(source, f"has {len(phases)} phases, at most {MAX_PHASES} accepted")
+    flat = tuple((f"phase[{i}].{f}", n) for i, ns in enumerate(notes) for f, n in ns)
+    return Schedule(contract, tuple(phases), flat, source)
+
+
+# --------------------------------------------------------------------------------------------
+# Opacus
+# --------------------------------------------------------------------------------------------
+def opacus_history(obj, name: str = "--opacus-history") -> Schedule:
+    """A poisson + add-remove Schedule from an Opacus history or state dict (JSON-like object).
+
+    ``[[noise_multiplier, sample_rate, num_steps], ...]`` or ``{"history": [...], ...}``; floats are
+    converted exactly (and noted), consecutive identical entries merged.
+    """
+    if isinstance(obj, dict):
+        if "history" not in obj:
+            raise InputError(name, "a state dict must have a 'history' list")
+        obj = obj["history"]
+    if not isinstance(obj, (list, tuple)):
+        raise InputError(name, "must be a list of [noise_multiplier, sample_rate, num_steps] or {'history': [...]}")
+    if not obj:
+        raise InputError(name, "is empty: no DP-SGD step to account for")
+    entries = []
+    for i, e in enumerate(obj):
+        where = f"{name} entry {i}"
+        if not isinstance(e, (list, tuple)) or len(e) != 3:
+            raise InputError(where, f"must be [noise_multiplier, sample_rate, num_steps], got {e!r}"[:200])
+        s, sn = from_library(e[0], f"{where}: noise_multiplier", "Opacus")
+        q, qn = from_library(e[1], f"{where}: sample_rate", "Opacus")
+        t_val, _ = from_library(e[2], f"{where}: num_steps", "Opacus")
+        q = parse_sampling_rate(q, f"{where}: sample_rate")
+        s = parse_noise_multiplier(s, f"{where}: noise_multiplier")
+        t = parse_steps(t_val, f"{where}: num_steps")
+        entries.append((q, qn, s, sn, t))
+    return _schedule(POISSON_ADD_REMOVE, entries, "Opacus history", merge=True)
+
+
+def load_opacus_history(path: str, name: str = "--opacus-history") -> Schedule:
+    """Read an Opacus history / state dict saved as JSON (numbers are the floats Opacus held)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read(64 * 1024 * 1024 + 1)
+    except OSError as err:
+        raise InputError(name, f"cannot read {path}: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise InputError(name, f"{path} is not UTF-8 text") from None
+    if len(text) > 64 * 1024 * 1024:
+        raise InputError(name, f"{path} is larger than 64 MiB")
+    try:
+        obj = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as err:
+        raise InputError(name, f"{path} is not valid JSON (malformed or truncated): {err}") from None
+    except ValueError as err:
+        raise InputError(name, f"{path}: {err}") from None
+    return opacus_history(obj, name)
+
+
+def _refuse_constant(text: str):
+    raise ValueError(f"{text} is not a number (NaN and infinities are refused)")
+
+
+# --------------------------------------------------------------------------------------------
+# dp_accounting
+# --------------------------------------------------------------------------------------------
+SUPPORTED_EVENTS = ("GaussianDpEvent", "PoissonSampledDpEvent", "SampledWithoutReplacementDpEvent",
+                    "SelfComposedDpEvent", "ComposedDpEvent", "NoOpDpEvent")
+
+
+def adjacency_of(neighboring_relation) -> str:
+    """'add-remove' or 'replace-one' from a dp_accounting NeighboringRelation (or its name / our name)."""
+    name = getattr(neighboring_relation, "name", neighboring_relation)
+    key = str(name).strip().upper().replace("-", "_")
+    table = {"ADD_OR_REMOVE_ONE": "add-remove", "ADD_REMOVE": "add-remove", "REPLACE_ONE": "replace-one"}
+    if key not in table:
+        raise InputError("neighboring_relation", f"must be ADD_OR_REMOVE_ONE or REPLACE_ONE, got {name!r} "
+                         "(REPLACE_SPECIAL is not covered)")
+    return table[key]
+
+
+def _gaussian_z(event, where: str) -> tuple[fmpq, str | None]:
+    cls = type(event).__name__
+    if cls != "GaussianDpEvent":
+        raise InputError("event", f"{where}: the sampled event must be a GaussianDpEvent here, got {cls}")
+    return from_library(event.noise_multiplier, f"event {where}.noise_multiplier", "dp_accounting")
+
+
+def _walk(event, adjacency: str, count: int, out: list, where: str, depth: int) -> None:
+    if depth > 100:
+        raise InputError("event", "nested more than 100 levels deep")
+    cls = type(event).__name__
+    if cls == "NoOpDpEvent":
+        return
+    if cls == "SelfComposedDpEvent":
+        c, _ = from_library(event.count, f"event {where}.count", "dp_accounting")
+        if c.q != 1 or c < 0:
+            raise InputError("event", f"{where}.count must be a non-negative integer, got {exact_str(c)}")
+        if c > 0:
+            _walk(event.event, adjacency, count * int(c.p), out, f"{where}.event", depth + 1)
+        return
+    if cls == "ComposedDpEvent":
+        for i, e in enumerate(event.events):
+            _walk(e, adjacency, count, out, f"{where}.events[{i}]", depth + 1)
+        return
+    if cls == "GaussianDpEvent":
+        contract = parse_contract("poisson", adjacency, sampling_name="event", adjacency_name="neighboring_relation")
+        if adjacency != "add-remove":  # pragma: no cover - parse_contract refuses poisson + replace-one
+            raise InputError("event", f"{where}: GaussianDpEvent is certified under ADD_OR_REMOVE_ONE only")
+        z, zn = from_library(event.noise_multiplier, f"event {where}.noise_multiplier", "dp_accounting")
+        out.append((contract, fmpq(1), None, z, zn, count, where))
+        return
+    if cls == "PoissonSampledDpEvent":
+        contract = parse_contract("poisson", adjacency, sampling_name="event", adjacency_name="neighboring_relation")
+        q, qn = from_library(event.sampling_probability, f"event {where}.sampling_probability", "dp_accounting")
+        z, zn = _gaussian_z(event.event, f"{where}.event")
+        out.append((contract, q, qn, z, zn, count, where))
+        return
+    if cls == "SampledWithoutReplacementDpEvent":
+        contract = parse_contract("fixed-size", adjacency, sampling_name="event",
+                                  adjacency_name="neighboring_relation")
+        n, _ = from_library(event.source_dataset_size, f"event {where}.source_dataset_size", "dp_accounting")
+        b, _ = from_library(event.sample_size, f"event {where}.sample_size", "dp_accounting")
+        if n.q != 1 or b.q != 1 or not (1 <= b < n):
+            raise InputError("event", f"{where}: need integers 1 <= sample_size < source_dataset_size, got "
+                             f"{exact_str(b)} and {exact_str(n)}")
+        z, zn = _gaussian_z(event.event, f"{where}.event")
+        note = (f"dp_accounting noise multiplier z = {exact_str(z)} under REPLACE_ONE is relative to the "
+                "replace-one sensitivity 2C; relative to the clip norm C it is sigma = 2z"
+                + (f" ({zn})" if zn else ""))
+        out.append((contract, b / n, f"p = sample_size/source_dataset_size = {exact_str(b)}/{exact_str(n)}",
+                    2 * z, note, count, where))
+        return
+    raise InputError("event", f"{cls} is not supported (supported: {', '.join(SUPPORTED_EVENTS)})")
+
+
+def from_dp_event(event, neighboring_relation) -> Schedule:
+    """The Schedule of a dp_accounting DpEvent under a declared neighbouring relation (see module doc)."""
+    adjacency = adjacency_of(neighboring_relation)
+    leaves: list = []
+    _walk(event, adjacency, 1, leaves, "event", 0)
+    if not leaves:
+        raise InputError("event", "contains no DP-SGD step (only NoOp events)")
+    contracts = {c for c, *_ in leaves}
+    if len(contracts) > 1:
+        names = " and ".join(sorted(f"{c.sampling} + {c.adjacency}" for c in contracts))
+        raise InputError("event", f"mixes contracts ({names}): one certificate, one contract")
+    contract = contracts.pop()
+    entries = []
+    for _, q, qn, z, zn, count, where in leaves:
+        q = parse_sampling_rate(q, f"{where}: sampling rate", allow_one=True)
+        s = parse_noise_multiplier(z, f"{where}: noise multiplier")
+        t = parse_steps(count, f"{where}: count")
+        entries.append((q, qn, s, zn, t))
+    return _schedule(contract, entries, "dp_accounting event", merge=True)

@@ -1,0 +1,132 @@
+"""Rényi DP of the Poisson-subsampled Gaussian mechanism, certified in balls.
+
+One DP-SGD step with Poisson sampling (rate q), add/remove adjacency and Gaussian noise of standard
+deviation sigma*C on the sum of clipped gradients is, after scaling by the noise, the pair
+
+    remove:  P = (1-q) N(0,1) + q N(1/sigma, 1),   Q = N(0,1);     add: the same pair in the other order.
+
+Mironov, Talwar, Zhang (2019), "Rényi Differential Privacy of the Sampled Gaussian Mechanism"
+(arXiv:1908.10530), Section 3: for integer alpha >= 2 the remove-direction moment is the all-positive
+binomial sum
+
+    A_alpha = E_Q[(P/Q)^alpha] = sum_{k=0..alpha} C(alpha,k) (1-q)^(alpha-k) q^k exp(k(k-1)/(2 sigma^2)),
+    eps_RDP(alpha) = log(A_alpha) / (alpha - 1),
+
+and their theorem that A_alpha >= B_alpha = E_P[(Q/P)^alpha] for every alpha >= 1 (the remove direction
+dominates the add direction for this mechanism; Theorem 5 of arXiv:1908.10530 as we read it) makes
+eps_RDP(alpha) an RDP bound for add/remove adjacency (both directions). Opacus and dp_accounting rely on
+the same statement.
+
+Fractional alpha: K(alpha) = log E_Q[(P/Q)^alpha] = (alpha-1) eps_RDP(alpha) is a cumulant generating
+function (of log(P/Q) under Q), hence convex in alpha, with K(1) = 0; the chord between the neighbouring
+integers a0 = floor(alpha) and a0 + 1 is therefore an upper bound on K(alpha) (:func:`K_ball`).
+
+Rounding: every function returns an Arb ball containing the exact value (the sum has only positive
+terms, so there is no cancellation; it is summed by the exact term ratio, with no overflow because Arb
+exponents are unbounded). The float versions (:func:`log_A_floats`) are used only to *choose* alpha.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from ..balls import arb, ball, ctx, fmpq
+
+#: Largest Rényi order accepted (the sum has alpha + 1 terms).
+ALPHA_MAX = 4096
+
+
+@lru_cache(maxsize=4096)
+def _log_A_int_cached(alpha: int, q: fmpq, sigma: fmpq, prec: int) -> arb:
+    if q == 1:  # only k = alpha survives: A = exp(alpha(alpha-1)/(2 sigma^2))
+        return ball(fmpq(alpha * (alpha - 1), 2) / (sigma * sigma))
+    # A - 1 = sum_k w_k (exp(k(k-1)c) - 1) with the binomial weights w_k = C(alpha,k)(1-q)^(alpha-k) q^k
+    # (they sum to 1), c = 1/(2 sigma^2): the terms k = 0, 1 vanish and every other term is positive, so
+    # log A = log1p(A - 1) keeps full relative accuracy even when A - 1 is tiny (q -> 0 or sigma -> oo).
+    # A term is w_k expm1(x_k) when x_k = k(k-1)c < 1, else t_k - w_k with t_k = w_k exp(x_k) >= e w_k
+    # (that difference loses at most two bits); w_k and t_k follow from their exact term ratios.
+    c = 1 / ball(2 * sigma * sigma)
+    E = (2 * c).exp()                               # exp(1/sigma^2) = exp(x_(k+1) - x_k) / exp(x_k - x_(k-1))
+    r = q / (1 - q)
+    two_s2 = 2 * sigma * sigma
+    w = ball(1 - q) ** alpha                        # w_0
+    t = w                                           # t_0 = w_0 exp(0)
+    g = arb(1)                                      # exp(k/sigma^2) = exp(x_(k+1) - x_k) at the current k
+    excess = arb(0)
+    for k in range(alpha):
+        ratio = ball(r * fmpq(alpha - k, k + 1))    # w_(k+1) / w_k
+        w = w * ratio
+        t = t * g * ratio
+        g = g * E
+        j = k + 1
+        if j >= 2:
+            excess = excess + (w * (fmpq(j * (j - 1)) * c).expm1() if j * (j - 1) < two_s2 else t - w)
+    return excess.log1p()
+
+
+def log_A_int(alpha: int, q: fmpq, sigma: fmpq) -> arb:
+    """Ball containing log(A_alpha) of MTZ (2019), Section 3, integer alpha >= 1, 0 < q <= 1, sigma > 0.
+
+    Evaluated at the current working precision (memoised by exact inputs and precision). log A_1 = 0.
+    """
+    if alpha == 1:
+        return arb(0)
+    return _log_A_int_cached(int(alpha), q, sigma, ctx.prec)
+
+
+def K_ball(alpha: fmpq, q: fmpq, sigma: fmpq) -> arb:
+    """Ball containing an upper bound on K(alpha) = (alpha-1) eps_RDP(alpha) for rational alpha > 1.
+
+    Integer alpha: K = log A_alpha exactly (MTZ 2019). Fractional alpha in (a0, a0 + 1): the convexity
+    chord (a0 + 1 - alpha) K(a0) + (alpha - a0) K(a0 + 1), an upper bound on K(alpha) (K is a cumulant
+    generating function, hence convex). The ball's upper endpoint is the bound used.
+    """
+    if alpha.q == 1:
+        return log_A_int(int(alpha.p), q, sigma)
+    a0 = int(alpha.floor())
+    t = alpha - a0
+    return ball(1 - t) * log_A_int(a0, q, sigma) + ball(t) * log_A_int(a0 + 1, q, sigma)
+
+
+def rdp_ball(alpha: fmpq, q: fmpq, sigma: fmpq) -> arb:
+    """Ball whose upper endpoint bounds eps_RDP(alpha) of one step (MTZ 2019; chord for fractional alpha)."""
+    return K_ball(alpha, q, sigma) / ball(alpha - 1)
+
+
+# --------------------------------------------------------------------------------------------
+# Floats in log space: used only to choose alpha (a choice; the certificate records it exactly)
+# --------------------------------------------------------------------------------------------
+#: integer orders on which the float choice scans every value; beyond it, a coarse grid
+DENSE_MAX = 256
+COARSE = (288, 320, 384, 448, 512, 640, 768, 896, 1024, 1280, 1536, 2048, 2560, 3072, 4096)
+ORDERS = np.concatenate([np.arange(1, DENSE_MAX + 1), np.array(COARSE)]).astype(np.int64)
+_LGAMMA = np.array([math.lgamma(n + 1) for n in range(ALPHA_MAX + 2)])  # log n!
+
+
+def _logsumexp_rows(m: np.ndarray) -> np.ndarray:
+    top = m.max(axis=1)
+    return top + np.log(np.exp(m - top[:, None]).sum(axis=1))
+
+
+@lru_cache(maxsize=4096)
+def log_A_floats(q: float, sigma: float) -> np.ndarray:
+    """Float log(A_alpha) at every order of ``ORDERS`` (log-sum-exp, no overflow), memoised. Not a bound."""
+    c = 1.0 / (2.0 * sigma * sigma)
+    if q >= 1.0:
+        return ORDERS * (ORDERS - 1) * c
+    lq, l1q = math.log(q), math.log1p(-q)
+    out = np.empty(len(ORDERS))
+    a = np.arange(1, DENSE_MAX + 1)[:, None]
+    k = np.arange(DENSE_MAX + 1)[None, :]
+    with np.errstate(invalid="ignore"):
+        m = _LGAMMA[a] - _LGAMMA[k] - _LGAMMA[np.maximum(a - k, 0)] + (a - k) * l1q + k * lq + k * (k - 1) * c
+    m = np.where(k <= a, m, -np.inf)
+    out[:DENSE_MAX] = _logsumexp_rows(m)
+    for i, al in enumerate(COARSE):
+        kk = np.arange(al + 1)
+        row = _LGAMMA[al] - _LGAMMA[kk] - _LGAMMA[al - kk] + (al - kk) * l1q + kk * lq + kk * (kk - 1) * c
+        out[DENSE_MAX + i] = _logsumexp_rows(row[None, :])[0]
+    out[0] = 0.0  # alpha = 1
+    return out

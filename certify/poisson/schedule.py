@@ -1,0 +1,268 @@
+"""A DP-SGD run as data: an accounting contract and phases of (sampling rate, noise multiplier, steps).
+
+Schedules come from the command line (one phase), a JSON or CSV file (``--schedule FILE``), an Opacus
+accountant history, or a dp_accounting event (:mod:`certify.poisson.ecosystem`). Every number is exact
+(fmpq); a number that came from another library as a binary float is converted to its exact binary value
+and the conversion is recorded in ``notes`` (input field -> text), which :func:`schedule_inputs` writes
+into the certificate.
+
+File formats (every number exact: an integer, a decimal such as ``0.01`` or ``1e-7``, or a fraction
+``"1/3"``; JSON numbers are read from their decimal text, never through a binary float)::
+
+    [{"sampling_rate": "0.01", "noise_multiplier": "1.1", "steps": 1000}, ...]
+    {"contract": {"sampling": "poisson", "adjacency": "add-remove"}, "phases": [...]}
+
+    sampling_rate,noise_multiplier,steps          (CSV, this header, one phase per row)
+    0.01,1.1,1000
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from dataclasses import dataclass
+
+from ..balls import InputError, exact, exact_int, exact_str, fmpq
+from ..contract import POISSON_ADD_REMOVE, Contract, parse_contract
+
+MAX_PHASES = 100_000
+MAX_STEPS = 10 ** 15
+#: smallest noise multiplier accepted: below it exp(1/sigma^2) leaves any meaningful range (guard)
+SIGMA_MIN = fmpq(1, 10 ** 6)
+SIGMA_MAX = fmpq(10 ** 12)
+FIELDS = ("sampling_rate", "noise_multiplier", "steps")
+
+
+@dataclass(frozen=True)
+class Phase:
+    """``steps`` DP-SGD steps at sampling rate q in (0, 1] with noise multiplier sigma > 0 (exact)."""
+
+    sampling_rate: fmpq
+    noise_multiplier: fmpq
+    steps: int
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A run: the accounting contract and its phases (composition is over all phases)."""
+
+    contract: Contract
+    phases: tuple[Phase, ...]
+    #: input field (e.g. "phase[0].sampling_rate") -> how the exact value was obtained (binary float ...)
+    notes: tuple[tuple[str, str], ...] = ()
+    #: where the schedule came from ("command line", "schedule file", "Opacus history", "dp_accounting event")
+    source: str = ""
+
+    @property
+    def total_steps(self) -> int:
+        return sum(p.steps for p in self.phases)
+
+
+# --------------------------------------------------------------------------------------------
+# Validation of one phase (the ranges every accountant here relies on)
+# --------------------------------------------------------------------------------------------
+def parse_sampling_rate(value, name: str = "--sampling-rate", allow_one: bool = True) -> fmpq:
+    q = exact(value, name)
+    if not (0 < q <= 1) or (q == 1 and not allow_one):
+        raise InputError(name, f"must be in (0, 1{']' if allow_one else ')'}, got {exact_str(q)}")
+    return q
+
+
+def parse_noise_multiplier(value, name: str = "--noise-multiplier") -> fmpq:
+    s = exact(value, name)
+    if not s > 0:
+        raise InputError(name, f"must be > 0, got {exact_str(s)}")
+    if s < SIGMA_MIN or s > SIGMA_MAX:
+        raise InputError(name, f"must be in [1e-6, 1e12] (guard against meaningless magnitudes), got {exact_str(s)}")
+    return s
+
+
+def parse_steps(value, name: str = "--steps") -> int:
+    t = exact_int(value, name)
+    if t < 1:
+        raise InputError(name, f"must be an integer >= 1, got {t}")
+    if t > MAX_STEPS:
+        raise InputError(name, f"must be at most 1e15, got {t}")
+    return t
+
+
+def parse_delta(value, name: str = "--delta") -> fmpq:
+    d = exact(value, name)
+    if not (0 < d < 1):
+        raise InputError(name, f"must be in (0, 1), got {exact_str(d)}")
+    return d
+
+
+def make_phase(sampling_rate, noise_multiplier, steps, where: str = "") -> Phase:
+    """A validated phase; ``where`` prefixes the field names in errors (e.g. "schedule row 3: ")."""
+    return Phase(parse_sampling_rate(sampling_rate, f"{where}sampling_rate"),
+                 parse_noise_multiplier(noise_multiplier, f"{where}noise_multiplier"),
+                 parse_steps(steps, f"{where}steps"))
+
+
+def single(sampling_rate, noise_multiplier, steps, contract: Contract = POISSON_ADD_REMOVE) -> Schedule:
+    """A one-phase schedule from command-line style values (field names as the CLI options)."""
+    ph = Phase(parse_sampling_rate(sampling_rate), parse_noise_multiplier(noise_multiplier), parse_steps(steps))
+    return Schedule(contract, (ph,), source="command line")
+
+
+# --------------------------------------------------------------------------------------------
+# Parsing schedules from JSON-like objects and files
+# --------------------------------------------------------------------------------------------
+def _contract_of(obj, name: str) -> Contract:
+    if not isinstance(obj, dict) or "sampling" not in obj or "adjacency" not in obj:
+        raise InputError(name, "must be an object with 'sampling' and 'adjacency'")
+    return parse_contract(obj["sampling"], obj["adjacency"], sampling_name=f"{name}.sampling",
+                          adjacency_name=f"{name}.adjacency")
+
+
+def parse_schedule(obj, *, contract: Contract | None = None, name: str = "schedule") -> Schedule:
+    """A Schedule from a list of phases or an object ``{"contract": {...}, "phases": [...]}``.
+
+    A phase is an object with sampling_rate, noise_multiplier, steps (and optionally its own sampling
+    and adjacency, which must agree with the schedule's contract). ``contract`` (e.g. from the command
+    line) must agree with the file's contract when both are given; the default is poisson + add-remove.
+    Raises InputError naming the field (and phase) for an empty, malformed or mixed-contract schedule.
+    """
+    declared = None
+    if isinstance(obj, dict):
+        unknown = set(obj) - {"contract", "phases"}
+        if unknown:
+            raise InputError(name, f"unknown key(s) {', '.join(sorted(map(str, unknown)))} "
+                             "(expected 'contract', 'phases')")
+        if "contract" in obj:
+            declared = _contract_of(obj["contract"], f"{name}.contract")
+        if "phases" not in obj:
+            raise InputError(f"{name}.phases", "missing: a schedule needs a list of phases")
+        phases_obj = obj["phases"]
+    else:
+        phases_obj = obj
+    if not isinstance(phases_obj, list):
+        raise InputError(name, "must be a list of phases or an object with 'phases' (a list)")
+    if not phases_obj:
+        raise InputError(name, "is empty: a schedule needs at least one phase")
+    if len(phases_obj) > MAX_PHASES:
+        raise InputError(name, f"has {len(phases_obj)} phases, at most {MAX_PHASES} accepted")
+    if declared is not None and contract is not None and declared != contract:
+        raise InputError(f"{name}.contract", f"the file declares {declared.sampling} + {declared.adjacency} but "
+                         f"{contract.sampling} + {contract.adjacency} was asked for: mixed contracts are refused")
+    chosen = declared or contract or POISSON_ADD_REMOVE
+    phases = []
+    for i, ph in enumerate(phases_obj):
+        where = f"{name} phase {i}: "
+        if not isinstance(ph, dict):
+            raise InputError(f"{name} phase {i}", f"must be an object with {', '.join(FIELDS)}, got {ph!r}"[:200])
+        missing = [f for f in FIELDS if f not in ph]
+        if missing:
+            raise InputError(f"{name} phase {i}", f"missing field(s) {', '.join(missing)}")
+        extra = set(ph) - set(FIELDS) - {"sampling", "adjacency"}
+        if extra:
+            raise InputError(f"{name} phase {i}", f"unknown field(s) {', '.join(sorted(map(str, extra)))}")
+        if "sampling" in ph or "adjacency" in ph:
+            own = parse_contract(ph.get("sampling", chosen.sampling), ph.get("adjacency", chosen.adjacency),
+                                 sampling_name=f"{where}sampling", adjacency_name=f"{where}adjacency")
+            if own != chosen:
+                raise InputError(f"{name} phase {i}", f"contract {own.sampling} + {own.adjacency} differs from the "
+                                 f"schedule's {chosen.sampling} + {chosen.adjacency}: mixed contracts are refused "
+                                 "(one schedule, one contract)")
+        phases.append(make_phase(ph["sampling_rate"], ph["noise_multiplier"], ph["steps"], where))
+    return Schedule(chosen, tuple(phases), source="schedule")
+
+
+def parse_csv(text: str, *, contract: Contract | None = None, name: str = "schedule") -> Schedule:
+    """A Schedule from CSV text with the header sampling_rate,noise_multiplier,steps (one phase a row)."""
+    rows = list(csv.reader(io.StringIO(text)))
+    rows = [r for r in rows if any(c.strip() for c in r)]
+    if not rows:
+        raise InputError(name, "is empty: expected the header sampling_rate,noise_multiplier,steps and one row a phase")
+    header = [c.strip() for c in rows[0]]
+    if header != list(FIELDS):
+        raise InputError(name, f"the CSV header must be {','.join(FIELDS)}, got {','.join(header)[:100]}")
+    if len(rows) == 1:
+        raise InputError(name, "is empty: the CSV has a header but no phase")
+    if len(rows) - 1 > MAX_PHASES:
+        raise InputError(name, f"has {len(rows) - 1} phases, at most {MAX_PHASES} accepted")
+    phases = []
+    for i, r in enumerate(rows[1:], start=2):
+        if len(r) != 3:
+            raise InputError(f"{name} row {i}", f"expected 3 values ({','.join(FIELDS)}), got {len(r)}")
+        phases.append(make_phase(r[0].strip(), r[1].strip(), r[2].strip(), f"{name} row {i}: "))
+    return Schedule(contract or POISSON_ADD_REMOVE, tuple(phases), source="schedule")
+
+
+def load_schedule(path: str, *, contract: Contract | None = None, name: str = "--schedule") -> Schedule:
+    """Read a schedule file: JSON (list or object, see the module docstring) or CSV (by content)."""
+    try:
+        if os.path.getsize(path) > 64 * 1024 * 1024:
+            raise InputError(name, f"{path} is larger than 64 MiB")
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as err:
+        raise InputError(name, f"cannot read {path}: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise InputError(name, f"{path} is not UTF-8 text") from None
+    stripped = text.lstrip()
+    if not stripped:
+        raise InputError(name, f"{path} is empty")
+    if stripped[0] in "[{":
+        try:
+            # numbers keep their decimal text (exact), never a binary float
+            obj = json.loads(text, parse_float=str, parse_int=str, parse_constant=_refuse_constant)
+        except json.JSONDecodeError as err:
+            raise InputError(name, f"{path} is not valid JSON (malformed or truncated): {err}") from None
+        except ValueError as err:
+            raise InputError(name, f"{path}: {err}") from None
+        return parse_schedule(obj, contract=contract, name=name)
+    return parse_csv(text, contract=contract, name=name)
+
+
+def _refuse_constant(text: str):
+    raise ValueError(f"{text} is not a number (NaN and infinities are refused)")
+
+
+# --------------------------------------------------------------------------------------------
+# The schedule as certificate inputs (exact text)
+# --------------------------------------------------------------------------------------------
+def schedule_inputs(schedule: Schedule) -> dict[str, str]:
+    """Exact-text certificate inputs: contract, its conventions, and each phase's q, sigma, T."""
+    c = schedule.contract
+    d = dict(c.to_inputs())
+    d["sensitivity"] = c.sensitivity
+    d["noise_multiplier_relative_to"] = "clip norm C"
+    d["privacy_unit"] = "one example"
+    if schedule.source:
+        d["source"] = schedule.source
+    d["phases"] = str(len(schedule.phases))
+    for i, ph in enumerate(schedule.phases):
+        d[f"phase[{i}].sampling_rate"] = exact_str(ph.sampling_rate)
+        d[f"phase[{i}].noise_multiplier"] = exact_str(ph.noise_multiplier)
+        d[f"phase[{i}].steps"] = str(ph.steps)
+    for key, note in schedule.notes:
+        d[f"{key}.note"] = note
+    return d
+
+
+def schedule_from_inputs(inputs: dict) -> Schedule:
+    """Inverse of :func:`schedule_inputs` (for the checker); InputError on anything malformed."""
+    c = parse_contract(inputs.get("sampling", ""), inputs.get("adjacency", ""), sampling_name="sampling",
+                       adjacency_name="adjacency")
+    expected = {"sensitivity": c.sensitivity, "noise_multiplier_relative_to": "clip norm C",
+                "privacy_unit": "one example"}
+    for k, v in expected.items():
+        if inputs.get(k) != v:
+            raise InputError(k, f"must be {v!r} under {c.sampling} + {c.adjacency}, got {inputs.get(k)!r}")
+    n = exact_int(inputs.get("phases"), "phases")
+    if not 1 <= n <= MAX_PHASES:
+        raise InputError("phases", f"must be in [1, {MAX_PHASES}], got {n}")
+    phases = tuple(make_phase(inputs[f"phase[{i}].sampling_rate"], inputs[f"phase[{i}].noise_multiplier"],
+                              inputs[f"phase[{i}].steps"], f"phase[{i}].") for i in range(n))
+    known = set(expected) | {"sampling", "adjacency", "phases", "source", "delta"}
+    known |= {f"phase[{i}].{f}" for i in range(n) for f in FIELDS}
+    notes = []
+    for k, v in inputs.items():
+        if k.endswith(".note") and k[:-5] in known:
+            notes.append((k[:-5], v))
+        elif k not in known:
+            raise InputError(k, "unknown input field")
+    return Schedule(c, phases, tuple(notes), inputs.get("source", ""))
