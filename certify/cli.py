@@ -22,7 +22,8 @@ EXIT_INPUT, EXIT_UNDECIDED, EXIT_REJECTED = 2, 3, 4
 # packages whose commands.register(subparsers) adds sub-commands, in --help order
 COMMAND_MODULES = ["certify.objpert.commands", "certify.dpsgd.commands", "certify.referee.commands",
                    "certify.tables_command", "certify.plot_command", "certify.proofs.commands",
-                   "certify.verify_command", "certify.poisson.commands"]
+                   "certify.verify_command", "certify.poisson.commands",
+                   "certify.audit.commands"]
 
 
 class _Parser(argparse.ArgumentParser):
