@@ -66,9 +66,29 @@ class AuditClaim:
     def describe(self) -> str:
         """One line: the run, phase by phase (exact values)."""
         ph = self.schedule.phases
-        parts = [f"q={exact_str(p.sampling_rate)}, sigma={exact_str(p.noise_multiplier)}, T={p.steps}" for p in ph[:4]]
+        parts = [f"q={show(p.sampling_rate)}, sigma={show(p.noise_multiplier)}, T={p.steps}" for p in ph[:4]]
         more = f", ... ({len(ph)} phases)" if len(ph) > 4 else ""
         return f"{len(ph)} phase{'s' if len(ph) != 1 else ''}: " + "; ".join(parts) + more
+
+
+def show(q: fmpq) -> str:
+    """Readable exact text: the decimal when it terminates within 30 digits ("0.004", "1e-05" stays "0.00001"),
+    a binary float's shortest repr marked as such (its exact value is in the certificate), else "p/q"."""
+    p, d = int(q.p), int(q.q)
+    twos = (d & -d).bit_length() - 1
+    rest, fives = d >> twos, 0
+    while rest % 5 == 0:
+        rest //= 5
+        fives += 1
+    if rest == 1:
+        k = max(twos, fives)
+        if k <= 30:
+            digits = str(abs(p) * 10 ** k // d).rjust(k + 1, "0")
+            text = (digits[:-k] + "." + digits[-k:]).rstrip("0").rstrip(".") if k else digits
+            return ("-" if p < 0 else "") + text
+        if fives == 0 and twos <= 1100:
+            return f"{p / d!r} (binary float)"
+    return exact_str(q)
 
 
 class _NonFinite:

@@ -16,7 +16,7 @@ import time
 from .. import cli
 from ..balls import InputError, exact_str, fmpq, lower_decimal, upper_decimal
 from .audit import DEFAULT_GRID, EXIT, HOLDS, NOT_CERTIFIED, REFUTED, Verdict, audit, grid_ladder
-from .claim import load_claim
+from .claim import load_claim, show
 from .floats import cross_check
 from .statement import statement
 
@@ -60,7 +60,7 @@ def _dec_up(x: fmpq | None) -> str:
 def _attempt_line(a) -> str:
     name = {"renyi": "Rényi (Poisson, MTZ19)", "bok": "Rényi (fixed-size, Bok)", "pld": "PLD"}[a.accountant]
     if a.accountant == "pld":
-        name += f" grid {exact_str(a.grid)}"
+        name += f" grid {show(a.grid)}"
     bounds = f"epsilon <= {_dec_up(a.epsilon_upper)}"
     if a.accountant == "pld":
         lo = lower_decimal(a.epsilon_lower, 6) if a.epsilon_lower else "0"
@@ -79,7 +79,7 @@ def summary(v: Verdict, floats, seconds: float) -> str:
     L = [f"certify audit: {cl.title or 'claim'}"]
     if cl.source:
         L.append(f"  source: {cl.source}")
-    L.append(f"  claim: ({exact_str(cl.epsilon)}, {exact_str(cl.delta)})-DP")
+    L.append(f"  claim: ({show(cl.epsilon)}, {show(cl.delta)})-DP")
     L.append(f"  mechanism ({cl.mechanism.replace('_', ' ')}): {cl.describe()}")
     L.append(f"  contract: {cl.contract.sampling} sampling, {cl.contract.adjacency} adjacency")
     L.append("  certified accountants tried:")
@@ -89,20 +89,22 @@ def summary(v: Verdict, floats, seconds: float) -> str:
     d = v.deciding
     if v.outcome == HOLDS:
         L.append(f"VERDICT: HOLDS (exit 0): certified epsilon <= {_dec_up(d.epsilon_upper)} <= "
-                 f"{exact_str(cl.epsilon)} at delta = {exact_str(cl.delta)} ({d.accountant}"
-                 + (f", grid {exact_str(d.grid)}" if d.grid is not None else "") + ")")
+                 f"{show(cl.epsilon)} at delta = {show(cl.delta)} ({d.accountant}"
+                 + (f", grid {show(d.grid)}" if d.grid is not None else "") + ")")
     elif v.outcome == REFUTED:
         L.append(f"VERDICT: REFUTED (exit 8): certified epsilon >= {lower_decimal(d.epsilon_lower, 6)} > "
-                 f"{exact_str(cl.epsilon)} at delta = {exact_str(cl.delta)}, for the dominating pair of the contract:")
-        L.append("  no pair of neighbouring datasets attains more, and this pair is attained by a worst-case pair of "
-                 "neighbouring datasets (one example whose clipped gradient has norm C at every step, all others zero);")
-        L.append("  so DP-SGD under this contract is NOT (epsilon, delta)-DP as claimed (Zhu, Dong, Wang 2022; Nasr et "
-                 "al. 2021). This concerns the release of all noisy gradients / iterates, not a final-model-only analysis.")
+                 f"{show(cl.epsilon)} at delta = {show(cl.delta)}, for the dominating pair of the contract:")
+        L.append("  no pair of neighbouring datasets gives more, and a worst-case pair attains it (one example whose "
+                 "clipped gradient is the same vector of norm C at every step, all others with zero gradient);")
+        L.append("  so DP-SGD under this contract is NOT (epsilon, delta)-DP as claimed, for every loss that "
+                 "admits such a pair (e.g. a linear term).")
+        L.append("  (Zhu, Dong, Wang 2022; Nasr et al. 2021.) This concerns releasing all noisy gradients / iterates; "
+                 "a final-model-only analysis is not refuted.")
     else:
         b, lo = v.best_upper, v.best_lower
         L.append(f"VERDICT: NOT CERTIFIED (exit 7): best certified upper bound epsilon <= "
                  f"{_dec_up(b.epsilon_upper) if b else '-'} ({b.accountant if b else 'none'}) exceeds the claimed "
-                 f"{exact_str(cl.epsilon)}; nothing refutes it"
+                 f"{show(cl.epsilon)}; nothing refutes it"
                  + (f" (best certified lower bound {lower_decimal(lo.epsilon_lower, 6)})" if lo else ""))
     version, values = floats
     if version is None and values == []:
@@ -127,8 +129,9 @@ def report(v: Verdict, floats, seconds: float) -> dict:
         "verdict": v.outcome, "exit_status": v.exit_code,
         "claim": {"title": cl.title, "source": cl.source, "epsilon": exact_str(cl.epsilon),
                   "delta": exact_str(cl.delta), "contract": cl.contract.to_inputs(), "mechanism": cl.mechanism,
-                  "phases": [{"sampling_rate": exact_str(p.sampling_rate), "noise_multiplier": exact_str(p.noise_multiplier),
-                              "steps": p.steps} for p in cl.schedule.phases],
+                  "phases": [{"sampling_rate": exact_str(p.sampling_rate),
+                              "noise_multiplier": exact_str(p.noise_multiplier), "steps": p.steps}
+                             for p in cl.schedule.phases],
                   "assumptions": list(cl.assumptions)},
         "attempts": [{"accountant": a.accountant, "grid": exact_str(a.grid) if a.grid is not None else None,
                       "epsilon_upper": exact_str(a.epsilon_upper) if a.epsilon_upper is not None else None,

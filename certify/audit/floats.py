@@ -45,7 +45,8 @@ def _event(dpa, claim: AuditClaim):
             ev = dpa.PoissonSampledDpEvent(_f(ph.sampling_rate), dpa.GaussianDpEvent(_f(ph.noise_multiplier)))
         else:
             q = ph.sampling_rate
-            ev = dpa.SampledWithoutReplacementDpEvent(int(q.q), int(q.p), dpa.GaussianDpEvent(_f(ph.noise_multiplier) / 2))
+            z = _f(ph.noise_multiplier) / 2
+            ev = dpa.SampledWithoutReplacementDpEvent(int(q.q), int(q.p), dpa.GaussianDpEvent(z))
         parts.append(dpa.SelfComposedDpEvent(ev, ph.steps))
     return parts[0] if len(parts) == 1 else dpa.ComposedDpEvent(parts)
 
@@ -62,7 +63,8 @@ def cross_check(claim: AuditClaim, grid: fmpq, pld: bool = True) -> tuple[str | 
            else dpa.NeighboringRelation.REPLACE_ONE)
     delta = _f(claim.delta)
     out = []
-    accountants = [("RdpAccountant (default orders)", lambda: rdp_privacy_accountant.RdpAccountant(neighboring_relation=rel))]
+    accountants = [("RdpAccountant (default orders)",
+                    lambda: rdp_privacy_accountant.RdpAccountant(neighboring_relation=rel))]
     if pld:
         accountants.append((f"PLDAccountant (grid {_f(grid):g})", lambda: pld_privacy_accountant.PLDAccountant(
             rel, value_discretization_interval=_f(grid))))

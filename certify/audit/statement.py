@@ -3,8 +3,9 @@ accountant, and what is not covered (in the spirit of TF Privacy's privacy state
 recommendations of Ponomareva et al. 2023, "How to DP-fy ML", Sec. 5.3)."""
 from __future__ import annotations
 
-from ..balls import exact_str, lower_decimal, upper_decimal
+from ..balls import lower_decimal, upper_decimal
 from .audit import HOLDS, REFUTED, Verdict
+from .claim import show
 
 ACCOUNTANTS = {
     "renyi": "the certified Rényi accountant of the Poisson-subsampled Gaussian (Mironov, Talwar, Zhang 2019; "
@@ -36,8 +37,8 @@ def caveats(verdict: Verdict) -> list[str]:
                    "Shuffling once per epoch and cutting consecutive batches is a different mechanism: this does "
                    "not apply to it")
     out += [
-        f"the noise multiplier is relative to the clip norm C: Gaussian noise of standard deviation sigma*C is added to "
-        f"the sum of per-example gradients each clipped to norm C (sensitivity {c.sensitivity}); microbatches, "
+        "the noise multiplier is relative to the clip norm C: Gaussian noise of standard deviation sigma*C is added "
+        f"to the sum of per-example gradients each clipped to norm C (sensitivity {c.sensitivity}); microbatches, "
         "gradient accumulation without rescaling q, or a second use of an example per step change this",
         "delta is per example: it bounds, for each example, the probability-like slack of the guarantee; it is not "
         "a probability over the dataset. Keep it well below 1/n",
@@ -54,18 +55,20 @@ def caveats(verdict: Verdict) -> list[str]:
 def statement(verdict: Verdict) -> str:
     cl = verdict.claim
     lines = ["Statement:"]
-    eps, dl = exact_str(cl.epsilon), exact_str(cl.delta)
+    eps, dl = show(cl.epsilon), show(cl.delta)
     if verdict.outcome == HOLDS:
         a = verdict.deciding
         lines.append(f"  This DP-SGD run ({cl.describe()}) is certified ({eps}, {dl})-differentially private.")
         lines.append(f"  Accountant: {ACCOUNTANTS[a.accountant]}"
-                     + (f", grid {exact_str(a.grid)}" if a.grid is not None else "")
+                     + (f", grid {show(a.grid)}" if a.grid is not None else "")
                      + (f", alpha = {a.alpha}" if a.alpha and a.accountant != "pld" else "") + ".")
     elif verdict.outcome == REFUTED:
         a = verdict.deciding
         lines.append(f"  The claim ({eps}, {dl})-DP is FALSE for this run under its contract: for a worst-case pair of "
                      f"neighbouring datasets, epsilon at delta = {dl} is at least {lower_decimal(a.epsilon_lower, 6)}.")
-        lines.append(f"  Accountant: {ACCOUNTANTS['pld']}, grid {exact_str(a.grid)}.")
+        lines.append("  (Worst case over datasets and losses: one example's clipped gradient is a fixed vector of norm "
+                     "C; it concerns releasing all noisy gradients / iterates.)")
+        lines.append(f"  Accountant: {ACCOUNTANTS['pld']}, grid {show(a.grid)}.")
     else:
         b = verdict.best_upper
         if b is not None:
