@@ -107,8 +107,12 @@ def _result(cert: Certificate, delta: fmpq, contract: Contract, accountant: str)
 
 
 def certify_schedule(schedule: Schedule, delta, *, accountant: str | None = None, alpha=None,
-                     notes: dict | None = None) -> Result:
-    """Certify a :class:`~certify.poisson.schedule.Schedule` under its own contract (exact delta)."""
+                     notes: dict | None = None, fractional: str = "chord") -> Result:
+    """Certify a :class:`~certify.poisson.schedule.Schedule` under its own contract (exact delta).
+
+    ``fractional`` (poisson only): "chord" (default) or "integral" (tighter fractional orders, slower check);
+    see :func:`certify.poisson.accountant.certify_poisson`.
+    """
     c = schedule.contract
     parse_contract(c.sampling, c.adjacency, accountant, sampling_name="sampling", adjacency_name="adjacency",
                    accountant_name="accountant")
@@ -117,7 +121,7 @@ def certify_schedule(schedule: Schedule, delta, *, accountant: str | None = None
         raise InputError("accountant", "the certified PLD accountant is not available through certify.api yet "
                          "(use accountant=None for the Rényi accountant)")
     if c.sampling == "poisson":
-        return _result(certify_poisson(schedule, d, alpha, notes=notes), d, c, "renyi")
+        return _result(certify_poisson(schedule, d, alpha, notes=notes, fractional=fractional), d, c, "renyi")
     # fixed-size + replace-one: the accountants of certify.dpsgd certify one phase
     if len(schedule.phases) != 1:
         raise InputError("schedule", f"fixed-size + replace-one schedules of {len(schedule.phases)} phases are not "
@@ -144,7 +148,8 @@ def certify_schedule(schedule: Schedule, delta, *, accountant: str | None = None
 
 
 def dpsgd_epsilon(*, sampling: str, adjacency: str, sampling_rate=None, noise_multiplier=None, steps=None,
-                  delta, accountant: str | None = None, schedule=None, alpha=None) -> Result:
+                  delta, accountant: str | None = None, schedule=None, alpha=None,
+                  fractional: str = "chord") -> Result:
     """Certified epsilon of DP-SGD under an explicit accounting contract.
 
     Give either ``sampling_rate``, ``noise_multiplier``, ``steps`` (one phase) or ``schedule`` (a
@@ -152,6 +157,7 @@ def dpsgd_epsilon(*, sampling: str, adjacency: str, sampling_rate=None, noise_mu
     object as in a schedule file). Numbers are exact: strings, ints, Fractions (plain floats are
     refused). ``accountant``: None (the default of the contract: "renyi" for poisson + add-remove, "bok"
     for fixed-size + replace-one), or one that certifies the contract. ``alpha`` fixes the Rényi order.
+    ``fractional="integral"`` evaluates fractional orders by the defining integral (poisson; tighter).
     Raises InputError (naming the parameter) for bad input or an uncovered contract.
     """
     contract = parse_contract(sampling, adjacency, accountant, sampling_name="sampling", adjacency_name="adjacency",
@@ -177,7 +183,7 @@ def dpsgd_epsilon(*, sampling: str, adjacency: str, sampling_rate=None, noise_mu
         sch = Schedule(contract, (_phase(parse_sampling_rate(sampling_rate, "sampling_rate"),
                                          parse_noise_multiplier(noise_multiplier, "noise_multiplier"),
                                          parse_steps(steps, "steps")),), source="certify.api")
-    return certify_schedule(sch, delta, accountant=accountant, alpha=alpha)
+    return certify_schedule(sch, delta, accountant=accountant, alpha=alpha, fractional=fractional)
 
 
 def _phase(q, s, t):
@@ -228,12 +234,12 @@ class OpacusAccountant:
     def schedule(self) -> Schedule:
         return opacus_history(self.history, "history")
 
-    def get_epsilon(self, delta, alpha=None) -> Result:
+    def get_epsilon(self, delta, alpha=None, fractional: str = "chord") -> Result:
         """Certified epsilon at ``delta`` (float accepted, converted exactly) for the recorded history."""
         if not self.history:
             raise InputError("history", "is empty: call step() first")
         d, notes = _library_delta(delta, "the caller")
-        return certify_schedule(self.schedule(), d, alpha=alpha, notes=notes)
+        return certify_schedule(self.schedule(), d, alpha=alpha, notes=notes, fractional=fractional)
 
     def state_dict(self) -> dict:
         return {"history": [tuple(e) for e in self.history], "mechanism": self.mechanism()}
@@ -246,7 +252,8 @@ class OpacusAccountant:
 # --------------------------------------------------------------------------------------------
 # dp_accounting-shaped function
 # --------------------------------------------------------------------------------------------
-def dp_event_epsilon(event, delta, neighboring_relation, *, accountant: str | None = None, alpha=None) -> Result:
+def dp_event_epsilon(event, delta, neighboring_relation, *, accountant: str | None = None, alpha=None,
+                     fractional: str = "chord") -> Result:
     """Certified epsilon of a dp_accounting ``DpEvent`` at ``delta`` under ``neighboring_relation``.
 
     Supported events: Gaussian, PoissonSampled (ADD_OR_REMOVE_ONE), SampledWithoutReplacement
@@ -256,7 +263,7 @@ def dp_event_epsilon(event, delta, neighboring_relation, *, accountant: str | No
     """
     schedule = from_dp_event(event, neighboring_relation)
     d, notes = _library_delta(delta, "the caller")
-    return certify_schedule(schedule, d, accountant=accountant, alpha=alpha, notes=notes)
+    return certify_schedule(schedule, d, accountant=accountant, alpha=alpha, notes=notes, fractional=fractional)
 
 
 def exact_epsilon_text(result: Result) -> str:

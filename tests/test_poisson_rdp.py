@@ -89,3 +89,31 @@ def test_float_choice_values_track_the_balls():
         mid = float(b.mid())
         # the floats are the exact binary 0.01 and 1.1, not 1/100 and 11/10: agreement to float accuracy only
         assert abs(fl[idx] - mid) <= 1e-9 * max(1.0, abs(mid))
+
+
+FRACTIONAL_CASES = [("48/5", "1/100", "11/10"), ("3/2", "1/100", "1/50"), ("17/16", "1/100", "1/10"),
+                    ("33/16", "1/50", "7/10"), ("5/4", "1/2", "3/10"), ("5/4", "999/1000", "3/10"),
+                    ("201/2", "1/1000", "8"), ("21/8", "1/3", "1")]
+
+
+@pytest.mark.parametrize("alpha,q,sigma", FRACTIONAL_CASES)
+def test_fractional_integral_contains_the_quadrature_reference(alpha, q, sigma):
+    from certify.balls import exact
+    from certify.poisson.rdp import log_A_frac
+    b = log_A_frac(exact(alpha), exact(q), exact(sigma))
+    lo, hi = ball_endpoints(b)
+    ref = log_A_quad(alpha, q, sigma)
+    with mp.workdps(DPS):
+        assert _mp(lo) <= ref <= _mp(hi)
+        assert _mp(hi - lo) <= mp.mpf("1e-25") * abs(ref)
+    # and it is never above the chord (both enclose K; the chord is the looser upper bound)
+    assert ball_endpoints(K_ball(exact(alpha), exact(q), exact(sigma)))[1] >= lo
+
+
+def test_fractional_integral_matches_the_sum_at_an_integer():
+    from certify.poisson.rdp import _log_A_frac_cached
+    b = _log_A_frac_cached(fmpq(9), fmpq(1, 100), fmpq(11, 10), 128)
+    s = log_A_int(9, fmpq(1, 100), fmpq(11, 10))
+    lo, hi = ball_endpoints(b)
+    slo, shi = ball_endpoints(s)
+    assert lo <= slo and shi <= hi

@@ -92,11 +92,11 @@ def plan(contract: Contract, q: fmpq, sigma: fmpq, steps: int, delta: fmpq, h: f
     return Plan(h, K, tau, lays)
 
 
-@lru_cache(maxsize=8)
-def _one_step(members: tuple, name: str, q: fmpq, d: fmpq, h: fmpq, lay: Layout, K: int, pess: bool):
-    prof = Profile(name, members)
-    f = discretise.pessimistic if pess else discretise.optimistic
-    return f(prof, q, d, h, lay, K)
+@lru_cache(maxsize=4)
+def _one_steps(members: tuple, name: str, q: fmpq, d: fmpq, h: fmpq, lay: Layout, K: int):
+    """(pessimistic, optimistic) one-step measures of a profile, from one shared set of curve samples."""
+    sm = discretise.sample(Profile(name, members), q, d, h, lay, K)
+    return discretise.pessimistic(sm, K), discretise.optimistic(sm, K)
 
 
 @dataclass
@@ -117,11 +117,11 @@ def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan) -> Run:
         if prof.name not in pl.layouts:
             raise InputError("witnesses", f"no grid layout recorded for profile {prof.name!r}")
         lay = pl.layouts[prof.name]
-        for pess in (True, False):
-            try:
-                s = _one_step(prof.members, prof.name, q, d, pl.h, lay, pl.K, pess)
-            except discretise.DiscretisationError as err:
-                raise InputError("--grid", f"cannot discretise at this grid: {err}") from None
+        try:
+            both = _one_steps(prof.members, prof.name, q, d, pl.h, lay, pl.K)
+        except discretise.DiscretisationError as err:
+            raise InputError("--grid", f"cannot discretise at this grid: {err}") from None
+        for pess, s in zip((True, False), both):
             out.one_step[(prof.name, pess)] = s
             one = compose.from_one_step(s)
             key = (prof.members, str(q), str(d), str(pl.h), lay, pl.K, pess)

@@ -49,12 +49,14 @@ import math
 from dataclasses import dataclass, field
 
 from ..balls import arb, ball, fmpq, fmpz, workprec
-from .pairs import Profile, curve_upper, tangent
+from .pairs import Profile
 
 #: construction guard bits above K (approximate hull coordinates carry K + GUARD fractional bits)
 GUARD = 40
-#: working precision of the one-step balls: K + EXTRA_PREC bits
+#: working precision of the one-step checks and read-offs: K + EXTRA_PREC bits; of the curve values:
+#: K + CURVE_PREC bits (they need absolute accuracy well below 2^-K only)
 EXTRA_PREC = 96
+CURVE_PREC = 48
 
 
 class DiscretisationError(RuntimeError):
@@ -88,8 +90,10 @@ def _log_mix(q: float, u: float) -> float:
     return m + math.log(math.exp(a - m) + math.exp(b - m))
 
 
-#: tail mass of the dense core of the one-step grid; outside it only every STRIDE-th grid point is used
+#: tail mass of the dense core of the one-step grid: at most CORE_ETA, and at most 2^10 times the window's
+#: tail eta (so the strided region only holds mass far below delta / T); outside it every STRIDE-th point
 CORE_ETA = 1e-10
+CORE_FACTOR = 2.0 ** 10
 STRIDE = 8
 
 
@@ -120,7 +124,7 @@ class Layout:
 
 def layout(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, eta: float) -> Layout:
     lo, hi = window(profile, q, delta, h, eta)
-    clo, chi = window(profile, q, delta, h, max(eta, CORE_ETA))
+    clo, chi = window(profile, q, delta, h, max(eta, min(CORE_ETA, eta * CORE_FACTOR)))
     return Layout(lo, hi, max(lo, clo), min(hi, chi), STRIDE)
 
 
@@ -209,19 +213,59 @@ def _scaled(x: fmpq, S: int, up: bool) -> int:
 
 
 # ------------------------------------------------------------------------------------------------
-# Pessimistic: connect the dots with the lower-convex-hull rule
+# One evaluation of the curve per used grid point, shared by both discretisations
 # ------------------------------------------------------------------------------------------------
-def pessimistic(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, lay: Layout, K: int) -> OneStep:
-    """A measure whose curve is >= the profile's curve for every gamma >= 0 (module docstring), checked."""
-    S = K + GUARD
+@dataclass
+class Samples:
+    """At each used grid index j: the ball gamma_j = e^(j h), the exact point t_j = lower endpoint of
+    that ball (t_j <= gamma_j), an exact upper value d_j >= f(t_j) >= f(gamma_j) (f non-increasing), and
+    balls (v_j, s_j) of f(t_j), f'(t_j) of one member (the one with the larger value: its tangent line
+    at t_j is below the max-profile everywhere)."""
+
+    profile: Profile
+    idx: list[int]
+    gammas: list[arb]
+    t: list[fmpq]
+    d: list[fmpq]
+    tangents: list[tuple[arb, arb]]
+
+
+def sample(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, lay: Layout, K: int) -> Samples:
+    from .pairs import value_and_slope
     idx = lay.indices()
-    lo, hi = idx[0], idx[-1]
     with workprec(K + EXTRA_PREC):
         gammas = _gamma_balls(idx, h)
-        d: list[fmpq] = []
+    ts, ds, tans = [], [], []
+    with workprec(K + CURVE_PREC):
         for g in gammas:
-            v = curve_upper(profile, q, delta, g)
-            d.append(v if not d or v < d[-1] else d[-1])          # running minimum: still >= f
+            t = g.lower().fmpq()
+            if t < 0:
+                t = fmpq(0)
+            best, up = None, None
+            for m in profile.members:
+                v, sl = value_and_slope(m, q, delta, t)
+                u = v.upper().fmpq()
+                up = u if up is None or u > up else up
+                if best is None or v.mid() > best[0].mid():
+                    best = (v, sl)
+            ts.append(t)
+            ds.append(up)
+            tans.append(best)
+    return Samples(profile, idx, gammas, ts, ds, tans)
+
+
+# ------------------------------------------------------------------------------------------------
+# Pessimistic: connect the dots with the lower-convex-hull rule
+# ------------------------------------------------------------------------------------------------
+def pessimistic(sm: Samples, K: int) -> OneStep:
+    """A measure whose curve is >= the profile's curve for every gamma >= 0 (module docstring), checked."""
+    S = K + GUARD
+    idx, gammas, profile = sm.idx, sm.gammas, sm.profile
+    lo, hi = idx[0], idx[-1]
+    with workprec(K + EXTRA_PREC):
+        d: list[fmpq] = []
+        for v in sm.d:
+            d.append(v if not d or v < d[-1] else d[-1])              # running minimum: still >= f
         margin = 1 << GUARD                                        # 2^-K in units 2^-S
         xs = [0] + [int((g.mid().fmpq() * (fmpz(1) << S)).floor()) for g in gammas]
         ys = [1 << S] + [_scaled(v, S, True) + margin for v in d]
@@ -252,24 +296,26 @@ def pessimistic(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, lay: Layout, K:
 # ------------------------------------------------------------------------------------------------
 # Optimistic: tangent lines, lower hull, masses rounded down
 # ------------------------------------------------------------------------------------------------
-def optimistic(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, lay: Layout, K: int) -> OneStep:
-    """A measure whose curve is <= the profile's curve for every gamma >= 0 (module docstring), checked."""
+def optimistic(sm: Samples, K: int) -> OneStep:
+    """A measure whose curve is <= the profile's curve for every gamma >= 0 (module docstring), checked.
+
+    On each interval [gamma_k, gamma_(k+1)] between consecutive used points the line is the average of
+    the tangent lines at t_k and t_(k+1): an average of two global minorants of a convex function is a
+    global minorant (and its error at the ends is about half that of either tangent alone)."""
     S = K + GUARD
     one = fmpz(1) << S
-    idx = lay.indices()
+    idx, gammas, profile = sm.idx, sm.gammas, sm.profile
     lo = idx[0]
     with workprec(K + EXTRA_PREC):
-        gammas = _gamma_balls(idx, h)
-        hb = ball(h)
         n = len(idx)
-        a = [None] * n   # lower bound of ell_(j-1)(gamma_j)
-        b = [None] * n   # lower bound of ell_j(gamma_j)
+        a = [None] * n   # lower bound of ell_(k-1)(gamma_k)
+        b = [None] * n   # lower bound of ell_k(gamma_k)
         a[0] = (1 - gammas[0]).lower().fmpq()
         for k in range(n - 1):
-            t = fmpq(((hb * (idx[k] + idx[k + 1]) / 2).exp().mid().fmpq() * one).floor(), one)  # exact, in I_k
-            v, s = tangent(profile, q, delta, t)
-            b[k] = (v + s * (gammas[k] - t)).lower().fmpq()
-            a[k + 1] = (v + s * (gammas[k + 1] - t)).lower().fmpq()
+            (v0, s0), (v1, s1) = sm.tangents[k], sm.tangents[k + 1]
+            t0, t1 = sm.t[k], sm.t[k + 1]
+            b[k] = ((v0 + s0 * (gammas[k] - t0) + v1 + s1 * (gammas[k] - t1)) / 2).lower().fmpq()
+            a[k + 1] = ((v0 + s0 * (gammas[k + 1] - t0) + v1 + s1 * (gammas[k + 1] - t1)) / 2).lower().fmpq()
         b[n - 1] = a[n - 1]
         w = [min(x, y) for x, y in zip(a, b)]
         c = next((k for k in range(1, n) if not w[k] > 0), n - 1)

@@ -34,9 +34,10 @@ pointwise maximum of its members):
 Only these curves enter the accountant; what composes is domination of curves for EVERY gamma >= 0
 (Zhu, Dong, Wang 2022, Theorem 10; see :mod:`certify.pld.discretise` for the form used here).
 
-Rounding: :func:`curve_upper` returns an exact rational >= f(e^(jh)) (f non-increasing, so f at the exact
-lower endpoint of the ball e^(jh) is an upper bound; its ball's upper endpoint is taken);
-:func:`tangent` returns balls of f(t) and f'(t) at an exact point t.
+Rounding: :func:`value_and_slope` returns balls of f(t) and f'(t) at an exact point t; the caller
+(:func:`certify.pld.discretise.sample`) evaluates at t = the exact lower endpoint of the ball e^(jh), so
+the upper endpoint of f(t) bounds f(e^(jh)) from above (f non-increasing) and the tangent at t is a
+global minorant.
 """
 from __future__ import annotations
 
@@ -70,64 +71,45 @@ def shift(contract: Contract, sigma: fmpq) -> fmpq:
     return fmpq(contract.shift_numerator) / sigma
 
 
-def _phibar(t: arb) -> arb:
-    """Phibar(t) = 1 - Phi(t) = erfc(t/sqrt 2)/2 (Arb's erfc is rigorous; arguments here stay below ~60)."""
-    return (t / arb(2).sqrt()).erfc() / 2
+def _consts(q: fmpq, delta: fmpq) -> tuple:
+    """Balls of q, 1-q, Delta, Delta^2/2, 1/sqrt 2 at the current precision (cached per precision)."""
+    from ..balls import ctx
+    key = (q, delta, ctx.prec)
+    c = _CONSTS.get(key)
+    if c is None:
+        d = ball(delta)
+        c = (ball(q), ball(1 - q), d, d * d / 2, 1 / arb(2).sqrt())
+        if len(_CONSTS) > 64:
+            _CONSTS.clear()
+        _CONSTS[key] = c
+    return c
 
 
-def _phi_cdf(t: arb) -> arb:
-    return (-t / arb(2).sqrt()).erfc() / 2
+_CONSTS: dict = {}
 
 
 def value_and_slope(member: str, q: fmpq, delta: fmpq, gamma: fmpq) -> tuple[arb, arb]:
-    """Balls of f(gamma) and f'(gamma) for one direction at an EXACT gamma >= 0 (formulas of the docstring)."""
-    d = ball(delta)
-    qb = ball(q)
+    """Balls of f(gamma) and f'(gamma) for one direction at an EXACT gamma >= 0 (formulas of the docstring).
+
+    The region tests (gamma <= 1-q, gamma (1-q) >= 1) are exact rational comparisons; inside the smooth
+    region Phibar(t) = erfc(t/sqrt 2)/2 and Phi(t) = erfc(-t/sqrt 2)/2 (Arb's erfc is rigorous)."""
+    qb, pb, d, d2, r2 = _consts(q, delta)
     if member == "remove":
         if gamma <= 1 - q:
             return ball(1 - gamma), arb(-1)
-        x1 = (ball((gamma - 1 + q) / q).log() + d * d / 2) / d
-        tail = _phibar(x1)
-        return qb * _phibar(x1 - d) - ball(gamma - 1 + q) * tail, -tail
+        g = arb(gamma)
+        excess = g - pb                                  # gamma - 1 + q > 0
+        x1 = ((excess / qb).log() + d2) / d
+        tail = (x1 * r2).erfc() / 2
+        return qb * ((x1 - d) * r2).erfc() / 2 - excess * tail, -tail
     if member == "add":
         if gamma * (1 - q) >= 1:
             return arb(0), arb(0)
         if gamma == 0:
             return arb(1), -arb(1)
-        x2 = (ball((1 - gamma * (1 - q)) / (gamma * q)).log() + d * d / 2) / d
-        c1, c2 = _phi_cdf(x2), _phi_cdf(x2 - d)
-        return ball(1 - gamma * (1 - q)) * c1 - ball(gamma * q) * c2, -(ball(1 - q) * c1 + qb * c2)
+        g = arb(gamma)
+        gap = 1 - g * pb                                 # 1 - gamma (1-q) > 0
+        x2 = ((gap / (g * qb)).log() + d2) / d
+        c1, c2 = (-x2 * r2).erfc() / 2, (-(x2 - d) * r2).erfc() / 2
+        return gap * c1 - g * qb * c2, -(pb * c1 + qb * c2)
     raise ValueError(member)
-
-
-def curve_value(profile: Profile, q: fmpq, delta: fmpq, gamma: fmpq) -> arb:
-    """Ball of the profile's curve max_members f(gamma) at an exact gamma."""
-    vals = [value_and_slope(m, q, delta, gamma)[0] for m in profile.members]
-    out = vals[0]
-    for v in vals[1:]:
-        out = out.max(v)
-    return out
-
-
-def curve_upper(profile: Profile, q: fmpq, delta: fmpq, gamma_ball: arb) -> fmpq:
-    """An exact rational >= the curve at every point of ``gamma_ball`` (f non-increasing: take f at the
-    exact lower endpoint, clipped at 0, and round the ball up)."""
-    lo = gamma_ball.lower().fmpq()
-    if lo < 0:
-        lo = fmpq(0)
-    v = curve_value(profile, q, delta, lo)
-    return v.upper().fmpq()
-
-
-def tangent(profile: Profile, q: fmpq, delta: fmpq, t: fmpq) -> tuple[arb, arb]:
-    """(f(t), f'(t)) balls of ONE member's tangent at exact t: the member with the larger value at t.
-
-    Any member's tangent line is below that member's curve, hence below the max-profile; choosing the
-    larger member only makes the lower bound tighter. The choice is made on ball midpoints (a choice,
-    not a claim)."""
-    best = None
-    for m in profile.members:
-        v, s = value_and_slope(m, q, delta, t)
-        if best is None or v.mid() > best[0].mid():
-            best = (v, s)
-    return best

@@ -31,6 +31,7 @@ from .schedule import Schedule, parse_delta, schedule_from_inputs
 KIND = "dpsgd/renyi-poisson"
 EQ_RDP = "MTZ19 Sec. 3"
 EQ_CHORD = "MTZ19 Sec. 3 + convexity chord"
+EQ_INTEGRAL = "MTZ19 Sec. 3 integral (or chord if smaller)"
 EQ_COMPOSE = "Mironov17 Prop. 1"
 EQ_CONVERT = "Balle20 Thm 21"
 
@@ -50,11 +51,13 @@ def epsilon_ball(rdp_total: arb, alpha: fmpq, delta: fmpq) -> arb:
     return rdp_total + (am1 / al).log() - (ball(delta).log() + al.log()) / am1
 
 
-def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | None = None) -> Evaluation:
+def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | None = None,
+             fractional: str = "chord") -> Evaluation:
     """Every quantity and claim of the certificate at the current precision (producer and checker).
 
     ``epsilon_bound`` None (producer): the headline bound is the upper endpoint of the epsilon ball
-    rounded up to 10 significant digits. Raises InputError when a hypothesis fails (never certified).
+    rounded up to 10 significant digits. ``fractional`` ("chord" or "integral") is how a fractional alpha
+    is evaluated (:func:`certify.poisson.rdp.rdp_ball`). Raises InputError when a hypothesis fails.
     """
     if schedule.contract != POISSON_ADD_REMOVE:
         raise InputError("sampling", f"kind {KIND} certifies poisson + add-remove only, got "
@@ -77,9 +80,11 @@ def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | 
            integer=integer)
     total = arb(0)
     for i, ph in enumerate(schedule.phases):
-        how = "" if integer else ", by the chord of K = (alpha-1) eps_RDP between the integers around alpha"
-        r = ev.add(f"rdp[{i}]", rdp_ball(alpha, ph.sampling_rate, ph.noise_multiplier),
-                   EQ_RDP if integer else EQ_CHORD,
+        how = "" if integer else (", by the chord of K = (alpha-1) eps_RDP between the integers around alpha"
+                                  if fractional == "chord" else ", by the defining integral in balls (Arb "
+                                  "quadrature + Gaussian tail bounds), or the chord when that is smaller")
+        r = ev.add(f"rdp[{i}]", rdp_ball(alpha, ph.sampling_rate, ph.noise_multiplier, fractional),
+                   EQ_RDP if integer else (EQ_CHORD if fractional == "chord" else EQ_INTEGRAL),
                    f"one-step eps_RDP(alpha) of phase {i}: "
                    f"log(sum_k C(alpha,k)(1-q)^(alpha-k) q^k exp(k(k-1)/(2 sigma^2)))/(alpha-1){how}")
         total = total + ph.steps * r
@@ -105,14 +110,17 @@ def check(inputs: dict, witnesses: dict) -> Evaluation:
     """The checker's evaluator: re-evaluates at the recorded alpha (never searches)."""
     schedule = schedule_from_inputs(inputs)
     delta = parse_delta(inputs.get("delta"), "delta")
-    if not isinstance(witnesses, dict) or set(witnesses) != {"alpha", "epsilon_bound"}:
-        raise InputError("witnesses", "must be {'alpha': ..., 'epsilon_bound': ...}")
+    if not isinstance(witnesses, dict) or set(witnesses) - {"fractional"} != {"alpha", "epsilon_bound"}:
+        raise InputError("witnesses", "must be {'alpha': ..., 'epsilon_bound': ...[, 'fractional': 'integral']}")
+    fractional = witnesses.get("fractional", "chord")
+    if fractional not in ("chord", "integral"):
+        raise InputError("fractional", f"must be 'chord' or 'integral', got {fractional!r}")
     alpha = parse_alpha(witnesses["alpha"], "alpha")
     bound = witnesses["epsilon_bound"]
     if not isinstance(bound, str):
         raise InputError("epsilon_bound", "must be exact text")
     exact(bound, "epsilon_bound")
-    return evaluate(schedule, delta, alpha, bound)
+    return evaluate(schedule, delta, alpha, bound, fractional)
 
 
 register(KIND, check)

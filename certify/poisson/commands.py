@@ -43,6 +43,10 @@ def add_contract_options(d: argparse.ArgumentParser) -> None:
                    help="an Opacus accountant history or state dict saved as JSON "
                         "([[noise_multiplier, sample_rate, num_steps], ...] or {\"history\": [...]}); floats "
                         "are taken at their exact binary value (noted in the certificate)")
+    g.add_argument("--fractional-orders", choices=["chord", "integral"], default="chord",
+                   help="poisson: how a fractional alpha is bounded: chord (default; the convexity chord, cheap to "
+                        "check) or integral (the defining integral in balls: as tight as the float libraries' "
+                        "fractional orders, 0.5-1%% smaller epsilons; checking repeats a quadrature per phase)")
     for action in d._actions:  # the phases may come from a file: checked in run_contract instead
         if action.dest in ("noise_multiplier", "steps"):
             action.required = False
@@ -122,7 +126,7 @@ def run_contract(args) -> int | None:
     delta = parse_delta(args.delta)
     alpha = None if args.alpha is None else parse_alpha(args.alpha)
     t0 = time.perf_counter()
-    cert = certify_poisson(sch, delta, alpha)
+    cert = certify_poisson(sch, delta, alpha, fractional=args.fractional_orders)
     cli.emit(cert, summary(cert, sch, time.perf_counter() - t0, alpha is None), args)
     return 0
 
@@ -138,7 +142,9 @@ def summary(cert, sch: Schedule, seconds: float, chosen: bool) -> str:
         run = f"{len(sch.phases)} phases, {sch.total_steps} steps in all ({sch.source})"
     how = "chosen by float estimates" if chosen else "fixed by --alpha"
     if "/" in a:
-        how += "; fractional: chord of K(alpha) between the neighbouring integers"
+        how += ("; fractional: the defining integral in balls (or the chord if smaller)"
+                if cert.witnesses.get("fractional") == "integral" else
+                "; fractional: chord of K(alpha) between the neighbouring integers")
     lines = [
         f"DP-SGD ({run}) is (epsilon, delta={cert.inputs['delta']})-DP with",
         f"  epsilon <= {upper_decimal(eps, 6)}   (certified upper bound; ball [{lower_decimal(eps, 10)}, "

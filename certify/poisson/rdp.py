@@ -32,7 +32,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..balls import arb, ball, ctx, fmpq
+from ..balls import acb, arb, ball, ctx, fmpq
 
 #: Largest Rényi order accepted (the sum has alpha + 1 terms).
 ALPHA_MAX = 4096
@@ -90,9 +90,22 @@ def K_ball(alpha: fmpq, q: fmpq, sigma: fmpq) -> arb:
     return ball(1 - t) * log_A_int(a0, q, sigma) + ball(t) * log_A_int(a0 + 1, q, sigma)
 
 
-def rdp_ball(alpha: fmpq, q: fmpq, sigma: fmpq) -> arb:
-    """Ball whose upper endpoint bounds eps_RDP(alpha) of one step (MTZ 2019; chord for fractional alpha)."""
-    return K_ball(alpha, q, sigma) / ball(alpha - 1)
+FRACTIONAL = ("chord", "integral")
+
+
+def rdp_ball(alpha: fmpq, q: fmpq, sigma: fmpq, fractional: str = "chord") -> arb:
+    """Ball whose upper endpoint bounds eps_RDP(alpha) of one step (MTZ 2019).
+
+    Fractional alpha: ``fractional="chord"`` the convexity chord; ``"integral"`` the enclosure of the
+    defining integral (:func:`log_A_frac`) when it is finite and its upper endpoint is below the chord's
+    (both are valid; the smaller upper bound is kept), else the chord.
+    """
+    k = K_ball(alpha, q, sigma)
+    if fractional == "integral" and alpha.q != 1:
+        exact_k = log_A_frac(alpha, q, sigma)
+        if exact_k.is_finite() and exact_k.upper() < k.upper():
+            k = exact_k
+    return k / ball(alpha - 1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -129,4 +142,126 @@ def log_A_floats(q: float, sigma: float) -> np.ndarray:
         row = _LGAMMA[al] - _LGAMMA[kk] - _LGAMMA[al - kk] + (al - kk) * l1q + kk * lq + kk * (kk - 1) * c
         out[DENSE_MAX + i] = _logsumexp_rows(row[None, :])[0]
     out[0] = 0.0  # alpha = 1
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Fractional orders exactly: the defining integral in balls (opt-in, tighter than the chord)
+# --------------------------------------------------------------------------------------------
+_LN2 = math.log(2)
+
+
+def _q_float(x: fmpq) -> float:
+    return int(x.p) / int(x.q)
+
+
+def _rat(x: float, up: bool, den: int = 64) -> fmpq:
+    return fmpq(math.ceil(x * den) if up else math.floor(x * den), den)
+
+
+def _plan(alpha: fmpq, q: fmpq, sigma: fmpq, prec: int):
+    """Float choices for the integral: integration windows (exact rationals) and the split point.
+
+    With Y = exp((x - c)/sigma), c = 1/(2 sigma), mu = alpha/sigma, E2 = alpha(alpha-1)/(2 sigma^2):
+    (1-q+qY)^alpha <= 2^(alpha-1) ((1-q)^alpha + q^alpha Y^alpha) and phi(x) Y^alpha = exp(E2) phi(x - mu), so
+    the integrand is below two Gaussian bumps of masses M0 = 2^(alpha-1)(1-q)^alpha (at 0) and
+    M1 = 2^(alpha-1) q^alpha exp(E2) (at mu). A bump's window is wide enough that its mass outside is below
+    2^-(prec+20) of A >= max(1, q^alpha exp(E2)); a negligible bump gets no window. Returns
+    (windows [(m, W or None)], merged intervals, split) -- all choices: the enclosure adds the exact tails.
+    """
+    af, qf, sf = _q_float(alpha), _q_float(q), _q_float(sigma)
+    e2 = _q_float(alpha * (alpha - 1) / (2 * sigma * sigma))
+    lm = [(af - 1) * _LN2 + af * math.log1p(-qf), (af - 1) * _LN2 + af * math.log(qf) + e2]
+    low = max(0.0, af * math.log(qf) + e2)
+    need = (prec + 20) * _LN2
+    wins = []
+    for m, l in zip((fmpq(0), alpha / sigma), lm):
+        r = l - low + need
+        wins.append((m, _rat(math.sqrt(2 * r) + 1, up=True) if r > 0 else None))
+    merged: list[tuple[fmpq, fmpq]] = []
+    for lo, hi in sorted((m - W, m + W) for m, W in wins if W is not None):
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    split = _rat(1 / (2 * sf) + sf * math.log((1 - qf) / qf), up=False)  # where qY = 1 - q
+    return wins, merged, split
+
+
+@lru_cache(maxsize=1024)
+def _log_A_frac_cached(alpha: fmpq, q: fmpq, sigma: fmpq, prec: int) -> arb:
+    from ..balls import Q
+
+    a, s, qb = ball(alpha), ball(sigma), ball(q)
+    E2 = ball(alpha * (alpha - 1) / (2 * sigma * sigma))
+    c = 1 / (2 * s)
+    mu = ball(alpha / sigma)
+    log_norm = -(2 * arb.pi()).sqrt().log()
+    r = qb / (1 - qb)
+    wins, merged, split = _plan(alpha, q, sigma, prec)
+
+    # A = (1-q)^alpha int_{x<split} phi(x) (1 + r Y)^alpha dx
+    #     + q^alpha exp(E2) int_{x>split} phi(x-mu) (1 + Y^-1/r)^alpha dx,  r = q/(1-q)
+    def f_low(x, analytic):
+        return (-(x * x) / 2 + log_norm + a * (1 + r * ((x - c) / s).exp()).log(analytic=analytic)).exp()
+
+    def f_high(x, analytic):
+        y = x - mu
+        return (-(y * y) / 2 + log_norm + a * (1 + (-(x - c) / s).exp() / r).log(analytic=analytic)).exp()
+
+    tol = arb(2) ** (-prec - 10)
+    low, high = arb(0), arb(0)
+    for lo, hi in merged:
+        pieces = [(lo, split), (split, hi)] if lo < split < hi else [(lo, hi)]
+        for plo, phi_ in pieces:
+            upper = plo >= split
+            val = acb.integral(f_high if upper else f_low, acb(ball(plo)), acb(ball(phi_)), rel_tol=tol, abs_tol=tol)
+            if upper:
+                high += val.real
+            else:
+                low += val.real
+    two = arb(2) ** (a - 1)
+    masses = (two * ball(1 - q) ** a, two * qb ** a * E2.exp())
+    outside = arb(0)
+    for (_, W), M in zip(wins, masses):
+        outside += M if W is None else 2 * M * Q(ball(W))   # Gaussian mass outside [m - W, m + W]
+    e = outside.upper()
+    total = ball(1 - q) ** a * low + qb ** a * E2.exp() * high + arb(e / 2, e / 2)
+    return total.log()
+
+
+def log_A_frac(alpha: fmpq, q: fmpq, sigma: fmpq) -> arb:
+    """Ball containing K(alpha) = log E[(1 - q + q Y)^alpha] for rational alpha > 1 (any, also fractional).
+
+    The defining integral over x ~ N(0,1) (MTZ19 Sec. 3; Y = exp(x/sigma - 1/(2 sigma^2))), split where the
+    two summands are equal and written on each side in a cancellation-free form, integrated by Arb
+    (acb.integral, with the analytic flag forwarded so the branch cut of log is never crossed) over windows
+    around the two Gaussian bumps that bound the integrand; the mass outside the windows is bounded by
+    Gaussian tails (Q) and added to the radius. May be non-finite when the integrator fails (callers then
+    keep the chord). q = 1: K = alpha(alpha-1)/(2 sigma^2) exactly (E[Y^alpha] of a lognormal).
+    """
+    if q == 1:
+        return ball(alpha * (alpha - 1) / (2 * sigma * sigma))
+    return _log_A_frac_cached(alpha, q, sigma, ctx.prec)
+
+
+def log_A_frac_floats(alphas: np.ndarray, q: float, sigma: float) -> np.ndarray:
+    """Float log A at (fractional) orders by the trapezoid rule in log space: used only to choose alpha.
+
+    Per order, the grid covers the two Gaussian bumps that bound the integrand (x in [-40, 40] and
+    [mu - 40, mu + 40], mu = alpha/sigma) with step min(0.05, sigma) (the integrand is analytic in a strip of
+    half-width pi sigma, so the trapezoid rule is accurate far beyond what a choice needs).
+    """
+    if q >= 1.0:
+        return alphas * (alphas - 1) / (2 * sigma * sigma)
+    c = 1 / (2 * sigma)
+    h = min(0.05, sigma)
+    out = np.empty(len(alphas))
+    base = np.arange(-40.0, 40.0 + h, h)
+    for i, al in enumerate(alphas):
+        mu = al / sigma
+        x = np.concatenate([base, mu + base]) if mu > 80 else np.arange(-40.0, mu + 40.0 + h, h)
+        lb = np.logaddexp(math.log1p(-q), math.log(q) + (x - c) / sigma)
+        g = -x * x / 2 - 0.5 * math.log(2 * math.pi) + al * lb
+        out[i] = _logsumexp_rows(g[None, :])[0] + math.log(h)
     return out
