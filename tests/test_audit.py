@@ -313,3 +313,11 @@ def test_example_claim_needing_pld_at_the_finest_grid():
     v = audit(load_claim(os.path.join(EXAMPLES, "tf_privacy_mnist_pld.json")))
     assert v.outcome == "holds" and v.deciding.accountant == "pld" and F(v.deciding.grid) == Fraction(1, 10 ** 4)
     assert verify_text(v.deciding.certificate.dumps()).ok
+
+
+def test_not_certified_evidence_is_a_valid_renyi_certificate(tmp_path, capsys):
+    ev = tmp_path / "evidence.json"
+    assert cli.main(["audit", write(tmp_path, claim("0.6")), "--no-pld", "--no-floats", "--evidence", str(ev)]) == 7
+    doc = json.loads(ev.read_text())
+    assert doc["kind"] == "dpsgd/renyi-poisson" and all(c["holds"] for c in doc["claims"])
+    assert verify_text(ev.read_text()).ok
