@@ -321,3 +321,16 @@ def test_not_certified_evidence_is_a_valid_renyi_certificate(tmp_path, capsys):
     doc = json.loads(ev.read_text())
     assert doc["kind"] == "dpsgd/renyi-poisson" and all(c["holds"] for c in doc["claims"])
     assert verify_text(ev.read_text()).ok
+
+
+def test_huge_step_counts_skip_pld_instead_of_hanging():
+    c = claim("0.001", schedule=[{"sampling_rate": "0.01", "noise_multiplier": "1", "steps": "1e15"}])
+    v = audit(loads_claim(json.dumps(c)))
+    assert v.outcome == "not certified" and [a.accountant for a in v.attempts] == ["renyi"]
+    assert any("exceeds 1000000" in s for s in v.skipped)
+
+
+def test_q_one_skips_pld():
+    c = claim("0.001", schedule=[{"sampling_rate": "1", "noise_multiplier": "1", "steps": 10}])
+    v = audit(loads_claim(json.dumps(c)))
+    assert v.outcome == "not certified" and any("q = 1" in s for s in v.skipped)

@@ -55,6 +55,9 @@ HOLDS, NOT_CERTIFIED, REFUTED = "holds", "not certified", "refuted"
 EXIT = {HOLDS: 0, NOT_CERTIFIED: 7, REFUTED: 8}
 DEFAULT_GRID = "1e-4"
 MAX_GRID = fmpq(1, 2)
+#: PLD is not tried beyond this many steps (guard: the certified PLD accountant's cost grows with T; at
+#: T = 1e6 it takes minutes, far beyond it the composition does not finish in reasonable time)
+MAX_PLD_STEPS = 10 ** 6
 
 
 @dataclass
@@ -225,12 +228,18 @@ def audit(claim: AuditClaim, grid=DEFAULT_GRID, use_pld: bool = True) -> Verdict
     if phase.sampling_rate >= 1:
         v.skipped.append("PLD: sampling rate q = 1 (no subsampling) is outside the PLD accountant's range (0, 1)")
         return v
+    if phase.steps > MAX_PLD_STEPS:
+        v.skipped.append(f"PLD: T = {phase.steps} steps exceeds {MAX_PLD_STEPS} (guard: the certified PLD "
+                         "accountant would not finish in reasonable time)")
+        return v
     for h in ladder:
         try:
             a = _pld(claim, phase, h)
-        except InputError as err:   # the grid is too coarse or too fine for these parameters: try the next
+        except InputError as err:
             v.skipped.append(f"PLD at grid {exact_str(h)}: {err}")
-            continue
+            if err.parameter == "--grid":   # too coarse or too fine for these parameters: try the next grid
+                continue
+            return v                        # outside the PLD accountant's ranges: no grid helps
         except UndecidedError as err:
             v.skipped.append(f"PLD at grid {exact_str(h)}: undecided ({err})")
             continue

@@ -14,7 +14,12 @@ import time
 from dataclasses import dataclass
 
 from ..balls import fmpq
+from .audit import MAX_PLD_STEPS
 from .claim import AuditClaim
+
+
+#: guard: the float accountants compose phase by phase (PLD: one convolution per phase)
+MAX_FLOAT_PHASES = 200
 
 
 @dataclass
@@ -65,7 +70,10 @@ def cross_check(claim: AuditClaim, grid: fmpq, pld: bool = True) -> tuple[str | 
     out = []
     accountants = [("RdpAccountant (default orders)",
                     lambda: rdp_privacy_accountant.RdpAccountant(neighboring_relation=rel))]
-    if pld:
+    if len(claim.schedule.phases) > MAX_FLOAT_PHASES:
+        return version, [FloatValue("dp_accounting", None, 0.0, f"not run: {len(claim.schedule.phases)} phases "
+                                    f"(guard: at most {MAX_FLOAT_PHASES})")]
+    if pld and claim.schedule.total_steps <= MAX_PLD_STEPS:
         accountants.append((f"PLDAccountant (grid {_f(grid):g})", lambda: pld_privacy_accountant.PLDAccountant(
             rel, value_discretization_interval=_f(grid))))
     for name, make in accountants:
