@@ -334,3 +334,11 @@ def test_q_one_skips_pld():
     c = claim("0.001", schedule=[{"sampling_rate": "1", "noise_multiplier": "1", "steps": 10}])
     v = audit(loads_claim(json.dumps(c)))
     assert v.outcome == "not certified" and any("q = 1" in s for s in v.skipped)
+
+
+def test_json_report_of_a_refutation_carries_evidence_not_certificate(tmp_path, capsys):
+    assert cli.main(["audit", write(tmp_path, claim("0.3")), "--json", "--no-floats"]) == 8
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["verdict"] == "refuted" and rep["certificate"] is None
+    assert rep["evidence"]["kind"] == "pld/dpsgd" and verify_text(json.dumps(rep["evidence"])).ok
+    assert rep["attempts"][-1]["refutes"] and Fraction(rep["attempts"][-1]["epsilon_lower"]) > Fraction("0.3")

@@ -143,7 +143,8 @@ def report(v: Verdict, floats, seconds: float) -> dict:
                               "values": [{"accountant": f.name, "epsilon": f.epsilon, "note": f.note,
                                           "seconds": round(f.seconds, 4)} for f in values]},
         "statement": statement(v),
-        "certificate": cert.to_json() if cert is not None else None,
+        "certificate": cert.to_json() if cert is not None and v.outcome == HOLDS else None,
+        "evidence": cert.to_json() if cert is not None and v.outcome != HOLDS else None,
         "seconds": round(seconds, 3),
     }
 
