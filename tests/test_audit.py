@@ -289,18 +289,19 @@ def test_exit_codes_subprocess(tmp_path):
 # --------------------------------------------------------------------------------------------
 EXAMPLES = os.path.join(ROOT, "examples", "claims")
 EXPECTED = {"tf_privacy_mnist.json": "holds", "opacus_mnist.json": "holds", "de2022_cifar10_eps1.json": "holds",
-            "too_optimistic.json": "refuted", "tf_privacy_mnist_pld.json": "holds"}
+            "too_optimistic.json": "refuted", "tf_privacy_mnist_pld.json": "holds",
+            "bok2026_table1_renyi.json": "holds", "bok2026_table1_lossless.json": "holds"}
 
 
 def test_example_claims_parse():
     assert sorted(EXPECTED) == sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".json"))
     for name in EXPECTED:
         c = load_claim(os.path.join(EXAMPLES, name))
-        assert c.source and c.contract.sampling == "poisson"
+        assert c.source and c.contract.sampling == ("fixed-size" if name.startswith("bok") else "poisson")
 
 
 @pytest.mark.parametrize("name", ["tf_privacy_mnist.json", "opacus_mnist.json", "de2022_cifar10_eps1.json",
-                                  "too_optimistic.json"])
+                                  "too_optimistic.json", "bok2026_table1_renyi.json"])
 def test_example_claims_fast_verdicts(name):
     v = audit(load_claim(os.path.join(EXAMPLES, name)))
     assert v.outcome == EXPECTED[name]
@@ -342,3 +343,11 @@ def test_json_report_of_a_refutation_carries_evidence_not_certificate(tmp_path, 
     assert rep["verdict"] == "refuted" and rep["certificate"] is None
     assert rep["evidence"]["kind"] == "pld/dpsgd" and verify_text(json.dumps(rep["evidence"])).ok
     assert rep["attempts"][-1]["refutes"] and Fraction(rep["attempts"][-1]["epsilon_lower"]) > Fraction("0.3")
+
+
+@pytest.mark.slow
+def test_bok_table_lossless_cell_holds_at_grid_1e_3():
+    """Bok's Table 1 lossless value 0.58 (p = 0.0025, sigma = 2, T = 1000, delta = 1e-6): certified at grid 1e-3."""
+    v = audit(load_claim(os.path.join(EXAMPLES, "bok2026_table1_lossless.json")))
+    assert v.outcome == "holds" and v.deciding.accountant == "pld" and F(v.deciding.grid) == Fraction(1, 1000)
+    assert F(v.deciding.epsilon_upper) <= Fraction("0.58")
