@@ -351,3 +351,16 @@ def test_bok_table_lossless_cell_holds_at_grid_1e_3():
     v = audit(load_claim(os.path.join(EXAMPLES, "bok2026_table1_lossless.json")))
     assert v.outcome == "holds" and v.deciding.accountant == "pld" and F(v.deciding.grid) == Fraction(1, 1000)
     assert F(v.deciding.epsilon_upper) <= Fraction("0.58")
+
+
+def test_dp_event_sampled_without_replacement_is_fixed_size_with_sigma_2z():
+    ev = {"class_name": "SelfComposedDpEvent", "count": 1000,
+          "event": {"class_name": "SampledWithoutReplacementDpEvent", "source_dataset_size": 400, "sample_size": 1,
+                    "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1.0}}}
+    c = loads_claim(json.dumps({"epsilon": "1.2", "delta": "1e-6", "contract": {"sampling": "fixed-size",
+                                "adjacency": "replace-one"}, "dp_event": ev}))
+    ph = c.schedule.phases[0]
+    assert F(ph.sampling_rate) == Fraction(1, 400) and F(ph.noise_multiplier) == 2 and ph.steps == 1000
+    with pytest.raises(InputError) as e:   # the same event under a Poisson claim: mixed contracts
+        loads_claim(json.dumps({"epsilon": "1.2", "delta": "1e-6", "contract": CONTRACT, "dp_event": ev}))
+    assert e.value.parameter in ("event", "contract", "neighboring_relation")
