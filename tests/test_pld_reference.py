@@ -2,7 +2,8 @@
 
 For T = 1 (closed form) and T = 2, 3 (quadrature of the composed loss distribution), the exact composed
 delta(eps) of the dominating pair must lie in [delta_low, delta_up]; the interval must also be narrow
-(its width is the discretisation cost, O(h) relative at these T).
+(its width is the discretisation cost: below 5 h relative here, larger relative widths occur only far in
+the tails where delta changes by a large factor per unit of loss).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def _mp(x):
     return mp.mpf(int(x.p)) / int(x.q)
 
 
-def _check(contract, ref, q, sigma, T, eps, grid="1e-3", rel_width=2e-3):
+def _check(contract, ref, q, sigma, T, eps, grid="1e-3", rel_width=5e-3):
     with mp.workdps(R.DPS):
         truth = ref(q, sigma, T, eps)
         lo, up = delta_interval(contract, q, sigma, T, eps, grid)
@@ -33,13 +34,20 @@ def _check(contract, ref, q, sigma, T, eps, grid="1e-3", rel_width=2e-3):
             assert (up - lo) / truth < rel_width, (q, sigma, T, eps, lo, truth, up)
 
 
-@pytest.mark.parametrize("q,sigma", SETS)
+FAST = [SETS[2], SETS[5], SETS[9]]
+
+
+def _slow_unless_fast(sets):
+    return [s if s in FAST else pytest.param(*s, marks=pytest.mark.slow) for s in sets]
+
+
+@pytest.mark.parametrize("q,sigma", _slow_unless_fast(SETS))
 def test_one_step_poisson(q, sigma):
     for eps in EPS:
         _check(POISSON_ADD_REMOVE, R.poisson_delta, q, sigma, 1, eps)
 
 
-@pytest.mark.parametrize("q,sigma", SETS)
+@pytest.mark.parametrize("q,sigma", _slow_unless_fast(SETS))
 def test_one_step_fixed_size(q, sigma):
     D = 2 / mp.mpf(sigma)
     assert R.max_structure_ok(q, D)
@@ -47,14 +55,9 @@ def test_one_step_fixed_size(q, sigma):
         _check(FIXED_SIZE_REPLACE_ONE, R.fixed_size_delta, q, sigma, 1, eps)
 
 
-@pytest.mark.parametrize("q,sigma", SETS[2:5])
-def test_two_steps_poisson_fast(q, sigma):
-    _check(POISSON_ADD_REMOVE, R.poisson_delta, q, sigma, 2, "0.2")
-
-
-@pytest.mark.parametrize("q,sigma", SETS[4:6])
-def test_two_steps_fixed_size_fast(q, sigma):
-    _check(FIXED_SIZE_REPLACE_ONE, R.fixed_size_delta, q, sigma, 2, "0.2")
+def test_two_steps_fast():
+    _check(POISSON_ADD_REMOVE, R.poisson_delta, "0.01", "2", 2, "0.2")
+    _check(FIXED_SIZE_REPLACE_ONE, R.fixed_size_delta, "0.05", "3", 2, "0.2")
 
 
 def test_finer_grid_is_tighter_and_still_sound():
@@ -76,3 +79,11 @@ def test_finer_grid_is_tighter_and_still_sound():
 def test_two_steps_all_sets(q, sigma):
     _check(POISSON_ADD_REMOVE, R.poisson_delta, q, sigma, 2, "0.2")
     _check(FIXED_SIZE_REPLACE_ONE, R.fixed_size_delta, q, sigma, 2, "0.2")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("q,sigma", [("0.05", "1"), ("0.1", "2")])
+def test_three_steps(q, sigma):
+    """T = 3 by nested quadrature (minutes per value at 34 digits)."""
+    _check(POISSON_ADD_REMOVE, R.poisson_delta, q, sigma, 3, "0.3")
+    _check(FIXED_SIZE_REPLACE_ONE, R.fixed_size_delta, q, sigma, 3, "0.3")

@@ -58,6 +58,12 @@ def test_schedule_and_opacus_history(tmp_path, capsys):
     assert verify_text(out2.read_text()).ok
 
 
+def test_negative_epsilon_is_explained(capsys):
+    assert cli.main(POISSON + ["--sampling-rate", "0.5", "--noise-multiplier", "1e12", "--steps", "1", "--delta",
+                               "0.5", "--alpha", "4096"]) == 0
+    assert "in particular (0, delta)-DP" in capsys.readouterr().out
+
+
 def test_fixed_size_default_still_runs_bok(capsys):
     assert cli.main(["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "10",
                      "--delta", "1e-5", "--alpha", "4"]) == 0
@@ -78,6 +84,9 @@ BAD = [
     (_p(t="0"), "--steps"),
     (_p(d="0"), "--delta"),
     (_p(d="1"), "--delta"),
+    (_p(q="1e-100000"), "--sampling-rate"),        # guarded before it reaches FLINT or a text conversion
+    (_p(s="1e-7"), "--noise-multiplier"),
+    (_p(t="1e16"), "--steps"),
     (["dpsgd", "--sampling", "bernoulli", "--adjacency", "add-remove"] + GOOD, "--sampling"),
     (["dpsgd", "--sampling", "poisson", "--adjacency", "swap"] + GOOD, "--adjacency"),
     (["dpsgd", "--sampling", "shuffling", "--adjacency", "add-remove"] + GOOD, "shuffl"),

@@ -8,6 +8,7 @@ ceil(log2 T) squarings + popcount(T) - 1 products of FLINT integer polynomials p
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -18,7 +19,6 @@ from .discretise import Layout
 from .pairs import Profile, profiles, shift
 
 DEFAULT_GRID = "1e-4"
-DEFAULT_K = 96
 #: guards (no huge allocation): one-step grid points per profile, atoms of any composed measure
 MAX_ONE_STEP_POINTS = 400_000
 MAX_ONE_STEP_SPAN = 4_000_000
@@ -75,12 +75,21 @@ def _check_layout(lay: Layout, name: str = "--grid") -> None:
     span = lay.hi - lay.lo + 1
     points = (lay.core_hi - lay.core_lo + 1) + (span - (lay.core_hi - lay.core_lo + 1)) // lay.stride + 2
     if span > MAX_ONE_STEP_SPAN or points > MAX_ONE_STEP_POINTS:
-        raise InputError(name, f"too fine for these parameters: one step would need {points} grid points over "
+        raise InputError(name, f"too fine for this --noise-multiplier / --sampling-rate (they set the loss range): "
+                         f"one step would need {points} grid points over "
                          f"{span} grid cells (at most {MAX_ONE_STEP_POINTS} / {MAX_ONE_STEP_SPAN}); use a coarser grid")
 
 
-def plan(contract: Contract, q: fmpq, sigma: fmpq, steps: int, delta: fmpq, h: fmpq, K: int = DEFAULT_K) -> Plan:
-    """The choices: tail mass eta = delta 2^-20 / T per step for the window, tau = delta 2^(K-30) per product."""
+def bits_for(delta: fmpq) -> int:
+    """K = max(64, 50 + ceil(log2(1/delta))): the ceiling rounding adds at most atoms * 2^-K of mass per
+    product, and with at most 2^22 atoms and 2^7 products that is <= delta 2^-21."""
+    return max(64, 50 + int(math.ceil(-math.log2(float(delta)))))
+
+
+def plan(contract: Contract, q: fmpq, sigma: fmpq, steps: int, delta: fmpq, h: fmpq, K: int | None = None) -> Plan:
+    """The choices: tail mass eta = delta 2^-20 / T per step for the window, tau = delta 2^(K-30) per product,
+    K from :func:`bits_for`."""
+    K = bits_for(delta) if K is None else K
     d = shift(contract, sigma)
     eta = max(float(delta) * 2.0 ** -20 / steps, 1e-300)
     lays = {}
@@ -109,9 +118,16 @@ class Run:
         return [v for (n, s), v in self.composed.items() if s == pessimistic]
 
 
-def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan) -> Run:
-    """Discretise each profile both ways (checked), compose T times (exact, outward). Deterministic."""
+def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: tuple | None = None) -> Run:
+    """Discretise each profile both ways (checked), compose T times (exact, outward). Deterministic.
+
+    ``lower``: the profiles whose optimistic measure is composed (default: all). A lower bound on the
+    worst direction needs only one direction (the max over a subset is still below the max), so the
+    producer composes the optimistic side only for the direction that decides eps_up (recorded)."""
     d = shift(contract, sigma)
+    names = [p.name for p in profiles(contract)]
+    if lower is not None and (not lower or any(n not in names for n in lower)):
+        raise InputError("witnesses", f"lower-bound profiles must be a nonempty subset of {names}, got {lower!r}")
     out = Run(pl)
     for prof in profiles(contract):
         if prof.name not in pl.layouts:
@@ -123,7 +139,24 @@ def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan) -> Run:
             raise InputError("--grid", f"cannot discretise at this grid: {err}") from None
         for pess, s in zip((True, False), both):
             out.one_step[(prof.name, pess)] = s
+            if pess:
+                _guard_width(s, steps)
+            elif lower is not None and prof.name not in lower:
+                continue
             one = compose.from_one_step(s)
             key = (prof.members, str(q), str(d), str(pl.h), lay, pl.K, pess)
             out.composed[(prof.name, pess)] = compose.power(one, steps, pl.tau, key)
     return out
+
+
+def _guard_width(s, steps: int) -> None:
+    """Refuse before composing when the T-fold measure cannot fit MAX_ATOMS: its bulk spans about
+    24 standard deviations of the summed loss, sqrt(T) times the one-step one (float estimate, used only
+    to refuse)."""
+    total = float(sum(s.masses)) or 1.0
+    mean = sum(i * float(m) for i, m in enumerate(s.masses)) / total
+    var = sum((i - mean) ** 2 * float(m) for i, m in enumerate(s.masses)) / total
+    est = 24 * math.sqrt(steps * var)
+    if est > compose.MAX_ATOMS:
+        raise InputError("--steps", f"the {steps}-fold composition would need about {est:.3g} atoms at this grid "
+                         f"(at most {compose.MAX_ATOMS}); use a coarser --grid or fewer steps")

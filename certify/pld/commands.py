@@ -34,7 +34,8 @@ def summary(cert, seconds: float) -> str:
         f"  epsilon <= {upper_decimal(up, 6)}   (certified: the run is (epsilon, delta)-DP; rounded up)",
         f"  epsilon >= {lower_decimal(lo, 6)}   (certified lower bound on the exact eps(delta) of the composed "
         "dominating pair; rounded down)",
-        f"  bracket width {upper_decimal(width, 3)}" + (f"  (eps_up/eps_low - 1 = {upper_decimal(rel, 3)})" if rel is not None else ""),
+        f"  bracket width {upper_decimal(width, 3)}"
+        + (f"  (eps_up/eps_low - 1 = {upper_decimal(rel, 3)})" if rel is not None else ""),
         f"  delta_up(eps_up) <= {upper_decimal(q['delta_upper'].value, 6)}, delta_low(eps_low) >= "
         f"{lower_decimal(q['delta_lower'].value, 6)}",
         f"  ({seconds:.2f} s)",
@@ -45,6 +46,7 @@ def summary(cert, seconds: float) -> str:
 def run_pld(args, p: fmpq, sigma: fmpq, steps: int, delta: fmpq) -> int:
     t0 = time.perf_counter()
     c = contract_from(args)
-    cert = certify_pld(c, exact_str(p), exact_str(sigma), steps, exact_str(delta), getattr(args, "grid", None) or "1e-4")
+    grid = getattr(args, "grid", None) or "1e-4"
+    cert = certify_pld(c, exact_str(p), exact_str(sigma), steps, exact_str(delta), grid)
     cli.emit(cert, summary(cert, time.perf_counter() - t0), args)
     return 0

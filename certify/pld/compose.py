@@ -68,32 +68,44 @@ def from_one_step(s: OneStep) -> Pld:
     return Pld(p, s.lo + first, s.inf, s.K, s.pessimistic)
 
 
-def _prefix(p: fmpz_poly, k: int) -> int:
-    return int(p.truncate(k)(1)) if k > 0 else 0
+def _end_sum(p: fmpz_poly, n: int, k: int, from_top: bool) -> int:
+    """Sum of the k lowest (or highest) coefficients, in C (truncate / shift, then evaluate at 1)."""
+    if k <= 0:
+        return 0
+    return int((p.right_shift(n - k) if from_top else p.truncate(k))(1))
+
+
+def _end_cut(p: fmpz_poly, tau: int, limit: int, from_top: bool) -> tuple[int, int]:
+    """(k, mass): the largest k <= limit such that the k lowest (or highest) coefficients sum to <= tau, and
+    their sum. Exponential search from that end, then bisection (cost O(k log k), the cut is usually short)."""
+    n = p.length()
+    lo, m = 0, 64
+    while True:
+        m = min(m, limit)
+        if _end_sum(p, n, m, from_top) > tau:
+            break
+        lo = m
+        if m >= limit:
+            return m, _end_sum(p, n, m, from_top)
+        m *= 4
+    hi = m - 1                       # invariant: sum(lo) <= tau < sum(m)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _end_sum(p, n, mid, from_top) <= tau:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo, _end_sum(p, n, lo, from_top)
 
 
 def trim(p: fmpz_poly, tau: int) -> tuple[int, int, int, int]:
     """(k_low, mass_low, k_high, mass_high): the largest k_low with the lowest k_low coefficients summing to
-    <= tau, the same from the top; deterministic on the exact integers (binary search on prefix sums)."""
+    <= tau, then the largest k_high with the highest k_high summing to <= tau, keeping at least one atom;
+    deterministic on the exact integers."""
     n = p.length()
-    total = int(p(1))
-    lo, hi = 0, n - 1           # largest k in [0, n-1] with prefix(k) <= tau
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if _prefix(p, mid) <= tau:
-            lo = mid
-        else:
-            hi = mid - 1
-    k_low = lo
-    lo, hi = 0, n - 1 - k_low   # largest k2 with suffix(k2) <= tau, keeping at least one atom
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if total - _prefix(p, n - mid) <= tau:
-            lo = mid
-        else:
-            hi = mid - 1
-    k_high = lo
-    return k_low, _prefix(p, k_low), k_high, total - _prefix(p, n - k_high)
+    k_low, m_low = _end_cut(p, tau, n - 1, False)
+    k_high, m_high = _end_cut(p, tau, n - 1 - k_low, True)
+    return k_low, m_low, k_high, m_high
 
 
 def multiply(a: Pld, b: Pld, tau: int) -> Pld:

@@ -17,7 +17,11 @@ only raise the product's curve, for any P2; applying this step by step, the T-fo
 with curve g >= f dominates the T-fold product of the pair with curve f; likewise g <= f everywhere
 gives a lower bound. This is Zhu, Dong, Wang (2022) Theorem 10 in the form we use; it needs domination
 for every gamma >= 0 (not only gamma >= 1), which is why the checks below cover [0, inf). Total mass 1
-or a Q-side mass <= 1 is not needed by this argument (it is reported, not relied on).
+or a Q-side mass <= 1 is not needed by this argument (it is reported, not relied on). Adaptivity (DP-SGD
+steps depend on the past): apply the identity with the LAST step inside, conditionally on the past
+outputs (its conditional curve is dominated by g for every past, Bok's Proposition 1 holds step-wise),
+then swap the order of integration (Fubini, valid for any nonnegative measures) and replace the earlier
+steps one by one; by induction the T-fold product of the discretised measure bounds the adaptive run.
 
 Why a check at the grid points suffices. f is convex; g is linear on every [gamma_j, gamma_(j+1)].
 * Upper: if g(gamma_j) >= d_j >= f(gamma_j) at every grid point of the window, then on each interval
@@ -219,15 +223,15 @@ def _scaled(x: fmpq, S: int, up: bool) -> int:
 class Samples:
     """At each used grid index j: the ball gamma_j = e^(j h), the exact point t_j = lower endpoint of
     that ball (t_j <= gamma_j), an exact upper value d_j >= f(t_j) >= f(gamma_j) (f non-increasing), and
-    balls (v_j, s_j) of f(t_j), f'(t_j) of one member (the one with the larger value: its tangent line
-    at t_j is below the max-profile everywhere)."""
+    for every member the balls (v, s) of its f(t_j), f'(t_j): each member's tangent line at t_j is below
+    that member's curve, hence below the max-profile, everywhere."""
 
     profile: Profile
     idx: list[int]
     gammas: list[arb]
     t: list[fmpq]
     d: list[fmpq]
-    tangents: list[tuple[arb, arb]]
+    tangents: list[list[tuple[arb, arb]]]
 
 
 def sample(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, lay: Layout, K: int) -> Samples:
@@ -241,16 +245,15 @@ def sample(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, lay: Layout, K: int)
             t = g.lower().fmpq()
             if t < 0:
                 t = fmpq(0)
-            best, up = None, None
+            up, lines = None, []
             for m in profile.members:
                 v, sl = value_and_slope(m, q, delta, t)
                 u = v.upper().fmpq()
                 up = u if up is None or u > up else up
-                if best is None or v.mid() > best[0].mid():
-                    best = (v, sl)
+                lines.append((v, sl))
             ts.append(t)
             ds.append(up)
-            tans.append(best)
+            tans.append(lines)
     return Samples(profile, idx, gammas, ts, ds, tans)
 
 
@@ -288,7 +291,8 @@ def pessimistic(sm: Samples, K: int) -> OneStep:
     vec = [0] * (hi - lo + 1)
     for j, M in masses.items():
         vec[j - lo] = M
-    checks = {"margin": margin / (fmpz(1) << K), "grid_points_checked": len(idx), "atoms": len(masses), "masses_nonnegative": True,
+    checks = {"margin": margin / (fmpz(1) << K), "grid_points_checked": len(idx), "atoms": len(masses),
+              "masses_nonnegative": True,
               "total_P_mass_upper": _dec(fmpq(total, 1 << K)), "Q_side_mass_upper": _dec(q_side.upper().fmpq())}
     return OneStep(profile.name, True, K, lo, vec, inf, checks)
 
@@ -312,8 +316,11 @@ def optimistic(sm: Samples, K: int) -> OneStep:
         b = [None] * n   # lower bound of ell_k(gamma_k)
         a[0] = (1 - gammas[0]).lower().fmpq()
         for k in range(n - 1):
-            (v0, s0), (v1, s1) = sm.tangents[k], sm.tangents[k + 1]
             t0, t1 = sm.t[k], sm.t[k + 1]
+            # any member's tangent is a valid minorant; pick (on midpoints: a choice) the one that is
+            # larger at the far end of the interval (matters only at a kink of a max-profile)
+            v0, s0 = max(sm.tangents[k], key=lambda vs: (vs[0] + vs[1] * (gammas[k + 1] - t0)).mid())
+            v1, s1 = max(sm.tangents[k + 1], key=lambda vs: (vs[0] + vs[1] * (gammas[k] - t1)).mid())
             b[k] = ((v0 + s0 * (gammas[k] - t0) + v1 + s1 * (gammas[k] - t1)) / 2).lower().fmpq()
             a[k + 1] = ((v0 + s0 * (gammas[k + 1] - t0) + v1 + s1 * (gammas[k + 1] - t1)) / 2).lower().fmpq()
         b[n - 1] = a[n - 1]
@@ -341,7 +348,8 @@ def optimistic(sm: Samples, K: int) -> OneStep:
     vec = [0] * (idx[c] - lo + 1)
     for j, M in masses.items():
         vec[j - lo] = M
-    checks = {"margin": margin / (fmpz(1) << K), "grid_points_checked": c + 1, "atoms": len(masses), "masses_nonnegative": True,
+    checks = {"margin": margin / (fmpz(1) << K), "grid_points_checked": c + 1, "atoms": len(masses),
+              "masses_nonnegative": True,
               "cut_index": idx[c], "total_P_mass_lower": _dec(fmpq(sum(masses.values()), 1 << K))}
     return OneStep(profile.name, False, K, lo, vec, 0, checks)
 

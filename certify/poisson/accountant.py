@@ -69,7 +69,8 @@ def _choose(phases: tuple[tuple[float, float, int], ...], log_delta: float,
 
 def choose_alpha(schedule: Schedule, delta: fmpq, fractional: str = "chord") -> fmpq:
     """The Rényi order minimising the float estimate of epsilon (memoised): a choice, recorded exactly."""
-    key = tuple((_float(p.sampling_rate), _float(p.noise_multiplier), p.steps) for p in schedule.phases)
+    # floats only for the choice: a rate below the float range is treated as 1e-300 (any alpha is valid)
+    key = tuple((max(_float(p.sampling_rate), 1e-300), _float(p.noise_multiplier), p.steps) for p in schedule.phases)
     num, den = _choose(key, _log(delta), fractional)
     return fmpq(num, den)
 

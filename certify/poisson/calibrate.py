@@ -29,7 +29,8 @@ from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
 from .certificates import EQ_CONVERT, _hyp, epsilon_ball
 from .rdp import ORDERS, log_A_floats, log_A_int
-from .schedule import Phase, Schedule, parse_delta, parse_sampling_rate, parse_steps, schedule_from_inputs
+from .schedule import Phase, Schedule, guard_size, parse_delta, parse_sampling_rate, parse_steps
+from .schedule import schedule_from_inputs
 from .schedule import schedule_inputs
 
 KIND_FAILS = "dpsgd/renyi-poisson-fails"
@@ -53,7 +54,7 @@ class Calibration:
 
 
 def parse_epsilon(value, name: str = "--epsilon") -> fmpq:
-    e = exact(value, name)
+    e = guard_size(exact(value, name), name)
     if not (0 < e <= 10 ** 6):
         raise InputError(name, f"must be in (0, 1e6], got {exact_str(e)}")
     return e
@@ -166,7 +167,7 @@ def calibrate(epsilon, delta, steps, sampling_rate) -> Calibration:
     delta = parse_delta(delta)
     steps = parse_steps(steps)
     q = parse_sampling_rate(sampling_rate)
-    qf = int(q.p) / int(q.q)
+    qf = max(int(q.p) / int(q.q), 1e-300)  # floats only choose the bracket
     log_delta = math.log(int(delta.p)) - math.log(int(delta.q))
     tf = int(target.p) / int(target.q)
     s_star = _float_sigma(qf, steps, log_delta, tf)

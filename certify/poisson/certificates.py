@@ -26,7 +26,7 @@ from ..certificate import Evaluation
 from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
 from .rdp import ALPHA_MAX, rdp_ball
-from .schedule import Schedule, parse_delta, schedule_from_inputs
+from .schedule import Schedule, guard_size, parse_delta, schedule_from_inputs
 
 KIND = "dpsgd/renyi-poisson"
 EQ_RDP = "MTZ19 Sec. 3"
@@ -38,7 +38,7 @@ EQ_CONVERT = "Balle20 Thm 21"
 
 def parse_alpha(value, name: str = "--alpha") -> fmpq:
     """A Rényi order: exact rational with 1 < alpha <= 4096 (fractional orders use the chord)."""
-    a = exact(value, name)
+    a = guard_size(exact(value, name), name)
     if not (1 < a <= ALPHA_MAX):
         raise InputError(name, f"must be in (1, {ALPHA_MAX}], got {exact_str(a)}")
     return a

@@ -11,7 +11,7 @@ import argparse
 import time
 
 from .. import cli
-from ..balls import InputError, exact_str, lower_decimal, upper_decimal
+from ..balls import InputError, exact, exact_str, lower_decimal, upper_decimal
 from ..contract import FIXED_SIZE_REPLACE_ONE, POISSON_ADD_REMOVE, Contract, parse_contract
 from .accountant import certify_poisson
 from .certificates import parse_alpha
@@ -131,13 +131,19 @@ def run_contract(args) -> int | None:
     return 0
 
 
+def _show(x) -> str:
+    """Exact text when short, else a 10-digit decimal (the certificate holds the exact value)."""
+    t = exact_str(x)
+    return t if len(t) <= 24 else f"~{lower_decimal(x, 10)}"
+
+
 def summary(cert, sch: Schedule, seconds: float, chosen: bool) -> str:
     q = cert.quantities
     eps = q["epsilon"].value
     a = cert.witnesses["alpha"]
     if len(sch.phases) == 1:
         ph = sch.phases[0]
-        run = f"q={exact_str(ph.sampling_rate)}, sigma={exact_str(ph.noise_multiplier)}, T={ph.steps} steps"
+        run = f"q={_show(ph.sampling_rate)}, sigma={_show(ph.noise_multiplier)}, T={ph.steps} steps"
     else:
         run = f"{len(sch.phases)} phases, {sch.total_steps} steps in all ({sch.source})"
     how = "chosen by float estimates" if chosen else "fixed by --alpha"
@@ -146,12 +152,14 @@ def summary(cert, sch: Schedule, seconds: float, chosen: bool) -> str:
                 if cert.witnesses.get("fractional") == "integral" else
                 "; fractional: chord of K(alpha) between the neighbouring integers")
     lines = [
-        f"DP-SGD ({run}) is (epsilon, delta={cert.inputs['delta']})-DP with",
+        f"DP-SGD ({run}) is (epsilon, delta={_show(exact(cert.inputs['delta']))})-DP with",
         f"  epsilon <= {upper_decimal(eps, 6)}   (certified upper bound; ball [{lower_decimal(eps, 10)}, "
         f"{upper_decimal(eps, 10)}])",
         "  accountant: Rényi DP of the Poisson-subsampled Gaussian (Mironov, Talwar, Zhang 2019), composed over "
         "all steps, converted by Balle et al. 2020 Thm 21",
         f"  alpha = {a} ({how})",
+        *(["  (the conversion gives a negative epsilon: the run is in particular (0, delta)-DP)"]
+          if eps.upper() < 0 else []),
         f"  {sch.contract.statement()}",
         "  not covered: shuffled batches (a permutation cut into batches is not Poisson sampling); "
         "hyperparameter search on private data",

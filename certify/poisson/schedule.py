@@ -62,15 +62,25 @@ class Schedule:
 # --------------------------------------------------------------------------------------------
 # Validation of one phase (the ranges every accountant here relies on)
 # --------------------------------------------------------------------------------------------
+MAX_BITS = 8000  # numerator and denominator of an input: at most 8000 bits (~2400 digits)
+
+
+def guard_size(x: fmpq, name: str) -> fmpq:
+    """Refuse exact inputs whose numerator or denominator is astronomically long (guard before FLINT/text)."""
+    if int(x.p).bit_length() > MAX_BITS or int(x.q).bit_length() > MAX_BITS:
+        raise InputError(name, "has too many digits (numerator and denominator at most ~2400 digits each)")
+    return x
+
+
 def parse_sampling_rate(value, name: str = "--sampling-rate", allow_one: bool = True) -> fmpq:
-    q = exact(value, name)
+    q = guard_size(exact(value, name), name)
     if not (0 < q <= 1) or (q == 1 and not allow_one):
         raise InputError(name, f"must be in (0, 1{']' if allow_one else ')'}, got {exact_str(q)}")
     return q
 
 
 def parse_noise_multiplier(value, name: str = "--noise-multiplier") -> fmpq:
-    s = exact(value, name)
+    s = guard_size(exact(value, name), name)
     if not s > 0:
         raise InputError(name, f"must be > 0, got {exact_str(s)}")
     if s < SIGMA_MIN or s > SIGMA_MAX:
@@ -88,7 +98,7 @@ def parse_steps(value, name: str = "--steps") -> int:
 
 
 def parse_delta(value, name: str = "--delta") -> fmpq:
-    d = exact(value, name)
+    d = guard_size(exact(value, name), name)
     if not (0 < d < 1):
         raise InputError(name, f"must be in (0, 1), got {exact_str(d)}")
     return d

@@ -12,7 +12,8 @@ import importlib
 from .core import CATALOGUE, FALSE, PROVED, UNDECIDED, Obligation, Outcome, Result, run  # noqa: F401
 
 PAPER_MODULES = {"watkins-arora": "certify.proofs.watkins_arora", "bok": "certify.proofs.bok",
-                 "referee": "certify.proofs.referee", "mtz-poisson": "certify.poisson.proofs"}
+                 "referee": "certify.proofs.referee", "mtz-poisson": "certify.poisson.proofs",
+                 "pld": "certify.proofs.pld"}
 
 
 def load_all() -> None:
