@@ -4,7 +4,9 @@
 
 For each claim: the verdict, the time of each certified accountant run (Rényi, then PLD per grid), the time
 of checking the deciding certificate (``verify_text``), and dp_accounting's float accountants on the same
-contract (when installed). Memos are cleared between claims (fresh queries). ``--skip-slow`` leaves out the
+contract (when installed). Memos (Rényi choices, PLD one-step measures and powers) are cleared between claims
+(fresh queries); the check re-runs the deterministic PLD pipeline and may reuse powers the run just cached.
+``--skip-slow`` leaves out the
 claim that needs the PLD accountant at the finest grid (about 20-30 s on 2 shared cores).
 """
 from __future__ import annotations
@@ -21,6 +23,8 @@ from certify.audit import audit, load_claim  # noqa: E402
 from certify.audit.claim import show  # noqa: E402
 from certify.audit.floats import cross_check  # noqa: E402
 from certify.balls import exact, lower_decimal, upper_decimal  # noqa: E402
+from certify.pld import accountant as pld_accountant  # noqa: E402
+from certify.pld import compose as pld_compose  # noqa: E402
 from certify.poisson.accountant import clear_memo  # noqa: E402
 from certify.verify import verify_text  # noqa: E402
 
@@ -40,6 +44,8 @@ def main() -> None:
         if not name.endswith(".json") or (args.skip_slow and name in SLOW):
             continue
         clear_memo()
+        pld_compose.clear_cache()
+        pld_accountant._one_steps.cache_clear()
         c = load_claim(os.path.join(folder, name))
         t0 = time.perf_counter()
         v = audit(c, grid=args.grid)
