@@ -22,7 +22,8 @@ from .exits import EXIT_INPUT, EXIT_STOPPED_EARLY, EXIT_UNDECIDED  # noqa: F401 
 # packages whose commands.register(subparsers) adds sub-commands, in --help order
 COMMAND_MODULES = ["certify.objpert.commands", "certify.dpsgd.commands", "certify.referee.commands",
                    "certify.tables_command", "certify.plot_command", "certify.proofs.commands",
-                   "certify.verify_command", "certify.poisson.commands", "certify.sweep.commands"]
+                   "certify.verify_command", "certify.poisson.commands", "certify.audit.commands",
+                   "certify.sweep.commands"]
 
 
 class _Parser(argparse.ArgumentParser):
