@@ -4,7 +4,7 @@ import pytest
 
 from certify.balls import exact, fmpq, workprec
 from certify.dpsgd.baselines.birrell import rho_birrell
-from certify.dpsgd.baselines.moments import B, M
+from certify.dpsgd.baselines.moments import M
 from certify.dpsgd.baselines.wang import rho_wang
 from certify.dpsgd import tables as BT
 

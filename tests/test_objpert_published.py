@@ -3,11 +3,10 @@ import os
 
 import pytest
 
-from certify.balls import exact, fmpq, upper_decimal, workprec
+from certify.balls import exact, workprec
 from certify.objpert import privacy as P
 from certify.objpert import tables as T
 from certify.objpert.certificates import certify_gaussian_benchmark, certify_theorem_4_1
-from certify.objpert.problem import constants
 from certify.published import classify
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

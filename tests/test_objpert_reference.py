@@ -6,11 +6,10 @@ by different routes: nu~_N by its sum, g-bar_N by a grid maximum, Q1 at extra pr
 from fractions import Fraction
 
 import mpmath as mp
-import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import reference_objpert as R
-from certify.balls import certain_ceil, exact, fmpq, workprec
+from certify.balls import certain_ceil, fmpq, workprec
 from certify.objpert import privacy as P
 from certify.objpert.benchmark import gaussian_profile, integrated_tail_bound
 from certify.objpert.problem import constants, make_loss, make_problem

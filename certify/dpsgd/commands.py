@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ..balls import InputError, exact_str, fmpq, lower_decimal, upper_decimal
+from ..contract import FIXED_SIZE_REPLACE_ONE
 from .. import cli
 from ..poisson.commands import add_contract_options, run_contract
 from .accountant import certify_dpsgd, certify_rho
@@ -121,6 +122,7 @@ def _summary_dpsgd(out) -> str:
     lines = [
         f"DP-SGD with p={c.inputs['sampling_rate']}, sigma={c.inputs['noise_multiplier']}, T={c.inputs['steps']} "
         f"steps is (epsilon, delta={c.inputs['delta']})-DP with",
+        f"  {FIXED_SIZE_REPLACE_ONE.statement()}",
         f"  epsilon <= {upper_decimal(eps, 6)}   (Corollary 1 / (6); to 2 decimals rounded up: epsilon <= "
         f"{_two_decimals(eps, up=True)}; as the paper prints it (nearest, not a bound): {_two_decimals(eps, up=None)})",
         f"  alpha = {c.inputs['alpha']} ({chosen})",
@@ -195,7 +197,8 @@ def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
     import sys
 
     from ..balls import InputError, exact_str, lower_decimal, upper_decimal
-    head = f"DP-SGD with p={exact_str(p)}, sigma={exact_str(sigma)}, T={steps} steps, delta={exact_str(delta)}"
+    head = (f"DP-SGD with p={exact_str(p)}, sigma={exact_str(sigma)}, T={steps} steps, delta={exact_str(delta)}\n"
+            f"  {FIXED_SIZE_REPLACE_ONE.statement()}")
     if args.accountant == "lossless":
         if args.out:
             raise InputError("--out", "the lossless column is a float estimate: no certificate is written")

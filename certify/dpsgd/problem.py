@@ -61,6 +61,8 @@ class Problem:
     sigma: fmpq
 
     def __post_init__(self):
+        if not P_MIN <= self.p < 1:
+            raise InputError("sampling_rate", f"must be in [1e-40000, 1), got {_short(self.p)}")
         check_noise(self.alpha, self.sigma)
 
     def __hash__(self) -> int:   # cached: Problem keys many lru caches on hot paths
@@ -94,10 +96,18 @@ def parse_alpha(value, name: str = "--alpha") -> int:
     return a
 
 
+#: smallest admissible sampling rate: rho ~ p^2 and the search tolerance gamma ~ 1e-7 rho are recorded as
+#: exact text, which stays under the 100000-digit limit of the dpsgd package down to here
+P_MIN = fmpq(1, 10 ** 40000)
+
+
 def parse_p(value, name: str = "--sampling-rate") -> fmpq:
     p = exact(value, name)
     if not (0 < p < 1):
         raise InputError(name, f"must be in (0, 1), got {_short(p)}")
+    if p < P_MIN:
+        raise InputError(name, f"must be at least 1e-40000 (the certificate records rho ~ p^2 and its tolerance as "
+                         f"exact text), got {_short(p)}")
     return p
 
 

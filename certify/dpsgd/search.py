@@ -70,15 +70,21 @@ class Budget:
         return {"max_evaluations": str(self.max_evaluations), "max_seconds": exact_str(self.max_seconds)}
 
 
-#: the budget used by :func:`rho_search` when none is passed (set per command by :func:`budget`)
-_BUDGET = [Budget()]
+def _seconds(b: Budget) -> float:
+    return int(b.max_seconds.p) / int(b.max_seconds.q)
+
+
+#: the budget used by :func:`rho_search` when none is passed (set per command by :func:`budget`), with the
+#: deadline of its block (None outside any block)
+_BUDGET: list[tuple[Budget, float | None]] = [(Budget(), None)]
 
 
 @contextmanager
 def budget(b: Budget):
     """Use ``b`` as the default budget of :func:`rho_search` inside the block (the commands' --max-evaluations,
-    --max-seconds reach the search through here, whatever calls it)."""
-    _BUDGET.append(b)
+    --max-seconds reach the search through here, whatever calls it). ``max_seconds`` bounds the whole block:
+    every search inside it (the choice of alpha, each precision of the ladder) shares one deadline."""
+    _BUDGET.append((b, time.monotonic() + _seconds(b)))
     try:
         yield b
     finally:
@@ -218,9 +224,12 @@ def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = T
     """
     if gamma is None:
         gamma = default_gamma(prob)
+    block_deadline = None
     if limits is None:
-        limits = _BUDGET[-1]
-    deadline = time.monotonic() + int(limits.max_seconds.p) / int(limits.max_seconds.q)  # a safety net only
+        limits, block_deadline = _BUDGET[-1]
+    deadline = time.monotonic() + _seconds(limits)  # a safety net only
+    if block_deadline is not None:
+        deadline = min(deadline, block_deadline)
     ev = _Evaluator(prob, gamma)
     if use_shortcuts:
         lhs, rhs = prop2a_sides(prob)

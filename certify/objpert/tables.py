@@ -20,7 +20,7 @@ import io
 import os
 
 from ..balls import InputError, UndecidedError, arb, ball, certain_ceil, escalate, fmpq, lower_decimal, upper_decimal
-from ..published import CONFIRMED, MISMATCH, UNDECIDED, classify
+from ..published import CONFIRMED, UNDECIDED, classify
 from . import privacy as P
 from . import utility as U
 from .benchmark import gaussian_profile, integrated_tail_bound
