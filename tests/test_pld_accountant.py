@@ -177,3 +177,14 @@ def test_trim_matches_brute_force():
 def test_cli_refuses_huge_composition_quickly():
     r = _cli(*BASE[:-4], "--steps", "1e12", "--delta", "1e-6", "--grid", "1e-2")
     assert r.returncode == 2 and "--steps" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_tables_classification():
+    from certify.pld.tables import classify
+    lo, up = fmpq(72316, 100000), fmpq(72714, 100000)
+    assert classify("0.73", lo, up) == "confirmed"      # [0.725, 0.735] meets the enclosure
+    assert classify("0.72", lo, up) == "confirmed"
+    assert classify("0.74", lo, up) == "above"
+    assert classify("0.71", lo, up) == "below"
+    assert classify(">=20", fmpq(21), fmpq(22)) == "confirmed"
+    assert classify(">=20", fmpq(19), fmpq(22)) == "below"
