@@ -156,6 +156,7 @@ def _ids(q):
     return f"a{q.alpha}-p{q.p}-s{q.sigma}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prob", GRID_PROBLEMS, ids=_ids)
 def test_kappa_bounds_reference_Jpp(prob):
     grid = _grid(prob.alpha)
@@ -206,6 +207,7 @@ def test_kappa_is_tight_near_half_for_the_worst_cases(prob):
     assert kneg <= kap
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prob", [WORST[0], Problem(8, fmpq(1, 100), fmpq(2)), Problem(3, fmpq(1, 25), fmpq(1)),
                                   Problem(128, fmpq(1, 400), fmpq(8))], ids=_ids)
 def test_moment_and_F_bounds_enclose_reference(prob):

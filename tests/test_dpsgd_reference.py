@@ -51,6 +51,7 @@ def _random_problems(n: int, seed: int = 20261129):
 PROBLEMS = _random_problems(4) + [Problem(20, fmpq(1, 200), fmpq(3))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prob", PROBLEMS, ids=lambda q: f"a{q.alpha}-p{q.p}-s{q.sigma}")
 def test_reference_never_exceeds_rho_hi(prob):
     clear_memo()

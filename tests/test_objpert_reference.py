@@ -6,6 +6,7 @@ by different routes: nu~_N by its sum, g-bar_N by a grid maximum, Q1 at extra pr
 from fractions import Fraction
 
 import mpmath as mp
+import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import reference_objpert as R
@@ -81,6 +82,7 @@ def test_theorem_4_1_quantities_contain_reference(prm, extra_N, extra_eps):
         check(delta, ref.delta(N, eps_f), "delta(eps)")
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems, st.integers(1, 3000), st.fractions(Fraction(1, 10), 3, max_denominator=100))
 def test_theorem_C13_quantities_contain_reference(prm, N, eps):

@@ -1,6 +1,8 @@
 """`certify proofs`: table, REPORT.md, exit status (non-zero when an obligation fails)."""
 import os
 import subprocess
+
+import pytest
 import sys
 
 from certify import cli
@@ -10,6 +12,7 @@ from certify.proofs.core import FALSE, Outcome
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.mark.slow
 def test_cli_table_and_report(tmp_path):
     report = tmp_path / "REPORT.md"
     r = subprocess.run([sys.executable, "-m", "certify", "proofs", "--paper", "referee", "--report", str(report)],
@@ -46,6 +49,7 @@ def test_crashing_check_is_undecided_not_proved():
     assert out.verdict == "undecided" and "ZeroDivisionError" in out.detail
 
 
+@pytest.mark.slow
 def test_bad_report_directory(tmp_path):
     rc = cli.main(["proofs", "--paper", "referee", "--report", str(tmp_path / "missing" / "R.md")])
     assert rc == 2
