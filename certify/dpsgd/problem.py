@@ -61,8 +61,6 @@ class Problem:
     sigma: fmpq
 
     def __post_init__(self):
-        if isinstance(self.p, fmpq) and not P_MIN <= self.p < 1:  # other types are refused by the producers
-            raise InputError("sampling_rate", f"must be in [1e-40000, 1), got {_short(self.p)}")
         check_noise(self.alpha, self.sigma)
 
     def __hash__(self) -> int:   # cached: Problem keys many lru caches on hot paths
