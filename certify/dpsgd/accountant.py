@@ -75,10 +75,12 @@ def find_rho_witness(prob: Problem, gamma: fmpq | None = None, cache_dir: str | 
     """
     prec = ctx.prec
     mkey = (prob, gamma, prec)
-    if mkey in _MEMO:
-        return _MEMO[mkey], "memo"
     cdir = _cache_dir(cache_dir)
     dkey = _disk_key(prob, gamma, prec)
+    if mkey in _MEMO:
+        if cdir and not os.path.exists(os.path.join(cdir, f"rho-{dkey}.json")):
+            _store(cdir, dkey, _MEMO[mkey])  # the caller asked for an on-disk cache: fill it from the memo
+        return _MEMO[mkey], "memo"
     if cdir:
         res = _disk_load(cdir, dkey)
         if res is not None and not getattr(res, "recorded_stopped_early", False):
@@ -88,11 +90,15 @@ def find_rho_witness(prob: Problem, gamma: fmpq | None = None, cache_dir: str | 
         return res, "search"
     _MEMO[mkey] = res
     if cdir:
-        try:
-            _disk_store(cdir, dkey, res)
-        except OSError:
-            pass  # the cache is optional
+        _store(cdir, dkey, res)
     return res, "search"
+
+
+def _store(cdir: str, dkey: str, res: SearchResult) -> None:
+    try:
+        _disk_store(cdir, dkey, res)
+    except OSError:
+        pass  # the cache is optional
 
 
 @dataclass
