@@ -63,12 +63,9 @@ def check_writable(path: str, flag: str = "--out") -> None:
         raise InputError(flag, f"{path} is a directory; give a file name")
     if not os.path.isdir(directory):
         raise InputError(flag, f"directory {directory} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".certify-", suffix=".tmp")
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as err:
-        raise _file_error(flag, path, err) from None
+    err = _write_probe(directory)
+    if err is not None:
+        raise _file_error(flag, path, err)
 
 
 def check_directory(path: str, flag: str, create: bool = True) -> None:
@@ -87,12 +84,20 @@ def check_directory(path: str, flag: str, create: bool = True) -> None:
         probe = os.path.dirname(probe)
     if not os.path.isdir(probe):
         raise InputError(flag, f"{probe} is not a directory, so {path} cannot be created")
+    err = _write_probe(probe)
+    if err is not None:
+        raise InputError(flag, f"cannot write in {probe}: {err.strerror or err}")
+
+
+def _write_probe(directory: str) -> OSError | None:
+    """Create and remove a temporary file in ``directory`` (tried for real); the OSError if that fails."""
     try:
-        fd, tmp = tempfile.mkstemp(dir=probe, prefix=".certify-", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".certify-", suffix=".tmp")
         os.close(fd)
         os.unlink(tmp)
     except OSError as err:
-        raise InputError(flag, f"cannot write in {probe}: {err.strerror or err}") from None
+        return err
+    return None
 
 
 def write_atomically(path: str, data: str | bytes, flag: str = "--out") -> None:
