@@ -8,6 +8,7 @@ the closed form, J(1/2) by the trapezoid rule on the log-integrand of (35).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from fractions import Fraction
 
 from .problem import ALPHA_MAX, ALPHA_MIN, Problem, max_alpha
@@ -69,12 +70,14 @@ def eps_float(prob: Problem, steps: int, log_delta: float) -> float:
     return _f_int(steps) * rho_float(prob) + math.log1p(-1 / al) - (log_delta + math.log(al)) / (al - 1)
 
 
+@lru_cache(maxsize=4096)
 def choose_alpha(p, sigma, steps: int, delta, lo: int = ALPHA_MIN, hi: int = ALPHA_MAX) -> tuple[int, int]:
     """argmin over integer alpha in [lo, hi] of the float estimate of (6), by binary search on the
     sign of eps(alpha+1) - eps(alpha) (unimodality, Proposition 3). Returns (alpha, evaluations).
 
     Only alphas admissible at this sigma are searched (``max_alpha``). Floats overflow to inf rather than
-    raising (steps = 1e400 gives eps = inf at every alpha): any alpha is a valid choice (Corollary 1)."""
+    raising (steps = 1e400 gives eps = inf at every alpha): any alpha is a valid choice (Corollary 1).
+    Memoised on the exact inputs (a choice only: repeated queries skip it)."""
     d = _log(delta)
     hi = max(lo, min(hi, max_alpha(sigma)))
     memo: dict[int, float] = {}
