@@ -44,7 +44,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .balls import InputError, arb, ball_endpoints, exact, exact_str, fmpq
+from .balls import InputError, arb, ball_endpoints, exact, exact_str, fmpq, upper_decimal
 from .certificate import Certificate
 from .contract import Contract, parse_contract
 from .poisson.accountant import certify_poisson
@@ -86,7 +86,7 @@ class Result:
 
     @property
     def statement(self) -> str:
-        return (f"({_float_up(self.epsilon):.6g}, {float(self.delta):.3g})-DP [certified upper bound, "
+        return (f"({upper_decimal(self.ball, 6)}, {self.delta})-DP [certified upper bound rounded up, "
                 f"accountant {self.accountant}, alpha = {self.alpha}]; {self.contract.statement()}")
 
     def dumps(self) -> str:
