@@ -127,3 +127,23 @@ def test_opacus_history_conflicts(tmp_path, capsys):
     hist.write_text("[[NaN, 0.01, 10]]")
     assert cli.main(["dpsgd", "--opacus-history", str(hist), "--delta", "1e-5"]) == 2
     assert "NaN" in capsys.readouterr().err
+
+
+def test_poisson_contract_with_the_pld_and_renyi_accountants(tmp_path):
+    base = ["dpsgd", "--sampling", "poisson", "--adjacency", "add-remove", "--sampling-rate", "0.01",
+            "--noise-multiplier", "2", "--steps", "100", "--delta", "1e-6"]
+    out = tmp_path / "pld.json"
+    r = subprocess.run([sys.executable, "-m", "certify", *base, "--accountant", "pld", "--grid", "1e-2", "--out",
+                        str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "certified PLD" in r.stdout and "poisson sampling, add-remove adjacency" in r.stdout
+    doc = json.loads(out.read_text())
+    assert doc["kind"] == "pld/dpsgd" and doc["inputs"]["sampling"] == "poisson"
+    r = subprocess.run([sys.executable, "-m", "certify", "verify", str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-m", "certify", *base, "--accountant", "renyi", "--json"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and json.loads(r.stdout)["kind"] == "dpsgd/renyi-poisson", r.stderr
+    r = subprocess.run([sys.executable, "-m", "certify", *base, "--accountant", "bok"], capture_output=True, text=True,
+                       cwd=ROOT)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--accountant" in r.stderr

@@ -274,9 +274,10 @@ def register(subparsers) -> None:
     d.add_argument("--delta", type=cli.exact_text, required=True, metavar="DELTA", help="delta in (0, 1), exact (1e-6)")
     d.add_argument("--alpha", type=cli.exact_text, metavar="A",
                    help="fix the Rényi order (integer in [2, 256]) instead of choosing it")
-    d.add_argument("--accountant", choices=["bok", "wang", "birrell", "lossless", "pld"], default="bok",
-                   help="bok (default: the certified accountant of the paper), wang or birrell (baselines, "
-                        "certified), lossless (PLD, a float estimate, no certificate), pld (certified PLD)")
+    d.add_argument("--accountant", choices=["bok", "wang", "birrell", "lossless", "pld", "renyi"], default="bok",
+                   help="fixed-size + replace-one: bok (default: the certified accountant of the paper), wang or "
+                        "birrell (baselines, certified), lossless (PLD, a float estimate, no certificate), pld "
+                        "(certified PLD); poisson + add-remove: renyi (default; Mironov-Talwar-Zhang) or pld")
     d.add_argument("--grid", type=cli.exact_text, metavar="H", default="1e-4",
                    help="--accountant pld: loss-grid spacing h > 0, <= 1/2 (default 1e-4, the published column's)")
     _common(d)

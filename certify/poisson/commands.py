@@ -118,9 +118,17 @@ def run_contract(args) -> int | None:
             args.accountant = "bok"
         return None
     # poisson + add-remove
-    if args.accountant is not None:
+    if args.accountant == "pld":  # the certified PLD accountant (one phase)
+        if len(sch.phases) != 1:
+            raise InputError("--schedule", f"the certified PLD accountant takes one phase, got {len(sch.phases)}")
+        if args.alpha is not None:
+            raise InputError("--alpha", "is a setting of the Rényi accountant; the PLD accountant has none")
+        from ..pld.commands import run_pld
+        ph = sch.phases[0]
+        return run_pld(args, ph.sampling_rate, ph.noise_multiplier, ph.steps, parse_delta(args.delta))
+    if args.accountant not in (None, "renyi"):
         raise InputError("--accountant", f"{args.accountant!r} does not certify poisson + add-remove (the Rényi "
-                         "accountant of the Poisson-subsampled Gaussian is used; omit --accountant)")
+                         "accountant of the Poisson-subsampled Gaussian is used by default; or --accountant pld)")
     if getattr(args, "gamma", None) is not None:
         raise InputError("--gamma", "is a setting of Bok's fixed-size accountant; the Poisson accountant has none")
     delta = parse_delta(args.delta)
