@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 
 from ..balls import InputError, exact, exact_int, exact_str, fmpq
+from ..dpsgd.certificates import parse_delta as dpsgd_delta, parse_steps as dpsgd_steps
 from ..contract import CONTRACT_FIELDS, NOTE_SUFFIX, POISSON_ADD_REMOVE, Contract, contract_from_inputs, parse_contract
 
 MAX_PHASES = 100_000
@@ -90,19 +91,16 @@ def parse_noise_multiplier(value, name: str = "--noise-multiplier") -> fmpq:
 
 
 def parse_steps(value, name: str = "--steps") -> int:
-    t = exact_int(value, name)
-    if t < 1:
-        raise InputError(name, f"must be an integer >= 1, got {t}")
+    """The DP-SGD step count (:func:`certify.dpsgd.certificates.parse_steps`), at most 1e15 here."""
+    t = dpsgd_steps(value, name)
     if t > MAX_STEPS:
         raise InputError(name, f"must be at most 1e15, got {t}")
     return t
 
 
 def parse_delta(value, name: str = "--delta") -> fmpq:
-    d = guard_size(exact(value, name), name)
-    if not (0 < d < 1):
-        raise InputError(name, f"must be in (0, 1), got {exact_str(d)}")
-    return d
+    """The target delta (:func:`certify.dpsgd.certificates.parse_delta`), with the size guard of this module."""
+    return dpsgd_delta(guard_size(exact(value, name), name), name)
 
 
 def make_phase(sampling_rate, noise_multiplier, steps, where: str = "") -> Phase:
