@@ -35,6 +35,13 @@ COMMANDS = {
                     "--delta", "1e-6"],
     "dpsgd-wang": ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6",
                    "--accountant", "wang"],
+    "dpsgd-poisson": ["dpsgd", "--sampling", "poisson", "--adjacency", "add-remove", "--sampling-rate", "0.01",
+                      "--noise-multiplier", "1.1", "--steps", "1000", "--delta", "1e-5"],
+    "dpsgd-pld": ["dpsgd", "--accountant", "pld", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "100",
+                  "--delta", "1e-6", "--grid", "1e-2"],
+    "dpsgd-pld-poisson": ["dpsgd", "--accountant", "pld", "--sampling", "poisson", "--adjacency", "add-remove",
+                          "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "100", "--delta", "1e-6",
+                          "--grid", "1e-3"],
     "dpsgd-birrell": ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000",
                       "--delta", "1e-6", "--accountant", "birrell", "--alpha", "4"],
 }
@@ -63,14 +70,17 @@ def figures(summary: str, doc: dict) -> list[tuple[str, str, Fraction]]:
         m = re.match(rf"^\s+(\S+)\s.*?\[({NUM}), ({NUM})\]", line)
         if m and m.group(1) in q:
             found += [(m.group(1), "lower", Fraction(m.group(2))), (m.group(1), "upper", Fraction(m.group(3)))]
-            continue
+        # the PLD accountant's two-sided figures: "epsilon <= X" is epsilon_upper, "epsilon >= X" epsilon_lower
+        eps_up = "epsilon" if "epsilon" in q else "epsilon_upper"
+        for m6 in re.finditer(rf"\bepsilon >= ({NUM})\b", line):
+            found.append(("epsilon_lower", "lower", Fraction(m6.group(1))))
         # "rho(...) in [a, b]", "epsilon in [a, b]"
         for name in ("rho", "epsilon"):
             for m2 in re.finditer(rf"\b{name}(?:\([^)]*\))? in \[({NUM}), ({NUM})\]", line):
                 found += [(name, "lower", Fraction(m2.group(1))), (name, "upper", Fraction(m2.group(2)))]
         # "epsilon <= X" (every occurrence: the headline and the 2-decimal figure)
         for m3 in re.finditer(rf"\bepsilon <= ({NUM})\b", line):
-            found.append(("epsilon", "upper", Fraction(m3.group(1))))
+            found.append((eps_up, "upper", Fraction(m3.group(1))))
         # objpert verdicts: "(eps, X)-DP" with X an upper bound of delta; "delta_N(eps) <= X"
         m4 = re.search(rf"release is \({NUM}, ({NUM})\)-DP \(Theorem 4.1", line)
         if m4 and "delta" in q:
