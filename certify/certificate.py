@@ -45,6 +45,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from . import __version__
@@ -185,7 +186,7 @@ class Evaluation:
     def operand(self, ref: str) -> arb | fmpq:
         if ref in self.quantities:
             return self.quantities[ref].value
-        return exact(ref, ref)
+        return exact_operand(ref)
 
     def decide(self, lhs: str, relation: str, rhs: str) -> Tri:
         return compare(self.operand(lhs), relation, self.operand(rhs))
@@ -203,6 +204,12 @@ class Evaluation:
         holds = t is Tri.TRUE
         self.claims.append(Claim(name, statement, lhs, relation, rhs, holds, equation))
         return holds
+
+
+@lru_cache(maxsize=1024)
+def exact_operand(ref: str) -> fmpq:
+    """``exact(ref, ref)``, memoised: a claim's constant operand ("0", "1", an input's text) is parsed once."""
+    return exact(ref, ref)
 
 
 def canonical(obj: Any) -> str:

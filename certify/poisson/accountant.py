@@ -87,8 +87,11 @@ def _evaluated(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str 
 
 def clear_memo() -> None:
     """Forget every memoised value (float choices, ball sums, evaluations): for cold measurements and tests."""
-    from . import rdp
+    from ..certificate import exact_operand
+    from . import certificates, rdp
     _evaluated.cache_clear()
+    certificates._parse_inputs.cache_clear()
+    exact_operand.cache_clear()
     _choose.cache_clear()
     rdp._log_A_int_cached.cache_clear()
     rdp._log_A_frac_cached.cache_clear()

@@ -21,6 +21,8 @@ under the recorded contract.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..balls import InputError, arb, ball, ball_endpoints, exact, exact_str, fmpq, upper_decimal
 from ..certificate import Evaluation
 from ..contract import POISSON_ADD_REMOVE
@@ -111,10 +113,26 @@ def _hyp(ev: Evaluation, name: str, statement: str, lhs: str, rel: str, rhs: str
         raise InputError(name[4:], f"hypothesis fails: {statement}")
 
 
+@lru_cache(maxsize=64)
+def _parse_inputs(items: tuple) -> tuple[Schedule, fmpq]:
+    inputs = dict(items)
+    return schedule_from_inputs(inputs), parse_delta(inputs.get("delta"), "delta")
+
+
+def parse_inputs(inputs: dict) -> tuple[Schedule, fmpq]:
+    """(schedule, delta) read from a certificate's inputs; InputError on anything malformed.
+
+    Memoised on the exact text (a pure function of it), so that ``certify verify``, which runs the
+    validator and then the evaluator on the same inputs, parses them once; the parse itself is unchanged.
+    """
+    if isinstance(inputs, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in inputs.items()):
+        return _parse_inputs(tuple(sorted(inputs.items())))
+    return schedule_from_inputs(inputs), parse_delta(inputs.get("delta"), "delta")
+
+
 def check(inputs: dict, witnesses: dict) -> Evaluation:
     """The checker's evaluator: re-evaluates at the recorded alpha (never searches)."""
-    schedule = schedule_from_inputs(inputs)
-    delta = parse_delta(inputs.get("delta"), "delta")
+    schedule, delta = parse_inputs(inputs)
     if not isinstance(witnesses, dict) or set(witnesses) - {"fractional"} != {"alpha", "epsilon_bound"}:
         raise InputError("witnesses", "must be {'alpha': ..., 'epsilon_bound': ...[, 'fractional': 'integral']}")
     fractional = witnesses.get("fractional", "chord")
@@ -130,8 +148,7 @@ def check(inputs: dict, witnesses: dict) -> Evaluation:
 
 def validate(inputs: dict) -> None:
     """The producer's validators, applied by ``certify verify`` before evaluating."""
-    schedule_from_inputs(inputs)
-    parse_delta(inputs.get("delta"), "delta")
+    parse_inputs(inputs)
 
 
 register(KIND, check, validate, is_schedule_input, ("alpha", "epsilon_bound", "fractional"))
