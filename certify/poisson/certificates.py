@@ -10,7 +10,8 @@ claim states.
 Quantities (balls containing the exact values; ``upper`` rounds up):
   ``alpha``        the Rényi order (exact);
   ``rdp[i]``       eps_RDP(alpha) of one step of phase i: log(A_alpha)/(alpha-1), the binomial sum of
-                   Mironov, Talwar, Zhang (2019, Sec. 3), by the convexity chord for fractional alpha;
+                   Mironov, Talwar, Zhang (2019, Sec. 3.3 Case I), by the convexity chord for fractional alpha;
+                   the equation labels say "MTZ19 Sec. 3" (kept so that issued certificates still verify);
   ``rdp_total``    sum_i T_i rdp[i] (Rényi composition over all steps of all phases, Mironov 2017 Prop. 1);
   ``epsilon``      rdp_total + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1) (Balle et al. 2020,
                    Theorem 21, the conversion Opacus and dp_accounting use); its upper endpoint is the

@@ -1,7 +1,7 @@
 """Proof obligations behind the certified calibration (paper key ``mtz-poisson`` of ``certify proofs``).
 
 The calibration of :mod:`certify.poisson.calibrate` relies on the monotonicity of the Rényi bound of the
-Poisson-subsampled Gaussian (Mironov, Talwar, Zhang 2019, Sec. 3), with X = exp(x/sigma - 1/(2 sigma^2)),
+Poisson-subsampled Gaussian (Mironov, Talwar, Zhang 2019, Sec. 3.3 Case I), with X = exp(x/sigma - 1/(2 sigma^2)),
 x ~ N(0, 1):
 
     A_alpha(q, sigma) = E[(1 + q (X - 1))^alpha] = sum_k C(alpha,k) (1-q)^(alpha-k) q^k exp(k(k-1)/(2 sigma^2)).

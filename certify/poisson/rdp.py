@@ -6,16 +6,24 @@ deviation sigma*C on the sum of clipped gradients is, after scaling by the noise
     remove:  P = (1-q) N(0,1) + q N(1/sigma, 1),   Q = N(0,1);     add: the same pair in the other order.
 
 Mironov, Talwar, Zhang (2019), "Rényi Differential Privacy of the Sampled Gaussian Mechanism"
-(arXiv:1908.10530), Section 3: for integer alpha >= 2 the remove-direction moment is the all-positive
-binomial sum
+(arXiv:1908.10530), Section 3.3, Case I (integer alpha): for integer alpha >= 2 the remove-direction
+moment is the all-positive binomial sum
 
     A_alpha = E_Q[(P/Q)^alpha] = sum_{k=0..alpha} C(alpha,k) (1-q)^(alpha-k) q^k exp(k(k-1)/(2 sigma^2)),
-    eps_RDP(alpha) = log(A_alpha) / (alpha - 1),
+    eps_RDP(alpha) = log(A_alpha) / (alpha - 1).
 
-and their theorem that A_alpha >= B_alpha = E_P[(Q/P)^alpha] for every alpha >= 1 (the remove direction
-dominates the add direction for this mechanism; Theorem 5 of arXiv:1908.10530 as we read it) makes
-eps_RDP(alpha) an RDP bound for add/remove adjacency (both directions). Opacus and dp_accounting rely on
-the same statement.
+(Section 3.3, Case II is the fractional-alpha computation; :func:`log_A_frac` encloses the same integral.)
+Where these numbers come from: the paper's own text is in none of the sources we could search (only its
+abstract is); dp_accounting 0.6's ``rdp_privacy_accountant._compute_log_a_frac`` says "Computation derived
+in Sec 3.3 of https://arxiv.org/pdf/1908.10530", and a public Julia DP-SGD accountant labels its two
+branches "Section 3.3, Case I: Integer α" and "Section 3.3, Case II: Fractional".
+
+Add/remove adjacency needs both orders of the pair: MTZ19 show A_alpha >= B_alpha = E_P[(Q/P)^alpha] for
+alpha >= 1 (the remove direction dominates the add direction for this mechanism), which makes eps_RDP(alpha)
+an RDP bound for add/remove adjacency; Opacus and dp_accounting rely on the same statement (they evaluate
+A_alpha only). Its theorem number and section could NOT be confirmed from any source we could read; an
+earlier docstring's "Theorem 5" was an unconfirmed recollection and is withdrawn. An auditor should check
+the statement in arXiv:1908.10530 itself (we cite it as "MTZ19 Sec. 3", the section on the SGM's RDP).
 
 Fractional alpha: K(alpha) = log E_Q[(P/Q)^alpha] = (alpha-1) eps_RDP(alpha) is a cumulant generating
 function (of log(P/Q) under Q), hence convex in alpha, with K(1) = 0; the chord between the neighbouring
@@ -67,7 +75,7 @@ def _log_A_int_cached(alpha: int, q: fmpq, sigma: fmpq, prec: int) -> arb:
 
 
 def log_A_int(alpha: int, q: fmpq, sigma: fmpq) -> arb:
-    """Ball containing log(A_alpha) of MTZ (2019), Section 3, integer alpha >= 1, 0 < q <= 1, sigma > 0.
+    """Ball containing log(A_alpha) of MTZ (2019), Sec. 3.3 Case I, integer alpha >= 1, 0 < q <= 1, sigma > 0.
 
     Evaluated at the current working precision (memoised by exact inputs and precision). log A_1 = 0.
     """
@@ -233,7 +241,7 @@ def _log_A_frac_cached(alpha: fmpq, q: fmpq, sigma: fmpq, prec: int) -> arb:
 def log_A_frac(alpha: fmpq, q: fmpq, sigma: fmpq) -> arb:
     """Ball containing K(alpha) = log E[(1 - q + q Y)^alpha] for rational alpha > 1 (any, also fractional).
 
-    The defining integral over x ~ N(0,1) (MTZ19 Sec. 3; Y = exp(x/sigma - 1/(2 sigma^2))), split where the
+    The defining integral over x ~ N(0,1) (MTZ19 Sec. 3.3 Case II; Y = exp(x/sigma - 1/(2 sigma^2))), split where the
     two summands are equal and written on each side in a cancellation-free form, integrated by Arb
     (acb.integral, with the analytic flag forwarded so the branch cut of log is never crossed) over windows
     around the two Gaussian bumps that bound the integrand; the mass outside the windows is bounded by
