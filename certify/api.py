@@ -15,7 +15,8 @@ libraries hold: each float is converted to its exact binary value and the certif
 Contracts (see :mod:`certify.contract`): ``poisson`` + ``add-remove`` is certified by the Rényi
 accountant of the Poisson-subsampled Gaussian (:mod:`certify.poisson`, certificate kind
 ``dpsgd/renyi-poisson``, schedules of several phases allowed); ``fixed-size`` + ``replace-one`` by
-Bok's accountant (``dpsgd/renyi-bok``, default) or the Wang / Birrell baselines (one phase). Any other
+Bok's accountant (``dpsgd/renyi-bok``, default; several phases: ``dpsgd/renyi-bok-schedule``) or the
+Wang / Birrell baselines (one phase). Any other
 combination, and shuffling, is refused with :class:`~certify.balls.InputError`.
 
 Examples::
@@ -99,7 +100,7 @@ def _result(cert: Certificate, delta: fmpq, contract: Contract, accountant: str)
     if accountant == "renyi":
         alpha = exact(cert.witnesses["alpha"], "alpha")
     elif accountant == "bok":
-        alpha = exact(cert.inputs["alpha"], "alpha")
+        alpha = exact(cert.inputs["alpha"] if "alpha" in cert.inputs else cert.witnesses["alpha"], "alpha")
     else:
         alpha = ball_endpoints(cert.quantities["alpha"].value)[1]
     return Result(_fraction(ball_endpoints(eps)[1]), eps, cert, _fraction(delta), contract, accountant,
@@ -122,10 +123,15 @@ def certify_schedule(schedule: Schedule, delta, *, accountant: str | None = None
                          "(use accountant=None for the Rényi accountant)")
     if c.sampling == "poisson":
         return _result(certify_poisson(schedule, d, alpha, notes=notes, fractional=fractional), d, c, "renyi")
-    # fixed-size + replace-one: the accountants of certify.dpsgd certify one phase
+    # fixed-size + replace-one: several phases by Bok's rho per phase composed at one alpha; one phase as below
     if len(schedule.phases) != 1:
-        raise InputError("schedule", f"fixed-size + replace-one schedules of {len(schedule.phases)} phases are not "
-                         "certified here (one phase only)")
+        if accountant not in (None, "bok"):
+            raise InputError("accountant", f"{accountant!r} takes one phase; a fixed-size schedule of "
+                             f"{len(schedule.phases)} phases is certified by Bok's accountant (accountant=None)")
+        if notes:
+            raise InputError("notes", "schedules record their notes per phase (Schedule.notes)")
+        from .poisson.fixed_size import certify_fixed_size_schedule
+        return _result(certify_fixed_size_schedule(schedule, d, alpha), d, c, "bok")
     ph = schedule.phases[0]
     if ph.sampling_rate >= 1:
         raise InputError("sampling_rate", "must be in (0, 1) under fixed-size sampling (b < n)")

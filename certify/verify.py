@@ -67,7 +67,8 @@ from .exits import EXIT_INCONSISTENT, EXIT_NOT_PROVED, EXIT_OK, EXIT_STOPPED_EAR
 Evaluator = Callable[[dict, dict], Evaluation]
 Validator = Callable[[dict], object]
 
-#: claims that, when false in a consistent certificate, mean a search stopped early (exit 6)
+#: claims that, when false in a consistent certificate, mean a search stopped early (exit 6); also when
+#: prefixed ("phase[0].search_met_gamma": one phase of a schedule certificate)
 STOPPED_EARLY_CLAIMS = ("search_met_gamma",)
 MIN_PRECISION = 53
 
@@ -245,7 +246,7 @@ def verify_document(doc: dict, precision: int | None = None) -> Report:
     _compare_claims(doc, ev, evs, rep)
     _compare_conclusions(doc, ev, rep)
     # a branch-and-bound that stopped at its budget: the claim "gap <= gamma" is re-derived false
-    rep.stopped_early = any(c.name in STOPPED_EARLY_CLAIMS and not c.holds for c in ev.claims)
+    rep.stopped_early = any(c.name.rsplit(".", 1)[-1] in STOPPED_EARLY_CLAIMS and not c.holds for c in ev.claims)
     ev_rec = evs.fallback() or ev
     if doc["budget"] != ev_rec.budget:
         keys = set(doc["budget"]) | set(ev_rec.budget)

@@ -46,6 +46,7 @@ def genuine():
     from certify.pld import certify_pld
     from certify.poisson.accountant import certify_poisson
     from certify.poisson.calibrate import certify_fails
+    from certify.poisson.fixed_size import certify_fixed_size_schedule
     from certify.referee.certificates import certify_curve
 
     loss = make_loss("logistic")
@@ -70,6 +71,7 @@ def genuine():
         "pld/dpsgd poisson": _doc(certify_pld(POISSON_ADD_REMOVE, "1/100", "2", 20, "1e-5", grid="1e-3")),
         "dpsgd/renyi-poisson-fails": _doc(certify_fails(_poisson_schedule("1/100", "1/2", 1000), exact("1e-5"),
                                                         exact("1"))),
+        "dpsgd/renyi-bok-schedule": _doc(certify_fixed_size_schedule(_fixed_size_schedule(), "1e-6")),
     }
 
 
@@ -77,6 +79,13 @@ def _poisson_schedule(q, sigma, steps):
     from certify.poisson.schedule import parse_schedule
     return parse_schedule([{"sampling_rate": q, "noise_multiplier": sigma, "steps": steps}],
                           contract=POISSON_ADD_REMOVE)
+
+
+def _fixed_size_schedule():
+    from certify.poisson.schedule import parse_schedule
+    return parse_schedule([{"sampling_rate": "1/100", "noise_multiplier": "2", "steps": 600},
+                           {"sampling_rate": "1/50", "noise_multiplier": "3", "steps": 200}],
+                          contract=FIXED_SIZE_REPLACE_ONE)
 
 
 def regenerate(doc, inputs=None, witnesses=None, drop=()):
@@ -342,7 +351,7 @@ def test_gamma_recorded_as_input_must_match(genuine):
 # --------------------------------------------------------------------------------------------
 KINDS = ["objpert/theorem-4.1", "objpert/gaussian-benchmark", "objpert/calibration-4.13", "objpert/calibration-C13",
          "dpsgd/rho-bok", "dpsgd/renyi-bok", "dpsgd/renyi-wang", "dpsgd/renyi-birrell", "referee/objpert-rdp",
-         "dpsgd/renyi-poisson", "dpsgd/renyi-poisson-fails", "pld/dpsgd"]
+         "dpsgd/renyi-poisson", "dpsgd/renyi-poisson-fails", "pld/dpsgd", "dpsgd/renyi-bok-schedule"]
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -6,7 +6,8 @@ Given a claim "(epsilon, delta)-DP for this run under this contract" (:mod:`cert
    Poisson-subsampled Gaussian (:func:`certify.poisson.accountant.certify_poisson`, kind
    ``dpsgd/renyi-poisson``) is asked to prove epsilon <= epsilon_claim at the claimed delta (its headline
    claim ``dp`` then states exactly the claim). Fixed-size + replace-one: Bok's accountant
-   (``dpsgd/renyi-bok``; one phase). If the certificate proves it, the claim **holds**.
+   (``dpsgd/renyi-bok``; several phases: ``dpsgd/renyi-bok-schedule``, Bok's rho per phase composed at one
+   alpha). If the certificate proves it, the claim **holds**.
 2. **PLD next** (seconds), when Rényi does not prove it: the certified PLD accountant
    (:func:`certify.pld.certify_pld`, kind ``pld/dpsgd``) gives eps_low <= eps(delta) <= eps_up for the
    exact curve of the contract's composed dominating pair. It takes one phase: a schedule whose phases
@@ -148,10 +149,13 @@ def _renyi(claim: AuditClaim) -> Attempt:
                 pass
         return Attempt("renyi", time.perf_counter() - t0, up, None, cert, alpha=cert.witnesses.get("alpha"),
                        proves=proves)
+    if len(claim.schedule.phases) > 1:  # Bok's rho per phase, composed at one alpha (dpsgd/renyi-bok-schedule)
+        from ..poisson.fixed_size import certify_fixed_size_schedule
+        cert = certify_fixed_size_schedule(claim.schedule, claim.delta)
+        up = ball_endpoints(cert.quantities["epsilon"].value)[1]
+        return Attempt("bok", time.perf_counter() - t0, up, None, cert, alpha=cert.witnesses["alpha"],
+                       proves=all(c.holds for c in cert.claims) and up <= claim.epsilon)
     from ..api import certify_schedule
-    if len(claim.schedule.phases) != 1:
-        raise _Skip(f"Bok's accountant (fixed-size + replace-one) takes one phase; the schedule has "
-                    f"{len(claim.schedule.phases)}")
     r = certify_schedule(claim.schedule, claim.delta)
     cert = r.certificate
     up = fmpq(r.epsilon.numerator, r.epsilon.denominator)

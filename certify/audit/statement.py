@@ -59,7 +59,11 @@ def statement(verdict: Verdict) -> str:
     if verdict.outcome == HOLDS:
         a = verdict.deciding
         lines.append(f"  This DP-SGD run ({cl.describe()}) is certified ({eps}, {dl})-differentially private.")
-        lines.append(f"  Accountant: {ACCOUNTANTS[a.accountant]}"
+        which = ACCOUNTANTS[a.accountant]
+        if a.certificate is not None and a.certificate.kind == "dpsgd/renyi-bok-schedule":
+            which = ("Bok's certified one-step Rényi bound of fixed-size DP-SGD (Theorem 1) for each phase, composed "
+                     "over the phases at one order, certificate kind dpsgd/renyi-bok-schedule")
+        lines.append(f"  Accountant: {which}"
                      + (f", grid {show(a.grid)}" if a.grid is not None else "")
                      + (f", alpha = {a.alpha}" if a.alpha and a.accountant != "pld" else "") + ".")
     elif verdict.outcome == REFUTED:

@@ -6,4 +6,4 @@ as data: contract + phases, JSON/CSV files), :mod:`.certificates` (kind ``dpsgd/
 checker), :mod:`.accountant` (composition, conversion, choice of alpha), :mod:`.ecosystem` (Opacus
 histories, dp_accounting events), :mod:`.commands` (the ``certify dpsgd`` contract options).
 """
-from . import calibrate, certificates  # noqa: F401  (register the checker evaluators)
+from . import calibrate, certificates, fixed_size  # noqa: F401  (register the checker evaluators)

@@ -3,7 +3,9 @@
 ``certify dpsgd`` (in :mod:`certify.dpsgd.commands`) calls :func:`add_contract_options` when it builds
 its parser and :func:`run_contract` first thing when it runs: under poisson + add-remove this module
 certifies and prints the answer (returns the exit status); under fixed-size + replace-one it returns
-None and Bok's accountant runs as before (a one-phase ``--schedule`` is unpacked into the usual options).
+None and Bok's accountant runs as before (a one-phase ``--schedule`` is unpacked into the usual options),
+except for a ``--schedule`` of several phases, certified here by :mod:`certify.poisson.fixed_size`
+(kind ``dpsgd/renyi-bok-schedule``).
 """
 from __future__ import annotations
 
@@ -20,7 +22,9 @@ from .schedule import Schedule, load_schedule, parse_delta, single
 
 CONTRACT_HELP = """\
 accounting contract (stated in every summary and certificate):
-  --sampling fixed-size --adjacency replace-one   (default) Bok's accountant; baselines wang, birrell
+  --sampling fixed-size --adjacency replace-one   (default) Bok's accountant; baselines wang, birrell;
+                                                  a --schedule of several phases composes Bok's per-phase
+                                                  rho at one alpha (kind dpsgd/renyi-bok-schedule)
   --sampling poisson --adjacency add-remove       the Rényi accountant of the Poisson-subsampled Gaussian
                                                   (Mironov, Talwar, Zhang 2019), the contract of Opacus,
                                                   TF Privacy and dp_accounting; --schedule and
@@ -103,10 +107,13 @@ def run_contract(args) -> int | None:
     if contract == FIXED_SIZE_REPLACE_ONE:
         parse_contract(contract.sampling, contract.adjacency, args.accountant if args.accountant != "lossless"
                        else None)
+        if sch is not None and len(sch.phases) > 1:  # Rényi composition of Bok's per-phase rho at one alpha
+            from .fixed_size import run as run_fixed_size
+            for n, v in (("--delta", args.delta),):
+                if v is None:
+                    raise InputError(n, "required")
+            return run_fixed_size(args, sch)
         if sch is not None:  # a one-phase fixed-size schedule file: unpack it into the usual options
-            if len(sch.phases) != 1:
-                raise InputError("--schedule", f"fixed-size + replace-one schedules of {len(sch.phases)} phases are "
-                                 "not certified here (one phase only)")
             ph = sch.phases[0]
             args.sampling_rate = exact_str(ph.sampling_rate)
             args.noise_multiplier = exact_str(ph.noise_multiplier)
