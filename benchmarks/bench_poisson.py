@@ -21,6 +21,8 @@ For each query (poisson sampling, add/remove adjacency), in one process:
     ``opacus/accountants/analysis/rdp.py`` (e.g. from ``pip download opacus --no-deps`` and unzipping the
     wheel into a temporary directory); nothing of Opacus is part of this repository.
 Medians in milliseconds; ratios are float-accountant time / certified time (> 1: the certified one is faster).
+``--others`` adds, for the record, the same produce/check ratio for certificates of other kinds (Bok's
+``dpsgd/renyi-bok``, the two-phase ``dpsgd/renyi-bok-schedule``, the certified PLD ``pld/dpsgd``).
 """
 from __future__ import annotations
 
@@ -152,10 +154,55 @@ def _row(name, phases, delta, runs, dpa, dpa_rdp, op, opacus_alphas) -> str:
     return row
 
 
+OTHERS = [  # name, producer (returns a Certificate)
+    ("renyi-bok p=1/100 s=2 T=1000", lambda: _bok("1/100", "2", 1000, "1e-6")),
+    ("renyi-bok p=1/1000 s=4 T=4000", lambda: _bok("1/1000", "4", 4000, "1e-5")),
+    ("renyi-bok-schedule 2 phases", lambda: _bok_schedule()),
+    ("pld/dpsgd q=1/100 s=2 T=20 h=1e-3", lambda: _pld()),
+]
+
+
+def _bok(p, s, t, d):
+    from certify.dpsgd.accountant import certify_dpsgd
+    return certify_dpsgd(p, s, t, d).certificate
+
+
+def _bok_schedule():
+    from certify.contract import FIXED_SIZE_REPLACE_ONE
+    from certify.poisson.fixed_size import certify_fixed_size_schedule
+    from certify.poisson.schedule import parse_schedule
+    sch = parse_schedule([{"sampling_rate": "1/100", "noise_multiplier": "2", "steps": 600},
+                          {"sampling_rate": "1/50", "noise_multiplier": "3", "steps": 200}], contract=FIXED_SIZE_REPLACE_ONE)
+    return certify_fixed_size_schedule(sch, "1e-6")
+
+
+def _pld():
+    from certify.pld import certify_pld
+    return certify_pld(POISSON_ADD_REMOVE, "1/100", "2", 20, "1e-5", grid="1e-3")
+
+
+def _clear_all():
+    clear_memo()
+    from certify.dpsgd.accountant import clear_memo as clear_bok
+    from certify.pld.compose import clear_cache
+    clear_bok()
+    clear_cache()
+
+
+def _others(runs: int) -> None:
+    print(f"\n{'other kinds':34s} {'fresh ms':>9s} {'check ms':>9s} {'chk/fresh':>9s}")
+    for name, make in OTHERS:
+        text = make().dumps()
+        fresh = _median_ms(lambda: make().to_json(), runs, before=_clear_all)
+        check = _median_ms(lambda: verify_text(text), runs, before=_clear_all)
+        print(f"{name:34s} {fresh:9.2f} {check:9.2f} {check / fresh:9.2f}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--opacus-rdp", metavar="PATH", help="path to opacus/accountants/analysis/rdp.py")
+    ap.add_argument("--others", action="store_true", help="also the produce/check ratio of other certificate kinds")
     args = ap.parse_args(argv)
     dpa, dpa_rdp = _dp_accounting()
     op = _opacus(args.opacus_rdp)
@@ -175,6 +222,8 @@ def main(argv=None) -> int:
     print(head)
     for name, phases, delta in QUERIES:
         print(_row(name, phases, delta, args.runs, dpa, dpa_rdp, op, opacus_alphas))
+    if args.others:
+        _others(max(3, args.runs // 5))
     return 0
 
 

@@ -283,6 +283,11 @@ def run(args, schedule: Schedule) -> int:
                          "in the process only)")
     t0 = time.perf_counter()
     cert = certify_fixed_size_schedule(schedule, args.delta, args.alpha, getattr(args, "gamma", None))
-    cli.emit(cert, summary(cert, schedule, time.perf_counter() - t0, args.alpha is None), args)
-    return 0
+    text = summary(cert, schedule, time.perf_counter() - t0, args.alpha is None)
+    stopped = [c.name.split(".")[0] for c in cert.claims if c.name.endswith(".search_met_gamma") and not c.holds]
+    if stopped:
+        text += (f"  STOPPED EARLY: the rho search of {', '.join(stopped)} stopped at its budget before its tolerance "
+                 "gamma (the bound is valid, only looser; exit 6)\n")
+    cli.emit(cert, text, args)
+    return cli.EXIT_STOPPED_EARLY if stopped else 0
 
