@@ -160,6 +160,8 @@ def test_refusals():
         certify_fixed_size_schedule(_schedule([("1", "2", 10), ("1/2", "2", 10)]), "1e-6")
     with pytest.raises(InputError, match="delta"):
         certify_fixed_size_schedule(_schedule(PHASES), "1")
+    with pytest.raises(InputError, match="at most 256 phases"):
+        certify_fixed_size_schedule(_schedule([("1/100", "2", 1)] * 257), "1e-6")
 
 
 def _run(*args):

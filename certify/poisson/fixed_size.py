@@ -39,6 +39,9 @@ from .schedule import Schedule, is_schedule_input, parse_delta, schedule_from_in
 KIND = "dpsgd/renyi-bok-schedule"
 EQ_COMPOSE = "Mironov17 Prop. 1"
 EQ_CONVERT = "Bok26 (6)"
+#: most phases a fixed-size schedule may have: each phase carries its own rho witness (a branch-and-bound
+#: search to produce, about a millisecond per phase to check)
+MAX_FIXED_SIZE_PHASES = 256
 
 
 def _check_schedule(schedule: Schedule) -> None:
@@ -46,6 +49,10 @@ def _check_schedule(schedule: Schedule) -> None:
     if schedule.contract != FIXED_SIZE_REPLACE_ONE:
         raise InputError("sampling", f"kind {KIND} certifies fixed-size + replace-one only, got "
                          f"{schedule.contract.sampling} + {schedule.contract.adjacency}")
+    if len(schedule.phases) > MAX_FIXED_SIZE_PHASES:
+        raise InputError("phases", f"a fixed-size + replace-one schedule may have at most {MAX_FIXED_SIZE_PHASES} "
+                         f"phases (each needs its own rho search), got {len(schedule.phases)}: merge phases with the "
+                         "same sampling rate and noise multiplier (their steps add up)")
     for i, ph in enumerate(schedule.phases):
         parse_p(ph.sampling_rate, f"phase[{i}].sampling_rate")
 
