@@ -189,3 +189,16 @@ def test_audit_of_a_two_phase_fixed_size_claim():
     v = audit(loads_claim(text))
     assert v.outcome == "holds" and v.deciding.accountant == "bok"
     assert v.deciding.certificate.kind == KIND and verify_text(v.deciding.certificate.dumps()).ok
+
+
+def test_api_dpsgd_epsilon_with_a_fixed_size_schedule(cert):
+    from fractions import Fraction
+
+    from certify.api import dpsgd_epsilon
+    r = dpsgd_epsilon(sampling="fixed-size", adjacency="replace-one", delta="1e-6",
+                      schedule=[{"sampling_rate": q, "noise_multiplier": s, "steps": t} for q, s, t in PHASES])
+    assert r.accountant == "bok" and r.certificate.kind == KIND and r.alpha == Fraction(cert.witnesses["alpha"])
+    assert r.epsilon_float >= r.epsilon and verify_text(r.dumps()).ok
+    with pytest.raises(InputError, match="accountant"):
+        dpsgd_epsilon(sampling="fixed-size", adjacency="replace-one", delta="1e-6", accountant="wang",
+                      schedule=[{"sampling_rate": q, "noise_multiplier": s, "steps": t} for q, s, t in PHASES])
