@@ -279,7 +279,8 @@ register(KIND, check, validate, lambda name: is_schedule_input(name, ("gamma",))
 
 
 def run(args, schedule: Schedule) -> int:
-    """``certify dpsgd --schedule FILE`` under fixed-size + replace-one: certify, print, write (exit 0)."""
+    """``certify dpsgd --schedule FILE`` under fixed-size + replace-one: certify, print, write (exit 0; 6 when a
+    phase's rho search stopped at its budget)."""
     from .. import cli
 
     if args.accountant not in (None, "bok"):
