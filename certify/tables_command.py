@@ -5,7 +5,7 @@ import os
 import sys
 import time
 
-from .balls import InputError
+from .balls import require_in
 from .cli import Progress, write_atomically
 
 PAPERS = ["watkins-arora", "bok"]
@@ -35,8 +35,7 @@ MAX_JOBS = 64
 
 
 def run(args) -> int:
-    if not 1 <= args.jobs <= MAX_JOBS:
-        raise InputError("--jobs", f"must be an integer in [1, {MAX_JOBS}], got {args.jobs}")
+    require_in("--jobs", args.jobs, 1, MAX_JOBS, "[]", integer=True)
     papers = args.paper or PAPERS
     mismatches = 0
     for paper in papers:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..balls import InputError, exact_str, fmpq, lower_decimal, upper_decimal
+from ..balls import InputError, exact_str, fmpq, lower_decimal, upper_decimal, require_in
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from .. import cli
 from ..poisson.commands import add_contract_options, run_contract
@@ -57,11 +57,9 @@ def _budget(args):
     from .search import MAX_EVALUATIONS, MAX_SECONDS, Budget, budget
 
     n = MAX_EVALUATIONS if args.max_evaluations is None else exact_int(args.max_evaluations, "--max-evaluations")
-    if n < 2:
-        raise InputError("--max-evaluations", f"must be an integer >= 2, got {n}")
+    require_in("--max-evaluations", n, 2, None, "[)", integer=True)
     t = fmpq(MAX_SECONDS) if args.max_seconds is None else exact(args.max_seconds, "--max-seconds")
-    if not t > 0:
-        raise InputError("--max-seconds", f"must be > 0, got {exact_str(t)}")
+    require_in("--max-seconds", t, 0)
     return budget(Budget(n, t))
 
 

@@ -76,7 +76,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..balls import InputError, UndecidedError, arb, arb_poly, ball, ctx, fmpq
+from ..balls import InputError, UndecidedError, arb, arb_poly, ball, ctx, fmpq, require_in
 from .problem import Problem
 
 #: the window of the paper (L = R = 8) is replaced by a float scan (choosing only); this is the scan range.
@@ -458,8 +458,7 @@ def point_bounds(prob: Problem, u: fmpq, rule: Rule | None) -> PointBound:
     used (rule ignored). Raises UndecidedError when a bound is not finite at this precision. Evaluated at
     :func:`point_precision` (F(u) - 1 may be of order p^2: the extra bits keep it resolved).
     """
-    if not (0 <= u <= fmpq(1, 2)):
-        raise InputError("u", f"must be in [0, 1/2], got {u}")
+    require_in("u", u, 0, fmpq(1, 2), "[]")
     if u == 0:
         F0 = F_zero(prob)
         J0 = J_zero(prob)

@@ -99,7 +99,6 @@ class SearchResult:
     rules: dict[fmpq, Rule]          # u -> trapezoidal rule for every u > 0 used
     u_lower: fmpq                    # point whose J-lower is the lower bound
     evaluations: int = 0             # point evaluations done by the search
-    leaves_before_merge: int = 0
     stats: dict = field(default_factory=dict)
     #: per leaf, the theta_k of (42') used by its curvature bound (branch-and-bound only; recorded in the witness)
     thetas: list = field(default_factory=list)

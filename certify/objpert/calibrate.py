@@ -25,9 +25,10 @@ certifies a change of verdict found by bisection, not global minimality.
 from __future__ import annotations
 
 from ..balls import (
-    InputError, Tri, UndecidedError, arb, ball, certain_ceil, compare, ctx, escalate, exact, exact_int, exact_str,
-    fmpq, upper_decimal,
+    InputError, Tri, arb, ball, certain_ceil, compare, ctx, escalate, exact, exact_int, exact_str,
+    fmpq, upper_decimal, require_in, decide,
 )
+from ..bracket import grow_then_bisect
 from ..certificate import Certificate, Evaluation
 from ..verify import register
 from . import privacy as P
@@ -89,14 +90,11 @@ def _check_targets(eps, delta, delta_S, W):
     if not 0 < e <= 1:
         raise InputError("--epsilon", f"Corollary 4.13 needs 0 < eps <= 1, got {exact_str(e)}")
     d = exact(delta, "--delta")
-    if not 0 < d < 1:
-        raise InputError("--delta", f"must be in (0, 1), got {exact_str(d)}")
+    require_in("--delta", d, 0, 1)
     dS = exact(delta_S, "--delta-S")
-    if not 0 < dS < 1:
-        raise InputError("--delta-S", f"must be in (0, 1), got {exact_str(dS)}")
+    require_in("--delta-S", dS, 0, 1)
     w = exact(W, "--comparator-norm")
-    if w <= 0:
-        raise InputError("--comparator-norm", f"W must be > 0, got {exact_str(w)}")
+    require_in("--comparator-norm", w, 0, what="W")
     return e, d, dS, w
 
 
@@ -235,15 +233,10 @@ def corollary_4_13_parameters(eps, delta, delta_S, W, n: int, d: int, zeta: fmpq
     mu_pub = exact(upper_decimal(mu_util(A, W).max(mu_priv(loss, zeta, n, eps)), PUBLISH_DIGITS))
     p = make_problem(n=n, d=d, mu=mu_pub, zeta=zeta, loss=loss, u=u_pub, noise_multiplier=s_pub)
     c = constants(p)
-    N7 = certain_ceil(P.threshold_7(c))
-    if N7 is None:
-        raise UndecidedError("ceil of threshold (7)")
+    N7 = certain_ceil(P.threshold_7(c), "ceil of threshold (7)")
     N = max(N7, 1)
     while True:
-        t = compare(c_N(p, c, N), "<=", eps / 4)
-        if t is Tri.UNDECIDED:
-            raise UndecidedError(f"c_N <= eps/4 at N = {N}")
-        if t is Tri.TRUE:
+        if decide(c_N(p, c, N), "<=", eps / 4, f"c_N <= eps/4 at N = {N}"):
             break
         N += 1
         if N > 100 * max(N7, 1000):
@@ -260,8 +253,7 @@ def parse_calibration(eps, delta, delta_S, W, n, d, zeta, loss: Loss):
     if d_ < 1:
         raise InputError("--d", f"must be a positive integer, got {d_}")
     z = exact(zeta, "--zeta")
-    if z <= 0:
-        raise InputError("--zeta", f"feature bound must be > 0, got {exact_str(z)}")
+    require_in("--zeta", z, 0, what="feature bound")
     return e, dl, dS, w, n_, d_, z
 
 
@@ -299,24 +291,16 @@ def sigma_bracket(p: GLMProblem, N: int, eps: fmpq, target: fmpq, rel_width: fmp
     if not ok:
         raise InputError("--noise-multiplier", f"the starting sigma/G = {exact_str(hi)} fails Theorem C.13 at "
                                                f"N = {N} ({why}); no bracket to refine")
-    lo = hi / 2
-    while True:
-        ok, why = c13_passes(_with_multiplier(p, lo), N, eps, target)
-        if not ok:
-            lo_reason = why
-            break
-        hi, lo = lo, lo / 2
-        if lo < fmpq(1, 2 ** 40):
-            raise InputError("--noise-multiplier", "Theorem C.13 passes for every tried sigma/G down to 2^-40")
-    # make the endpoints dyadic: hi is (start/2^k); bisect on midpoints, dyadic relative to start
-    while hi - lo > rel_width * hi:
-        mid = (lo + hi) / 2
-        ok, why = c13_passes(_with_multiplier(p, mid), N, eps, target)
-        if ok:
-            hi = mid
-        else:
-            lo, lo_reason = mid, why
-    return lo, lo_reason, hi
+    reasons = {}
+
+    def passes(s: fmpq) -> bool:
+        ok, reasons[s] = c13_passes(_with_multiplier(p, s), N, eps, target)
+        return ok
+
+    lo, hi = grow_then_bisect(passes, hi / 2, hi, rel_width, grow_up=False, too_far=lambda s: s < fmpq(1, 2 ** 40),
+                              exhausted=InputError("--noise-multiplier",
+                                                   "Theorem C.13 passes for every tried sigma/G down to 2^-40"))
+    return lo, reasons[lo], hi
 
 
 C13_INPUTS = PROBLEM_INPUTS + ("epsilon", "target_delta", "bracket_iterations")

@@ -15,8 +15,8 @@ written is exactly what the checker will re-derive.
 from __future__ import annotations
 
 from ..balls import (
-    InputError, Tri, UndecidedError, arb, ball, certain_ceil, compare, escalate, exact, exact_int,
-    ctx, exact_str, fmpq, lower_decimal, upper_decimal,
+    InputError, Tri, arb, ball, certain_ceil, compare, escalate, exact, exact_int,
+    ctx, exact_str, fmpq, lower_decimal, upper_decimal, require_in, decide,
 )
 from ..certificate import Certificate, Evaluation
 from ..verify import register
@@ -44,18 +44,12 @@ THEOREM_4_1_WITNESSES = ("iterations", "iterations_rule", "reported_delta", "the
 
 def parse_epsilon(value, name: str = "--epsilon") -> fmpq:
     """epsilon > 0, exact (Theorem 4.1, Theorem C.13)."""
-    eps = exact(value, name)
-    if eps <= 0:
-        raise InputError(name, f"must be > 0, got {exact_str(eps)}")
-    return eps
+    return require_in(name, exact(value, name), 0)
 
 
 def parse_target_delta(value, name: str = "--target-delta") -> fmpq:
     """A target delta in (0, 1), exact."""
-    t = exact(value, name)
-    if not 0 < t < 1:
-        raise InputError(name, f"must be in (0, 1), got {exact_str(t)}")
-    return t
+    return require_in(name, exact(value, name), 0, 1)
 
 
 def parse_iterations(value, name: str = "--iterations") -> int:
@@ -160,19 +154,15 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
 def utility_inputs(delta_S=None, comparator_norm=None, beta=None, gradient_norm=None) -> dict[str, str]:
     """Validate the utility parameters (defaults: delta_S = 0.01, W = 1, beta = 0.05) as exact text."""
     dS = exact("1/100" if delta_S is None else delta_S, "--delta-S")
-    if not 0 < dS < 1:
-        raise InputError("--delta-S", f"must be in (0, 1), got {exact_str(dS)}")
+    require_in("--delta-S", dS, 0, 1)
     W = exact("1" if comparator_norm is None else comparator_norm, "--comparator-norm")
-    if W <= 0:
-        raise InputError("--comparator-norm", f"W must be > 0, got {exact_str(W)}")
+    require_in("--comparator-norm", W, 0, what="W")
     b = exact("1/20" if beta is None else beta, "--beta")
-    if not 0 < b < 1:
-        raise InputError("--beta", f"must be in (0, 1), got {exact_str(b)}")
+    require_in("--beta", b, 0, 1)
     d = {"delta_S": exact_str(dS), "comparator_norm": exact_str(W), "beta": exact_str(b)}
     if gradient_norm is not None:
         g = exact(gradient_norm, "--gradient-norm")
-        if g < 0:
-            raise InputError("--gradient-norm", f"||grad F(0;S)|| must be >= 0, got {exact_str(g)}")
+        require_in("--gradient-norm", g, 0, None, "[)", what="||grad F(0;S)||")
         d["gradient_norm"] = exact_str(g)
     return d
 
@@ -307,24 +297,15 @@ def certify_theorem_4_1(p: GLMProblem, epsilon, iterations=None, target_delta=No
         c = constants(p)
         thr = P.threshold_7(c)
         if N_given is None:
-            N = certain_ceil(thr)
-            if N is None:
-                raise UndecidedError("ceil of threshold (7)")
-            N = max(N, 1)
+            N = max(certain_ceil(thr, "ceil of threshold (7)"), 1)
             rule = RULE_SMALLEST
         else:
             N, rule = N_given, RULE_GIVEN
-            t = compare(N, ">=", thr)
-            if t is Tri.UNDECIDED:
-                raise UndecidedError("N >= threshold (7)")
-            if t is Tri.FALSE:
+            if not decide(N, ">=", thr, "N >= threshold (7)"):
                 raise InputError("--iterations", f"N = {N} is below threshold (7) = {_bracket(thr)}; "
                                                  f"Theorem 4.1 needs N >= {certain_ceil(thr)}")
         e0 = P.epsilon_0(p, c, N)
-        t = compare(eps, ">=", e0)
-        if t is Tri.UNDECIDED:
-            raise UndecidedError("eps >= eps_0")
-        if t is Tri.FALSE:
+        if not decide(eps, ">=", e0, "eps >= eps_0"):
             raise InputError("--epsilon", f"must be >= eps_0 = {_bracket(e0)} of (9) at N = {N}, "
                                           f"got {exact_str(eps)}")
         delta = P.truncation_mass(p) + P.divergence_term(c, eps, e0)
@@ -365,8 +346,7 @@ def search_c13(p: GLMProblem, c, eps: fmpq, target: fmpq, N7: int, progress=None
 def parse_benchmark(noise_multiplier, epsilon, names=("--noise-multiplier", "--epsilon")) -> tuple[fmpq, fmpq]:
     """sigma/G > 0 and eps >= G^2/(2 sigma^2) (threshold t >= 0 in Lemma C.12), exact."""
     s = exact(noise_multiplier, names[0])
-    if s <= 0:
-        raise InputError(names[0], f"sigma/G must be > 0, got {exact_str(s)}")
+    require_in(names[0], s, 0, what="sigma/G")
     eps = exact(epsilon, names[1])
     if eps < 1 / (2 * s ** 2):
         raise InputError(names[1], f"must be >= G^2/(2 sigma^2) = {exact_str(1 / (2 * s ** 2))} "

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..balls import Q1, Tri, UndecidedError, arb, ball, compare, fmpq
+from ..balls import Q1, arb, ball, fmpq, decide
 from .problem import Constants, GLMProblem
 
 # --------------------------------------------------------------------------------------------
@@ -170,12 +170,6 @@ PASS = "passes"
 REASONS = (FAIL_ALPHA, FAIL_RADIUS, FAIL_EPS, FAIL_DELTA)
 
 
-def _decided(t: Tri, what: str, N: int) -> bool:
-    if t is Tri.UNDECIDED:
-        raise UndecidedError(f"{what} at N = {N}")
-    return t is Tri.TRUE
-
-
 def c13_verdict(p: GLMProblem, c: Constants, N: int, eps: fmpq, target: fmpq):
     """Decide whether N passes Theorem C.13 for (eps, target); return (reason, C13, delta_N or None).
 
@@ -183,24 +177,13 @@ def c13_verdict(p: GLMProblem, c: Constants, N: int, eps: fmpq, target: fmpq):
     first that the balls prove false is the reason. Raises UndecidedError if one is undecided.
     """
     q = theorem_C13(p, c, N)
-    if not _decided(compare(q.alpha_bar, ">", 0), "alpha-bar > 0", N):
+    if not decide(q.alpha_bar, ">", 0, f"alpha-bar > 0 at N = {N}"):
         return FAIL_ALPHA, q, None
-    if not _decided(compare(q.radius_step, "<=", q.radius_gap), "radius condition (47)", N):
+    if not decide(q.radius_step, "<=", q.radius_gap, f"radius condition (47) at N = {N}"):
         return FAIL_RADIUS, q, None
-    if not _decided(compare(eps, ">=", q.s_N), "eps >= s_N", N):
+    if not decide(eps, ">=", q.s_N, f"eps >= s_N at N = {N}"):
         return FAIL_EPS, q, None
     delta = truncation_mass(p) + divergence_term(c, eps, q.s_N)
-    if not _decided(compare(delta, "<=", target), "delta_N(eps) <= target", N):
+    if not decide(delta, "<=", target, f"delta_N(eps) <= target at N = {N}"):
         return FAIL_DELTA, q, delta
     return PASS, q, delta
-
-
-def c13_reason_holds(p: GLMProblem, c: Constants, N: int, eps: fmpq, target: fmpq, reason: str) -> Tri:
-    """Re-check one recorded failure reason at N (the checker's per-witness test).
-
-    TRUE when the balls prove that N fails for ``reason`` and that every earlier condition in the
-    order of :func:`c13_verdict` holds (so the recorded reason is the first failing one and its
-    quantities are well defined).
-    """
-    verdict, _, _ = c13_verdict(p, c, N, eps, target)
-    return Tri.TRUE if verdict == reason else Tri.FALSE

@@ -16,13 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..balls import InputError, arb, ball, exact, exact_int, exact_str, fmpq
-
-#: Loss presets: (L1, L2, L3) with L3 given as (numerator, sqrt argument) meaning num/sqrt(arg)
-#: when not rational. Logistic: |l'| <= 1, 0 <= l'' <= 1/4, |l'''| <= 1/(6 sqrt 3).
-LOSS_PRESETS = {
-    "logistic": {"L1": fmpq(1), "L2": fmpq(1, 4), "L3": "1/(6*sqrt(3))"},
-}
+from ..balls import InputError, arb, ball, exact, exact_int, exact_str, fmpq, require_in
 
 
 @dataclass(frozen=True)
@@ -54,10 +48,8 @@ def make_loss(name: str | None, L1=None, L2=None, L3=None) -> Loss:
     if L1 is None or L2 is None or L3 is None:
         raise InputError("--loss", "give --loss logistic, or all of --L1, --L2, --L3 for a custom loss")
     l1, l2, l3 = exact(L1, "--L1"), exact(L2, "--L2"), exact(L3, "--L3")
-    if l1 <= 0:
-        raise InputError("--L1", f"must be > 0 (bound on |l'|), got {exact_str(l1)}")
-    if l2 <= 0:
-        raise InputError("--L2", f"must be > 0 (bound on l''), got {exact_str(l2)}")
+    require_in("--L1", l1, 0, shown="> 0 (bound on |l'|)")
+    require_in("--L2", l2, 0, shown="> 0 (bound on l'')")
     if l3 <= 0:
         raise InputError("--L3", f"must be > 0 (Lipschitz constant of l''; the threshold (7) divides "
                                  f"by min{{1, MG/L}}), got {exact_str(l3)}")
@@ -126,14 +118,11 @@ def make_problem(*, n, d, mu, zeta, loss: Loss, u, sigma=None, noise_multiplier=
     """Parse and validate the inputs of Theorem 4.1; raise InputError naming the bad parameter."""
     n_, d_ = _positive_int(n, "--n"), _positive_int(d, "--d")
     mu_ = exact(mu, "--mu")
-    if mu_ <= 0:
-        raise InputError("--mu", f"regularization must be > 0, got {exact_str(mu_)}")
+    require_in("--mu", mu_, 0, what="regularization")
     zeta_ = exact(zeta, "--zeta")
-    if zeta_ <= 0:
-        raise InputError("--zeta", f"feature bound must be > 0, got {exact_str(zeta_)}")
+    require_in("--zeta", zeta_, 0, what="feature bound")
     u_ = exact(u, "--u")
-    if u_ < 0:
-        raise InputError("--u", f"truncation parameter must be >= 0, got {exact_str(u_)}")
+    require_in("--u", u_, 0, None, "[)", what="truncation parameter")
     L = mu_ + loss.L2 * zeta_ ** 2
     G = 2 * loss.L1 * zeta_ / n_
     if (sigma is None) == (noise_multiplier is None):
@@ -141,12 +130,10 @@ def make_problem(*, n, d, mu, zeta, loss: Loss, u, sigma=None, noise_multiplier=
     nm = None
     if sigma is not None:
         sigma_ = exact(sigma, "--sigma")
-        if sigma_ <= 0:
-            raise InputError("--sigma", f"noise standard deviation must be > 0, got {exact_str(sigma_)}")
+        require_in("--sigma", sigma_, 0, what="noise standard deviation")
     else:
         nm = exact(noise_multiplier, "--noise-multiplier")
-        if nm <= 0:
-            raise InputError("--noise-multiplier", f"sigma/G must be > 0, got {exact_str(nm)}")
+        require_in("--noise-multiplier", nm, 0, what="sigma/G")
         sigma_ = nm * G
     if eta is None:
         eta_ = 1 / L

@@ -93,9 +93,7 @@ def certified_values() -> dict[str, arb]:
     for tag, mu in (("mu2", "1/100"), ("mu3", "1/1000")):
         p = example_problem(mu)
         c = constants(p)
-        N7 = certain_ceil(P.threshold_7(c))
-        if N7 is None:
-            raise UndecidedError("ceil of (7)")
+        N7 = certain_ceil(P.threshold_7(c), "ceil of (7)")
         N1 = search_c13(p, c, eps, target, N7)["first_passing_iterations"]
         _, q1, d1 = P.c13_verdict(p, c, N1, eps, target)
         _, _, d0 = P.c13_verdict(p, c, N1 - 1, eps, target)

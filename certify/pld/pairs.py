@@ -46,8 +46,6 @@ from dataclasses import dataclass
 from ..balls import arb, ball, fmpq
 from ..contract import Contract
 
-DIRECTIONS = ("remove", "add")
-
 
 @dataclass(frozen=True)
 class Profile:

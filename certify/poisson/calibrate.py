@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..balls import InputError, Tri, ball, compare, escalate, exact, exact_str, fmpq, lower_decimal, upper_decimal
+from ..balls import InputError, Tri, ball, compare, escalate, exact, exact_str, fmpq, lower_decimal, upper_decimal, require_in
 from ..certificate import Certificate, Evaluation
 from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
@@ -55,8 +55,7 @@ class Calibration:
 
 def parse_epsilon(value, name: str = "--epsilon") -> fmpq:
     e = guard_size(exact(value, name), name)
-    if not (0 < e <= 10 ** 6):
-        raise InputError(name, f"must be in (0, 1e6], got {exact_str(e)}")
+    require_in(name, e, 0, 10 ** 6, "(]", shown="in (0, 1e6]")
     return e
 
 
