@@ -1,4 +1,4 @@
-"""Tight rho for tiny p (issue 15): the small-p route and the search at extra precision, against 50-digit mpmath.
+"""Tight rho for tiny p: the small-p route and the search at extra precision, against 50-digit mpmath.
 
 For p in {1e-30, 1e-12, 1e-6} and alpha in {2, 50, 256}: the certified rho has lower end >= 0 and relative width
 <= 1e-6, and contains the independent mpmath reference of tests/reference_rho.py (max over u of J(u) in (5), each

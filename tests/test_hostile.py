@@ -1,4 +1,4 @@
-"""Hostile input (issue 10, items 4 and 6): no input crashes, hangs or exhausts memory; files are clean.
+"""Hostile input: no input crashes, hangs or exhausts memory; files are clean.
 
 Every run must end with exit 0, 2 or 3 (6 where a search stops early), write at most one line on stderr
 when it fails (progress lines of long runs aside), never print a traceback, never die from a signal,

@@ -1,4 +1,4 @@
-"""Every short figure printed beside a bound is on the safe side of the certified ball (issue 15).
+"""Every short figure printed beside a bound is on the safe side of the certified ball.
 
 The README's commands (with small/fast parameters where the README's are slow) are run with ``--out``;
 every figure the summary prints as a bound is parsed and compared, exactly, with the certificate's ball:

@@ -20,8 +20,9 @@ Gaussian noise sigma*C on the sum of clipped gradients) has the order-alpha Rén
 rho(alpha, p, 2/sigma) of Bok (2026), Theorem 1 / (5): the maximum over u in [0, 1/2] of the Rényi
 divergence J(u) between two 2-D Gaussian mixtures. It is certified in Arb ball arithmetic: u = 0 in
 closed form; Proposition 2 (a)/(b) skip the search when they are proved; otherwise a branch-and-bound
-over u (App. B.2) with rigorous point bounds (App. B.3.1: one adaptive Arb quadrature of the summed
-integrand, tails bounded with Gaussian tails) and curvature bounds (App. B.3.2). Every printed bound
+over u (App. B.2) with rigorous point bounds (App. B.3.1: the summed integrand of (35) integrated by
+the trapezoidal rule on the real line, with a closed-form bound of its discretisation error and
+Gaussian bounds of the truncated tails) and curvature bounds (App. B.3.2). Every printed bound
 is an outward-rounded ball endpoint; --json prints the certificate that `certify verify` re-checks
 leaf by leaf without re-running the search.
 """

@@ -1,4 +1,4 @@
-"""Certified calibration of the noise multiplier for Poisson-sampled DP-SGD (issue 12, item 7).
+"""Certified calibration of the noise multiplier for Poisson-sampled DP-SGD.
 
 The accountant being calibrated is fixed: eps_G(sigma) = min over the order grid G (integers 2..256 and
 288, 320, ..., 4096; :data:`certify.poisson.rdp.ORDERS`) of the Rényi bound

@@ -1,6 +1,6 @@
 """Proof obligations of Bok (2026), "Can Renyi accountants beat lossless accountants for DP-SGD?".
 
-Covered (issue 6): the one-dimensional reparametrization (35) (Appendix B.3.1); the derivatives (17)
+Covered: the one-dimensional reparametrization (35) (Appendix B.3.1); the derivatives (17)
 and (18) (Appendix A.2); the expansion of q(v, w) in powers of (v - w) (proof of Proposition 2(b));
 E[(A - B)^2] in (31) and the third-order moments (proof of Proposition 5); Proposition 5's p^2 and
 p^3 coefficients for both bounds and the sign claims about them; kappa2 = 2 Delta^4 alpha

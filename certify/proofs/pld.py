@@ -1,4 +1,4 @@
-"""Proof obligations of the certified PLD accountant (issue 13; ``certify/pld/``).
+"""Proof obligations of the certified PLD accountant (``certify/pld/``).
 
 The checkable algebra behind the accountant's soundness argument:
 
@@ -22,7 +22,7 @@ from .core import PAPER_TITLES, combine, obligation
 from .tools import equal, positive
 
 PAPER = "pld"
-PAPER_TITLES.setdefault(PAPER, "Certified PLD accountant (issue 13): the algebra of its soundness argument")
+PAPER_TITLES.setdefault(PAPER, "Certified PLD accountant: the algebra of its soundness argument")
 
 x = sp.Symbol("x", real=True)
 q = sp.Symbol("q", positive=True)
