@@ -467,20 +467,15 @@ def check_magnitude(x: arb) -> None:
     """
     if not x.is_finite():
         return
-    for m, e in (x.mid().man_exp(), x.rad().man_exp()):
+    mid, rad = x.mid().man_exp(), x.rad().man_exp()
+    # the radius may sit 2^16 bits below the value: mid and rad within MAX_EXPONENT + 2^16, then mid within MAX_EXPONENT
+    for (m, e), bound in ((mid, MAX_EXPONENT + 2 ** 16), (rad, MAX_EXPONENT + 2 ** 16), (mid, MAX_EXPONENT)):
         k = _top_exponent(m, e)
-        if k is not None and abs(k) > MAX_EXPONENT + 2 ** 16:  # the radius may sit 2^16 bits below the value
+        if k is not None and abs(k) > bound:
             raise InputError(
                 "inputs", f"a certified value of magnitude about {pow2_text(k)} is outside the range "
                           f"2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652) that certify prints "
-                          "and re-checks "
-                          "exactly; choose less extreme inputs (see the admissible ranges in the README)")
-    k = _top_exponent(*x.mid().man_exp())
-    if k is not None and abs(k) > MAX_EXPONENT:
-        raise InputError(
-            "inputs", f"a certified value of magnitude about {pow2_text(k)} is outside the range 2^-{MAX_EXPONENT} .. "
-                      f"2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652) that certify prints and re-checks "
-                      "exactly; choose less extreme inputs (see the admissible ranges in the README)")
+                          "and re-checks exactly; choose less extreme inputs (see the admissible ranges in the README)")
 
 
 def ball_endpoints(x: arb) -> tuple[fmpq, fmpq]:
@@ -534,18 +529,19 @@ def _round_decimal(q: fmpq, digits: int, up: bool) -> str:
 
 def upper_decimal(x: arb | fmpq, digits: int = 10) -> str:
     """Smallest ``digits``-significant-digit decimal >= every point of ``x`` (rounded up)."""
-    if isinstance(x, arb):
-        x = ball_endpoints(x)[1]  # exact, independent of the working precision
-    _bounded_endpoint(x)
-    return _round_decimal(x, digits, up=True)
+    return _outward_decimal(x, digits, up=True)
 
 
 def lower_decimal(x: arb | fmpq, digits: int = 10) -> str:
     """Largest ``digits``-significant-digit decimal <= every point of ``x`` (rounded down)."""
+    return _outward_decimal(x, digits, up=False)
+
+
+def _outward_decimal(x: arb | fmpq, digits: int, up: bool) -> str:
     if isinstance(x, arb):
-        x = ball_endpoints(x)[0]  # exact, independent of the working precision
+        x = ball_endpoints(x)[1 if up else 0]  # exact, independent of the working precision
     _bounded_endpoint(x)
-    return _round_decimal(x, digits, up=False)
+    return _round_decimal(x, digits, up=up)
 
 
 def _bounded_endpoint(q: fmpq) -> None:

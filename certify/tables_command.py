@@ -13,7 +13,7 @@ PAPERS = ["watkins-arora", "bok"]
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "tables", help="regenerate the papers' tables and compare each printed number with its enclosure",
+        "tables", help="check the papers' tables: regenerate them and compare each printed number with its enclosure",
         description="Regenerate tables/<paper>.{csv,md} from certified enclosures, each printed value beside "
                     "its enclosure and a verdict (confirmed / mismatch). Prints counts; exits 1 on any "
                     "mismatch unless --report-only. Run from the repository root (or pass --tables-dir).")

@@ -36,7 +36,7 @@ exit status: 0 holds, 7 not certified, 8 refuted, 2 bad input, 3 undecided.
 
 
 def register(sub) -> None:
-    p = sub.add_parser("audit", help="decide a DP-SGD privacy claim: holds (0), not certified (7), refuted (8)",
+    p = sub.add_parser("audit", help="check a DP-SGD privacy claim: holds (0), not certified (7), refuted (8)",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("claim", metavar="CLAIM", help="the claim file (JSON; see above and NOTES/README)")
     p.add_argument("--out", metavar="CERT", help="when the claim holds: write the certificate that proves it "

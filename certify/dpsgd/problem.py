@@ -54,11 +54,16 @@ def _short(q: fmpq) -> str:
 
 @dataclass(frozen=True)
 class Problem:
-    """rho(alpha, p, Delta) of (5) with Delta = 2/sigma: integer 2 <= alpha <= 256, 0 < p < 1, sigma > 0."""
+    """rho(alpha, p, Delta) of (5) with Delta = 2/sigma: integer 2 <= alpha <= 256, 0 < p < 1, sigma > 0.
+
+    Bok's symbols: ``p`` is the sampling rate b/n and ``sigma`` the noise multiplier (the noise standard
+    deviation is sigma C for clipping norm C), not the standard deviation ``sigma`` of
+    :class:`certify.objpert.problem.GLMProblem`.
+    """
 
     alpha: int
-    p: fmpq
-    sigma: fmpq
+    p: fmpq       # sampling rate b/n
+    sigma: fmpq   # noise multiplier
 
     def __post_init__(self):
         check_noise(self.alpha, self.sigma)

@@ -116,7 +116,7 @@ class GLMProblem:
 def make_problem(*, n, d, mu, zeta, loss: Loss, u, sigma=None, noise_multiplier=None,
                  eta=None) -> GLMProblem:
     """Parse and validate the inputs of Theorem 4.1; raise InputError naming the bad parameter."""
-    n_, d_ = _positive_int(n, "--n"), _positive_int(d, "--d")
+    n_, d_ = positive_int(n, "--n"), positive_int(d, "--d")
     mu_ = exact(mu, "--mu")
     require_in("--mu", mu_, 0, what="regularization")
     zeta_ = exact(zeta, "--zeta")
@@ -156,17 +156,18 @@ def problem_from_inputs(inputs: dict[str, str]) -> GLMProblem:
     if loss.name == "logistic" and (inputs.get("L1"), inputs.get("L2"), inputs.get("L3")) != (
             "1", "1/4", "1/(6*sqrt(3))"):
         raise InputError("inputs", "logistic loss constants altered")
-    p = make_problem(n=inputs["n"], d=inputs["d"], mu=inputs["mu"], zeta=inputs["zeta"], loss=loss,
+    problem = make_problem(n=inputs["n"], d=inputs["d"], mu=inputs["mu"], zeta=inputs["zeta"], loss=loss,
                      u=inputs["u"], sigma=inputs["sigma"], eta=inputs["eta"])
     if "noise_multiplier" in inputs:
         nm = exact(inputs["noise_multiplier"], "noise_multiplier")
-        if nm * p.G != p.sigma:
+        if nm * problem.G != problem.sigma:
             raise InputError("inputs", "noise_multiplier does not equal sigma/G")
-        p = GLMProblem(p.n, p.d, p.mu, p.zeta, p.loss, p.sigma, p.u, p.eta, nm)
-    return p
+        problem = GLMProblem(problem.n, problem.d, problem.mu, problem.zeta, problem.loss, problem.sigma, problem.u, problem.eta, nm)
+    return problem
 
 
-def _positive_int(value, name: str) -> int:
+def positive_int(value, name: str) -> int:
+    """An exact integer >= 1 (sizes n, d and iteration counts N)."""
     k = exact_int(value, name)
     if k < 1:
         raise InputError(name, f"must be a positive integer, got {k}")
@@ -193,16 +194,16 @@ class Constants:
     min_1_MG_over_L: arb
 
 
-def constants(p: GLMProblem) -> Constants:
+def constants(problem: GLMProblem) -> Constants:
     """The constants of Section 3 and Theorem 4.1 as balls (exact where the value is rational)."""
-    L, G, mu = ball(p.L), ball(p.G), ball(p.mu)
-    M = p.loss.L3_ball() * ball(p.zeta ** 3)            # Lemma B.2: M = L3 zeta^3
-    sigma = ball(p.sigma)
-    r_u = sigma * (arb(p.d_star).sqrt() + ball(p.u))    # r_u = sigma (sqrt(d*) + u)
-    r_prime = r_u + ball(2 * p.L * p.G / p.mu)           # r' = r_u + 2 L G / mu
-    L1_zeta = ball(p.loss.L1 * p.zeta)
+    L, G, mu = ball(problem.L), ball(problem.G), ball(problem.mu)
+    M = problem.loss.L3_ball() * ball(problem.zeta ** 3)            # Lemma B.2: M = L3 zeta^3
+    sigma = ball(problem.sigma)
+    r_u = sigma * (arb(problem.d_star).sqrt() + ball(problem.u))    # r_u = sigma (sqrt(d*) + u)
+    r_prime = r_u + ball(2 * problem.L * problem.G / problem.mu)           # r' = r_u + 2 L G / mu
+    L1_zeta = ball(problem.loss.L1 * problem.zeta)
     R_bar = (r_prime + L1_zeta) / mu                      # R-bar = (r' + L1 zeta)/mu
-    B = ball(1 / p.mu)                                    # B = 1/mu
-    return Constants(L=L, M=M, G=G, Delta_H=ball(p.Delta_H), eta=ball(p.eta), mu=mu, rho=ball(p.rho),
+    B = ball(1 / problem.mu)                                    # B = 1/mu
+    return Constants(L=L, M=M, G=G, Delta_H=ball(problem.Delta_H), eta=ball(problem.eta), mu=mu, rho=ball(problem.rho),
                      sigma=sigma, r_u=r_u, r_prime=r_prime, R_bar=R_bar, B=B, L1_zeta=L1_zeta,
                      min_1_MG_over_L=arb(1).min(M * G / L))
