@@ -38,19 +38,6 @@ A, B = sp.symbols("A B", real=True)
 a1 = sp.Symbol("alpha1", positive=True)      # alpha = 1 + alpha1 > 1
 
 
-def _h():
-    return (1 - p + p * sp.exp(x)) ** alpha * (1 - p + p * sp.exp(y)) ** (1 - alpha)
-
-
-def _vw_subs(expr):
-    return expr.subs({v: p * sp.exp(x) / (1 - p + p * sp.exp(x)), w: p * sp.exp(y) / (1 - p + p * sp.exp(y))})
-
-
-def _D(f):
-    """The operator of (16): d/du E f(X, Y) = Delta^2 E[(d_xy + d_yy - d_y) f]."""
-    return sp.diff(f, x, y) + sp.diff(f, y, 2) - sp.diff(f, y)
-
-
 def _gauss_mgf_1d(c):
     """E[e^(c W)] for W ~ N(0, 1), integrated by sympy."""
     ww = sp.Symbol("w_", real=True)

@@ -33,7 +33,6 @@ note(PAPER, "The monotonicity asked for in minor comment 4 is proved for all alp
             "not the proof.")
 
 x = sp.Symbol("x", real=True)
-xp = sp.Symbol("x", positive=True)
 al = sp.Symbol("alpha", positive=True)
 c = sp.Symbol("c", positive=True)          # c = L/nu
 z = sp.Symbol("z", real=True)
