@@ -74,7 +74,7 @@ def inf_mass(claimed=None):
     return equal((a + A) * (b + B) - A * B, claimed)
 
 
-@obligation(PAPER, "PLD-readoff-monotone", "certify/pld/readoff.py; certified-pld.md 'Objects'",
+@obligation(PAPER, "PLD-readoff-monotone", "certify/pld/readoff.py; certify/pld/discretise.py 'Objects'",
             "where l > eps, the read-off term m (1 - e^(eps - l)) is non-decreasing in m and in l")
 def readoff_monotone():
     m = sp.Symbol("m", positive=True)
