@@ -1,4 +1,4 @@
-"""Speed of the certified Bok (2026) accountant (issue 3), in-process (process start excluded).
+"""Speed of the certified Bok (2026) accountant, in-process (process start excluded).
 
     python benchmarks/bench_dpsgd.py [--runs 20]
 
@@ -6,9 +6,9 @@ Measures, each with a cold rho cache (in-process memo and every per-problem cach
   * `certify dpsgd --sampling-rate 0.01 --noise-multiplier 2 --steps 1000 --delta 1e-6` (CLI entry point,
     summary printed to a null stream): median, 10th and 90th percentile;
   * one-step rho at alpha in {2, 4, 8, 16, 32, 64} (p = 0.01, sigma = 2 and p = 0.0025, sigma = 4);
-  * search-heavy one-step rho (the worst cases of issue 3 and of the tables) and checking their certificates;
+  * search-heavy one-step rho (alpha = 47, 36, 26 and the worst table cells) and checking their certificates;
   * checking the dpsgd/renyi-bok certificates (`certify verify` path) of the query and the five published
-    cells of issue 3 against producing them, with alpha chosen by the accountant and with alpha given;
+    cells of Bok's Tables 1-6 against producing them, with alpha chosen by the accountant and with alpha given;
   * Google dp_accounting's float RDP accountant for the same query (the "Wang et al." column: orders
     2..256, SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(sigma/2)), REPLACE_ONE) when the
     optional package `dp-accounting` is importable.
@@ -115,7 +115,7 @@ def main() -> None:
             print(f"  alpha={alpha:3d} p={p} sigma={s}: {stats(ts)}   [{out.witness.method}, "
                   f"{len(out.witness.leaves)} leaves]   (target: <= 200 ms)")
 
-    print("\nsearch-heavy one-step rho (issue 3 worst cases at alpha <= 64, and the worst table cell alpha = 191), "
+    print("\nsearch-heavy one-step rho (alpha = 47, 36, 26, and the worst table cell alpha = 191), "
           "cold; check = `certify verify` of that rho certificate:")
     for alpha, p, s in ((47, fmpq(1, 400), fmpq(4)), (36, fmpq(1, 100), fmpq(4)), (26, fmpq(1, 400), fmpq(3)),
                         (107, fmpq(1, 400), fmpq(6)), (191, fmpq(1, 400), fmpq(8))):
@@ -139,7 +139,7 @@ def main() -> None:
               + ("   (target: <= 200 ms)" if alpha <= 64 else ""))
 
     print("\nchecking (`certify verify`, cold) vs producing (`certify dpsgd` without process start, cold) the "
-          "dpsgd/renyi-bok certificates of the benchmark query and the five published cells of issue 3; "
+          "dpsgd/renyi-bok certificates of the benchmark query and the five published cells of Bok's tables; "
           "medians of {} runs each (target: check <= 10% of producing):".format(max(5, runs // 2)))
     n = max(5, runs // 2)
     for d, p, s, T in RATIO_CELLS:

@@ -1,4 +1,4 @@
-"""Speed of the certified Poisson Rényi accountant (issue 12), side by side with the float accountants.
+"""Speed of the certified Poisson Rényi accountant, side by side with the float accountants.
 
     python benchmarks/bench_poisson.py [--runs 30] [--opacus-rdp PATH]
 

@@ -1,7 +1,7 @@
 """Speed of `certify tables --paper bok` (run: python benchmarks/bench_tables.py).
 
 Cold: a fresh, empty cache directory (every rho witness searched, every cell computed, both cores).
-Warm: the same command again with that cache (`--check`, nothing rewritten). Targets from issue 4:
+Warm: the same command again with that cache (`--check`, nothing rewritten). Targets:
 cold at most 10 minutes, warm at most 1 minute. Also times the Watkins-Arora tables.
 """
 import os

@@ -45,7 +45,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .balls import InputError, arb, ball_endpoints, exact, exact_str, fmpq, upper_decimal
+from .balls import InputError, arb, ball_endpoints, exact, fmpq, upper_decimal
 from .certificate import Certificate
 from .contract import Contract, parse_contract
 from .poisson.accountant import certify_poisson
@@ -270,8 +270,3 @@ def dp_event_epsilon(event, delta, neighboring_relation, *, accountant: str | No
     schedule = from_dp_event(event, neighboring_relation)
     d, notes = _library_delta(delta, "the caller")
     return certify_schedule(schedule, d, accountant=accountant, alpha=alpha, notes=notes, fractional=fractional)
-
-
-def exact_epsilon_text(result: Result) -> str:
-    """The certified epsilon as exact text ("p/q")."""
-    return exact_str(fmpq(result.epsilon.numerator, result.epsilon.denominator))

@@ -23,16 +23,15 @@ from fractions import Fraction
 from typing import Callable, Iterable, TypeVar, Union
 
 import flint
-from flint import acb, arb, arb_poly, arb_series, ctx, fmpq, fmpz  # noqa: F401  (re-exported)
+from flint import acb, arb, arb_poly, ctx, fmpq, fmpz  # noqa: F401  (re-exported)
 
 __all__ = [
-    "arb", "acb", "arb_poly", "arb_series", "ctx", "fmpq", "fmpz",
+    "arb", "acb", "arb_poly", "ctx", "fmpq", "fmpz",
     "InputError", "UndecidedError", "Tri", "DEFAULT_PREC", "PRECISION_LADDER",
-    "exact", "exact_int", "exact_str", "ball", "workprec",
-    "phi", "Phi", "Q", "Q1", "log1p", "sqrt", "exp", "log", "bmax", "bmin",
-    "le", "lt", "ge", "gt", "compare", "certain_ceil", "escalate",
+    "exact", "exact_int", "exact_str", "require_in", "ball", "workprec",
+    "phi", "Phi", "Q", "Q1", "gaussian_delta", "compare", "decide", "certain_ceil", "escalate",
     "upper_decimal", "lower_decimal", "ball_to_json", "ball_from_json", "ball_endpoints",
-    "ball_contains", "is_finite", "flint_version", "MAX_EXPONENT", "MAX_DECIMAL_EXPONENT", "MAX_DIGITS",
+    "ball_contains", "flint_version", "MAX_EXPONENT", "MAX_DECIMAL_EXPONENT", "MAX_DIGITS",
     "check_magnitude", "MAX_INT_DIGITS", "pow2_text",
 ]
 
@@ -220,6 +219,34 @@ def exact_str(q: fmpq | int) -> str:
     return str(q.p) if q.q == 1 else f"{q.p}/{q.q}"
 
 
+def require_in(name: str, value, lo=None, hi=None, ends: str = "()", *, integer: bool = False,
+               shown: str | None = None, what: str = ""):
+    """Return ``value`` if it lies in the interval from ``lo`` to ``hi``, else raise InputError naming ``name``.
+
+    ``ends`` is "()", "(]", "[)" or "[]" (open or closed ends); ``lo`` or ``hi`` None leaves that side
+    unbounded. The message names the admissible range: "must be in (0, 1), got 2" ("must be an integer
+    in [1, 64], got 0" with ``integer``; "must be > 0, got 0" with one side only); ``shown`` replaces the
+    printed range when a bound reads better as text (e.g. "in (0, 1e6]"); ``what`` names the symbol
+    ("noise scale must be > 0, got 0"). The one range check of the package: every parser uses it.
+    """
+    above = lo is None or (lo < value if ends[0] == "(" else lo <= value)
+    below = hi is None or (value < hi if ends[1] == ")" else value <= hi)
+    if above and below:
+        return value
+    if shown is None:
+        if hi is None:
+            shown = f"{'>' if ends[0] == '(' else '>='} {_text(lo)}"
+        elif lo is None:
+            shown = f"{'<' if ends[1] == ')' else '<='} {_text(hi)}"
+        else:
+            shown = f"in {ends[0]}{_text(lo)}, {_text(hi)}{ends[1]}"
+    raise InputError(name, f"{what + ' ' if what else ''}must be {'an integer ' if integer else ''}{shown}, got {_text(value)}")
+
+
+def _text(x) -> str:
+    return exact_str(x) if isinstance(x, (int, fmpz, fmpq)) else str(x)
+
+
 # --------------------------------------------------------------------------------------------
 # Balls
 # --------------------------------------------------------------------------------------------
@@ -241,42 +268,6 @@ def ball(x: Number) -> arb:
 def workprec(bits: int):
     """Context manager setting the working precision (bits) of every ball operation inside."""
     return ctx.workprec(bits)
-
-
-def is_finite(x: arb) -> bool:
-    return x.is_finite()
-
-
-def sqrt(x: Number) -> arb:
-    return ball(x).sqrt()
-
-
-def exp(x: Number) -> arb:
-    return ball(x).exp()
-
-
-def log(x: Number) -> arb:
-    return ball(x).log()
-
-
-def log1p(x: Number) -> arb:
-    """log(1 + x), accurate for tiny x (no cancellation in 1 + x)."""
-    return ball(x).log1p()
-
-
-def bmax(*xs: Number) -> arb:
-    """A ball containing the maximum of the values (Arb's max: exact on overlapping balls)."""
-    out = ball(xs[0])
-    for x in xs[1:]:
-        out = out.max(ball(x))
-    return out
-
-
-def bmin(*xs: Number) -> arb:
-    out = ball(xs[0])
-    for x in xs[1:]:
-        out = out.min(ball(x))
-    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -351,6 +342,17 @@ def Q1(t: Number) -> arb:
     return _monotone(_Q1_point, ball(t))
 
 
+def gaussian_delta(half_mu: arb, eps_over_mu: arb, eps: arb) -> arb:
+    """The privacy profile of the Gaussian mechanism with mu = sensitivity / standard deviation,
+
+        delta_G(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)
+
+    (Balle and Wang 2018, Theorem 8; Dong, Roth and Su 2022, Corollary 2.13), from its two arguments
+    mu/2 and eps/mu as the caller computes them (two-sided ball; the one copy of the formula).
+    """
+    return Phi(half_mu - eps_over_mu) - eps.exp() * Phi(-half_mu - eps_over_mu)
+
+
 # --------------------------------------------------------------------------------------------
 # Three-valued comparisons and precision escalation
 # --------------------------------------------------------------------------------------------
@@ -399,33 +401,27 @@ def compare(a: Number, op: str, b: Number) -> Tri:
     return Tri.UNDECIDED
 
 
-def le(a, b) -> Tri:
-    return compare(a, "<=", b)
+def decide(a: Number, op: str, b: Number, what: str) -> bool:
+    """``a op b`` decided in balls: True or False, and :class:`UndecidedError` (message ``what``) when the
+    balls do not decide it (undecided is never read as true or false)."""
+    t = compare(a, op, b)
+    if t is Tri.UNDECIDED:
+        raise UndecidedError(what)
+    return t is Tri.TRUE
 
 
-def lt(a, b) -> Tri:
-    return compare(a, "<", b)
-
-
-def ge(a, b) -> Tri:
-    return compare(a, ">=", b)
-
-
-def gt(a, b) -> Tri:
-    return compare(a, ">", b)
-
-
-def certain_ceil(x: arb) -> int | None:
-    """The integer ceil(x) if the ball decides it (k-1 < x <= k on the whole ball), else None."""
-    if not x.is_finite():
-        return None
-    check_magnitude(x)
-    lo = x.lower().fmpq()
-    hi = x.upper().fmpq()
-    k_lo, k_hi = int(lo.ceil()), int(hi.ceil())
-    if k_lo == k_hi:
-        return k_hi
-    return None
+def certain_ceil(x: arb, what: str | None = None) -> int | None:
+    """The integer ceil(x) if the ball decides it (k-1 < x <= k on the whole ball), else None
+    (or, given ``what``, :class:`UndecidedError` with that message)."""
+    k = None
+    if x.is_finite():
+        check_magnitude(x)
+        k_lo, k_hi = int(x.lower().fmpq().ceil()), int(x.upper().fmpq().ceil())
+        if k_lo == k_hi:
+            k = k_hi
+    if k is None and what is not None:
+        raise UndecidedError(what)
+    return k
 
 
 def escalate(compute: Callable[[int], T], ladder: Iterable[int] = PRECISION_LADDER,
@@ -471,20 +467,15 @@ def check_magnitude(x: arb) -> None:
     """
     if not x.is_finite():
         return
-    for m, e in (x.mid().man_exp(), x.rad().man_exp()):
+    mid, rad = x.mid().man_exp(), x.rad().man_exp()
+    # the radius may sit 2^16 bits below the value: mid and rad within MAX_EXPONENT + 2^16, then mid within MAX_EXPONENT
+    for (m, e), bound in ((mid, MAX_EXPONENT + 2 ** 16), (rad, MAX_EXPONENT + 2 ** 16), (mid, MAX_EXPONENT)):
         k = _top_exponent(m, e)
-        if k is not None and abs(k) > MAX_EXPONENT + 2 ** 16:  # the radius may sit 2^16 bits below the value
+        if k is not None and abs(k) > bound:
             raise InputError(
                 "inputs", f"a certified value of magnitude about {pow2_text(k)} is outside the range "
                           f"2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652) that certify prints "
-                          "and re-checks "
-                          "exactly; choose less extreme inputs (see the admissible ranges in the README)")
-    k = _top_exponent(*x.mid().man_exp())
-    if k is not None and abs(k) > MAX_EXPONENT:
-        raise InputError(
-            "inputs", f"a certified value of magnitude about {pow2_text(k)} is outside the range 2^-{MAX_EXPONENT} .. "
-                      f"2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652) that certify prints and re-checks "
-                      "exactly; choose less extreme inputs (see the admissible ranges in the README)")
+                          "and re-checks exactly; choose less extreme inputs (see the admissible ranges in the README)")
 
 
 def ball_endpoints(x: arb) -> tuple[fmpq, fmpq]:
@@ -538,18 +529,19 @@ def _round_decimal(q: fmpq, digits: int, up: bool) -> str:
 
 def upper_decimal(x: arb | fmpq, digits: int = 10) -> str:
     """Smallest ``digits``-significant-digit decimal >= every point of ``x`` (rounded up)."""
-    if isinstance(x, arb):
-        x = ball_endpoints(x)[1]  # exact, independent of the working precision
-    _bounded_endpoint(x)
-    return _round_decimal(x, digits, up=True)
+    return _outward_decimal(x, digits, up=True)
 
 
 def lower_decimal(x: arb | fmpq, digits: int = 10) -> str:
     """Largest ``digits``-significant-digit decimal <= every point of ``x`` (rounded down)."""
+    return _outward_decimal(x, digits, up=False)
+
+
+def _outward_decimal(x: arb | fmpq, digits: int, up: bool) -> str:
     if isinstance(x, arb):
-        x = ball_endpoints(x)[0]  # exact, independent of the working precision
+        x = ball_endpoints(x)[1 if up else 0]  # exact, independent of the working precision
     _bounded_endpoint(x)
-    return _round_decimal(x, digits, up=False)
+    return _round_decimal(x, digits, up=up)
 
 
 def _bounded_endpoint(q: fmpq) -> None:

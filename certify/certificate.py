@@ -51,13 +51,12 @@ from typing import Any
 from . import __version__
 from .balls import (
     InputError, Tri, UndecidedError, arb, ball_to_json, compare, exact, fmpq, flint_version,
-    lower_decimal, upper_decimal,
+    lower_decimal, upper_decimal, decide,
 )
 
 SCHEMA = "certify/2"
 OLD_SCHEMAS = ("certify/1",)
 DIGITS = 10  # significant digits of the decimal enclosures written into certificates
-RELATIONS = ("<=", "<", ">=", ">")
 
 
 @dataclass
@@ -99,7 +98,7 @@ class Claim:
     name: str
     statement: str
     lhs: str          # quantity name or exact number text
-    relation: str     # one of RELATIONS
+    relation: str     # one of "<=", "<", ">=", ">"
     rhs: str          # quantity name or exact number text
     holds: bool
     equation: str = ""
@@ -198,10 +197,7 @@ class Evaluation:
         Raises UndecidedError when the balls cannot decide it. A false claim is recorded as false: the
         caller decides what it means (a producer refuses bad input before it gets here).
         """
-        t = self.decide(lhs, relation, rhs)
-        if t is Tri.UNDECIDED:
-            raise UndecidedError(f"claim {name!r} ({statement}) is undecided")
-        holds = t is Tri.TRUE
+        holds = decide(self.operand(lhs), relation, self.operand(rhs), f"claim {name!r} ({statement}) is undecided")
         self.claims.append(Claim(name, statement, lhs, relation, rhs, holds, equation))
         return holds
 

@@ -5,7 +5,7 @@ import os
 import sys
 import time
 
-from .balls import InputError
+from .balls import require_in
 from .cli import Progress, write_atomically
 
 PAPERS = ["watkins-arora", "bok"]
@@ -13,7 +13,7 @@ PAPERS = ["watkins-arora", "bok"]
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "tables", help="regenerate the papers' tables and compare each printed number with its enclosure",
+        "tables", help="check the papers' tables: regenerate them and compare each printed number with its enclosure",
         description="Regenerate tables/<paper>.{csv,md} from certified enclosures, each printed value beside "
                     "its enclosure and a verdict (confirmed / mismatch). Prints counts; exits 1 on any "
                     "mismatch unless --report-only. Run from the repository root (or pass --tables-dir).")
@@ -35,8 +35,7 @@ MAX_JOBS = 64
 
 
 def run(args) -> int:
-    if not 1 <= args.jobs <= MAX_JOBS:
-        raise InputError("--jobs", f"must be an integer in [1, {MAX_JOBS}], got {args.jobs}")
+    require_in("--jobs", args.jobs, 1, MAX_JOBS, "[]", integer=True)
     papers = args.paper or PAPERS
     mismatches = 0
     for paper in papers:

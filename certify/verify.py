@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .balls import (
-    InputError, UndecidedError, ball_contains, ball_from_json, ctx, fmpq, lower_decimal, upper_decimal,
+    InputError, UndecidedError, ball_contains, ball_from_json, ctx, fmpq, lower_decimal, upper_decimal, require_in,
 )
 from .certificate import (
     CLAIM_KEYS, CONCLUSION_KEYS, DIGITS, INFORMATIONAL_KEYS, MAX_PRECISION, QUANTITY_KEYS, Evaluation,
@@ -173,8 +173,7 @@ def check_precision(precision, name: str = "--precision") -> int:
     """A working precision (bits) in [53, MAX_PRECISION]; InputError otherwise."""
     if isinstance(precision, bool) or not isinstance(precision, int):
         raise InputError(name, f"must be an integer number of bits, got {precision!r}")
-    if not MIN_PRECISION <= precision <= MAX_PRECISION:
-        raise InputError(name, f"must be an integer in [{MIN_PRECISION}, {MAX_PRECISION}] bits, got {precision}")
+    require_in(name, precision, MIN_PRECISION, MAX_PRECISION, "[]", integer=True, shown=f"in [{MIN_PRECISION}, {MAX_PRECISION}] bits")
     return precision
 
 

@@ -19,7 +19,7 @@ from .verify import EXIT_INCONSISTENT, EXIT_OK, EXIT_STOPPED_EARLY, check_precis
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "verify", help="re-check a certificate (JSON) without re-running any search",
+        "verify", help="check a certificate (JSON) without re-running any search",
         description="Load a certificate, recompute every quantity from its inputs and witnesses at the "
                     "recorded precision (or --precision, if higher), confirm every claim and conclusion, and "
                     "print the conclusions first, then what was checked. Exit 0 only if the certificate is "

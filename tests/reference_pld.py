@@ -1,6 +1,6 @@
 """Independent mpmath ground truth for the PLD accountant (written apart from certify.pld; 30+ digits).
 
-Pairs (dpsgd-accountants.md / practitioner-accounting.md), z(x) = exp(D x - D^2/2):
+Pairs (Bok 2026 Proposition 1; Zhu, Dong, Wang 2022), z(x) = exp(D x - D^2/2):
   remove: P = (1-q) N(0,1) + q N(D,1), Q = N(0,1); privacy loss L(x) = log(1 - q + q z(x)).
   add:    P = N(0,1), Q = (1-q) N(0,1) + q N(D,1);  L(x) = -log(1 - q + q z(x)).
 One-step curve: the closed forms f(gamma) = H_gamma(P||Q) of the notes.

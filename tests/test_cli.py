@@ -78,7 +78,7 @@ def with_opt(opt, value):
     ("--noise-multiplier", "0", "--noise-multiplier"), ("--u", "-1", "--u"),
     ("--epsilon", "0.01", "eps_0"), ("--iterations", "1000", "threshold (7)"),
     ("--mu", "nan", "--mu"), ("--mu", "0x1p-3", "--mu"), ("--epsilon", "inf", "--epsilon"),
-    ("--target-delta", "0", "--target-delta"), ("--target-delta", "1e-9", "--target-delta"),
+    ("--delta", "0", "--delta"), ("--delta", "1e-9", "--delta"), ("--target-delta", "0", "--delta"),
 ])
 def test_bad_input_one_line_error_nonzero_exit_nothing_written(tmp_path, opt, value, needle):
     out = tmp_path / "c.json"
@@ -129,4 +129,4 @@ def test_eps_error_names_eps0():
 
 def test_help_explains():
     r = run(["objpert", "--help"])
-    assert r.returncode == 0 and "Theorem 4.1" in r.stdout and "--target-delta" in r.stdout
+    assert r.returncode == 0 and "Theorem 4.1" in r.stdout and "--delta DELTA" in r.stdout

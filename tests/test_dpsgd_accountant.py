@@ -10,7 +10,7 @@ from certify.dpsgd.accountant import certify_dpsgd, certify_rho, clear_memo
 from certify.dpsgd.problem import Problem, make_problem, parse_p, parse_sigma
 from certify.verify import verify_document, verify_text
 
-# (delta, p, sigma, T) -> "Our bounds" of Bok (2026) Tables 1-6 (../shared/data/bok2026_tables_1_to_6.csv)
+# (delta, p, sigma, T) -> "Our bounds" of Bok (2026) Tables 1-6 (Appendix B.1)
 CELLS = [("1e-6", "0.01", "2", 250, "1.77"), ("1e-6", "0.01", "2", 1000, "2.44"),
          ("1e-6", "0.01", "2", 4000, "4.75"), ("1e-6", "0.0025", "4", 64000, "1.63"),
          ("1e-8", "0.04", "8", 64000, "18.27")]

@@ -1,4 +1,4 @@
-"""Tight rho for tiny p (issue 15): the small-p route and the search at extra precision, against 50-digit mpmath.
+"""Tight rho for tiny p: the small-p route and the search at extra precision, against 50-digit mpmath.
 
 For p in {1e-30, 1e-12, 1e-6} and alpha in {2, 50, 256}: the certified rho has lower end >= 0 and relative width
 <= 1e-6, and contains the independent mpmath reference of tests/reference_rho.py (max over u of J(u) in (5), each
@@ -96,7 +96,7 @@ def test_large_rho_is_J0_of_the_closed_form(key):
 
 
 def test_issue_examples_have_nonnegative_tight_bounds():
-    """The issue: alpha = 50, p = 1e-30, sigma = 3 gave [-7.76e-31, 6.32e-22]."""
+    """alpha = 50, p = 1e-30, sigma = 3: a nonnegative, tight enclosure (a loose one would be [-7.76e-31, 6.32e-22])."""
     out = _check(make_problem("50", "1e-30", "3"), _decimal(REFERENCE[(50, "1e-30", 3)][0]))
     assert out.facts["method"] == "small-p"
     proc = subprocess.run([sys.executable, "-m", "certify", "rho", "--alpha", "50", "--sampling-rate", "1e-30",
@@ -105,7 +105,7 @@ def test_issue_examples_have_nonnegative_tight_bounds():
 
 
 def test_p_1e_2200_against_proposition_5():
-    """p = 1e-2200, alpha = 2, sigma = 1 (the issue: [-1.35e-30, 1.16e-21]): rho = alpha (e^(D^2) - e^(D^2/2)) p^2
+    """p = 1e-2200, alpha = 2, sigma = 1 (a loose enclosure would be [-1.35e-30, 1.16e-21]): rho = alpha (e^(D^2) - e^(D^2/2)) p^2
     (1 + O(p)) by Proposition 5; the O(p) term is far below the ball's relative width."""
     for alpha, sigma in ((2, 1), (50, 3), (256, 10)):
         prob = make_problem(str(alpha), "1e-2200", str(sigma))

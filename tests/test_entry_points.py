@@ -86,7 +86,7 @@ def test_objpert_and_referee_producers_refuse_floats():
         certify_theorem_4_1(p, 1.0)
     with pytest.raises(InputError, match="iterations"):
         certify_theorem_4_1(p, "1", -3)
-    with pytest.raises(InputError, match="target-delta"):
+    with pytest.raises(InputError, match="--delta"):
         certify_theorem_4_1(p, "1", None, "2")
     with pytest.raises(InputError, match="float"):
         certify_gaussian_benchmark(5.0, "1")

@@ -1,10 +1,10 @@
-"""Hostile input (issue 10, items 4 and 6): no input crashes, hangs or exhausts memory; files are clean.
+"""Hostile input: no input crashes, hangs or exhausts memory; files are clean.
 
 Every run must end with exit 0, 2 or 3 (6 where a search stops early), write at most one line on stderr
 when it fails (progress lines of long runs aside), never print a traceback, never die from a signal,
 finish within a bounded time and write nothing when it fails.
 
-* the issue's reproducers run in subprocesses (a FLINT abort or a segfault kills the process);
+* crash reproducers run in subprocesses (a FLINT abort or a segfault kills the process);
 * a property-based test (hypothesis) runs hostile argument strings through ``certify.cli.main``
   in-process (fast);
 * the full corpus (every numeric flag of every command x every hostile string) is marked slow and runs
@@ -116,7 +116,7 @@ def run_cli(args: list[str], timeout: float = 120, cwd: str = ROOT) -> subproces
 
 
 # --------------------------------------------------------------------------------------------
-# The issue's reproducers (subprocesses: several used to segfault or abort)
+# Reproducers of crashes (subprocesses: a FLINT abort or a segfault kills the process, not the test)
 # --------------------------------------------------------------------------------------------
 REPRODUCERS = [
     # segfaults

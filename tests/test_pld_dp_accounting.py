@@ -45,7 +45,7 @@ def test_t1000_coarse_grid():
 @pytest.mark.parametrize("T", [1000, 10000, 100000])
 def test_benchmark_query(T):
     lo, up, pess, opt = _check("0.01", "2", T, "1e-6", "1e-4")
-    if T == 10000:   # the benchmark: float bracket 2.447 vs 1.947; certified at least 5x narrower
+    if T == 10000:   # the README's benchmark: float bracket 2.447 vs 1.947; certified at least 5x narrower
         assert (up - lo) * 5 < pess - opt
 
 

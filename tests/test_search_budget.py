@@ -1,7 +1,7 @@
-"""A branch-and-bound that stops at its budget says so (issue 15): summary, certificate, exit status 6, verify.
+"""A branch-and-bound that stops at its budget says so: summary, certificate, exit status 6, verify.
 
-Also the loose case of the issue (alpha = 256, p = 0.996048384737029, sigma = 16: 26 minutes and 113% wide
-before) is now tight well within 10 s (the tangent left-tail bound of certify.dpsgd.mixture).
+Also the loose case alpha = 256, p = 0.996048384737029, sigma = 16 is tight well within 10 s (the tangent
+left-tail bound of certify.dpsgd.mixture).
 """
 from __future__ import annotations
 

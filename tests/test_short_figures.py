@@ -1,4 +1,4 @@
-"""Every short figure printed beside a bound is on the safe side of the certified ball (issue 15).
+"""Every short figure printed beside a bound is on the safe side of the certified ball.
 
 The README's commands (with small/fast parameters where the README's are slow) are run with ``--out``;
 every figure the summary prints as a bound is parsed and compared, exactly, with the certificate's ball:
@@ -122,7 +122,7 @@ def test_paper_rounding_is_labelled_and_not_the_headline(tmp_path):
 
 
 def test_two_decimals_of_the_issue():
-    """The issue's example: a certified upper bound 15.9209 is 15.93 rounded up; the paper prints 15.92."""
+    """A certified upper bound 15.9209 is 15.93 rounded up; the paper prints 15.92."""
     from certify.balls import ball, fmpq
     from certify.dpsgd.commands import _two_decimals
 

@@ -38,7 +38,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from ..balls import InputError, exact, exact_str, fmpq
+from ..balls import InputError, exact, exact_str, fmpq, require_in
 from ..contract import POISSON_ADD_REMOVE, Contract, parse_contract
 from ..poisson.ecosystem import from_dp_event, opacus_history
 from ..poisson.schedule import Schedule, parse_delta, parse_schedule
@@ -118,8 +118,7 @@ def _parse_epsilon(value) -> fmpq:
     if isinstance(value, (dict, list)) or value is None:
         raise InputError("epsilon", f"must be a number > 0, got {value!r}"[:200])
     e = exact(value, "epsilon")
-    if not e > 0:
-        raise InputError("epsilon", f"must be > 0, got {exact_str(e)}")
+    require_in("epsilon", e, 0)
     if e > EPSILON_MAX:
         raise InputError("epsilon", f"must be at most 1e6, got {exact_str(e)}")
     return e

@@ -30,13 +30,13 @@ mechanism: "schedule" (phases of sampling_rate, noise_multiplier, steps; exact n
 DpEvent.to_named_tuple() as JSON objects with "class_name"); optional "title", "source", "assumptions".
 
 The certified Rényi accountant is tried first (milliseconds); if it does not prove the claim, the certified
-PLD accountant (one phase, or phases of equal q and sigma) at grids 100h, 10h, h (h = --grid).
+PLD accountant (one phase, or phases of equal sampling rate and noise multiplier) at grids 100h, 10h, h (h = --grid).
 exit status: 0 holds, 7 not certified, 8 refuted, 2 bad input, 3 undecided.
 """
 
 
 def register(sub) -> None:
-    p = sub.add_parser("audit", help="decide a DP-SGD privacy claim: holds (0), not certified (7), refuted (8)",
+    p = sub.add_parser("audit", help="check a DP-SGD privacy claim: holds (0), not certified (7), refuted (8)",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("claim", metavar="CLAIM", help="the claim file (JSON; see above and NOTES/README)")
     p.add_argument("--out", metavar="CERT", help="when the claim holds: write the certificate that proves it "

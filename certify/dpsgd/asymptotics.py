@@ -15,7 +15,7 @@ Regime T -> infinity, p -> 0, T p^2 -> nu (Section 6.1), Delta = 2/sigma:
 """
 from __future__ import annotations
 
-from ..balls import Phi, Q, arb, ball, fmpq
+from ..balls import Q, arb, ball, fmpq, gaussian_delta
 
 
 def _e(k: int, sigma: fmpq) -> arb:
@@ -38,7 +38,7 @@ def mu_lossless(nu: fmpq, sigma: fmpq) -> arb:
 def delta_lossless_limit(eps: fmpq, nu: fmpq, sigma: fmpq) -> arb:
     """delta_L(eps) of Lemma 3: the limit of the lossless accountant's delta."""
     mu, e = mu_lossless(nu, sigma), ball(eps)
-    return Phi(-e / mu + mu / 2) - e.exp() * Phi(-e / mu - mu / 2)
+    return gaussian_delta(mu / 2, e / mu, e)
 
 
 def lambda_ours(nu: fmpq, sigma: fmpq) -> arb:

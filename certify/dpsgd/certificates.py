@@ -22,7 +22,7 @@ Claims: Proposition 2 (a) ((19)) or (b), when the certificate uses it to skip th
 from __future__ import annotations
 
 from ..balls import (
-    InputError, Tri, arb, ball, compare, exact, exact_int, exact_str, fmpq, upper_decimal,
+    InputError, Tri, arb, ball, compare, exact, exact_int, exact_str, fmpq, upper_decimal, require_in,
 )
 from ..certificate import Evaluation
 from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, NOTE_SUFFIX, check_notes, contract_from_inputs
@@ -290,25 +290,16 @@ def eps_ball(rho: arb, alpha: int, steps: int, delta: fmpq) -> arb:
 
 
 def parse_steps(value, name: str = "--steps") -> int:
-    t = exact_int(value, name)
-    if t < 1:
-        raise InputError(name, f"must be an integer >= 1, got {t}")
-    return t
+    return require_in(name, exact_int(value, name), 1, None, "[)", integer=True)
 
 
 def parse_delta(value, name: str = "--delta") -> fmpq:
-    d = exact(value, name)
-    if not (0 < d < 1):
-        raise InputError(name, f"must be in (0, 1), got {exact_str(d)}")
-    return d
+    return require_in(name, exact(value, name), 0, 1)
 
 
 def parse_gamma(value, name: str = "--gamma") -> fmpq:
     """The branch-and-bound tolerance gamma on rho: exact, 0 < gamma <= 1."""
-    g = exact(value, name)
-    if not 0 < g <= 1:
-        raise InputError(name, f"must be in (0, 1], got {exact_str(g)}")
-    return g
+    return require_in(name, exact(value, name), 0, 1, "(]")
 
 
 def check_batch(inputs: dict, p: fmpq, names=("batch_size", "dataset_size")) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..balls import InputError, exact_str, fmpq, lower_decimal, upper_decimal
+from ..balls import InputError, exact_str, fmpq, lower_decimal, upper_decimal, require_in
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from .. import cli
 from ..poisson.commands import add_contract_options, run_contract
@@ -20,8 +20,9 @@ Gaussian noise sigma*C on the sum of clipped gradients) has the order-alpha Rén
 rho(alpha, p, 2/sigma) of Bok (2026), Theorem 1 / (5): the maximum over u in [0, 1/2] of the Rényi
 divergence J(u) between two 2-D Gaussian mixtures. It is certified in Arb ball arithmetic: u = 0 in
 closed form; Proposition 2 (a)/(b) skip the search when they are proved; otherwise a branch-and-bound
-over u (App. B.2) with rigorous point bounds (App. B.3.1: one adaptive Arb quadrature of the summed
-integrand, tails bounded with Gaussian tails) and curvature bounds (App. B.3.2). Every printed bound
+over u (App. B.2) with rigorous point bounds (App. B.3.1: the summed integrand of (35) integrated by
+the trapezoidal rule on the real line, with a closed-form bound of its discretisation error and
+Gaussian bounds of the truncated tails) and curvature bounds (App. B.3.2). Every printed bound
 is an outward-rounded ball endpoint; --json prints the certificate that `certify verify` re-checks
 leaf by leaf without re-running the search.
 """
@@ -57,11 +58,9 @@ def _budget(args):
     from .search import MAX_EVALUATIONS, MAX_SECONDS, Budget, budget
 
     n = MAX_EVALUATIONS if args.max_evaluations is None else exact_int(args.max_evaluations, "--max-evaluations")
-    if n < 2:
-        raise InputError("--max-evaluations", f"must be an integer >= 2, got {n}")
+    require_in("--max-evaluations", n, 2, None, "[)", integer=True)
     t = fmpq(MAX_SECONDS) if args.max_seconds is None else exact(args.max_seconds, "--max-seconds")
-    if not t > 0:
-        raise InputError("--max-seconds", f"must be > 0, got {exact_str(t)}")
+    require_in("--max-seconds", t, 0)
     return budget(Budget(n, t))
 
 
@@ -100,16 +99,19 @@ def _width(out) -> str:
     return "; ".join(parts)
 
 
+def _search_lines(out) -> list[str]:
+    """The summary lines every rho search prints: where the maximum is, the bracket width, how the search ended."""
+    return [f"  maximiser: {_where(out)}", f"  width: {_width(out)}", *_stopped_line(out),
+            f"  ({out.seconds:.3f} s, rho from {out.source})"]
+
+
 def _summary_rho(out) -> str:
     q = out.certificate.quantities
     rho = q["rho"].value
     lines = [
         f"rho(alpha={out.certificate.inputs['alpha']}, p={out.certificate.inputs['sampling_rate']}, "
         f"sigma={out.certificate.inputs['noise_multiplier']}) in [{lower_decimal(rho, 10)}, {upper_decimal(rho, 10)}]",
-        f"  maximiser: {_where(out)}",
-        f"  width: {_width(out)}",
-        *_stopped_line(out),
-        f"  ({out.seconds:.3f} s, rho from {out.source})",
+        *_search_lines(out),
     ]
     return "\n".join(lines) + "\n"
 
@@ -127,10 +129,7 @@ def _summary_dpsgd(out) -> str:
         f"{_two_decimals(eps, up=True)}; as the paper prints it (nearest, not a bound): {_two_decimals(eps, up=None)})",
         f"  alpha = {c.inputs['alpha']} ({chosen})",
         f"  rho(alpha) in [{lower_decimal(rho, 10)}, {upper_decimal(rho, 10)}]",
-        f"  maximiser: {_where(out)}",
-        f"  width: {_width(out)}",
-        *_stopped_line(out),
-        f"  ({out.seconds:.3f} s, rho from {out.source})",
+        *_search_lines(out),
     ]
     return "\n".join(lines) + "\n"
 
@@ -233,7 +232,7 @@ def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sampling-rate", type=cli.exact_text, metavar="P", help=_SAMPLING_HELP)
     p.add_argument("--batch-size", type=cli.exact_text, metavar="B", help="batch size b (integer, 1 <= b < n)")
-    p.add_argument("--dataset-size", type=cli.exact_text, metavar="N", help="dataset size n (integer)")
+    p.add_argument("--dataset-size", type=cli.exact_text, metavar="n", help="dataset size n (integer)")
     p.add_argument("--noise-multiplier", type=cli.exact_text, required=True, metavar="SIGMA",
                    help="noise multiplier sigma > 0 (noise std sigma*C; Delta = 2/sigma under replace-one)")
     p.add_argument("--gamma", type=cli.exact_text, metavar="G",
@@ -254,7 +253,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "rho", help="certified one-step Rényi bound rho(alpha, p, 2/sigma) of Bok (2026) (5)",
+        "rho", help="certify the one-step Rényi bound rho(alpha, p, 2/sigma) of Bok (2026) (5), sigma the noise multiplier",
         description=_ACCOUNTANT_TEXT, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example: certify rho --alpha 8 --sampling-rate 0.01 --noise-multiplier 2")
     p.add_argument("--alpha", type=cli.exact_text, required=True, metavar="A",
@@ -263,7 +262,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_rho)
 
     d = subparsers.add_parser(
-        "dpsgd", help="certified (epsilon, delta) of DP-SGD by Bok (2026) Corollary 1 / (6)",
+        "dpsgd", help="certify (epsilon, delta) of DP-SGD by Bok (2026) Corollary 1 / (6)",
         description=_ACCOUNTANT_TEXT
         + "\nepsilon = T rho(alpha) + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1)"
         " (Corollary 1 / (6)); alpha is chosen by float estimates using unimodality (Proposition 3), "

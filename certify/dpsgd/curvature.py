@@ -144,7 +144,7 @@ def E_bound(prob: Problem, i: int, j: int, r: arb) -> arb:
 
 
 def kappa1(prob: Problem, r: fmpq) -> arb:
-    """The previous implementation's bound: kappa1(l, r) of B.3.2 ((41) with (39), (40), (42) at u = r), merged term by term with kappa2.
+    """kappa1(l, r) of B.3.2 ((41) with (39), (40), (42) at u = r), merged term by term with kappa2.
 
     Each normalised moment E[v^i w^j h]/F(u) is bounded by min(E_ij(r), 1): E_ij(r) is (42) at u = r
     (sharpened by monotonicity in i, j) and F(u) >= 1, which is the route to (41); 1 is the route to
@@ -183,7 +183,8 @@ def kappa2(prob: Problem) -> arb:
 
 
 def kappa_paper(prob: Problem, l: fmpq, r: fmpq) -> arb:
-    """min(kappa1, kappa2) as implemented before (the paper's (41)-(45) with monotone and min(., 1) sharpenings)."""
+    """min(kappa1, kappa2): the paper's (41)-(45) with the monotone and min(., 1) sharpenings of :func:`kappa1`
+    (the reference the tests compare :func:`kappa` and :func:`kappa_neg` against; rounded up)."""
     return arb(kappa1(prob, r).upper()).min(arb(kappa2(prob).upper()))
 
 
@@ -448,9 +449,23 @@ def moment_bounds(prob: Problem, l: fmpq, r: fmpq, lower: bool = False, thetas=N
     M[2, 2] = M[2, 2].min(M[2, 1]).min(M[1, 2])
     if not lower:
         return M
-    Fu = arb(N_bound(prob, 0, 0, l, r, qs[0, 0]).upper())
-    Ml = {ij: arb((N_lower(prob, ij[0], ij[1], l, r) / Fu).lower()).max(arb(0)) for ij in _LOWER}
-    return M, Ml
+    return M, _lower_moments(prob, l, r, qs[0, 0])
+
+
+def _lower_moments(prob: Problem, l: fmpq, r: fmpq, q00: list[int]) -> dict:
+    """Lower bounds of M_ij for (i, j) in _LOWER (point 4), with the upper bound of F from the pair (0, 0)."""
+    Fu = arb(N_bound(prob, 0, 0, l, r, q00).upper())
+    return {ij: arb((N_lower(prob, ij[0], ij[1], l, r) / Fu).lower()).max(arb(0)) for ij in _LOWER}
+
+
+def _kneg(D4a: arb, al: int, M: dict) -> arb:
+    """kneg of point 3: -J'' <= kneg on [l, r], from upper bounds M of the tilted moments."""
+    return D4a * (2 * al * M[1, 3] + al * M[2, 2] + 4 * (al + 1) * M[0, 3] + (al - 1) * M[2, 1] + M[1, 1])
+
+
+def _poslo(D4a: arb, al: int, Ml: dict) -> arb:
+    """poslo of point 4: -J'' <= kneg - poslo, from lower bounds Ml of the tilted moments."""
+    return D4a * ((3 * al + 2) * Ml[0, 4] + 5 * al * Ml[1, 2] + 2 * Ml[0, 2])
 
 
 def _sides(prob: Problem, l: fmpq, r: fmpq, thetas=None) -> tuple[arb, arb, arb]:
@@ -460,9 +475,7 @@ def _sides(prob: Problem, l: fmpq, r: fmpq, thetas=None) -> tuple[arb, arb, arb]
     M, Ml = moment_bounds(prob, l, r, lower=True, thetas=thetas)
     D4a = D2 * D2 * al
     kpos = D4a * ((al + 1) * (al + 2) * M[0, 4] + al * (al - 1) * M[2, 2] + 5 * al * M[1, 2] + 2 * M[0, 2])
-    kneg = D4a * (2 * al * M[1, 3] + al * M[2, 2] + 4 * (al + 1) * M[0, 3] + (al - 1) * M[2, 1] + M[1, 1])
-    poslo = D4a * ((3 * al + 2) * Ml[0, 4] + 5 * al * Ml[1, 2] + 2 * Ml[0, 2])
-    return kpos, kneg, poslo
+    return kpos, _kneg(D4a, al, M), _poslo(D4a, al, Ml)
 
 
 @lru_cache(maxsize=16384)
@@ -520,16 +533,14 @@ def _kappa_neg_light(prob: Problem, l: fmpq, r: fmpq, prec: int, thetas: tuple, 
             M[2, 2] = M[2, 2].min(M[2, 1])
         D2 = consts(prob).D2
         D4a = D2 * D2 * al
-        kneg = D4a * (2 * al * M[1, 3] + al * M[2, 2] + 4 * (al + 1) * M[0, 3] + (al - 1) * M[2, 1] + M[1, 1])
+        kneg = _kneg(D4a, al, M)
         k2 = kappa2(prob).upper().fmpq()
         if not kneg.is_finite():
             return k2
         best = min(kneg.upper().fmpq(), k2)
         if level == "convex":
             # point 4 with the upper bound of F from the pair (0, 0): subtract poslo
-            Fu = arb(N_bound(prob, 0, 0, l, r, qs[0, 0]).upper())
-            Ml = {ij: arb((N_lower(prob, ij[0], ij[1], l, r) / Fu).lower()).max(arb(0)) for ij in _LOWER}
-            poslo = D4a * ((3 * al + 2) * Ml[0, 4] + 5 * al * Ml[1, 2] + 2 * Ml[0, 2])
+            poslo = _poslo(D4a, al, _lower_moments(prob, l, r, qs[0, 0]))
             if poslo.is_finite():
                 best = min(best, (kneg - poslo).upper().fmpq())
         return max(fmpq(0), best)

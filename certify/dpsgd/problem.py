@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..balls import InputError, exact, exact_int, exact_str, fmpq
+from ..balls import InputError, exact, exact_int, exact_str, fmpq, require_in
 
 ALPHA_MIN, ALPHA_MAX = 2, 256
 
@@ -54,11 +54,16 @@ def _short(q: fmpq) -> str:
 
 @dataclass(frozen=True)
 class Problem:
-    """rho(alpha, p, Delta) of (5) with Delta = 2/sigma: integer 2 <= alpha <= 256, 0 < p < 1, sigma > 0."""
+    """rho(alpha, p, Delta) of (5) with Delta = 2/sigma: integer 2 <= alpha <= 256, 0 < p < 1, sigma > 0.
+
+    Bok's symbols: ``p`` is the sampling rate b/n and ``sigma`` the noise multiplier (the noise standard
+    deviation is sigma C for clipping norm C), not the standard deviation ``sigma`` of
+    :class:`certify.objpert.problem.GLMProblem`.
+    """
 
     alpha: int
-    p: fmpq
-    sigma: fmpq
+    p: fmpq       # sampling rate b/n
+    sigma: fmpq   # noise multiplier
 
     def __post_init__(self):
         check_noise(self.alpha, self.sigma)
@@ -89,8 +94,7 @@ def parse_alpha(value, name: str = "--alpha") -> int:
         a = exact_int(value, name)
     except InputError as err:
         raise InputError(name, f"must be an integer in [{ALPHA_MIN}, {ALPHA_MAX}] ({err.message})") from None
-    if not ALPHA_MIN <= a <= ALPHA_MAX:
-        raise InputError(name, f"must be an integer in [{ALPHA_MIN}, {ALPHA_MAX}], got {a}")
+    require_in(name, a, ALPHA_MIN, ALPHA_MAX, "[]", integer=True)
     return a
 
 
@@ -121,10 +125,8 @@ def parse_batch(batch, dataset, bname: str = "--batch-size", nname: str = "--dat
     """p = b/n exactly, 1 <= b < n (b = n would make p = 1, outside (0, 1))."""
     b = exact_int(batch, bname)
     n = exact_int(dataset, nname)
-    if n < 2:
-        raise InputError(nname, f"must be an integer >= 2, got {n}")
-    if b < 1:
-        raise InputError(bname, f"must be an integer >= 1, got {b}")
+    require_in(nname, n, 2, None, "[)", integer=True)
+    require_in(bname, b, 1, None, "[)", integer=True)
     if b >= n:
         raise InputError(bname, f"must be smaller than the dataset size {n} (p = b/n must be in (0, 1)), got {b}")
     return fmpq(b, n)

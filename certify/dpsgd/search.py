@@ -48,7 +48,7 @@ HALF = fmpq(1, 2)
 #: default gamma relative to J(0): small enough that T * gamma never moves a printed epsilon.
 GAMMA_REL = fmpq(1, 10 ** 7)
 #: default evaluation budget of the branch-and-bound (point evaluations; deterministic: the certificate
-#: does not depend on the machine). Measured: a few seconds in the hard cases of NOTES-rho15.md.
+#: does not depend on the machine). Measured: a few seconds in the hard cases (tiny p, p near 1).
 MAX_EVALUATIONS = 2000
 #: default wall-clock safety net (seconds). Only a safety net: a search cut by time depends on the
 #: machine's speed, so its certificate is not reproducible (it says so: stopped_by = "seconds").
@@ -99,7 +99,6 @@ class SearchResult:
     rules: dict[fmpq, Rule]          # u -> trapezoidal rule for every u > 0 used
     u_lower: fmpq                    # point whose J-lower is the lower bound
     evaluations: int = 0             # point evaluations done by the search
-    leaves_before_merge: int = 0
     stats: dict = field(default_factory=dict)
     #: per leaf, the theta_k of (42') used by its curvature bound (branch-and-bound only; recorded in the witness)
     thetas: list = field(default_factory=list)
@@ -206,8 +205,8 @@ def small_p_applies(prob: Problem, gamma: fmpq) -> bool:
     if b["rho_lo"] is None:
         return False
     # a rho below ~10^-(limit - 100) cannot be written as exact text under Python's int-to-str digit limit
-    # (sys.set_int_max_str_digits; 4300 by default): decline rather than crash while serialising; the CLI
-    # lifts the limit (NOTES-rho15.md), which makes the route reach p ~ 1e-2200 and below
+    # (sys.set_int_max_str_digits; 4300 by default): decline rather than crash while serialising; the
+    # package lifts the limit (certify/dpsgd/__init__.py), which makes the route reach p ~ 1e-2200 and below
     limit = sys.get_int_max_str_digits()
     if limit and not b["main"] > arb(10) ** (100 - limit):
         return False

@@ -46,7 +46,7 @@ so u = 1/2 bounds it. Therefore
 both ends evaluated in balls (lower end rounded down, upper up). The route is used when it is tight enough
 (:func:`certify.dpsgd.search.rho_search`: its width is at most the search tolerance gamma); its relative width
 is about p R/(p^3 c2(1/2)), i.e. proportional to p: for sigma = 3 and alpha <= 256 it is below 1e-6 for p <= 1e-12
-or so (measured numbers in NOTES-rho15.md), and it works for p as small as the exact input allows (1e-2200 and
+or so, and it works for p as small as the exact input allows (1e-2200 and
 below: Arb exponents are unbounded). The checker re-evaluates these closed forms; there is nothing to search.
 """
 from __future__ import annotations

@@ -14,13 +14,13 @@ Both depend on sigma/G only. Each function returns a two-sided ball enclosure.
 """
 from __future__ import annotations
 
-from ..balls import Phi, Q1, ball, fmpq
+from ..balls import Q1, ball, fmpq, gaussian_delta
 
 
 def gaussian_profile(s: fmpq, eps: fmpq):
     """delta_G(eps) of C.5 at noise multiplier s = sigma/G (exact Gaussian-mechanism profile)."""
     s_, e_ = ball(s), ball(eps)
-    return Phi(1 / (2 * s_) - e_ * s_) - e_.exp() * Phi(-1 / (2 * s_) - e_ * s_)
+    return gaussian_delta(1 / (2 * s_), e_ * s_, e_)
 
 
 def integrated_tail_bound(s: fmpq, eps: fmpq):

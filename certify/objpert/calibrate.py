@@ -25,9 +25,10 @@ certifies a change of verdict found by bisection, not global minimality.
 from __future__ import annotations
 
 from ..balls import (
-    InputError, Tri, UndecidedError, arb, ball, certain_ceil, compare, ctx, escalate, exact, exact_int, exact_str,
-    fmpq, upper_decimal,
+    InputError, Tri, arb, ball, certain_ceil, compare, ctx, escalate, exact, exact_int, exact_str,
+    fmpq, upper_decimal, require_in, decide,
 )
+from ..bracket import grow_then_bisect
 from ..certificate import Certificate, Evaluation
 from ..verify import register
 from . import privacy as P
@@ -71,7 +72,7 @@ def mu_util(A: arb, W: fmpq) -> arb:
     return (2 * A).sqrt() / ball(W)
 
 
-def c_N(p: GLMProblem, c, N: int) -> arb:
+def c_N(problem: GLMProblem, c, N: int) -> arb:
     """c_N of Corollary 4.13."""
     h = P.rho_half_power(c, N)
     gs = c.G / c.sigma
@@ -79,9 +80,9 @@ def c_N(p: GLMProblem, c, N: int) -> arb:
             + arb.const_e() * c.eta * c.mu / 2 * c.min_1_MG_over_L * N * h)
 
 
-def q_mu(p: GLMProblem) -> arb:
+def q_mu(problem: GLMProblem) -> arb:
     """q(mu) = log(1 + L2 zeta^2/(n mu)) (proof of Corollary 4.13)."""
-    return ball(p.loss.L2 * p.zeta ** 2 / (p.n * p.mu)).log1p()
+    return ball(problem.loss.L2 * problem.zeta ** 2 / (problem.n * problem.mu)).log1p()
 
 
 def _check_targets(eps, delta, delta_S, W):
@@ -89,14 +90,11 @@ def _check_targets(eps, delta, delta_S, W):
     if not 0 < e <= 1:
         raise InputError("--epsilon", f"Corollary 4.13 needs 0 < eps <= 1, got {exact_str(e)}")
     d = exact(delta, "--delta")
-    if not 0 < d < 1:
-        raise InputError("--delta", f"must be in (0, 1), got {exact_str(d)}")
+    require_in("--delta", d, 0, 1)
     dS = exact(delta_S, "--delta-S")
-    if not 0 < dS < 1:
-        raise InputError("--delta-S", f"must be in (0, 1), got {exact_str(dS)}")
+    require_in("--delta-S", dS, 0, 1)
     w = exact(W, "--comparator-norm")
-    if w <= 0:
-        raise InputError("--comparator-norm", f"W must be > 0, got {exact_str(w)}")
+    require_in("--comparator-norm", w, 0, what="W")
     return e, d, dS, w
 
 
@@ -138,8 +136,8 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
         raise InputError("witnesses", "u and mu must be > 0")
     if s_pub != 4 * u_pub / eps:
         raise InputError("witnesses", "noise multiplier must equal 4 u/eps (Corollary 4.13)")
-    p = make_problem(n=n, d=d, mu=mu_pub, zeta=zeta, loss=loss, u=u_pub, noise_multiplier=s_pub)
-    c = constants(p)
+    problem = make_problem(n=n, d=d, mu=mu_pub, zeta=zeta, loss=loss, u=u_pub, noise_multiplier=s_pub)
+    c = constants(problem)
     ev = Evaluation()
     e_text = exact_str(eps)
     ev.add("u", u_exact(delta), "Cor. 4.13", "u = sqrt(2 log(2/delta))")
@@ -148,7 +146,7 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
     ev.add("noise_multiplier", ball(s_pub), "Cor. 4.13", "sigma/G = 4 u/eps")
     ev.add("sigma", c.sigma, "Cor. 4.13", "sigma = 4 G u/eps")
     ev.add("mu_priv", mu_priv(loss, zeta, n, eps), "Cor. 4.13", "L2 zeta^2/(n (e^(eps/4) - 1))")
-    A = ev.add("A", A_term(loss, zeta, n, d, p.sigma, dS), "Cor. 4.13", "d sigma^2 + 16 L_l^2 (32 + log(1/delta_S))/n")
+    A = ev.add("A", A_term(loss, zeta, n, d, problem.sigma, dS), "Cor. 4.13", "d sigma^2 + 16 L_l^2 (32 + log(1/delta_S))/n")
     ev.add("mu_util", mu_util(A, W), "Cor. 4.13", "sqrt(2A)/W")
     ev.add("mu", ball(mu_pub), "Cor. 4.13", "published mu (decimal >= max{mu_util, mu_priv})")
     ev.claim("mu_ge_mu_priv", "mu >= mu_priv", "mu", ">=", "mu_priv", "Cor. 4.13")
@@ -157,7 +155,7 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
     ev.add("threshold7", P.threshold_7(c), "(7)", "right-hand side of (7)")
     ev.add("iterations", arb(N), "Cor. 4.13", "smallest N satisfying (7) and c_N <= eps/4", integer=True)
     ev.claim("threshold7_holds", f"N = {N} satisfies (7)", "iterations", ">=", "threshold7", "(7)")
-    ev.add("c_N", c_N(p, c, N), "Cor. 4.13", "finite-N correction c_N")
+    ev.add("c_N", c_N(problem, c, N), "Cor. 4.13", "finite-N correction c_N")
     quarter = exact_str(eps / 4)
     ev.claim("c_N_small", f"c_N <= eps/4 = {quarter}", "c_N", "<=", quarter, "Cor. 4.13")
     # minimality of N ("smallest N" is a claim): ceil(7) = N7 is witnessed by (7) at N7 and its failure at
@@ -172,7 +170,7 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
     if N > 100 * max(N7_true or N7, 1000):
         raise InputError("witnesses", "iterations is beyond the producer's search range")
     if N > N7:
-        fails = sum(1 for M in range(N7, N) if compare(c_N(p, c, M), ">", eps / 4) is Tri.TRUE)
+        fails = sum(1 for M in range(N7, N) if compare(c_N(problem, c, M), ">", eps / 4) is Tri.TRUE)
         ev.add("smaller_counts_failing_c_N", arb(fails), "Cor. 4.13",
                f"counts N' in [ceil(7), N-1] = [{N7}, {N - 1}] re-checked to have c_N' > eps/4", integer=True)
         ev.claim("smaller_counts_fail", f"every N' in [{N7}, {N - 1}] has c_N' > eps/4", "smaller_counts_failing_c_N",
@@ -181,17 +179,17 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
     elif N < N7:
         ev.claim("iterations_at_least_ceiling", f"N = {N} >= ceil of (7) = {N7}", str(N), ">=", str(N7), "(7)")
         hyps.append("iterations_at_least_ceiling")
-    ev.add("q_mu", q_mu(p), "Cor. 4.13", "q(mu) = log(1 + L2 zeta^2/(n mu))")
+    ev.add("q_mu", q_mu(problem), "Cor. 4.13", "q(mu) = log(1 + L2 zeta^2/(n mu))")
     ev.claim("q_mu_small", f"q(mu) <= eps/4 = {quarter}", "q_mu", "<=", quarter, "Cor. 4.13")
     ev.add("gaussian_floor", (c.G / c.sigma) ** 2 / 2, "Cor. 4.13", "G^2/(2 sigma^2)")
     ev.claim("gaussian_floor_small", f"G^2/(2 sigma^2) <= eps/32 = {exact_str(eps / 32)}", "gaussian_floor", "<=",
              exact_str(eps / 32), "Cor. 4.13")
-    e0 = ev.add("epsilon0", P.epsilon_0(p, c, N), "(9)", "eps_0 = G^2/(2 sigma^2) + q(mu) + c_N")
+    e0 = ev.add("epsilon0", P.epsilon_0(problem, c, N), "(9)", "eps_0 = G^2/(2 sigma^2) + q(mu) + c_N")
     ev.add("epsilon_hat", e0 + c.G / c.sigma * ball(u_pub), "Cor. 4.13", "eps-hat = eps_0 + (G/sigma) u")
     ev.claim("epsilon_hat_25_32", f"eps-hat <= 25 eps/32 = {exact_str(25 * eps / 32)}", "epsilon_hat", "<=",
              exact_str(25 * eps / 32), "Cor. 4.13")
     ev.claim("epsilon_hat_lt_eps", f"eps-hat < eps = {e_text}", "epsilon_hat", "<", e_text, "Cor. 4.13")
-    ev.add("delta_hat", P.truncation_mass(p) + 2 * c.G / c.sigma * _Q1u(u_pub), "Cor. 4.13",
+    ev.add("delta_hat", P.truncation_mass(problem) + 2 * c.G / c.sigma * _Q1u(u_pub), "Cor. 4.13",
                 "delta-hat = e^(-u^2/2) + (2G/sigma) Q1(u)")
     ev.claim("delta_hat_lt_delta", f"delta-hat < delta = {exact_str(delta)}", "delta_hat", "<",
              exact_str(delta), "Cor. 4.13")
@@ -204,7 +202,7 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
     ev.conclude("mu_utility", f"mu = {exact_str(mu_pub)} >= max{{mu_util, mu_priv}} (the corollary's choice of mu)",
                 "mu_ge_mu_util", ["mu_ge_mu_priv"])
     # utility (Theorem 4.7 at the published parameters; the corollary's display for comparison)
-    eopt = ev.add("E_opt", U.E_opt(p, c, N), "(12)", "E_opt(N) with ||grad F(0;S)|| <= L1 zeta")
+    eopt = ev.add("E_opt", U.E_opt(problem, c, N), "(12)", "E_opt(N) with ||grad F(0;S)|| <= L1 zeta")
     ev.add("utility_bound", A / ball(mu_pub) + ball(mu_pub * W * W / 2) + 2 * eopt, "Thm 4.7 / Cor. 4.13",
            "E_z[R_0(w_N)] - R_0(w-bar) for all ||w-bar|| <= W, probability >= 1 - delta_S")
     mp_, mu_ = ev.quantities["mu_priv"].value, ev.quantities["mu_util"].value
@@ -233,17 +231,12 @@ def corollary_4_13_parameters(eps, delta, delta_S, W, n: int, d: int, zeta: fmpq
     sigma = s_pub * G
     A = A_term(loss, zeta, n, d, sigma, delta_S)
     mu_pub = exact(upper_decimal(mu_util(A, W).max(mu_priv(loss, zeta, n, eps)), PUBLISH_DIGITS))
-    p = make_problem(n=n, d=d, mu=mu_pub, zeta=zeta, loss=loss, u=u_pub, noise_multiplier=s_pub)
-    c = constants(p)
-    N7 = certain_ceil(P.threshold_7(c))
-    if N7 is None:
-        raise UndecidedError("ceil of threshold (7)")
+    problem = make_problem(n=n, d=d, mu=mu_pub, zeta=zeta, loss=loss, u=u_pub, noise_multiplier=s_pub)
+    c = constants(problem)
+    N7 = certain_ceil(P.threshold_7(c), "ceil of threshold (7)")
     N = max(N7, 1)
     while True:
-        t = compare(c_N(p, c, N), "<=", eps / 4)
-        if t is Tri.UNDECIDED:
-            raise UndecidedError(f"c_N <= eps/4 at N = {N}")
-        if t is Tri.TRUE:
+        if decide(c_N(problem, c, N), "<=", eps / 4, f"c_N <= eps/4 at N = {N}"):
             break
         N += 1
         if N > 100 * max(N7, 1000):
@@ -260,8 +253,7 @@ def parse_calibration(eps, delta, delta_S, W, n, d, zeta, loss: Loss):
     if d_ < 1:
         raise InputError("--d", f"must be a positive integer, got {d_}")
     z = exact(zeta, "--zeta")
-    if z <= 0:
-        raise InputError("--zeta", f"feature bound must be > 0, got {exact_str(z)}")
+    require_in("--zeta", z, 0, what="feature bound")
     return e, dl, dS, w, n_, d_, z
 
 
@@ -280,43 +272,36 @@ def certify_corollary_4_13(eps, delta, delta_S, W, n, d, zeta, loss: Loss) -> Ce
 # --------------------------------------------------------------------------------------------
 # Sharper calibration by Theorem C.13
 # --------------------------------------------------------------------------------------------
-def _with_multiplier(p: GLMProblem, s: fmpq) -> GLMProblem:
-    return make_problem(n=p.n, d=p.d, mu=p.mu, zeta=p.zeta, loss=p.loss, u=p.u, noise_multiplier=s, eta=p.eta)
+def _with_multiplier(problem: GLMProblem, s: fmpq) -> GLMProblem:
+    return make_problem(n=problem.n, d=problem.d, mu=problem.mu, zeta=problem.zeta, loss=problem.loss, u=problem.u,
+                        noise_multiplier=s, eta=problem.eta)
 
 
-def c13_passes(p: GLMProblem, N: int, eps: fmpq, target: fmpq) -> tuple[bool, str]:
-    verdict, _, _ = P.c13_verdict(p, constants(p), N, eps, target)
+def c13_passes(problem: GLMProblem, N: int, eps: fmpq, target: fmpq) -> tuple[bool, str]:
+    verdict, _, _ = P.c13_verdict(problem, constants(problem), N, eps, target)
     return verdict == P.PASS, verdict
 
 
-def sigma_bracket(p: GLMProblem, N: int, eps: fmpq, target: fmpq, rel_width: fmpq = fmpq(1, 10 ** 6)):
+def sigma_bracket(problem: GLMProblem, N: int, eps: fmpq, target: fmpq, rel_width: fmpq = fmpq(1, 10 ** 6)):
     """Bisection on dyadic sigma/G between a certified failure and a certified pass at fixed N, mu.
 
     Starts from the problem's own multiplier (which must pass) and halves until a failure.
     """
-    hi = p.noise_multiplier
-    ok, why = c13_passes(_with_multiplier(p, hi), N, eps, target)
+    hi = problem.noise_multiplier
+    ok, why = c13_passes(_with_multiplier(problem, hi), N, eps, target)
     if not ok:
         raise InputError("--noise-multiplier", f"the starting sigma/G = {exact_str(hi)} fails Theorem C.13 at "
                                                f"N = {N} ({why}); no bracket to refine")
-    lo = hi / 2
-    while True:
-        ok, why = c13_passes(_with_multiplier(p, lo), N, eps, target)
-        if not ok:
-            lo_reason = why
-            break
-        hi, lo = lo, lo / 2
-        if lo < fmpq(1, 2 ** 40):
-            raise InputError("--noise-multiplier", "Theorem C.13 passes for every tried sigma/G down to 2^-40")
-    # make the endpoints dyadic: hi is (start/2^k); bisect on midpoints, dyadic relative to start
-    while hi - lo > rel_width * hi:
-        mid = (lo + hi) / 2
-        ok, why = c13_passes(_with_multiplier(p, mid), N, eps, target)
-        if ok:
-            hi = mid
-        else:
-            lo, lo_reason = mid, why
-    return lo, lo_reason, hi
+    reasons = {}
+
+    def passes(s: fmpq) -> bool:
+        ok, reasons[s] = c13_passes(_with_multiplier(problem, s), N, eps, target)
+        return ok
+
+    lo, hi = grow_then_bisect(passes, hi / 2, hi, rel_width, grow_up=False, too_far=lambda s: s < fmpq(1, 2 ** 40),
+                              exhausted=InputError("--noise-multiplier",
+                                                   "Theorem C.13 passes for every tried sigma/G down to 2^-40"))
+    return lo, reasons[lo], hi
 
 
 C13_INPUTS = PROBLEM_INPUTS + ("epsilon", "target_delta", "bracket_iterations")
@@ -326,20 +311,20 @@ BRACKET_NOTE = "bisection at fixed N and mu; pass/fail is not proven monotone in
 
 def validate_calibration_c13(inputs: dict):
     """The producer's validators on a certificate's inputs: (problem, eps, target, N)."""
-    p = problem_from_inputs(inputs)
-    if p.noise_multiplier is None:
+    problem = problem_from_inputs(inputs)
+    if problem.noise_multiplier is None:
         raise InputError("inputs", "noise_multiplier (sigma/G) is required for the sigma/G bracket")
-    return (p, parse_epsilon(inputs["epsilon"], "epsilon"), parse_target_delta(inputs["target_delta"], "target_delta"),
+    return (problem, parse_epsilon(inputs["epsilon"], "epsilon"), parse_target_delta(inputs["target_delta"], "target_delta"),
             parse_iterations(inputs["bracket_iterations"], "bracket_iterations"))
 
 
 def evaluate_calibration_c13(inputs: dict, witnesses: dict) -> Evaluation:
     """Re-check the sharper calibration: first N by Theorem C.13 and the sigma/G bracket at fixed N."""
-    p, eps, target, N = validate_calibration_c13(inputs)
-    c = constants(p)
+    problem, eps, target, N = validate_calibration_c13(inputs)
+    c = constants(problem)
     ev = Evaluation()
     N7 = certain_ceil(P.threshold_7(c))
-    _evaluate_c13(ev, p, c, eps, target, witnesses, max(N7 or 1, N))
+    _evaluate_c13(ev, problem, c, eps, target, witnesses, max(N7 or 1, N))
     b = witnesses["sigma_bracket"]
     if not isinstance(b, dict) or set(b) != BRACKET_KEYS or b["note"] != BRACKET_NOTE:
         raise InputError("witnesses", f"sigma_bracket must be an object with keys {sorted(BRACKET_KEYS)} "
@@ -347,18 +332,18 @@ def evaluate_calibration_c13(inputs: dict, witnesses: dict) -> Evaluation:
     s_fail, s_pass = exact(b["fail"], "fail"), exact(b["pass"], "pass")
     if not 0 < s_fail < s_pass:
         raise InputError("witnesses", "sigma bracket must have 0 < fail < pass")
-    ok_f, why_f = c13_passes(_with_multiplier(p, s_fail), N, eps, target)
+    ok_f, why_f = c13_passes(_with_multiplier(problem, s_fail), N, eps, target)
     if ok_f or why_f != b["fail_reason"]:
         raise InputError("witnesses", f"sigma/G = {b['fail']} at N = {N}: recorded failure "
                                       f"{b['fail_reason']!r} not confirmed ({why_f})")
-    p_pass = _with_multiplier(p, s_pass)
+    p_pass = _with_multiplier(problem, s_pass)
     verdict, _, delta_pass = P.c13_verdict(p_pass, constants(p_pass), N, eps, target)
     if delta_pass is None:
         raise InputError("witnesses", f"sigma/G = {b['pass']} at N = {N} does not pass ({verdict})")
     ev.add("noise_multiplier_fail", ball(s_fail), "Theorem C.13",
            f"sigma/G certified to fail at N = {N} ({b['fail_reason']})")
     ev.add("noise_multiplier_pass", ball(s_pass), "Theorem C.13", f"sigma/G certified to pass at N = {N}")
-    ev.add("noise_multiplier_given", ball(p.noise_multiplier), "Cor. 4.13", "sigma/G of the starting calibration")
+    ev.add("noise_multiplier_given", ball(problem.noise_multiplier), "Cor. 4.13", "sigma/G of the starting calibration")
     ev.claim("bracket_not_larger", "certified sigma/G <= the starting sigma/G", "noise_multiplier_pass", "<=",
              "noise_multiplier_given", "Theorem C.13")
     ev.add("delta_N_at_noise_multiplier_pass", delta_pass, "(50)",
@@ -376,25 +361,25 @@ def evaluate_calibration_c13(inputs: dict, witnesses: dict) -> Evaluation:
     return ev
 
 
-def certify_calibration_c13(p: GLMProblem, eps: fmpq, target: fmpq, N_fixed: int,
+def certify_calibration_c13(problem: GLMProblem, eps: fmpq, target: fmpq, N_fixed: int,
                             extra_inputs: dict | None = None) -> Certificate:
-    if not isinstance(p, GLMProblem):
+    if not isinstance(problem, GLMProblem):
         raise InputError("problem", "must be a GLMProblem (certify.objpert.problem.make_problem)")
-    eps, target = parse_epsilon(eps, "--epsilon"), parse_target_delta(target, "--target-delta")
+    eps, target = parse_epsilon(eps, "--epsilon"), parse_target_delta(target, "--delta")
     N_fixed = parse_iterations(N_fixed, "--iterations")
-    if p.noise_multiplier is None:
+    if problem.noise_multiplier is None:
         raise InputError("--noise-multiplier", "the sigma/G bracket needs the problem's noise multiplier sigma/G")
-    inputs = p.inputs()
+    inputs = problem.inputs()
     inputs.update({"epsilon": exact_str(eps), "target_delta": exact_str(target),
                    "bracket_iterations": str(N_fixed)})
     if extra_inputs:
         inputs.update(extra_inputs)
 
     def attempt(prec):
-        c = constants(p)
+        c = constants(problem)
         N7 = certain_ceil(P.threshold_7(c))
-        wit = {"theorem_C13": search_c13(p, c, eps, target, max(N7 or 1, N_fixed))}
-        lo, why, hi = sigma_bracket(p, N_fixed, eps, target)
+        wit = {"theorem_C13": search_c13(problem, c, eps, target, max(N7 or 1, N_fixed))}
+        lo, why, hi = sigma_bracket(problem, N_fixed, eps, target)
         wit["sigma_bracket"] = {"fail": exact_str(lo), "fail_reason": why, "pass": exact_str(hi), "note": BRACKET_NOTE}
         ev = evaluate_calibration_c13(inputs, wit)
         return Certificate(KIND_C13, inputs, ev, wit, None, prec)

@@ -15,15 +15,15 @@ written is exactly what the checker will re-derive.
 from __future__ import annotations
 
 from ..balls import (
-    InputError, Tri, UndecidedError, arb, ball, certain_ceil, compare, escalate, exact, exact_int,
-    ctx, exact_str, fmpq, lower_decimal, upper_decimal,
+    InputError, Tri, arb, ball, certain_ceil, compare, escalate, exact, exact_int,
+    ctx, exact_str, fmpq, lower_decimal, upper_decimal, require_in, decide,
 )
 from ..certificate import Certificate, Evaluation
 from ..verify import register
 from . import privacy as P
 from . import utility as U
 from .benchmark import gaussian_profile, integrated_tail_bound
-from .problem import GLMProblem, constants, problem_from_inputs
+from .problem import GLMProblem, constants, positive_int, problem_from_inputs
 
 KIND_41 = "objpert/theorem-4.1"
 KIND_C5 = "objpert/gaussian-benchmark"
@@ -44,31 +44,22 @@ THEOREM_4_1_WITNESSES = ("iterations", "iterations_rule", "reported_delta", "the
 
 def parse_epsilon(value, name: str = "--epsilon") -> fmpq:
     """epsilon > 0, exact (Theorem 4.1, Theorem C.13)."""
-    eps = exact(value, name)
-    if eps <= 0:
-        raise InputError(name, f"must be > 0, got {exact_str(eps)}")
-    return eps
+    return require_in(name, exact(value, name), 0)
 
 
-def parse_target_delta(value, name: str = "--target-delta") -> fmpq:
+def parse_target_delta(value, name: str = "--delta") -> fmpq:
     """A target delta in (0, 1), exact."""
-    t = exact(value, name)
-    if not 0 < t < 1:
-        raise InputError(name, f"must be in (0, 1), got {exact_str(t)}")
-    return t
+    return require_in(name, exact(value, name), 0, 1)
 
 
 def parse_iterations(value, name: str = "--iterations") -> int:
     """An iteration count N >= 1."""
-    N = exact_int(value, name)
-    if N < 1:
-        raise InputError(name, f"must be a positive integer, got {N}")
-    return N
+    return positive_int(value, name)
 
 
 def validate_theorem_4_1(inputs: dict):
     """The producer's validators applied to a certificate's inputs: (problem, eps, N or None, target or None)."""
-    p = problem_from_inputs(inputs)
+    problem = problem_from_inputs(inputs)
     eps = parse_epsilon(inputs["epsilon"], "epsilon")
     N = parse_iterations(inputs["iterations"], "iterations") if "iterations" in inputs else None
     target = parse_target_delta(inputs["target_delta"], "target_delta") if "target_delta" in inputs else None
@@ -77,18 +68,18 @@ def validate_theorem_4_1(inputs: dict):
         if missing:
             raise InputError("inputs", f"utility inputs incomplete: missing {', '.join(missing)}")
         utility_inputs(inputs["delta_S"], inputs["comparator_norm"], inputs["beta"], inputs.get("gradient_norm"))
-    return p, eps, N, target
+    return problem, eps, N, target
 
 
 def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
     """Recompute the Theorem 4.1 certificate (and its C.13 part) from inputs and witnesses."""
-    p, eps, N_given, target = validate_theorem_4_1(inputs)
+    problem, eps, N_given, target = validate_theorem_4_1(inputs)
     eps_text = exact_str(eps)
-    c = constants(p)
+    c = constants(problem)
     ev = Evaluation()
 
-    ev.add("d_star", arb(p.d_star), "(2)", "d* = min{d, n+1}", integer=True)
-    ev.add("L", ball(p.L), "Lemma B.1", "smoothness L = mu + L2 zeta^2")
+    ev.add("d_star", arb(problem.d_star), "(2)", "d* = min{d, n+1}", integer=True)
+    ev.add("L", ball(problem.L), "Lemma B.1", "smoothness L = mu + L2 zeta^2")
     ev.add("M", c.M, "Lemma B.2", "Hessian Lipschitz constant M = L3 zeta^3")
     ev.add("G", c.G, "Lemma B.5", "gradient sensitivity G = 2 L1 zeta / n")
     ev.add("Delta_H", c.Delta_H, "Section 3.1", "Delta_H = 2 L2 zeta^2")
@@ -117,12 +108,12 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
                  str(N - 1), "(7)")
 
     ev.add("rho_half_N", P.rho_half_power(c, N), "(9)", "rho^(N/2)")
-    ev.add("tau_star", P.tau_star(p, c, N), "(8)", "log-determinant term tau*")
+    ev.add("tau_star", P.tau_star(problem, c, N), "(8)", "log-determinant term tau*")
     ev.add("epsilon0_gaussian", P.gaussian_terms_9(c, N), "(9)",
            "Gaussian-ratio part of eps_0: (G/sigma) rho^(N/2) + G^2 (1 + rho^(N/2))^2/(2 sigma^2)")
-    e0 = ev.add("epsilon0", P.epsilon_0(p, c, N), "(9)", "smallest certified epsilon eps_0")
+    e0 = ev.add("epsilon0", P.epsilon_0(problem, c, N), "(9)", "smallest certified epsilon eps_0")
     ev.claim("epsilon_admissible", f"eps = {eps_text} >= eps_0", eps_text, ">=", "epsilon0", "(9)")
-    trunc = ev.add("delta_truncation", P.truncation_mass(p), "(10)", "truncation mass e^(-u^2/2)")
+    trunc = ev.add("delta_truncation", P.truncation_mass(problem), "(10)", "truncation mass e^(-u^2/2)")
     div = ev.add("delta_divergence", P.divergence_term(c, eps, e0), "(10)",
                  "divergence term (2G/sigma) Q1((sigma/G)(eps - eps_0))")
     ev.add("delta", trunc + div, "(10)", f"delta(eps) at eps = {eps_text}: upper bound on the privacy profile")
@@ -139,12 +130,12 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
         ev.conclude("iterations_smallest", f"N = {N} is the smallest iteration count satisfying (7)",
                     "threshold7_smallest", ["threshold7_holds"])
     if "delta_S" in inputs:
-        _evaluate_utility(ev, p, c, N, inputs)
+        _evaluate_utility(ev, problem, c, N, inputs)
     if target is not None:
         target_text = exact_str(target)
         ev.claim("target_4_1", f"Theorem 4.1 at N = {N}: delta(eps) <= target {target_text}", "delta", "<=",
                  target_text, "Theorem 4.1")
-        _evaluate_c13(ev, p, c, eps, target, witnesses, N)
+        _evaluate_c13(ev, problem, c, eps, target, witnesses, N)
     ev.budget = {
         "arithmetic_rounding": "all width is ball-arithmetic rounding of closed forms at "
                                f"{ctx.prec} bits; radius of delta: "
@@ -160,46 +151,42 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
 def utility_inputs(delta_S=None, comparator_norm=None, beta=None, gradient_norm=None) -> dict[str, str]:
     """Validate the utility parameters (defaults: delta_S = 0.01, W = 1, beta = 0.05) as exact text."""
     dS = exact("1/100" if delta_S is None else delta_S, "--delta-S")
-    if not 0 < dS < 1:
-        raise InputError("--delta-S", f"must be in (0, 1), got {exact_str(dS)}")
+    require_in("--delta-S", dS, 0, 1)
     W = exact("1" if comparator_norm is None else comparator_norm, "--comparator-norm")
-    if W <= 0:
-        raise InputError("--comparator-norm", f"W must be > 0, got {exact_str(W)}")
+    require_in("--comparator-norm", W, 0, what="W")
     b = exact("1/20" if beta is None else beta, "--beta")
-    if not 0 < b < 1:
-        raise InputError("--beta", f"must be in (0, 1), got {exact_str(b)}")
+    require_in("--beta", b, 0, 1)
     d = {"delta_S": exact_str(dS), "comparator_norm": exact_str(W), "beta": exact_str(b)}
     if gradient_norm is not None:
         g = exact(gradient_norm, "--gradient-norm")
-        if g < 0:
-            raise InputError("--gradient-norm", f"||grad F(0;S)|| must be >= 0, got {exact_str(g)}")
+        require_in("--gradient-norm", g, 0, None, "[)", what="||grad F(0;S)||")
         d["gradient_norm"] = exact_str(g)
     return d
 
 
-def _evaluate_utility(ev: Evaluation, p: GLMProblem, c, N: int, inputs: dict) -> None:
+def _evaluate_utility(ev: Evaluation, problem: GLMProblem, c, N: int, inputs: dict) -> None:
     """Section 4.3 utility bounds at the iteration count N (upper bounds)."""
     u = utility_inputs(inputs["delta_S"], inputs["comparator_norm"], inputs["beta"], inputs.get("gradient_norm"))
     dS, W, beta = exact(u["delta_S"]), exact(u["comparator_norm"]), exact(u["beta"])
     g = exact(u["gradient_norm"]) if "gradient_norm" in u else None
     src = "given ||grad F(0;S)||" if g is not None else "||grad F(0;S)|| <= L1 zeta"
-    ev.add("E_opt", U.E_opt(p, c, N, g), "(12)", f"finite-optimization correction E_opt(N) ({src})")
-    ev.add("perturbation_cost", U.perturbation_cost(p, c), "Theorem 4.10", "d sigma^2/mu")
-    ev.add("empirical_excess", U.empirical_excess(p, c, N, g), "Theorem 4.10",
+    ev.add("E_opt", U.E_opt(problem, c, N, g), "(12)", f"finite-optimization correction E_opt(N) ({src})")
+    ev.add("perturbation_cost", U.perturbation_cost(problem, c), "Theorem 4.10", "d sigma^2/mu")
+    ev.add("empirical_excess", U.empirical_excess(problem, c, N, g), "Theorem 4.10",
            "E_z[F(w_N) - F(w*_S)] <= d sigma^2/(2 mu) + E_opt(N)")
-    ev.add("sample_term", U.sample_term(p, dS), "Theorem 4.9", "16 L_l^2 (32 + log(1/delta_S))/(mu n)")
-    ev.add("population_excess", U.population_excess(p, c, N, dS, g), "Theorem 4.9",
+    ev.add("sample_term", U.sample_term(problem, dS), "Theorem 4.9", "16 L_l^2 (32 + log(1/delta_S))/(mu n)")
+    ev.add("population_excess", U.population_excess(problem, c, N, dS, g), "Theorem 4.9",
            "E_z[R_mu(w_N) - R_mu(w*)], probability >= 1 - delta_S over S")
-    ev.add("unregularized_excess", U.unregularized_excess(p, c, N, dS, W, g), "Theorem 4.7",
+    ev.add("unregularized_excess", U.unregularized_excess(problem, c, N, dS, W, g), "Theorem 4.7",
            "E_z[R_0(w_N)] - R_0(w-bar) for every ||w-bar|| <= W")
-    ev.add("r_beta", U.r_beta(p, c, beta), "Corollary 4.11", "r_beta = sigma (sqrt(d) + sqrt(2 log(1/beta)))")
-    ev.add("R_beta", U.R_beta(p, c, beta), "Corollary 4.11", "R_beta = (L_l + r_beta)/mu")
-    un = ev.add("U_N", U.U_N(p, c, N, beta), "Corollary 4.11",
+    ev.add("r_beta", U.r_beta(problem, c, beta), "Corollary 4.11", "r_beta = sigma (sqrt(d) + sqrt(2 log(1/beta)))")
+    ev.add("R_beta", U.R_beta(problem, c, beta), "Corollary 4.11", "R_beta = (L_l + r_beta)/mu")
+    un = ev.add("U_N", U.U_N(problem, c, N, beta), "Corollary 4.11",
                 "F(w_N) - F(w*_S) <= U_N(beta) with probability >= 1 - beta over Z")
     st = ev.quantities["sample_term"].value
     ev.add("single_release_population", 2 * un + st, "Corollary 4.11",
            "R_mu(w_N) - R_mu(w*) <= 2 U_N + sample term, probability >= 1 - delta_S - beta")
-    ev.add("single_release_unregularized", 2 * un + st + ball(p.mu * W * W / 2), "Corollary 4.11",
+    ev.add("single_release_unregularized", 2 * un + st + ball(problem.mu * W * W / 2), "Corollary 4.11",
            "R_0(w_N) - R_0(w-bar) for every ||w-bar|| <= W, same event")
 
 
@@ -208,7 +195,7 @@ def c13_cap(N_ref: int) -> int:
     return max(20 * N_ref, 1000)
 
 
-def _evaluate_c13(ev: Evaluation, p: GLMProblem, c, eps: fmpq, target: fmpq, witnesses: dict,
+def _evaluate_c13(ev: Evaluation, problem: GLMProblem, c, eps: fmpq, target: fmpq, witnesses: dict,
                   N_ref: int) -> None:
     w = witnesses.get("theorem_C13")
     if not isinstance(w, dict):
@@ -235,7 +222,7 @@ def _evaluate_c13(ev: Evaluation, p: GLMProblem, c, eps: fmpq, target: fmpq, wit
         if lo != expected_from or hi < lo or reason not in P.REASONS:
             raise InputError("witnesses", f"theorem_C13 failure runs must cover 1..N-1 in order; bad run {run!r}")
         for N in range(lo, hi + 1):
-            verdict, q, delta = P.c13_verdict(p, c, N, eps, target)
+            verdict, q, delta = P.c13_verdict(problem, c, N, eps, target)
             if verdict != reason:
                 raise InputError("witnesses", f"Theorem C.13 at N = {N}: recorded reason {reason!r} "
                                               f"not confirmed (balls give {verdict!r})")
@@ -247,7 +234,7 @@ def _evaluate_c13(ev: Evaluation, p: GLMProblem, c, eps: fmpq, target: fmpq, wit
            "number of smaller counts N re-checked to fail, each for its recorded reason", integer=True)
     ev.claim("c13_first", f"every N in 1..{N1 - 1} fails Theorem C.13 (witnessed)", "witnessed_failures",
              ">=", str(N1 - 1), "Theorem C.13")
-    verdict, q, delta = P.c13_verdict(p, c, N1, eps, target)
+    verdict, q, delta = P.c13_verdict(problem, c, N1, eps, target)
     ev.add("first_passing_iterations", arb(N1), "Theorem C.13", "first N certified by Theorem C.13", integer=True)
     ev.add("gamma_N", q.gamma_N, "Lemma A.9", "gamma_N = (1 - (1 - eta L)^N)/L")
     ev.add("nu_tilde_N", q.nu_tilde_N, "(22)", "nu~_N")
@@ -263,7 +250,7 @@ def _evaluate_c13(ev: Evaluation, p: GLMProblem, c, eps: fmpq, target: fmpq, wit
     ev.claim("radius_condition", f"(47) holds at N = {N1}", "radius_step", "<=", "radius_gap", "(47)")
     ev.claim("epsilon_above_s_N", f"eps = {eps_text} >= s_N", eps_text, ">=", "s_N", "(49)")
     if delta is None:  # N1 fails one of the first three conditions: still record delta_N for the reader
-        delta = P.truncation_mass(p) + P.divergence_term(c, eps, q.s_N)
+        delta = P.truncation_mass(problem) + P.divergence_term(c, eps, q.s_N)
     ev.add("delta_N", delta, "(50)", f"delta_N(eps) at N = {N1}")
     target_text = exact_str(target)
     ev.claim("dp_C13", f"Theorem C.13: the release at N = {N1} is ({eps_text}, delta_N)-DP with delta_N <= "
@@ -282,19 +269,19 @@ def _bracket(x) -> str:
     return f"[{lower_decimal(x, 8)}, {upper_decimal(x, 8)}]"
 
 
-def certify_theorem_4_1(p: GLMProblem, epsilon, iterations=None, target_delta=None,
+def certify_theorem_4_1(problem: GLMProblem, epsilon, iterations=None, target_delta=None,
                         progress=None, utility: dict | None = None) -> Certificate:
     """Produce the Theorem 4.1 certificate (and the C.13 search with a target delta).
 
     Raises InputError for eps < eps_0, an iteration count below (7), or an unreachable target.
     """
-    if not isinstance(p, GLMProblem):
+    if not isinstance(problem, GLMProblem):
         raise InputError("problem", "must be a GLMProblem (certify.objpert.problem.make_problem)")
     eps = parse_epsilon(epsilon, "--epsilon")
-    target = None if target_delta is None else parse_target_delta(target_delta, "--target-delta")
+    target = None if target_delta is None else parse_target_delta(target_delta, "--delta")
     N_given = None if iterations is None else parse_iterations(iterations, "--iterations")
 
-    inputs = p.inputs()
+    inputs = problem.inputs()
     inputs["epsilon"] = exact_str(eps)
     if N_given is not None:
         inputs["iterations"] = str(N_given)
@@ -304,50 +291,41 @@ def certify_theorem_4_1(p: GLMProblem, epsilon, iterations=None, target_delta=No
         inputs.update(utility_inputs(**utility))
 
     def attempt(prec: int) -> Certificate:
-        c = constants(p)
+        c = constants(problem)
         thr = P.threshold_7(c)
         if N_given is None:
-            N = certain_ceil(thr)
-            if N is None:
-                raise UndecidedError("ceil of threshold (7)")
-            N = max(N, 1)
+            N = max(certain_ceil(thr, "ceil of threshold (7)"), 1)
             rule = RULE_SMALLEST
         else:
             N, rule = N_given, RULE_GIVEN
-            t = compare(N, ">=", thr)
-            if t is Tri.UNDECIDED:
-                raise UndecidedError("N >= threshold (7)")
-            if t is Tri.FALSE:
+            if not decide(N, ">=", thr, "N >= threshold (7)"):
                 raise InputError("--iterations", f"N = {N} is below threshold (7) = {_bracket(thr)}; "
                                                  f"Theorem 4.1 needs N >= {certain_ceil(thr)}")
-        e0 = P.epsilon_0(p, c, N)
-        t = compare(eps, ">=", e0)
-        if t is Tri.UNDECIDED:
-            raise UndecidedError("eps >= eps_0")
-        if t is Tri.FALSE:
+        e0 = P.epsilon_0(problem, c, N)
+        if not decide(eps, ">=", e0, "eps >= eps_0"):
             raise InputError("--epsilon", f"must be >= eps_0 = {_bracket(e0)} of (9) at N = {N}, "
                                           f"got {exact_str(eps)}")
-        delta = P.truncation_mass(p) + P.divergence_term(c, eps, e0)
+        delta = P.truncation_mass(problem) + P.divergence_term(c, eps, e0)
         witnesses = {"iterations": N, "iterations_rule": rule,
                      "reported_delta": upper_decimal(delta, REPORT_DIGITS)}
         if target is not None:
-            witnesses["theorem_C13"] = search_c13(p, c, eps, target, N, progress)
+            witnesses["theorem_C13"] = search_c13(problem, c, eps, target, N, progress)
         ev = evaluate_theorem_4_1(inputs, witnesses)
         return Certificate(KIND_41, inputs, ev, witnesses, None, prec)
 
     return escalate(attempt, what="the Theorem 4.1 certificate")
 
 
-def search_c13(p: GLMProblem, c, eps: fmpq, target: fmpq, N7: int, progress=None) -> dict:
+def search_c13(problem: GLMProblem, c, eps: fmpq, target: fmpq, N7: int, progress=None) -> dict:
     """First N >= 1 certified by Theorem C.13 (radii of C.4), with failure runs as witnesses."""
-    floor = P.truncation_mass(p)
+    floor = P.truncation_mass(problem)
     if compare(floor, ">=", target) is Tri.TRUE:
-        raise InputError("--target-delta", f"unreachable: every delta_N(eps) exceeds the truncation mass "
+        raise InputError("--delta", f"unreachable: every delta_N(eps) exceeds the truncation mass "
                                            f"e^(-u^2/2) = {_bracket(floor)}; raise --u or the target")
     cap = c13_cap(N7)
     runs: list[dict] = []
     for N in range(1, cap + 1):
-        verdict, _, _ = P.c13_verdict(p, c, N, eps, target)
+        verdict, _, _ = P.c13_verdict(problem, c, N, eps, target)
         if verdict == P.PASS:
             return {"first_passing_iterations": N, "failures": runs, "radii": C13_RADII}
         if runs and runs[-1]["reason"] == verdict and runs[-1]["to"] == N - 1:
@@ -356,7 +334,7 @@ def search_c13(p: GLMProblem, c, eps: fmpq, target: fmpq, N7: int, progress=None
             runs.append({"from": N, "to": N, "reason": verdict})
         if progress is not None and N % 500 == 0:
             progress(N)
-    raise InputError("--target-delta", f"no N <= {cap} is certified by Theorem C.13 for this target")
+    raise InputError("--delta", f"no N <= {cap} is certified by Theorem C.13 for this target")
 
 
 # --------------------------------------------------------------------------------------------
@@ -365,8 +343,7 @@ def search_c13(p: GLMProblem, c, eps: fmpq, target: fmpq, N7: int, progress=None
 def parse_benchmark(noise_multiplier, epsilon, names=("--noise-multiplier", "--epsilon")) -> tuple[fmpq, fmpq]:
     """sigma/G > 0 and eps >= G^2/(2 sigma^2) (threshold t >= 0 in Lemma C.12), exact."""
     s = exact(noise_multiplier, names[0])
-    if s <= 0:
-        raise InputError(names[0], f"sigma/G must be > 0, got {exact_str(s)}")
+    require_in(names[0], s, 0, what="sigma/G")
     eps = exact(epsilon, names[1])
     if eps < 1 / (2 * s ** 2):
         raise InputError(names[1], f"must be >= G^2/(2 sigma^2) = {exact_str(1 / (2 * s ** 2))} "

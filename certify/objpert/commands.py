@@ -35,7 +35,7 @@ def register(sub) -> None:
             "Theorem 4.1 of Watkins & Arora (2026): gradient descent from w0 = 0 on a regularized GLM\n"
             "with Gaussian objective perturbation z ~ N(0, sigma^2 I) releases w_N. Prints the constants,\n"
             "the threshold (7), tau* (8), eps_0 (9) and delta(eps) (10) as proven enclosures, and the\n"
-            "claim '(eps, delta)-DP'. With --target-delta it also finds the first N certified by the exact\n"
+            "claim '(eps, delta)-DP'. With --delta it also finds the first N certified by the exact\n"
             "finite-N Theorem C.13 (radii of Appendix C.4), witnessing why every smaller N fails.\n\n"
             "All numbers are exact: integers, decimals (0.01, 1e-7) or fractions (1/3)."),
         epilog="example: certify objpert --example 4.8     (n=1e6, d=1e4, mu=0.01, logistic, zeta=1,\n"
@@ -61,8 +61,9 @@ def register(sub) -> None:
                    help="iteration count N (checked against (7)); default: the smallest N satisfying (7)")
     g = p.add_argument_group("privacy question")
     g.add_argument("--epsilon", type=exact_text, help="epsilon (>= eps_0 of (9))")
-    g.add_argument("--target-delta", type=exact_text,
+    g.add_argument("--delta", dest="target_delta", type=exact_text, metavar="DELTA",
                    help="target delta in (0, 1): also search the first N certified by Theorem C.13")
+    g.add_argument("--target-delta", dest="target_delta", type=exact_text, help=argparse.SUPPRESS)  # older spelling
     g = p.add_argument_group("utility (Section 4.3; upper bounds)")
     g.add_argument("--utility", action="store_true",
                    help="add E_opt (12), Theorems 4.10, 4.9, 4.7 and Corollary 4.11 at N")
@@ -75,11 +76,12 @@ def register(sub) -> None:
     p.set_defaults(func=run_objpert)
 
     k = sub.add_parser(
-        "calibrate", help="choose sigma, mu, eta, N for a target (eps, delta) (Watkins-Arora Corollary 4.13)",
+        "calibrate", help="calibrate sigma (noise std), mu, eta, N to a target (eps, delta) (Watkins-Arora Corollary 4.13)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Corollary 4.13 of Watkins & Arora (2026): from a target (eps <= 1, delta), the sample failure\n"
-            "probability delta_S and a public comparator radius W, choose u, sigma, mu = max{mu_util, mu_priv},\n"
+            "probability delta_S and a public comparator radius W, choose u, sigma (the standard deviation of\n"
+            "the perturbation; sigma/G is the noise multiplier), mu = max{mu_util, mu_priv},\n"
             "eta = 1/L and the smallest N satisfying (7) and c_N <= eps/4; certify the steps of the proof\n"
             "(eps-hat <= 25 eps/32 < eps, delta-hat < delta) and the utility bound. u and mu are published as\n"
             "decimals rounded up. --method theorem-C.13 also finds, at the same sigma and mu, the first N\n"
@@ -102,11 +104,12 @@ def register(sub) -> None:
     k.set_defaults(func=run_calibrate)
 
     b = sub.add_parser(
-        "gaussian-benchmark", help="Appendix C.5: exact Gaussian profile vs the integrated-tail bound",
+        "gaussian-benchmark", help="certify the exact Gaussian profile and its integrated-tail bound (Watkins-Arora Appendix C.5)",
         description="Appendix C.5 of Watkins & Arora (2026): for a ridge-regularized linear loss the release "
                     "is a rescaled Gaussian mechanism. Certifies its exact profile delta_G(eps) and the "
                     "integrated-tail bound (2G/sigma) Q1((sigma/G)(eps - G^2/(2 sigma^2))) that dominates it.")
-    b.add_argument("--noise-multiplier", type=exact_text, required=True, help="sigma/G > 0")
+    b.add_argument("--noise-multiplier", type=exact_text, required=True,
+                   help="sigma/G > 0 (sigma the noise standard deviation, G the sensitivity)")
     b.add_argument("--epsilon", type=exact_text, required=True, help="epsilon >= G^2/(2 sigma^2)")
     add_output_options(b)
     b.set_defaults(func=run_gaussian_benchmark)
@@ -171,7 +174,7 @@ def run_calibrate(args) -> int:
               + ("--loss logistic" if loss.name == "logistic"
                  else f"--loss custom --L1 {i['L1']} --L2 {i['L2']} --L3 {i['L3']}")
               + f" --noise-multiplier {w['noise_multiplier']} --u {w['u']} --iterations {w['iterations']} "
-                f"--epsilon {i['epsilon']} --target-delta {i['delta']}")
+                f"--epsilon {i['epsilon']} --delta {i['delta']}")
     text = summary_generic(cor, "Corollary 4.13 (Watkins-Arora 2026): calibration to a target (eps, delta)")
     text += (f"\nverdict: sigma/G = {w['noise_multiplier']}, u = {w['u']}, mu = {w['mu']}, eta = 1/L, "
              f"N = {w['iterations']} give ({i['epsilon']}, {i['delta']})-DP.\nre-certify with:\n  {replay}\n")

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..balls import Q1, Tri, UndecidedError, arb, ball, compare, fmpq
+from ..balls import Q1, arb, ball, fmpq, decide
 from .problem import Constants, GLMProblem
 
 # --------------------------------------------------------------------------------------------
@@ -52,20 +52,20 @@ def rho_half_power(c: Constants, N: int) -> arb:
     return (c.rho ** N).sqrt()
 
 
-def tau_star(p: GLMProblem, c: Constants, N: int) -> arb:
+def tau_star(problem: GLMProblem, c: Constants, N: int) -> arb:
     """tau* of (8): log(1 + Delta_H/(2 n mu)) + (e eta mu/2) min{1, MG/L} N rho^(N/2).
 
     e is Euler's number: the factor comes from Lemma C.15, (e eta mu/2) N rho^(N/2) <= 1.
     """
-    log_term = ball(p.Delta_H / (2 * p.n * p.mu)).log1p()
+    log_term = ball(problem.Delta_H / (2 * problem.n * problem.mu)).log1p()
     return log_term + arb.const_e() * c.eta * c.mu / 2 * c.min_1_MG_over_L * N * rho_half_power(c, N)
 
 
-def epsilon_0(p: GLMProblem, c: Constants, N: int) -> arb:
+def epsilon_0(problem: GLMProblem, c: Constants, N: int) -> arb:
     """eps_0 of (9): (G/sigma) rho^(N/2) + G^2 (1 + rho^(N/2))^2/(2 sigma^2) + tau*."""
     h = rho_half_power(c, N)
     g_over_s = c.G / c.sigma
-    return g_over_s * h + g_over_s ** 2 * (1 + h) ** 2 / 2 + tau_star(p, c, N)
+    return g_over_s * h + g_over_s ** 2 * (1 + h) ** 2 / 2 + tau_star(problem, c, N)
 
 
 def gaussian_terms_9(c: Constants, N: int) -> arb:
@@ -75,9 +75,9 @@ def gaussian_terms_9(c: Constants, N: int) -> arb:
     return g_over_s * h + g_over_s ** 2 * (1 + h) ** 2 / 2
 
 
-def truncation_mass(p: GLMProblem) -> arb:
+def truncation_mass(problem: GLMProblem) -> arb:
     """First term of (10) and (50) at r = r_u: e^(-u^2/2) bounds Pr(||Pi_C Z|| > r_u) (Cor. E.4)."""
-    return (-ball(p.u) ** 2 / 2).exp()
+    return (-ball(problem.u) ** 2 / 2).exp()
 
 
 def divergence_term(c: Constants, eps: fmpq, eps_floor: arb) -> arb:
@@ -105,7 +105,7 @@ def nu_tilde_N(c: Constants, N: int) -> arb:
     return v.nonnegative_part()  # nu~_N >= 0 by (22): a sum of nonnegative terms
 
 
-def g_bar_N(p: GLMProblem, N: int) -> arb:
+def g_bar_N(problem: GLMProblem, N: int) -> arb:
     """g-bar_N = sup over h in [mu, L] of g_N(h) of (36), Lemma C.5.
 
     With a = 1 - eta h, (36) reads g_N = 1 - N a^(N-1)/D(a), D(a) = sum_{j<N} a^j. Since
@@ -113,7 +113,7 @@ def g_bar_N(p: GLMProblem, N: int) -> arb:
     increases in h; the supremum is attained at h = L, a = 1 - eta L (a = 0 gives g_N = 1 for
     N >= 2 and g_1 = 0). Evaluated exactly in rationals for small N, in balls otherwise.
     """
-    a = 1 - p.eta * p.L  # exact rational in [0, rho]
+    a = 1 - problem.eta * problem.L  # exact rational in [0, rho]
     if N == 1:
         return arb(0)     # g_1 = 1 - 1*a^0/1 = 0
     if a == 0:
@@ -139,7 +139,7 @@ class C13:
     s_N: arb
 
 
-def theorem_C13(p: GLMProblem, c: Constants, N: int) -> C13:
+def theorem_C13(problem: GLMProblem, c: Constants, N: int) -> C13:
     """Evaluate Theorem C.13 at N with r = r_u and r' = r_u + 2LG/mu (Appendix C.4).
 
     The radius condition and tau are only meaningful when alpha-bar > 0; callers decide that first
@@ -149,13 +149,13 @@ def theorem_C13(p: GLMProblem, c: Constants, N: int) -> C13:
     rNm1 = c.rho ** (N - 1)
     gam = gamma_N(c, N)
     nut = nu_tilde_N(c, N)
-    gbar = g_bar_N(p, N)
+    gbar = g_bar_N(problem, N)
     corr = c.eta * c.M * c.R_bar * c.B * nut * rNm1          # eta M R-bar B nu~_N rho^(N-1)
     abar = gam - corr                                          # (47)
     radius_step = c.G * (1 - rN) / (c.mu * abar)
     radius_gap = c.r_prime - c.r_u                             # = 2 L G / mu
     dxi = 2 * c.mu * rN * c.R_bar                              # (48)
-    tau0 = gbar * ball(p.Delta_H / (2 * p.n * p.mu)).log1p()   # (41)
+    tau0 = gbar * ball(problem.Delta_H / (2 * problem.n * problem.mu)).log1p()   # (41)
     tau = tau0 + 2 * corr / abar                               # (48)
     s = c.r_u * dxi / c.sigma ** 2 + (c.G + dxi) ** 2 / (2 * c.sigma ** 2) + tau
     return C13(N, gam, nut, gbar, abar, radius_step, radius_gap, dxi, tau, s)
@@ -170,37 +170,20 @@ PASS = "passes"
 REASONS = (FAIL_ALPHA, FAIL_RADIUS, FAIL_EPS, FAIL_DELTA)
 
 
-def _decided(t: Tri, what: str, N: int) -> bool:
-    if t is Tri.UNDECIDED:
-        raise UndecidedError(f"{what} at N = {N}")
-    return t is Tri.TRUE
-
-
-def c13_verdict(p: GLMProblem, c: Constants, N: int, eps: fmpq, target: fmpq):
+def c13_verdict(problem: GLMProblem, c: Constants, N: int, eps: fmpq, target: fmpq):
     """Decide whether N passes Theorem C.13 for (eps, target); return (reason, C13, delta_N or None).
 
     Conditions are tested in the order alpha-bar > 0, (47), eps >= s_N, delta_N(eps) <= target; the
     first that the balls prove false is the reason. Raises UndecidedError if one is undecided.
     """
-    q = theorem_C13(p, c, N)
-    if not _decided(compare(q.alpha_bar, ">", 0), "alpha-bar > 0", N):
+    q = theorem_C13(problem, c, N)
+    if not decide(q.alpha_bar, ">", 0, f"alpha-bar > 0 at N = {N}"):
         return FAIL_ALPHA, q, None
-    if not _decided(compare(q.radius_step, "<=", q.radius_gap), "radius condition (47)", N):
+    if not decide(q.radius_step, "<=", q.radius_gap, f"radius condition (47) at N = {N}"):
         return FAIL_RADIUS, q, None
-    if not _decided(compare(eps, ">=", q.s_N), "eps >= s_N", N):
+    if not decide(eps, ">=", q.s_N, f"eps >= s_N at N = {N}"):
         return FAIL_EPS, q, None
-    delta = truncation_mass(p) + divergence_term(c, eps, q.s_N)
-    if not _decided(compare(delta, "<=", target), "delta_N(eps) <= target", N):
+    delta = truncation_mass(problem) + divergence_term(c, eps, q.s_N)
+    if not decide(delta, "<=", target, f"delta_N(eps) <= target at N = {N}"):
         return FAIL_DELTA, q, delta
     return PASS, q, delta
-
-
-def c13_reason_holds(p: GLMProblem, c: Constants, N: int, eps: fmpq, target: fmpq, reason: str) -> Tri:
-    """Re-check one recorded failure reason at N (the checker's per-witness test).
-
-    TRUE when the balls prove that N fails for ``reason`` and that every earlier condition in the
-    order of :func:`c13_verdict` holds (so the recorded reason is the first failing one and its
-    quantities are well defined).
-    """
-    verdict, _, _ = c13_verdict(p, c, N, eps, target)
-    return Tri.TRUE if verdict == reason else Tri.FALSE

@@ -16,13 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..balls import InputError, arb, ball, exact, exact_int, exact_str, fmpq
-
-#: Loss presets: (L1, L2, L3) with L3 given as (numerator, sqrt argument) meaning num/sqrt(arg)
-#: when not rational. Logistic: |l'| <= 1, 0 <= l'' <= 1/4, |l'''| <= 1/(6 sqrt 3).
-LOSS_PRESETS = {
-    "logistic": {"L1": fmpq(1), "L2": fmpq(1, 4), "L3": "1/(6*sqrt(3))"},
-}
+from ..balls import InputError, arb, ball, exact, exact_int, exact_str, fmpq, require_in
 
 
 @dataclass(frozen=True)
@@ -54,10 +48,8 @@ def make_loss(name: str | None, L1=None, L2=None, L3=None) -> Loss:
     if L1 is None or L2 is None or L3 is None:
         raise InputError("--loss", "give --loss logistic, or all of --L1, --L2, --L3 for a custom loss")
     l1, l2, l3 = exact(L1, "--L1"), exact(L2, "--L2"), exact(L3, "--L3")
-    if l1 <= 0:
-        raise InputError("--L1", f"must be > 0 (bound on |l'|), got {exact_str(l1)}")
-    if l2 <= 0:
-        raise InputError("--L2", f"must be > 0 (bound on l''), got {exact_str(l2)}")
+    require_in("--L1", l1, 0, shown="> 0 (bound on |l'|)")
+    require_in("--L2", l2, 0, shown="> 0 (bound on l'')")
     if l3 <= 0:
         raise InputError("--L3", f"must be > 0 (Lipschitz constant of l''; the threshold (7) divides "
                                  f"by min{{1, MG/L}}), got {exact_str(l3)}")
@@ -124,16 +116,13 @@ class GLMProblem:
 def make_problem(*, n, d, mu, zeta, loss: Loss, u, sigma=None, noise_multiplier=None,
                  eta=None) -> GLMProblem:
     """Parse and validate the inputs of Theorem 4.1; raise InputError naming the bad parameter."""
-    n_, d_ = _positive_int(n, "--n"), _positive_int(d, "--d")
+    n_, d_ = positive_int(n, "--n"), positive_int(d, "--d")
     mu_ = exact(mu, "--mu")
-    if mu_ <= 0:
-        raise InputError("--mu", f"regularization must be > 0, got {exact_str(mu_)}")
+    require_in("--mu", mu_, 0, what="regularization")
     zeta_ = exact(zeta, "--zeta")
-    if zeta_ <= 0:
-        raise InputError("--zeta", f"feature bound must be > 0, got {exact_str(zeta_)}")
+    require_in("--zeta", zeta_, 0, what="feature bound")
     u_ = exact(u, "--u")
-    if u_ < 0:
-        raise InputError("--u", f"truncation parameter must be >= 0, got {exact_str(u_)}")
+    require_in("--u", u_, 0, None, "[)", what="truncation parameter")
     L = mu_ + loss.L2 * zeta_ ** 2
     G = 2 * loss.L1 * zeta_ / n_
     if (sigma is None) == (noise_multiplier is None):
@@ -141,12 +130,10 @@ def make_problem(*, n, d, mu, zeta, loss: Loss, u, sigma=None, noise_multiplier=
     nm = None
     if sigma is not None:
         sigma_ = exact(sigma, "--sigma")
-        if sigma_ <= 0:
-            raise InputError("--sigma", f"noise standard deviation must be > 0, got {exact_str(sigma_)}")
+        require_in("--sigma", sigma_, 0, what="noise standard deviation")
     else:
         nm = exact(noise_multiplier, "--noise-multiplier")
-        if nm <= 0:
-            raise InputError("--noise-multiplier", f"sigma/G must be > 0, got {exact_str(nm)}")
+        require_in("--noise-multiplier", nm, 0, what="sigma/G")
         sigma_ = nm * G
     if eta is None:
         eta_ = 1 / L
@@ -169,17 +156,18 @@ def problem_from_inputs(inputs: dict[str, str]) -> GLMProblem:
     if loss.name == "logistic" and (inputs.get("L1"), inputs.get("L2"), inputs.get("L3")) != (
             "1", "1/4", "1/(6*sqrt(3))"):
         raise InputError("inputs", "logistic loss constants altered")
-    p = make_problem(n=inputs["n"], d=inputs["d"], mu=inputs["mu"], zeta=inputs["zeta"], loss=loss,
+    problem = make_problem(n=inputs["n"], d=inputs["d"], mu=inputs["mu"], zeta=inputs["zeta"], loss=loss,
                      u=inputs["u"], sigma=inputs["sigma"], eta=inputs["eta"])
     if "noise_multiplier" in inputs:
         nm = exact(inputs["noise_multiplier"], "noise_multiplier")
-        if nm * p.G != p.sigma:
+        if nm * problem.G != problem.sigma:
             raise InputError("inputs", "noise_multiplier does not equal sigma/G")
-        p = GLMProblem(p.n, p.d, p.mu, p.zeta, p.loss, p.sigma, p.u, p.eta, nm)
-    return p
+        problem = GLMProblem(problem.n, problem.d, problem.mu, problem.zeta, problem.loss, problem.sigma, problem.u, problem.eta, nm)
+    return problem
 
 
-def _positive_int(value, name: str) -> int:
+def positive_int(value, name: str) -> int:
+    """An exact integer >= 1 (sizes n, d and iteration counts N)."""
     k = exact_int(value, name)
     if k < 1:
         raise InputError(name, f"must be a positive integer, got {k}")
@@ -206,16 +194,16 @@ class Constants:
     min_1_MG_over_L: arb
 
 
-def constants(p: GLMProblem) -> Constants:
+def constants(problem: GLMProblem) -> Constants:
     """The constants of Section 3 and Theorem 4.1 as balls (exact where the value is rational)."""
-    L, G, mu = ball(p.L), ball(p.G), ball(p.mu)
-    M = p.loss.L3_ball() * ball(p.zeta ** 3)            # Lemma B.2: M = L3 zeta^3
-    sigma = ball(p.sigma)
-    r_u = sigma * (arb(p.d_star).sqrt() + ball(p.u))    # r_u = sigma (sqrt(d*) + u)
-    r_prime = r_u + ball(2 * p.L * p.G / p.mu)           # r' = r_u + 2 L G / mu
-    L1_zeta = ball(p.loss.L1 * p.zeta)
+    L, G, mu = ball(problem.L), ball(problem.G), ball(problem.mu)
+    M = problem.loss.L3_ball() * ball(problem.zeta ** 3)            # Lemma B.2: M = L3 zeta^3
+    sigma = ball(problem.sigma)
+    r_u = sigma * (arb(problem.d_star).sqrt() + ball(problem.u))    # r_u = sigma (sqrt(d*) + u)
+    r_prime = r_u + ball(2 * problem.L * problem.G / problem.mu)           # r' = r_u + 2 L G / mu
+    L1_zeta = ball(problem.loss.L1 * problem.zeta)
     R_bar = (r_prime + L1_zeta) / mu                      # R-bar = (r' + L1 zeta)/mu
-    B = ball(1 / p.mu)                                    # B = 1/mu
-    return Constants(L=L, M=M, G=G, Delta_H=ball(p.Delta_H), eta=ball(p.eta), mu=mu, rho=ball(p.rho),
+    B = ball(1 / problem.mu)                                    # B = 1/mu
+    return Constants(L=L, M=M, G=G, Delta_H=ball(problem.Delta_H), eta=ball(problem.eta), mu=mu, rho=ball(problem.rho),
                      sigma=sigma, r_u=r_u, r_prime=r_prime, R_bar=R_bar, B=B, L1_zeta=L1_zeta,
                      min_1_MG_over_L=arb(1).min(M * G / L))

@@ -91,32 +91,30 @@ def certified_values() -> dict[str, arb]:
     dS, W = fmpq(1, 100), fmpq(1)
     out: dict[str, arb] = {}
     for tag, mu in (("mu2", "1/100"), ("mu3", "1/1000")):
-        p = example_problem(mu)
-        c = constants(p)
-        N7 = certain_ceil(P.threshold_7(c))
-        if N7 is None:
-            raise UndecidedError("ceil of (7)")
-        N1 = search_c13(p, c, eps, target, N7)["first_passing_iterations"]
-        _, q1, d1 = P.c13_verdict(p, c, N1, eps, target)
-        _, _, d0 = P.c13_verdict(p, c, N1 - 1, eps, target)
+        problem = example_problem(mu)
+        c = constants(problem)
+        N7 = certain_ceil(P.threshold_7(c), "ceil of (7)")
+        N1 = search_c13(problem, c, eps, target, N7)["first_passing_iterations"]
+        _, q1, d1 = P.c13_verdict(problem, c, N1, eps, target)
+        _, _, d0 = P.c13_verdict(problem, c, N1 - 1, eps, target)
         out.update({f"{tag}_N7": arb(N7), f"{tag}_N1": arb(N1), f"{tag}_delta_N1": d1, f"{tag}_delta_prev": d0,
-                    f"{tag}_kappa": ball(p.L / p.mu)})
+                    f"{tag}_kappa": ball(problem.L / problem.mu)})
         if tag == "mu2":
             out.update({"alphabar": q1.alpha_bar, "s519": q1.s_N, "radius_step": q1.radius_step,
-                        "radius_gap": q1.radius_gap, "trunc": P.truncation_mass(p), "N1500": arb(1500)})
+                        "radius_gap": q1.radius_gap, "trunc": P.truncation_mass(problem), "N1500": arb(1500)})
             for N in (N7, 1500):
-                e0 = P.epsilon_0(p, c, N)
+                e0 = P.epsilon_0(problem, c, N)
                 out[f"div{N}"] = P.divergence_term(c, eps, e0)
                 out[f"delta{N}"] = out["trunc"] + out[f"div{N}"]
             out["rhoN2"] = P.rho_half_power(c, 1500)
             out["eps0_gauss"] = P.gaussian_terms_9(c, 1500)
-            out["tau_star"] = P.tau_star(p, c, 1500)
-            out["E_opt1500"] = U.E_opt(p, c, 1500)
-            out["pert"] = U.perturbation_cost(p, c)
-            out["sample"] = U.sample_term(p, dS)
-            out["pop1500"] = U.population_excess(p, c, 1500, dS)
-            out["unreg1500"] = U.unregularized_excess(p, c, 1500, dS, W)
-            out["pop519"] = U.population_excess(p, c, N1, dS)
+            out["tau_star"] = P.tau_star(problem, c, 1500)
+            out["E_opt1500"] = U.E_opt(problem, c, 1500)
+            out["pert"] = U.perturbation_cost(problem, c)
+            out["sample"] = U.sample_term(problem, dS)
+            out["pop1500"] = U.population_excess(problem, c, 1500, dS)
+            out["unreg1500"] = U.unregularized_excess(problem, c, 1500, dS, W)
+            out["pop519"] = U.population_excess(problem, c, N1, dS)
     out["c5_gauss"] = gaussian_profile(fmpq(5), eps)
     out["c5_tail"] = integrated_tail_bound(fmpq(5), eps)
     return out

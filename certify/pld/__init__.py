@@ -1,4 +1,4 @@
-"""The certified privacy-loss-distribution ("lossless") accountant of DP-SGD (issue 13).
+"""The certified privacy-loss-distribution ("lossless") accountant of DP-SGD.
 
 Reads like the argument: :mod:`.pairs` (dominating pairs per contract, one-step hockey-stick curves in
 balls), :mod:`.discretise` (a one-step measure that dominates the curve and one the curve dominates,

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..balls import InputError, exact, exact_str, fmpq
+from ..balls import InputError, exact, exact_str, fmpq, require_in
 from ..contract import Contract
 from . import compose, discretise
 from .discretise import Layout
@@ -28,8 +28,7 @@ MAX_GRID = fmpq(1, 2)
 
 def parse_grid(value, name: str = "--grid") -> fmpq:
     h = exact(value, name)
-    if not h > 0:
-        raise InputError(name, f"must be > 0, got {exact_str(h)}")
+    require_in(name, h, 0)
     if h > MAX_GRID:
         raise InputError(name, f"too coarse to certify anything useful: must be <= {exact_str(MAX_GRID)} "
                          f"(the published column uses 1e-4), got {exact_str(h)}")

@@ -30,7 +30,7 @@ Conclusions: ``privacy`` (resting on every ``dominates[<p>]``) and, with a lower
 """
 from __future__ import annotations
 
-from ..balls import InputError, ball, exact, exact_str, fmpq, workprec
+from ..balls import InputError, ball, exact, exact_str, fmpq, workprec, require_in
 from ..certificate import Certificate, Evaluation
 from ..contract import CONTRACT_FIELDS, contract_from_inputs, parse_contract
 from ..dpsgd.certificates import parse_delta, parse_steps
@@ -45,9 +45,7 @@ HEADLINE = "privacy"
 
 
 def parse_rate(value, contract, name: str = "--sampling-rate") -> fmpq:
-    q = exact(value, name)
-    if not (0 < q < 1):
-        raise InputError(name, f"must be in (0, 1), got {exact_str(q)}")
+    q = require_in(name, exact(value, name), 0, 1)
     return q
 
 

@@ -2,7 +2,7 @@
 optimistic one that the curve dominates, each proved by a check in balls.
 
 Objects. A finite nonnegative measure on losses {j h} with masses m_j >= 0 and a mass m_inf >= 0 at +inf
-has the curve (certified-pld.md, "Objects")
+has the curve
 
     g(gamma) = m_inf + sum_j m_j (1 - gamma e^(-j h))_+ ,
 

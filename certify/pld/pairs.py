@@ -12,16 +12,16 @@ Two ordered pairs ("directions") occur, with z(x) = exp(Delta x - Delta^2/2):
 * ``remove``: P = (1-q) N(0,1) + q N(Delta,1), Q = N(0,1). X = 1-q+q z. For gamma <= 1-q, f = 1-gamma;
   else with x1 = (log((gamma-1+q)/q) + Delta^2/2)/Delta,
   f = q Phibar(x1 - Delta) - (gamma - 1 + q) Phibar(x1),  f' = -Phibar(x1)
-  (dpsgd-accountants.md, H_gamma(Pt||Qt)).
+  (Bok 2026, H_gamma(Pt||Qt) of Proposition 1).
 * ``add``: the same two distributions in the other order. X = 1/(1-q+q z). For gamma (1-q) >= 1, f = 0;
   else with x2 = (log((1 - gamma(1-q))/(gamma q)) + Delta^2/2)/Delta,
   f = (1 - gamma(1-q)) Phi(x2) - gamma q Phi(x2 - Delta),  f' = -[(1-q) Phi(x2) + q Phi(x2 - Delta)]
-  (dpsgd-accountants.md, H_gamma(Qt||Pt)).
+  (Bok 2026, H_gamma(Qt||Pt) of Proposition 1).
 
 Contracts (``Profile``: a list of directions composed separately, each with a curve that is the
 pointwise maximum of its members):
 
-* Poisson sampling, add/remove adjacency, Delta = 1/sigma (practitioner-accounting.md): the two
+* Poisson sampling, add/remove adjacency, Delta = 1/sigma (Mironov, Talwar, Zhang 2019; Zhu, Dong, Wang 2022): the two
   directions ``remove`` and ``add`` are composed separately and the larger delta is reported (a pair of
   neighbouring datasets differs in the same direction at every step, so each direction's T-fold product
   dominates that case; the worst case over both is the max).
@@ -45,8 +45,6 @@ from dataclasses import dataclass
 
 from ..balls import arb, ball, fmpq
 from ..contract import Contract
-
-DIRECTIONS = ("remove", "add")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Certified read-off: delta(eps) in balls, and eps(delta) by bisection over dyadic eps.
 
-For a measure on the grid (atoms m_i at l_i = (offset + i) h, m_inf at +inf; certified-pld.md "Objects"):
+For a measure on the grid (atoms m_i at l_i = (offset + i) h, m_inf at +inf; :mod:`certify.pld.discretise`, "Objects"):
 
     delta(eps) = m_inf + sum_(l_i > eps) m_i (1 - e^(eps - l_i))
                = m_inf + S1 - e^(eps - l_k) S2(e^(-h)),   S1 = sum_(i >= k) m_i,  S2(x) = sum_(i >= k) m_i x^(i-k),

@@ -5,7 +5,7 @@ Standalone (does not touch :mod:`certify.dpsgd.tables`):  ``python -m certify.pl
 
 The column's object: the pointwise-maximum profile max(H(Pt||Qt), H(Qt||Pt)) of one fixed-size
 replace-one step (Delta = 2/sigma), composed T times, read off at delta -- the pair the certified PLD
-accountant composes for the fixed-size contract. For each cell :func:`lossless_cell` returns the
+accountant composes for the fixed-size contract. For each cell :func:`lossless_group` returns the
 certified enclosure [eps_low, eps_up] of that composed pair's exact eps(delta) at grid h (the paper's
 1e-4 by default). All T of one (delta, p, sigma) group share one one-step discretisation (window sized
 for the group's largest T) and one chain of squared powers.
@@ -56,11 +56,6 @@ def lossless_group(p: str, sigma: str, delta: str, steps: list[int], grid: str =
         lo = readoff.epsilon_fail(r.side(False), d, h, up)
         out[T] = (lo, up)
     return out
-
-
-def lossless_cell(p: str, sigma: str, T: int, delta: str, grid: str = "1e-4") -> tuple[fmpq, fmpq]:
-    """Certified [eps_low, eps_up] of the lossless column's composed pair for one cell."""
-    return lossless_group(p, sigma, delta, [T], grid)[T]
 
 
 def classify(text: str, lo: fmpq, up: fmpq) -> str:

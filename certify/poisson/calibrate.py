@@ -1,4 +1,4 @@
-"""Certified calibration of the noise multiplier for Poisson-sampled DP-SGD (issue 12, item 7).
+"""Certified calibration of the noise multiplier for Poisson-sampled DP-SGD.
 
 The accountant being calibrated is fixed: eps_G(sigma) = min over the order grid G (integers 2..256 and
 288, 320, ..., 4096; :data:`certify.poisson.rdp.ORDERS`) of the Rényi bound
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..balls import InputError, Tri, ball, compare, escalate, exact, exact_str, fmpq, lower_decimal, upper_decimal
+from ..balls import InputError, Tri, ball, compare, escalate, exact, exact_str, fmpq, lower_decimal, upper_decimal, require_in
 from ..certificate import Certificate, Evaluation
 from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
@@ -55,8 +55,7 @@ class Calibration:
 
 def parse_epsilon(value, name: str = "--epsilon") -> fmpq:
     e = guard_size(exact(value, name), name)
-    if not (0 < e <= 10 ** 6):
-        raise InputError(name, f"must be in (0, 1e6], got {exact_str(e)}")
+    require_in(name, e, 0, 10 ** 6, "(]", shown="in (0, 1e6]")
     return e
 
 

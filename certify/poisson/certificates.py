@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..balls import InputError, arb, ball, ball_endpoints, exact, exact_str, fmpq, upper_decimal
+from ..balls import InputError, arb, ball, ball_endpoints, exact, exact_str, fmpq, upper_decimal, require_in
 from ..certificate import Evaluation
 from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
@@ -42,8 +42,7 @@ EQ_CONVERT = "Balle20 Thm 21"
 def parse_alpha(value, name: str = "--alpha") -> fmpq:
     """A Rényi order: exact rational with 1 < alpha <= 4096 (fractional orders use the chord)."""
     a = guard_size(exact(value, name), name)
-    if not (1 < a <= ALPHA_MAX):
-        raise InputError(name, f"must be in (1, {ALPHA_MAX}], got {exact_str(a)}")
+    require_in(name, a, 1, ALPHA_MAX, "(]")
     return a
 
 

@@ -191,15 +191,15 @@ def summary(cert, sch: Schedule, seconds: float, chosen: bool) -> str:
 # --------------------------------------------------------------------------------------------
 def register(sub) -> None:
     p = sub.add_parser(
-        "calibrate-dpsgd", help="certified smallest noise multiplier for a DP-SGD (epsilon, delta) target "
+        "calibrate-dpsgd", help="calibrate the smallest certified noise multiplier to a DP-SGD (epsilon, delta) target "
                                 "(poisson + add-remove)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Returns exact dyadic noise multipliers s_fail < s_pass, relative width <= 1e-4: s_pass certified to\n"
             "meet (epsilon, delta) and s_fail certified not to, by the same accountant (Rényi DP of the\n"
             "Poisson-subsampled Gaussian, min over the integer orders 2..256 and a grid to 4096). epsilon is\n"
-            "non-increasing in sigma (proof obligation P-sigma-monotone, `certify proofs --paper mtz-poisson`),\n"
-            "so s_pass is the smallest passing sigma of this accountant up to the bracket.\n\n"
+            "non-increasing in the noise multiplier sigma (proof obligation P-sigma-monotone, `certify proofs\n"
+            "--paper mtz-poisson`), so s_pass is the smallest passing sigma of this accountant up to the bracket.\n\n"
             "Exit status: 0 bracket certified; 2 bad input (including an unreachable target or an uncovered\n"
             "contract); 3 undecided at the highest precision."),
         epilog="example: certify calibrate-dpsgd --epsilon 1 --delta 1e-5 --steps 1000 --sampling-rate 0.01")

@@ -24,7 +24,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from ..balls import InputError, exact, exact_int, exact_str, fmpq
+from ..balls import InputError, exact, exact_int, exact_str, fmpq, require_in
 from ..dpsgd.certificates import parse_delta as dpsgd_delta, parse_steps as dpsgd_steps
 from ..contract import CONTRACT_FIELDS, NOTE_SUFFIX, POISSON_ADD_REMOVE, Contract, contract_from_inputs, parse_contract
 
@@ -76,18 +76,13 @@ def guard_size(x: fmpq, name: str) -> fmpq:
 
 def parse_sampling_rate(value, name: str = "--sampling-rate", allow_one: bool = True) -> fmpq:
     q = guard_size(exact(value, name), name)
-    if not (0 < q <= 1) or (q == 1 and not allow_one):
-        raise InputError(name, f"must be in (0, 1{']' if allow_one else ')'}, got {exact_str(q)}")
-    return q
+    return require_in(name, q, 0, 1, "(]" if allow_one else "()")
 
 
 def parse_noise_multiplier(value, name: str = "--noise-multiplier") -> fmpq:
     s = guard_size(exact(value, name), name)
-    if not s > 0:
-        raise InputError(name, f"must be > 0, got {exact_str(s)}")
-    if s < SIGMA_MIN or s > SIGMA_MAX:
-        raise InputError(name, f"must be in [1e-6, 1e12] (guard against meaningless magnitudes), got {exact_str(s)}")
-    return s
+    require_in(name, s, 0)
+    return require_in(name, s, SIGMA_MIN, SIGMA_MAX, "[]", shown="in [1e-6, 1e12] (guard against meaningless magnitudes)")
 
 
 def parse_steps(value, name: str = "--steps") -> int:
@@ -263,8 +258,7 @@ def schedule_from_inputs(inputs: dict) -> Schedule:
     """Inverse of :func:`schedule_inputs` (for the checker); InputError on anything malformed."""
     c = contract_from_inputs(inputs)
     n = exact_int(inputs.get("phases"), "phases")
-    if not 1 <= n <= MAX_PHASES:
-        raise InputError("phases", f"must be in [1, {MAX_PHASES}], got {n}")
+    require_in("phases", n, 1, MAX_PHASES, "[]")
     phases = tuple(make_phase(inputs[f"phase[{i}].sampling_rate"], inputs[f"phase[{i}].noise_multiplier"],
                               inputs[f"phase[{i}].steps"], f"phase[{i}].") for i in range(n))
     known = set(CONTRACT_FIELDS) | {"phases", "source", "delta"}

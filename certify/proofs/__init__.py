@@ -1,4 +1,4 @@
-"""Symbolic and certified checks of the papers' hand calculations (issue 6).
+"""Symbolic and certified checks of the papers' hand calculations.
 
 One module per paper holds its catalogue of proof obligations (:mod:`.watkins_arora`, :mod:`.bok`,
 :mod:`.referee`); :mod:`.core` holds the data model, the runner and the report; :mod:`.tools` the

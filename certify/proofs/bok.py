@@ -1,6 +1,6 @@
 """Proof obligations of Bok (2026), "Can Renyi accountants beat lossless accountants for DP-SGD?".
 
-Covered (issue 6): the one-dimensional reparametrization (35) (Appendix B.3.1); the derivatives (17)
+Covered: the one-dimensional reparametrization (35) (Appendix B.3.1); the derivatives (17)
 and (18) (Appendix A.2); the expansion of q(v, w) in powers of (v - w) (proof of Proposition 2(b));
 E[(A - B)^2] in (31) and the third-order moments (proof of Proposition 5); Proposition 5's p^2 and
 p^3 coefficients for both bounds and the sign claims about them; kappa2 = 2 Delta^4 alpha
@@ -36,19 +36,6 @@ x, y = sp.symbols("x y", real=True)
 v, w = sp.symbols("v w", positive=True)
 A, B = sp.symbols("A B", real=True)
 a1 = sp.Symbol("alpha1", positive=True)      # alpha = 1 + alpha1 > 1
-
-
-def _h():
-    return (1 - p + p * sp.exp(x)) ** alpha * (1 - p + p * sp.exp(y)) ** (1 - alpha)
-
-
-def _vw_subs(expr):
-    return expr.subs({v: p * sp.exp(x) / (1 - p + p * sp.exp(x)), w: p * sp.exp(y) / (1 - p + p * sp.exp(y))})
-
-
-def _D(f):
-    """The operator of (16): d/du E f(X, Y) = Delta^2 E[(d_xy + d_yy - d_y) f]."""
-    return sp.diff(f, x, y) + sp.diff(f, y, 2) - sp.diff(f, y)
 
 
 def _gauss_mgf_1d(c):

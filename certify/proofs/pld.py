@@ -1,4 +1,4 @@
-"""Proof obligations of the certified PLD accountant (issue 13; ``certify/pld/``).
+"""Proof obligations of the certified PLD accountant (``certify/pld/``).
 
 The checkable algebra behind the accountant's soundness argument:
 
@@ -22,7 +22,7 @@ from .core import PAPER_TITLES, combine, obligation
 from .tools import equal, positive
 
 PAPER = "pld"
-PAPER_TITLES.setdefault(PAPER, "Certified PLD accountant (issue 13): the algebra of its soundness argument")
+PAPER_TITLES.setdefault(PAPER, "Certified PLD accountant: the algebra of its soundness argument")
 
 x = sp.Symbol("x", real=True)
 q = sp.Symbol("q", positive=True)
@@ -74,7 +74,7 @@ def inf_mass(claimed=None):
     return equal((a + A) * (b + B) - A * B, claimed)
 
 
-@obligation(PAPER, "PLD-readoff-monotone", "certify/pld/readoff.py; certified-pld.md 'Objects'",
+@obligation(PAPER, "PLD-readoff-monotone", "certify/pld/readoff.py; certify/pld/discretise.py 'Objects'",
             "where l > eps, the read-off term m (1 - e^(eps - l)) is non-decreasing in m and in l")
 def readoff_monotone():
     m = sp.Symbol("m", positive=True)

@@ -1,7 +1,6 @@
 """Proof obligations of the referee report on arXiv:2411.13682 (objective perturbation, Section 5).
 
-Source: ../shared/papers/referee-report-arxiv-2411.13682.json and
-../shared/notes/objective-perturbation-rdp.md. Covered (issue 6):
+Source: the referee report on arXiv:2411.13682 (objective perturbation, Renyi DP). Covered:
 
 * Corollary 5.2: g(alpha) = log(2 Phi((L/nu)(alpha - 1)))/(alpha - 1) decreases strictly from
   sqrt(2/pi) L/nu (alpha -> 1) to 0 (alpha -> oo): the limits by sympy; the monotonicity by the
@@ -34,7 +33,6 @@ note(PAPER, "The monotonicity asked for in minor comment 4 is proved for all alp
             "not the proof.")
 
 x = sp.Symbol("x", real=True)
-xp = sp.Symbol("x", positive=True)
 al = sp.Symbol("alpha", positive=True)
 c = sp.Symbol("c", positive=True)          # c = L/nu
 z = sp.Symbol("z", real=True)

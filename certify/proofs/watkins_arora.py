@@ -1,6 +1,6 @@
 """Proof obligations of Watkins & Arora (2026), "gradient descent on perturbed objectives".
 
-Covered (issue 6): Lemma A.8 closed form (18); Lemma A.9 eigenvalues, norm bound and the floor
+Covered: Lemma A.8 closed form (18); Lemma A.9 eigenvalues, norm bound and the floor
 gamma_N; the closed forms of nu_N (21) and nu~_N (22); Lemma C.5 ((36) and g_N <= 1 - a^(N-1));
 Lemma C.15; the steps from (7) in the proof of Theorem 4.1 (gamma_N >= 3/(4L), (55), alpha-bar >=
 1/(2L), (47), the Gaussian terms, tau <= tau*), with a ball check at Example 4.8; Corollary 4.13's

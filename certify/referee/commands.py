@@ -11,7 +11,7 @@ from .certificates import certify_curve
 def register(sub) -> None:
     p = sub.add_parser(
         "objpert-rdp",
-        help="Renyi/zCDP/(eps, delta) bounds of objective perturbation (Corollary 5.2 of arXiv:2411.13682)",
+        help="certify Renyi/zCDP/(eps, delta) bounds of objective perturbation (Corollary 5.2 of arXiv:2411.13682)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "The Renyi bound of objective perturbation discussed in the referee report on arXiv:2411.13682\n"

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..balls import InputError, Phi, UndecidedError, arb, ball, exact, exact_str, fmpq
+from ..balls import InputError, Phi, UndecidedError, arb, ball, exact, exact_str, fmpq, require_in, decide, gaussian_delta
+from ..bracket import grow_then_bisect
 
 
 @dataclass(frozen=True)
@@ -43,35 +44,28 @@ class Curve:
 def make_curve(L, nu, s, lam) -> Curve:
     """Parse and validate (InputError naming the option and the admissible range)."""
     Lq, nq, sq, lq = exact(L, "--L"), exact(nu, "--nu"), exact(s, "--s"), exact(lam, "--lambda")
-    if Lq <= 0:
-        raise InputError("--L", f"Lipschitz constant must be > 0, got {exact_str(Lq)}")
-    if nq <= 0:
-        raise InputError("--nu", f"noise scale must be > 0, got {exact_str(nq)}")
-    if sq < 0:
-        raise InputError("--s", f"curvature bound must be >= 0, got {exact_str(sq)}")
-    if lq <= 0:
-        raise InputError("--lambda", f"regulariser must be > 0, got {exact_str(lq)}")
+    require_in("--L", Lq, 0, what="Lipschitz constant")
+    require_in("--nu", nq, 0, what="noise scale")
+    require_in("--s", sq, 0, None, "[)", what="curvature bound")
+    require_in("--lambda", lq, 0, what="regulariser")
     return Curve(Lq, nq, sq, lq)
 
 
 def check_alpha(alpha) -> fmpq:
     a = exact(alpha, "--alpha")
-    if a <= 1:
-        raise InputError("--alpha", f"Renyi order must be > 1, got {exact_str(a)}")
+    require_in("--alpha", a, 1, what="Renyi order")
     return a
 
 
 def check_epsilon(eps) -> fmpq:
     e = exact(eps, "--epsilon")
-    if e < 0:
-        raise InputError("--epsilon", f"must be >= 0, got {exact_str(e)}")
+    require_in("--epsilon", e, 0, None, "[)")
     return e
 
 
 def check_delta(delta) -> fmpq:
     d = exact(delta, "--delta")
-    if not 0 < d < 1:
-        raise InputError("--delta", f"must be in (0, 1), got {exact_str(d)}")
+    require_in("--delta", d, 0, 1)
     return d
 
 
@@ -112,17 +106,13 @@ def zcdp(c: Curve) -> arb:
     return eps_det(c) + m * m / 2 + (2 / arb.pi()).sqrt() * m
 
 
-def _delta_G(m: arb, e: arb) -> arb:
-    return Phi(m / 2 - e / m) - e.exp() * Phi(-m / 2 - e / m)
-
-
 def delta(c: Curve, eps: fmpq) -> arb:
     """delta(eps) of the dominating privacy loss (profile above). Where the ball of e = eps - eps_det
     straddles the kink mu^2/2 the union of the two branches is returned (they agree at the kink)."""
     m = mu(c)
     e = ball(eps) - eps_det(c)
     kink = m * m / 2
-    hi = lambda: 2 * _delta_G(m, e)
+    hi = lambda: 2 * gaussian_delta(m / 2, e / m, e)
     lo = lambda: 1 - 2 * e.exp() * Phi(-m)
     if e > kink:
         out = hi()
@@ -140,28 +130,9 @@ def epsilon_bracket(c: Curve, target: fmpq, rel_width: fmpq = fmpq(1, 10 ** 9), 
     (eps_lo is None when delta(0) <= target, eps_hi = 0 then). delta is nonincreasing in eps.
     Raises UndecidedError if a comparison stays undecided (caller raises the precision)."""
     def ok(e: fmpq) -> bool:
-        d = delta(c, e)
-        if d <= ball(target):
-            return True
-        if d > ball(target):
-            return False
-        raise UndecidedError(f"delta({exact_str(e)}) <= {exact_str(target)} undecided")
+        return decide(delta(c, e), "<=", ball(target), f"delta({exact_str(e)}) <= {exact_str(target)} undecided")
 
     if ok(fmpq(0)):
         return None, fmpq(0)
-    lo, hi = fmpq(0), fmpq(1)
-    steps = 0
-    while not ok(hi):
-        lo, hi = hi, 2 * hi
-        steps += 1
-        if steps > 2000:
-            raise InputError("--delta", "no epsilon found (target too small)")
-    while hi - lo > rel_width * hi and steps < max_steps:
-        mid = (lo + hi) / 2
-        # keep the bracket endpoints short dyadics
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-        steps += 1
-    return lo, hi
+    return grow_then_bisect(ok, fmpq(0), fmpq(1), rel_width, grow_up=True, too_far=lambda e: e > 2 ** 2000,
+                            exhausted=InputError("--delta", "no epsilon found (target too small)"), max_steps=max_steps)

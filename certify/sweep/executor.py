@@ -29,7 +29,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Iterable, Iterator
 
-from ..balls import InputError
+from ..balls import InputError, require_in
 
 CONNECT_TIMEOUT = 4  # seconds to reach a scheduler (the whole failure, with the client's set-up, stays under 10 s)
 MAX_WORKERS = 256
@@ -295,8 +295,8 @@ def _probe(address: str, timeout: float) -> None:
 
 def make_executor(kind: str | None = None, workers: int | None = None, scheduler: str | None = None) -> Executor:
     """``kind`` dask / local / None (Dask if importable, else local); ``scheduler`` implies Dask."""
-    if workers is not None and not 1 <= workers <= MAX_WORKERS:
-        raise InputError("--workers", f"must be an integer in [1, {MAX_WORKERS}], got {workers}")
+    if workers is not None:
+        require_in("--workers", workers, 1, MAX_WORKERS, "[]", integer=True)
     if scheduler is not None:
         if kind == "local":
             raise InputError("--scheduler", "a scheduler address needs --executor dask")

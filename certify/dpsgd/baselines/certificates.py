@@ -13,11 +13,11 @@ from ...balls import InputError, arb, ctx, escalate, exact_int, exact_str, upper
 from ...certificate import Certificate, Evaluation
 from ...verify import register
 from ..certificates import (
-    CONTRACT_INPUTS, REPORT_DIGITS, check_batch, conclude_dp, eps_ball, fixed_size_inputs, parse_delta, parse_steps, reported,
+    CONTRACT_INPUTS, REPORT_DIGITS, check_batch, conclude_dp, fixed_size_inputs, parse_delta, parse_steps, reported,
     validate_fixed_size_contract,
 )
 from ..problem import ALPHA_MAX, ALPHA_MIN, check_baseline_sigma, parse_alpha, parse_p, parse_sigma
-from .columns import _rhos, rho_column
+from .columns import _rhos, min_over_alpha, rho_column
 
 KINDS = {"wang": "dpsgd/renyi-wang", "birrell": "dpsgd/renyi-birrell"}
 EQUATION = {"wang": "Wang et al. 2019 (dp_accounting, replace-one, fixed size)", "birrell": "Birrell et al. 2024, Thm 3.4"}
@@ -48,12 +48,7 @@ def _evaluate(column: str, inputs: dict, witnesses: dict) -> tuple[Evaluation, i
     else:
         alphas = list(range(ALPHA_MIN, ALPHA_MAX + 1))
         rhos = list(_rhos(column, p, sigma, ctx.prec))
-    best, best_alpha, enc = None, None, None
-    for a, r in zip(alphas, rhos):
-        e = eps_ball(r, a, T, delta)
-        enc = e if enc is None else enc.min(e)
-        if best is None or e.upper() < best.upper():
-            best, best_alpha, best_rho = e, a, r
+    enc, best_alpha, best_rho = min_over_alpha(alphas, rhos, T, delta)
     if exact_int(witnesses.get("alpha", best_alpha), "witnesses.alpha") != best_alpha:
         raise InputError("witnesses", "recorded alpha is not the order with the smallest bound")
     ev.add("rho", best_rho, EQUATION[column], f"one-step RDP of the {column} column at alpha = {best_alpha}")

@@ -40,15 +40,23 @@ def _rhos(kind: str, p: fmpq, sigma: fmpq, prec: int) -> tuple:
         return tuple(rho_column(kind, a, p, sigma) for a in range(ALPHA_MIN, ALPHA_MAX + 1))
 
 
-def epsilon_renyi(kind: str, p: fmpq, sigma: fmpq, T: int, delta: fmpq) -> tuple[arb, int]:
-    """(ball of min over alpha of eps(alpha), the alpha with the smallest upper endpoint)."""
-    rhos = _rhos(kind, p, sigma, ctx.prec)
-    best, best_alpha, enclosure = None, None, None
-    for a, r in zip(range(ALPHA_MIN, ALPHA_MAX + 1), rhos):
+def min_over_alpha(alphas, rhos, T: int, delta: fmpq) -> tuple[arb, int, arb]:
+    """(ball of min over alpha of eps(alpha) of (6), the alpha with the smallest upper endpoint, its rho).
+
+    Each eps(alpha) ball encloses the exact bound at that alpha, so the Arb minimum of the balls encloses
+    their minimum; its upper endpoint is the certified epsilon."""
+    best, best_alpha, best_rho, enclosure = None, None, None, None
+    for a, r in zip(alphas, rhos):
         e = eps_ball(r, a, T, delta)
         enclosure = e if enclosure is None else enclosure.min(e)
         if best is None or e.upper() < best.upper():
-            best, best_alpha = e, a
+            best, best_alpha, best_rho = e, a, r
+    return enclosure, best_alpha, best_rho
+
+
+def epsilon_renyi(kind: str, p: fmpq, sigma: fmpq, T: int, delta: fmpq) -> tuple[arb, int]:
+    """(ball of min over alpha of eps(alpha), the alpha with the smallest upper endpoint)."""
+    enclosure, best_alpha, _ = min_over_alpha(range(ALPHA_MIN, ALPHA_MAX + 1), _rhos(kind, p, sigma, ctx.prec), T, delta)
     return enclosure, best_alpha
 
 
