@@ -54,6 +54,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Callable
 
+from . import registry
 from .balls import (
     InputError, UndecidedError, ball_contains, ball_from_json, ctx, fmpq, lower_decimal, upper_decimal,
 )
@@ -71,9 +72,6 @@ Validator = Callable[[dict], object]
 STOPPED_EARLY_CLAIMS = ("search_met_gamma",)
 MIN_PRECISION = 53
 
-# kind prefix -> module that registers its evaluators on import
-_PACKAGES = {"objpert": "certify.objpert", "dpsgd": "certify.dpsgd", "referee": "certify.referee",
-             "pld": "certify.pld"}
 
 
 @dataclass(frozen=True)
@@ -101,9 +99,9 @@ def spec_for(kind: str) -> KindSpec:
     if not isinstance(kind, str):
         raise InputError("certificate", "kind must be a string")
     if kind not in _KINDS:
-        prefix = kind.split("/", 1)[0]
-        if prefix in _PACKAGES:
-            importlib.import_module(_PACKAGES[prefix])
+        module = registry.kind_modules().get(kind)
+        if module is not None:
+            importlib.import_module(module)
     if kind not in _KINDS:
         raise InputError("certificate", f"unknown kind {kind[:80]!r}")
     return _KINDS[kind]
@@ -114,8 +112,9 @@ def evaluator_for(kind: str) -> Evaluator:
 
 
 def registered_kinds() -> list[str]:
-    for mod in _PACKAGES.values():
-        importlib.import_module(mod)
+    """Every kind declared in the registry (its module imported) and every kind registered at run time."""
+    for module in set(registry.kind_modules().values()):
+        importlib.import_module(module)
     return sorted(_KINDS)
 
 

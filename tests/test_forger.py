@@ -46,7 +46,7 @@ def genuine():
     from certify.pld import certify_pld
     from certify.poisson.accountant import certify_poisson
     from certify.poisson.calibrate import certify_fails
-    from certify.referee.certificates import certify_curve
+    from certify.objpert_rdp.certificates import certify_curve
 
     loss = make_loss("logistic")
     cor = _doc(K.certify_corollary_4_13("1/2", "1e-6", "0.05", "3", 200000, 50, "1", loss))

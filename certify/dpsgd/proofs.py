@@ -18,8 +18,8 @@ from __future__ import annotations
 import sympy as sp
 
 from ..balls import Phi, arb
-from .core import PROVED, Outcome, combine, note, obligation
-from .tools import equal, poly_positive_above, positive, prove_on_box
+from ..proofs.core import PROVED, Outcome, combine, note, obligation
+from ..proofs.tools import equal, poly_positive_above, positive, prove_on_box
 
 PAPER = "bok"
 
