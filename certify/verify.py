@@ -59,7 +59,7 @@ from .balls import (
     InputError, UndecidedError, ball_contains, ball_from_json, ctx, fmpq, lower_decimal, upper_decimal,
 )
 from .certificate import (
-    CLAIM_KEYS, CONCLUSION_KEYS, DIGITS, INFORMATIONAL_KEYS, MAX_PRECISION, QUANTITY_KEYS, Evaluation,
+    CLAIM_KEYS, CONCLUSION_KEYS, DIGITS, INFORMATIONAL_KEYS, MAX_PRECISION, QUANTITY_KEYS, Certificate, Evaluation,
     digest_of, load,
 )
 
@@ -83,16 +83,50 @@ class KindSpec:
     # input names the kind may record: a set, or a predicate name -> bool (None: not declared)
     inputs: frozenset | Callable[[str], bool] | None = None
     witnesses: frozenset | None = None      # top-level witness names the kind may record
+    #: a small, fast genuine certificate of this kind (the conformance suite runs every kind's example)
+    example: Callable[[], Certificate] | None = None
+    #: producer parameter name (a CLI flag) -> recorded input name, where ``--x-y`` is not recorded as ``x_y``
+    fields: dict = field(default_factory=dict)
 
 
 _KINDS: dict[str, KindSpec] = {}
 
 
 def register(kind: str, evaluator: Evaluator, validate: Validator | None = None, inputs=None,
-             witnesses=None) -> None:
+             witnesses=None, *, example: Callable[[], Certificate] | None = None,
+             fields: dict[str, str] | None = None) -> None:
+    """Register a certificate kind: its evaluator ``(inputs, witnesses) -> Evaluation``, the validator of its
+    inputs, the input and witness names it may record, an example producer (required by the conformance
+    suite) and the recorded name of every producer parameter not spelt ``--x-y`` -> ``x_y``."""
     known = inputs if inputs is None or callable(inputs) else frozenset(inputs)
     _KINDS[kind] = KindSpec(evaluator, validate, known,
-                            None if witnesses is None else frozenset(witnesses))
+                            None if witnesses is None else frozenset(witnesses), example, dict(fields or {}))
+
+
+def unregister(kind: str) -> None:
+    """Forget a kind registered at run time (tests)."""
+    _KINDS.pop(kind, None)
+
+
+def field_name(spec: KindSpec, parameter: str, inputs: dict) -> str:
+    """The certificate field a producer parameter is recorded as: ``--noise-multiplier`` -> ``inputs.noise_multiplier``.
+
+    Validators name their parameter the way a command-line user knows it (the flag); in ``certify verify``
+    the user holds a JSON file, so the same error names the JSON field. A name that is neither a recorded
+    input nor a flag is returned unchanged."""
+    name = spec.fields.get(parameter)
+    if name is None and parameter.startswith("--"):
+        name = parameter[2:].replace("-", "_")
+    if name is None:
+        name = parameter
+    return f"inputs.{name}" if name in inputs else parameter
+
+
+def _as_field(spec: KindSpec, err: InputError, inputs: dict) -> InputError:
+    """The validator's error, re-labelled with the certificate's field name."""
+    if not isinstance(inputs, dict):
+        return err
+    return InputError(field_name(spec, err.parameter, inputs), err.message)
 
 
 def spec_for(kind: str) -> KindSpec:
@@ -190,6 +224,7 @@ class _Evaluations:
                 try:
                     self._cache[prec] = self.spec.evaluator(self.doc["inputs"], self.doc["witnesses"])
                 except InputError as err:
+                    err = _as_field(self.spec, err, self.doc["inputs"])
                     self._cache[prec] = f"inputs or witnesses rejected at {prec} bits: {err}"
                 except UndecidedError as err:
                     self._cache[prec] = f"a witness could not be re-checked at {prec} bits: {err}"
@@ -225,6 +260,7 @@ def verify_document(doc: dict, precision: int | None = None) -> Report:
             with ctx.workprec(prec):
                 spec.validate(doc["inputs"])
         except InputError as err:
+            err = _as_field(spec, err, doc["inputs"])
             rep.hypothesis_fails(f"hypothesis fails: input {err}: the certificate proves nothing")
             return rep
         except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as err:

@@ -441,7 +441,7 @@ def check_gamma(prob: Problem, inputs: dict, res: SearchResult) -> None:
                                             f"gamma = {exact_str(want)}")
 
 
-def check_rho(inputs: dict, witnesses: dict) -> Evaluation:
+def evaluate_rho_bok(inputs: dict, witnesses: dict) -> Evaluation:
     prob = validate_rho(inputs)
     ev = Evaluation()
     res = _search_witness(witnesses, "reported_rho")
@@ -451,7 +451,7 @@ def check_rho(inputs: dict, witnesses: dict) -> Evaluation:
     return ev
 
 
-def check_renyi(inputs: dict, witnesses: dict) -> Evaluation:
+def evaluate_renyi_bok(inputs: dict, witnesses: dict) -> Evaluation:
     prob, steps, delta = validate_renyi(inputs)
     ev = Evaluation()
     res = _search_witness(witnesses, "reported_epsilon")
@@ -463,5 +463,16 @@ def check_renyi(inputs: dict, witnesses: dict) -> Evaluation:
     return ev
 
 
-register(KIND_RHO, check_rho, validate_rho, RHO_INPUTS, SEARCH_WITNESSES + ("reported_rho",))
-register(KIND_RENYI, check_renyi, validate_renyi, RENYI_INPUTS, SEARCH_WITNESSES + ("reported_epsilon",))
+def _example_rho():
+    from .accountant import certify_rho
+    return certify_rho(Problem(8, exact("1/100"), exact("2"))).certificate
+
+
+def _example_renyi():
+    from .accountant import certify_dpsgd
+    return certify_dpsgd("1/100", "2", 1000, "1e-6", extra_inputs={"batch_size": "6", "dataset_size": "600"}).certificate
+
+
+register(KIND_RHO, evaluate_rho_bok, validate_rho, RHO_INPUTS, SEARCH_WITNESSES + ("reported_rho",), example=_example_rho)
+register(KIND_RENYI, evaluate_renyi_bok, validate_renyi, RENYI_INPUTS, SEARCH_WITNESSES + ("reported_epsilon",),
+         example=_example_renyi)

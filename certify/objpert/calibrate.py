@@ -402,5 +402,18 @@ def certify_calibration_c13(p: GLMProblem, eps: fmpq, target: fmpq, N_fixed: int
     return escalate(attempt, what="the Theorem C.13 calibration")
 
 
-register(KIND_COR, evaluate_corollary_4_13, validate_corollary_4_13, COR_INPUTS, COR_WITNESSES)
-register(KIND_C13, evaluate_calibration_c13, validate_calibration_c13, C13_INPUTS, ("theorem_C13", "sigma_bracket"))
+def _example_corollary_4_13() -> Certificate:
+    return certify_corollary_4_13("1/2", "1e-6", "0.05", "3", 200000, 50, "1", make_loss("logistic"))
+
+
+def _example_calibration_c13() -> Certificate:
+    w = _example_corollary_4_13().witnesses
+    p = make_problem(n=200000, d=50, mu=w["mu"], zeta="1", loss=make_loss("logistic"), u=w["u"],
+                     noise_multiplier=w["noise_multiplier"])
+    return certify_calibration_c13(p, "1/2", "1e-6", w["iterations"])
+
+
+register(KIND_COR, evaluate_corollary_4_13, validate_corollary_4_13, COR_INPUTS, COR_WITNESSES,
+         example=_example_corollary_4_13)
+register(KIND_C13, evaluate_calibration_c13, validate_calibration_c13, C13_INPUTS, ("theorem_C13", "sigma_bracket"),
+         example=_example_calibration_c13)

@@ -409,5 +409,12 @@ def certify_gaussian_benchmark(noise_multiplier, epsilon) -> Certificate:
     return escalate(attempt, what="the C.5 benchmark certificate")
 
 
-register(KIND_41, evaluate_theorem_4_1, validate_theorem_4_1, THEOREM_4_1_INPUTS, THEOREM_4_1_WITNESSES)
-register(KIND_C5, evaluate_gaussian_benchmark, validate_gaussian_benchmark, ("noise_multiplier", "epsilon"), ())
+def _example_theorem_4_1() -> Certificate:
+    from .tables import example_problem
+    return certify_theorem_4_1(example_problem("1/100"), "1", "1500", "1e-7")
+
+
+register(KIND_41, evaluate_theorem_4_1, validate_theorem_4_1, THEOREM_4_1_INPUTS, THEOREM_4_1_WITNESSES,
+         example=_example_theorem_4_1)
+register(KIND_C5, evaluate_gaussian_benchmark, validate_gaussian_benchmark, ("noise_multiplier", "epsilon"), (),
+         example=lambda: certify_gaussian_benchmark("5", "1"))

@@ -87,7 +87,6 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
     return ev
 
 
-register(KIND, evaluate, validate, INPUTS, WITNESSES)
 
 
 def certify_curve(L, nu, s, lam, alpha=None, epsilon=None, delta=None) -> Certificate:
@@ -118,3 +117,7 @@ def certify_curve(L, nu, s, lam, alpha=None, epsilon=None, delta=None) -> Certif
         return Certificate(KIND, inputs, ev, witnesses, None, prec)
 
     return escalate(attempt, what="the objective-perturbation Renyi certificate")
+
+
+register(KIND, evaluate, validate, INPUTS, WITNESSES,
+         example=lambda: certify_curve("1", "2", "1/4", "1", alpha="3", epsilon="2", delta="1e-6"))

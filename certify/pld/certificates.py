@@ -142,4 +142,9 @@ def make_certificate(inputs: dict, pl: Plan, r, delta: fmpq, eps_up: fmpq, eps_l
     return Certificate(KIND, inputs, ev, w, None, precision=pl.K + EXTRA_PREC)
 
 
-register(KIND, evaluate, parse_inputs, INPUTS, WITNESSES)
+def _example() -> Certificate:
+    from . import certify_pld
+    return certify_pld(("fixed-size", "replace-one"), "1/100", "2", 20, "1e-5", grid="1e-2")
+
+
+register(KIND, evaluate, parse_inputs, INPUTS, WITNESSES, example=_example)

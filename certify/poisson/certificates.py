@@ -111,7 +111,7 @@ def _hyp(ev: Evaluation, name: str, statement: str, lhs: str, rel: str, rhs: str
         raise InputError(name[4:], f"hypothesis fails: {statement}")
 
 
-def check(inputs: dict, witnesses: dict) -> Evaluation:
+def evaluate_renyi_poisson(inputs: dict, witnesses: dict) -> Evaluation:
     """The checker's evaluator: re-evaluates at the recorded alpha (never searches)."""
     schedule = schedule_from_inputs(inputs)
     delta = parse_delta(inputs.get("delta"), "delta")
@@ -134,4 +134,12 @@ def validate(inputs: dict) -> None:
     parse_delta(inputs.get("delta"), "delta")
 
 
-register(KIND, check, validate, is_schedule_input, ("alpha", "epsilon_bound", "fractional"))
+def _example():
+    from .accountant import certify_poisson
+    from .schedule import parse_schedule
+    return certify_poisson(parse_schedule([{"sampling_rate": "1/100", "noise_multiplier": "11/10", "steps": 1000}],
+                                          contract=POISSON_ADD_REMOVE), "1e-5")
+
+
+register(KIND, evaluate_renyi_poisson, validate, is_schedule_input, ("alpha", "epsilon_bound", "fractional"),
+         example=_example)

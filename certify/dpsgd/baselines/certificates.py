@@ -95,5 +95,7 @@ def certify_baseline(column: str, p, sigma, steps, delta, alpha=None, extra_inpu
     return escalate(attempt, what=f"the {column} column")
 
 
-register(KINDS["wang"], lambda i, w: evaluate("wang", i, w), validate, INPUTS, WITNESSES)
-register(KINDS["birrell"], lambda i, w: evaluate("birrell", i, w), validate, INPUTS, WITNESSES)
+register(KINDS["wang"], lambda i, w: evaluate("wang", i, w), validate, INPUTS, WITNESSES,
+         example=lambda: certify_baseline("wang", "1/100", "2", 1000, "1e-6"))
+register(KINDS["birrell"], lambda i, w: evaluate("birrell", i, w), validate, INPUTS, WITNESSES,
+         example=lambda: certify_baseline("birrell", "1/100", "2", 1000, "1e-6", alpha=8))
