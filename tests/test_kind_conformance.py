@@ -4,7 +4,10 @@ Parametrised over ``verify.registered_kinds()``: a kind gets these tests by regi
 registered without an ``example`` fails here. For each kind, its example producer (small and fast) makes a
 genuine certificate, then:
 
-* ``certify verify`` accepts it (exit 0; a search that stopped early, exit 6, is not an acceptable example);
+* ``certify verify`` accepts it (exit 0; a search that stopped early, exit 6, is not an acceptable example),
+  also at 2x and 4x its recorded precision, and the registered evaluator reproduces it exactly;
+* the schema is closed (unknown inputs, witnesses, entry keys rejected) and descriptions, the budget and
+  the conclusions are re-derived (any edit rejected);
 * it serialises byte-identically twice, and a load/dump round trip gives the same text;
 * one edited upper-bound quantity (the headline bound lowered), re-sealed with a recomputed digest, is
   rejected (exit 4 or 5) with a message naming the quantity;
@@ -25,8 +28,8 @@ import sys
 import pytest
 
 from certify import cli, registry, verify
-from certify.balls import ball_from_json, fmpq, lower_decimal, upper_decimal
-from certify.certificate import DIGITS, Certificate, digest_of
+from certify.balls import InputError, ball_from_json, ctx, fmpq, lower_decimal, upper_decimal
+from certify.certificate import DIGITS, Certificate, digest_of, load
 
 KINDS = verify.registered_kinds()
 
@@ -144,8 +147,70 @@ def check_bad_input_names_the_field(kind):
         assert not any(label.startswith("--") for label in labels), (kind, key, rep.problems)
 
 
-ALL_CHECKS = (check_example_verifies, check_serialisation, check_edited_upper_bound_rejected,
-              check_dropped_claim_rejected, check_unknown_kind_and_truncated_exit_2, check_bad_input_names_the_field)
+def check_verifies_at_higher_precision(kind):
+    """Accepted also when re-derived at 2x and 4x the recorded precision."""
+    doc = json.loads(_example_text(kind))
+    for factor in (2, 4):
+        rep = verify.verify_document(copy.deepcopy(doc), factor * doc["precision"])
+        assert rep.exit_code == 0 and rep.ok, (kind, factor, rep.problems)
+        assert len(rep.conclusions) == len(doc["conclusions"])
+
+
+def check_evaluator_reproduces_the_certificate(kind):
+    """The registered evaluator, on the recorded inputs and witnesses at the recorded precision, gives back the
+    recorded quantities, claims, conclusions and budget exactly (producer and checker share one function)."""
+    doc = json.loads(_example_text(kind))
+    with ctx.workprec(doc["precision"]):
+        ev = verify.spec_for(kind).evaluator(copy.deepcopy(doc["inputs"]), copy.deepcopy(doc["witnesses"]))
+    assert {k: q.to_json() for k, q in ev.quantities.items()} == doc["quantities"], kind
+    assert [c.to_json() for c in ev.claims] == doc["claims"], kind
+    assert [c.to_json() for c in ev.conclusions] == doc["conclusions"], kind
+    assert ev.budget == doc["budget"], kind
+    assert doc["conclusions"] and all(c["holds"] for c in doc["conclusions"]), kind
+
+
+def check_closed_schema(kind):
+    """Unknown inputs, witnesses and entry keys are rejected (exit 4), naming them."""
+    doc = json.loads(_example_text(kind))
+    for edit, needle in ((lambda d: d["inputs"].__setitem__("note", "1"), "unknown input(s) note"),
+                         (lambda d: d["witnesses"].__setitem__("extra", 1), "extra"),
+                         (lambda d: next(iter(d["quantities"].values())).__setitem__("trusted", True), "trusted"),
+                         (lambda d: d["claims"][0].__setitem__("verified", True), "verified"),
+                         (lambda d: d["conclusions"][0].__setitem__("note", "x"), "note")):
+        d = copy.deepcopy(doc)
+        edit(d)
+        rep = verify.verify_document(_reseal(d))
+        assert rep.exit_code == 4 and needle in " ".join(rep.problems), (kind, needle, rep.problems)
+
+
+def check_edited_description_budget_and_conclusions(kind):
+    """Descriptions, the budget and the conclusions are re-derived: any edit is rejected (exit 4)."""
+    doc = json.loads(_example_text(kind))
+    name = next(iter(doc["quantities"]))
+    key = next(iter(doc["budget"]), None)
+    old = doc["conclusions"][0]["hypotheses"]
+    edits = [(lambda d: d["quantities"][name].__setitem__("description", d["quantities"][name]["description"] + " (optimal)"),
+              f"quantity {name}: description"),
+             (lambda d: d.__setitem__("conclusions", []), "conclusions: 0 recorded"),
+             (lambda d: d["conclusions"][0].__setitem__("hypotheses", [] if old else [d["claims"][0]["name"]]), "hypotheses"),
+             (lambda d: d["conclusions"][0].__setitem__("statement", "the release is (0, 0)-DP"), "statement")]
+    if key is not None:
+        edits.append((lambda d: d["budget"].__setitem__(key, "none"), "budget"))
+    for edit, needle in edits:
+        d = copy.deepcopy(doc)
+        edit(d)
+        rep = verify.verify_document(_reseal(d))
+        assert rep.exit_code == 4 and needle in " ".join(rep.problems), (kind, needle, rep.problems)
+    d = copy.deepcopy(doc)
+    d.pop("conclusions")
+    with pytest.raises(InputError, match="conclusions"):
+        load(json.dumps(d))
+
+
+ALL_CHECKS = (check_example_verifies, check_verifies_at_higher_precision, check_evaluator_reproduces_the_certificate,
+              check_serialisation, check_edited_upper_bound_rejected, check_dropped_claim_rejected,
+              check_closed_schema, check_edited_description_budget_and_conclusions,
+              check_unknown_kind_and_truncated_exit_2, check_bad_input_names_the_field)
 
 
 def _run_all(kind, tmp_path, capsys):
@@ -173,6 +238,26 @@ def test_kind_has_an_example(kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_example_verifies(kind, tmp_path):
     check_example_verifies(kind, tmp_path)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_verifies_at_higher_precision(kind):
+    check_verifies_at_higher_precision(kind)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_evaluator_reproduces_the_certificate(kind):
+    check_evaluator_reproduces_the_certificate(kind)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_closed_schema(kind):
+    check_closed_schema(kind)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_edited_description_budget_and_conclusions(kind):
+    check_edited_description_budget_and_conclusions(kind)
 
 
 @pytest.mark.parametrize("kind", KINDS)
