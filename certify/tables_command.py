@@ -8,6 +8,7 @@ import time
 from . import registry
 from .balls import InputError
 from .cli import write_atomically
+from .records import TableVerdict
 
 # registry hooks (see certify/registry.py)
 KEY = "tables"
@@ -48,7 +49,7 @@ def run(args) -> int:
         if not args.check:
             for name, text in outputs.items():
                 write_atomically(os.path.join(args.tables_dir, name), text, "--tables-dir")
-        bad = [r for r in rows if r["verdict"] != "confirmed"]
+        bad = [r for r in rows if r["verdict"] != TableVerdict.CONFIRMED]
         bad = list({(r["id"], r["published"]): r for r in bad}.values())  # a row may appear in two tables
         mismatches += len(bad)
         print(f"{paper}: {len(rows) - len(bad)} confirmed, {len(bad)} mismatch "

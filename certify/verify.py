@@ -282,9 +282,10 @@ def verify_document(doc: dict, precision: int | None = None) -> Report:
     # a branch-and-bound that stopped at its budget: the claim "gap <= gamma" is re-derived false
     rep.stopped_early = any(c.name in STOPPED_EARLY_CLAIMS and not c.holds for c in ev.claims)
     ev_rec = evs.fallback() or ev
-    if doc["budget"] != ev_rec.budget:
-        keys = set(doc["budget"]) | set(ev_rec.budget)
-        diff = sorted(k for k in keys if doc["budget"].get(k) != ev_rec.budget.get(k))
+    budget = ev_rec.budget.to_json()
+    if doc["budget"] != budget:
+        keys = set(doc["budget"]) | set(budget)
+        diff = sorted(k for k in keys if doc["budget"].get(k) != budget.get(k))
         rep.bad(f"budget: {', '.join(map(str, diff))[:200]} differ(s) from the re-derivation at {evs.rec} bits")
     else:
         rep.good(f"budget re-derived at {evs.rec} bits")

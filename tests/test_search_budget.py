@@ -16,7 +16,7 @@ from certify.certificate import digest_of
 from certify.dpsgd.accountant import certify_rho, clear_memo
 from certify.dpsgd.certificates import check_cover
 from certify.dpsgd.problem import make_problem
-from certify.dpsgd.search import HALF, Budget, budget, rho_search
+from certify.dpsgd.search import HALF, SearchLimits, budget, rho_search
 from certify.verify import verify_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,13 +32,13 @@ def _cli(*args):
 
 def test_search_stops_at_its_evaluation_budget_with_a_valid_bound():
     prob = make_problem("8", "0.01", "2")
-    res = rho_search(prob, limits=Budget(3))
+    res = rho_search(prob, limits=SearchLimits(3))
     assert res.method == "branch-and-bound" and res.stopped_early and res.stopped_by == "evaluations"
     check_cover(res.leaves)                               # the leaves still cover [0, 1/2]
     full = rho_search(prob)
     assert not full.stopped_early and full.stopped_by == ""
     clear_memo()
-    with budget(Budget(3)):
+    with budget(SearchLimits(3)):
         out = certify_rho(prob)
     rho = out.certificate.quantities["rho"].value
     assert rho.lower().fmpq() <= RHO_8 <= rho.upper().fmpq()

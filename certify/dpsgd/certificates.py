@@ -24,13 +24,13 @@ from __future__ import annotations
 from ..balls import (
     InputError, Tri, arb, ball, compare, exact, exact_int, exact_str, fmpq, upper_decimal,
 )
-from ..certificate import Evaluation
+from ..certificate import Budget, Evaluation
 from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, NOTE_SUFFIX, check_notes, contract_from_inputs
 from ..verify import register
 from .curvature import LEVELS, interval_key, kappa_neg
 from .mixture import J_zero, Rule, check_rule, point_bounds
 from .problem import ALPHA_MAX, ALPHA_MIN, Problem, parse_alpha, parse_batch, parse_p, parse_sigma
-from .search import HALF, Budget, SearchResult, default_gamma, prop2a_sides, prop2b_sides
+from .search import HALF, SearchLimits, SearchResult, default_gamma, prop2a_sides, prop2b_sides
 from .small_p import small_p_bounds
 
 KIND_RHO = "dpsgd/rho-bok"
@@ -117,7 +117,7 @@ def witness_from_json(w: dict) -> SearchResult:
     if b is not None:
         if not isinstance(b, dict):
             raise InputError("witnesses", "budget must be an object")
-        res.budget = Budget(exact_int(b.get("max_evaluations"), "budget.max_evaluations"),
+        res.budget = SearchLimits(exact_int(b.get("max_evaluations"), "budget.max_evaluations"),
                             exact(b.get("max_seconds"), "budget.max_seconds"))
         res.stopped_by = str(b.get("stopped_by", ""))
     return res
@@ -262,7 +262,7 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
                      gap=gap, leaves=len(res.leaves), keys=keys, stopped_early=stopped)
     ev.add("rho", rho, "(5)", "one-step Rényi bound rho(alpha, p, 2/sigma) = max_u J(u)")
     ev.add("alpha", arb(prob.alpha), "(5)", "Rényi order", integer=True)
-    ev.budget = budget_of(ev, facts, res)
+    ev.budget = Budget.of(budget_of(ev, facts, res))
     return facts
 
 

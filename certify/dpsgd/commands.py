@@ -54,7 +54,7 @@ def _gamma(args):
 def _budget(args):
     """search.budget(...) from --max-evaluations / --max-seconds (defaults: search.MAX_EVALUATIONS, MAX_SECONDS)."""
     from ..balls import exact, exact_int
-    from .search import MAX_EVALUATIONS, MAX_SECONDS, Budget, budget
+    from .search import MAX_EVALUATIONS, MAX_SECONDS, SearchLimits, budget
 
     n = MAX_EVALUATIONS if args.max_evaluations is None else exact_int(args.max_evaluations, "--max-evaluations")
     if n < 2:
@@ -62,7 +62,7 @@ def _budget(args):
     t = fmpq(MAX_SECONDS) if args.max_seconds is None else exact(args.max_seconds, "--max-seconds")
     if not t > 0:
         raise InputError("--max-seconds", f"must be > 0, got {exact_str(t)}")
-    return budget(Budget(n, t))
+    return budget(SearchLimits(n, t))
 
 
 def _stopped_early(out) -> bool:

@@ -28,7 +28,7 @@ from ..balls import (
     InputError, Tri, UndecidedError, arb, ball, certain_ceil, compare, ctx, escalate, exact, exact_int, exact_str,
     fmpq, upper_decimal,
 )
-from ..certificate import Certificate, Evaluation
+from ..certificate import Budget, Certificate, Evaluation
 from ..verify import register
 from . import privacy as P
 from . import utility as U
@@ -213,10 +213,10 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
         cor = cor + mp_ * ball(W * W) / 2
     ev.add("corollary_utility", cor, "Cor. 4.13",
            "the corollary's display W sqrt(2A) + mu_priv W^2/2 + 2 E_opt(N) (mu_priv term omitted when mu_util >= mu_priv)")
-    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits",
-                 "publication_rounding": f"u and mu rounded up to {PUBLISH_DIGITS} significant digits",
-                 "quadrature": "none", "tail_truncation": "none",
-                 "search_gap": "none: every N from ceil(7) to N-1 re-checked to have c_N > eps/4"}
+    ev.budget = Budget(arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits",
+                       publication_rounding=f"u and mu rounded up to {PUBLISH_DIGITS} significant digits",
+                       quadrature="none", tail_truncation="none",
+                       search_gap="none: every N from ceil(7) to N-1 re-checked to have c_N > eps/4")
     return ev
 
 
@@ -369,10 +369,10 @@ def evaluate_calibration_c13(inputs: dict, witnesses: dict) -> Evaluation:
     ev.conclude("sigma_pass", f"at N = {N} and the same mu, sigma/G = {b['pass']} gives "
                 f"({exact_str(eps)}, {t_text})-DP by Theorem C.13 (sigma/G = {b['fail']} certified to fail)",
                 "bracket_pass", ["bracket_not_larger"])
-    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits", "quadrature": "none",
-                 "tail_truncation": "none",
-                 "search_gap": f"N: none (every smaller N witnessed); sigma/G: bracket of relative width "
-                               f"{upper_decimal(ball((s_pass - s_fail) / s_pass), 2)}"}
+    ev.budget = Budget(arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits", quadrature="none",
+                       tail_truncation="none",
+                       search_gap=f"N: none (every smaller N witnessed); sigma/G: bracket of relative width "
+                                  f"{upper_decimal(ball((s_pass - s_fail) / s_pass), 2)}")
     return ev
 
 

@@ -18,7 +18,7 @@ from ..balls import (
     InputError, Tri, UndecidedError, arb, ball, certain_ceil, compare, escalate, exact, exact_int,
     ctx, exact_str, fmpq, lower_decimal, upper_decimal,
 )
-from ..certificate import Certificate, Evaluation
+from ..certificate import Budget, Certificate, Evaluation
 from ..verify import register
 from . import privacy as P
 from . import utility as U
@@ -145,15 +145,15 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
         ev.claim("target_4_1", f"Theorem 4.1 at N = {N}: delta(eps) <= target {target_text}", "delta", "<=",
                  target_text, "Theorem 4.1")
         _evaluate_c13(ev, p, c, eps, target, witnesses, N)
-    ev.budget = {
-        "arithmetic_rounding": "all width is ball-arithmetic rounding of closed forms at "
-                               f"{ctx.prec} bits; radius of delta: "
-                               f"{upper_decimal(ev.quantities['delta'].value.rad(), 3)}",
-        "quadrature": "none (Q1 in closed form via the confluent hypergeometric U)",
-        "tail_truncation": "none",
-        "search_gap": "none: every N below the first passing count is witnessed to fail"
-                      if target is not None else "no search",
-    }
+    ev.budget = Budget(
+        arithmetic_rounding="all width is ball-arithmetic rounding of closed forms at "
+                            f"{ctx.prec} bits; radius of delta: "
+                            f"{upper_decimal(ev.quantities['delta'].value.rad(), 3)}",
+        quadrature="none (Q1 in closed form via the confluent hypergeometric U)",
+        tail_truncation="none",
+        search_gap="none: every N below the first passing count is witnessed to fail"
+                   if target is not None else "no search",
+    )
     return ev
 
 
@@ -393,8 +393,8 @@ def evaluate_gaussian_benchmark(inputs: dict, witnesses: dict) -> Evaluation:
     ev.conclude("benchmark", f"at sigma/G = {exact_str(s)}, eps = {eps_text} the integrated-tail certificate "
                 "(Lemma C.12) dominates the exact Gaussian profile delta_G(eps)", "tail_dominates",
                 ["epsilon_admissible"])
-    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits", "quadrature": "none",
-                 "tail_truncation": "none", "search_gap": "no search"}
+    ev.budget = Budget(arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits", quadrature="none",
+                       tail_truncation="none", search_gap="no search")
     return ev
 
 

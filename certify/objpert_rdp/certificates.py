@@ -10,7 +10,7 @@ The evaluator recomputes everything from inputs and witnesses; it never searches
 from __future__ import annotations
 
 from ..balls import InputError, ball, ctx, escalate, exact, exact_str, upper_decimal
-from ..certificate import Certificate, Evaluation
+from ..certificate import Budget, Certificate, Evaluation
 from ..verify import register
 from . import curve as C
 
@@ -79,11 +79,11 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
                         f"({exact_str(lo)}, {exact_str(hi)}]", "bracket_lower", ["dp_at_delta"])
         elif hi != 0:
             raise InputError("witnesses", "epsilon_lower is required unless epsilon_upper = 0")
-    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits "
-                                        "(closed forms; Phi via erfc / confluent U)",
-                 "quadrature": "none", "tail_truncation": "none",
-                 "search_gap": ("epsilon bracket of relative width <= 1e-9 (witnessed both ways)"
-                                if "delta" in inputs else "no search")}
+    ev.budget = Budget(arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits "
+                                           "(closed forms; Phi via erfc / confluent U)",
+                       quadrature="none", tail_truncation="none",
+                       search_gap=("epsilon bracket of relative width <= 1e-9 (witnessed both ways)"
+                                   if "delta" in inputs else "no search"))
     return ev
 
 

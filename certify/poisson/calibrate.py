@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..balls import InputError, Tri, ball, compare, escalate, exact, exact_str, fmpq, lower_decimal, upper_decimal
-from ..certificate import Certificate, Evaluation
+from ..certificate import Budget, Certificate, Evaluation
 from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
 from .certificates import EQ_CONVERT, _hyp, epsilon_ball
@@ -127,7 +127,7 @@ def evaluate_fails(schedule: Schedule, delta: fmpq, target: fmpq) -> Evaluation:
              "epsilon_min", ">", t, EQ_CONVERT)
     ev.conclude("fails", f"sigma = {s} does not meet the target ({t}, {d}) by this accountant", "fails",
                 [c.name for c in ev.claims if c.name.startswith("hyp:")])
-    ev.budget = {"orders": f"{len(GRID)} orders re-evaluated"}
+    ev.budget = Budget.of({"orders": f"{len(GRID)} orders re-evaluated"})
     return ev
 
 

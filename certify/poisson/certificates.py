@@ -22,7 +22,7 @@ under the recorded contract.
 from __future__ import annotations
 
 from ..balls import InputError, arb, ball, ball_endpoints, exact, exact_str, fmpq, upper_decimal
-from ..certificate import Evaluation
+from ..certificate import Budget, Evaluation
 from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
 from .rdp import ALPHA_MAX, rdp_ball
@@ -101,8 +101,8 @@ def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | 
     ev.conclude("dp", f"the run is ({bound}, {d})-DP (poisson sampling, add-remove adjacency)", "dp",
                 [c.name for c in ev.claims if c.name.startswith("hyp:")])
     lo, hi = ball_endpoints(eps)
-    ev.budget = {"alpha": "recorded witness (any alpha > 1 gives a valid bound; the checker never searches)",
-                 "epsilon width (upper - lower)": upper_decimal(hi - lo, 3)}
+    ev.budget = Budget.of({"alpha": "recorded witness (any alpha > 1 gives a valid bound; the checker never searches)",
+                           "epsilon width (upper - lower)": upper_decimal(hi - lo, 3)})
     return ev
 
 

@@ -23,21 +23,22 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable
 
-PROVED, FALSE, UNDECIDED = "proved", "false", "undecided"
-VERDICTS = (PROVED, FALSE, UNDECIDED)
+from ..records import ProofVerdict
+
+PROVED, FALSE, UNDECIDED = ProofVerdict.PROVED, ProofVerdict.FALSE, ProofVerdict.UNDECIDED
+VERDICTS = tuple(ProofVerdict)
 
 
 @dataclass
 class Outcome:
     """Verdict of one check: ``verdict`` in VERDICTS, the ``method`` that decided it, details."""
 
-    verdict: str
+    verdict: ProofVerdict
     method: str
     detail: str = ""
 
     def __post_init__(self):
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"unknown verdict {self.verdict!r}")
+        self.verdict = ProofVerdict(self.verdict)   # ValueError for an unknown verdict
 
 
 @dataclass

@@ -10,7 +10,7 @@ the same functions as the producer's (and the CLI's): 0 < p < 1, sigma > 0, inte
 from __future__ import annotations
 
 from ...balls import InputError, arb, ctx, escalate, exact_int, exact_str, upper_decimal
-from ...certificate import Certificate, Evaluation
+from ...certificate import Budget, Certificate, Evaluation
 from ...verify import register
 from ..certificates import (
     CONTRACT_INPUTS, REPORT_DIGITS, check_batch, conclude_dp, eps_ball, fixed_size_inputs, parse_delta, parse_steps, reported,
@@ -68,8 +68,8 @@ def evaluate(column: str, inputs: dict, witnesses: dict) -> Evaluation:
     ev, alpha, T, (p, sigma, delta) = _evaluate(column, inputs, witnesses)
     conclude_dp(ev, f"DP-SGD with p = {exact_str(p)}, sigma = {exact_str(sigma)} ({NAMES[column]} accountant)",
                 alpha, T, delta, reported(witnesses, "reported_epsilon"))
-    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits (moments with raised precision)",
-                 "quadrature": "none", "tail_truncation": "none", "search_gap": "none: every alpha evaluated"}
+    ev.budget = Budget(arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits (moments with raised precision)",
+                       quadrature="none", tail_truncation="none", search_gap="none: every alpha evaluated")
     return ev
 
 
