@@ -42,7 +42,7 @@ def test_search_stops_at_its_evaluation_budget_with_a_valid_bound():
         out = certify_rho(prob)
     rho = out.certificate.quantities["rho"].value
     assert rho.lower().fmpq() <= RHO_8 <= rho.upper().fmpq()
-    assert out.facts["stopped_early"] and out.facts["gap"] > res.gamma
+    assert out.facts.stopped_early and out.facts.gap > res.gamma
     clear_memo()
 
 
@@ -100,7 +100,7 @@ def test_the_loose_case_of_the_issue_is_tight_within_10_seconds():
     seconds = time.perf_counter() - t0
     rho = out.certificate.quantities["rho"].value
     lo, hi = rho.lower().fmpq(), rho.upper().fmpq()
-    assert not out.facts.get("stopped_early")
+    assert not out.facts.stopped_early
     assert lo > 0 and (hi - lo) / hi < fmpq(1, 10 ** 6)
     # J(0) is the maximum here: 1.99609913471651495942... (tests/reference_rho.py at 60 digits: J(0) = 1.99609913...,
     # J(1/4) = 1.98956850..., J(1/2) = 1.97308217...)

@@ -108,7 +108,7 @@ class SearchResult:
     #: point bounds computed by the search (in-process only; never serialised, never trusted by the checker)
     point_bounds: dict = field(default_factory=dict, repr=False)
     #: the search stopped before its gap (max leaf key - best J-lower) reached gamma; the evaluator re-derives it
-    #: from the leaves (:func:`certify.dpsgd.certificates.evaluate_rho`) and overwrites this provisional value
+    #: from the leaves (:func:`certify.dpsgd.certificates.fill_rho`) and overwrites this provisional value
     stopped_early: bool = False
     #: why: "evaluations" or "seconds" (budget), "resolution" (leaves at MIN_WIDTH), "" when it converged
     stopped_by: str = ""
