@@ -138,13 +138,14 @@ def check_bad_input_names_the_field(kind):
     """Every recorded input, made unreadable, is reported under a certificate field, never as a ``--flag``."""
     doc = json.loads(_example_text(kind))
     for key in doc["inputs"]:
-        d = copy.deepcopy(doc)
-        d["inputs"][key] = "not-a-number"
-        rep = verify.verify_document(_reseal(d))
-        if key not in FREE_TEXT_INPUTS:
-            assert rep.exit_code in (4, 5), (kind, key)
-        labels = [m.group(1) for p in rep.problems for m in [_LABEL.search(p)] if m]
-        assert not any(label.startswith("--") for label in labels), (kind, key, rep.problems)
+        for bad in ("not-a-number", "-1"):    # unreadable, and out of the range of almost every parameter
+            d = copy.deepcopy(doc)
+            d["inputs"][key] = bad
+            rep = verify.verify_document(_reseal(d))
+            if key not in FREE_TEXT_INPUTS and bad == "not-a-number":
+                assert rep.exit_code in (4, 5), (kind, key)
+            labels = [m.group(1) for p in rep.problems for m in [_LABEL.search(p)] if m]
+            assert not any(label.startswith("--") for label in labels), (kind, key, bad, rep.problems)
 
 
 def check_verifies_at_higher_precision(kind):
