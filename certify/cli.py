@@ -20,7 +20,6 @@ from .certificate import Certificate
 from .exits import EXIT_INPUT, EXIT_STOPPED_EARLY, EXIT_UNDECIDED  # noqa: F401  (re-exported)
 
 
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2, like every other input error
         hint = f"; see '{self.prog} --help'" if self.prog else ""

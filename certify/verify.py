@@ -6,7 +6,9 @@ working precision, every recorded quantity, claim and conclusion from the record
 witnesses (a witness such as "N = 518 fails because delta_N(eps) > target" is re-checked by
 evaluating that one comparison), together with the names of the inputs and witnesses the kind may
 record and the *validator* of its inputs: the same functions the producer calls on its arguments, so
-that producer and checker accept exactly the same inputs.
+that producer and checker accept exactly the same inputs. Validators name a parameter the way the command
+line knows it (``--mu``); the checker re-labels the error with the certificate's field (``inputs.mu``).
+A kind's registering module is found through :mod:`certify.registry` (hook ``KINDS``) and imported on demand.
 
 Verdicts (``Report.exit_code``):
 
@@ -71,7 +73,6 @@ Validator = Callable[[dict], object]
 #: claims that, when false in a consistent certificate, mean a search stopped early (exit 6)
 STOPPED_EARLY_CLAIMS = ("search_met_gamma",)
 MIN_PRECISION = 53
-
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,16 @@
 """Symbolic and certified checks of the papers' hand calculations (issue 6).
 
 Each paper keeps its catalogue of proof obligations in its own folder (``certify/<paper>/proofs.py``,
-found through the registry hook ``PROOFS``); :mod:`.core` holds the data model, the runner and the report; :mod:`.tools` the
-deciding machinery (exact sympy reductions, sign proofs, certified ball evaluation over boxes);
-:mod:`.commands` the ``certify proofs`` command.
+found through the registry hook ``PROOFS``); :mod:`.core` holds the data model, the runner and the
+report; :mod:`.tools` the deciding machinery (exact sympy reductions, sign proofs, certified ball
+evaluation over boxes); :mod:`.commands` the ``certify proofs`` command.
 """
 from __future__ import annotations
 
 import importlib
 
-from .core import CATALOGUE, FALSE, PROVED, UNDECIDED, Obligation, Outcome, Result, run  # noqa: F401
-
 from .. import registry
+from .core import CATALOGUE, FALSE, PROVED, UNDECIDED, Obligation, Outcome, Result, run  # noqa: F401
 
 
 def papers() -> list[str]:
