@@ -1,10 +1,12 @@
-"""Typed records that cross modules: the verdicts, as enums whose members *are* their text.
+"""Typed records that cross modules: the verdicts, as enums whose members *are* their text, and the row a
+tables hook hands to ``certify tables``.
 
 A member compares equal to its text (``ProofVerdict.PROVED == "proved"``) and prints, formats and
 serialises (JSON, CSV, Markdown) as that text, so typing a verdict changes no file that is written.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 
 
@@ -40,3 +42,16 @@ class AuditOutcome(TextEnum):
     HOLDS = "holds"
     NOT_CERTIFIED = "not certified"
     REFUTED = "refuted"
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """One printed number of a paper against its certified enclosure: what a ``TABLES`` hook's ``regenerate``
+    returns to ``certify tables`` (the files it writes keep each paper's own columns)."""
+
+    id: str
+    published: str
+    certified_enclosure: str
+    distance: str
+    verdict: TableVerdict | str    # a TableVerdict, or a column's own verdict text (e.g. "below"): not confirmed
+    explanation: str = ""

@@ -13,8 +13,8 @@ OPTIONAL hooks, all plain data so that reading them imports nothing heavy:
               :func:`certify.verify.register` when imported (``verify`` imports it on demand);
 ``PROOFS``    name of the module holding the paper's proof obligations (``@obligation(KEY, ...)``);
 ``TABLES``    name of a module with ``regenerate(tables_dir, cache_dir, jobs) -> (rows, outputs)``: rows
-              are dicts ``id, published, certified_enclosure, distance, verdict[, explanation]``,
-              outputs map a file name under ``tables/`` to its text;
+              are :class:`certify.records.TableRow` (a printed value, its enclosure, a verdict), outputs
+              map a file name under ``tables/`` to its text;
 ``KEY``       the paper's short name (``certify proofs --paper KEY``, ``certify tables --paper KEY``);
 ``TITLE``     the paper's heading in ``proofs/REPORT.md``;
 

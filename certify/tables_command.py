@@ -49,12 +49,12 @@ def run(args) -> int:
         if not args.check:
             for name, text in outputs.items():
                 write_atomically(os.path.join(args.tables_dir, name), text, "--tables-dir")
-        bad = [r for r in rows if r["verdict"] != TableVerdict.CONFIRMED]
-        bad = list({(r["id"], r["published"]): r for r in bad}.values())  # a row may appear in two tables
+        bad = [r for r in rows if r.verdict != TableVerdict.CONFIRMED]
+        bad = list({(r.id, r.published): r for r in bad}.values())  # a row may appear in two tables
         mismatches += len(bad)
         print(f"{paper}: {len(rows) - len(bad)} confirmed, {len(bad)} mismatch "
               f"({time.perf_counter() - t0:.2f} s)" + ("" if args.check else f"; wrote {', '.join(outputs)}"))
         for r in bad:
-            print(f"  MISMATCH {r['id']}: published {r['published']}, certified {r['certified_enclosure']}, "
-                  f"distance {r['distance']}" + (f"; {r['explanation']}" if r.get("explanation") else ""))
+            print(f"  MISMATCH {r.id}: published {r.published}, certified {r.certified_enclosure}, "
+                  f"distance {r.distance}" + (f"; {r.explanation}" if r.explanation else ""))
     return 1 if mismatches and not args.report_only else 0

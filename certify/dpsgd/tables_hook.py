@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import sys
 
+from ..records import TableRow
 
-def regenerate(tables_dir: str, cache_dir: str | None, jobs: int) -> tuple[list[dict], dict[str, str]]:
+
+def regenerate(tables_dir: str, cache_dir: str | None, jobs: int) -> tuple[list[TableRow], dict[str, str]]:
     """Run :func:`certify.dpsgd.tables.run`, print the per-column and per-table counts, and return one
     comparison row per (table cell, column) and the files to write."""
     from ..cli import Progress
@@ -20,7 +22,6 @@ def regenerate(tables_dir: str, cache_dir: str | None, jobs: int) -> tuple[list[
     for t, sub in sorted(by_table.items()):
         c = B.counts(sub)
         print(f"  table {t}: " + ", ".join(f"{col} {c[col]['confirmed']}/{len(sub)}" for col in B.COLUMNS))
-    rows = [{"id": f"table{r['table']} sigma={r['sigma']} T={r['T']} {col}", "published": r[f"{col}_published"],
-             "certified_enclosure": r[col], "distance": r[f"{col}_distance"],
-             "verdict": r[f"{col}_verdict"]} for r in rows for col in B.COLUMNS]
+    rows = [TableRow(f"table{r['table']} sigma={r['sigma']} T={r['T']} {col}", r[f"{col}_published"], r[col],
+                     r[f"{col}_distance"], r[f"{col}_verdict"]) for r in rows for col in B.COLUMNS]
     return rows, outputs
