@@ -129,6 +129,36 @@ class Conclusion:
                 "hypotheses": list(self.hypotheses), "holds": self.holds}
 
 
+@dataclass(frozen=True)
+class Budget:
+    """Where a certificate's width went (its ``budget`` entry): one text per source of width.
+
+    The sources shared by the closed-form kinds are fields (None: not stated by this kind); a kind's own
+    sources (a branch-and-bound gap, a discretisation) are ``other``, (name, JSON value) pairs in order.
+    Set by the evaluator, so the checker re-derives it at the recorded precision; never a timing.
+    """
+
+    arithmetic_rounding: str | None = None
+    publication_rounding: str | None = None
+    quadrature: str | None = None
+    tail_truncation: str | None = None
+    search_gap: str | None = None
+    other: tuple[tuple[str, Any], ...] = ()
+
+    _FIELDS = ("arithmetic_rounding", "publication_rounding", "quadrature", "tail_truncation", "search_gap")
+
+    @classmethod
+    def of(cls, sources: dict) -> Budget:
+        """A budget from a {source: text} mapping (the JSON form); a kind's own sources keep their order."""
+        return cls(**{k: v for k, v in sources.items() if k in cls._FIELDS},
+                   other=tuple((k, v) for k, v in sources.items() if k not in cls._FIELDS))
+
+    def to_json(self) -> dict:
+        out = {k: getattr(self, k) for k in self._FIELDS if getattr(self, k) is not None}
+        out.update(self.other)
+        return out
+
+
 @dataclass
 class Evaluation:
     """Quantities and claims evaluated from inputs (and witnesses) at one precision.
@@ -141,8 +171,8 @@ class Evaluation:
     quantities: dict[str, Quantity] = field(default_factory=dict)
     claims: list[Claim] = field(default_factory=list)
     conclusions: list[Conclusion] = field(default_factory=list)
-    #: where the width went (text; quotes the working precision): set by the evaluator, re-derived by the checker
-    budget: dict = field(default_factory=dict)
+    #: where the width went (quotes the working precision): set by the evaluator, re-derived by the checker
+    budget: Budget = field(default_factory=Budget)
 
     def add(self, name: str, value: arb, equation: str, description: str = "",
             integer: bool = False, bound: str = "") -> arb:
@@ -238,7 +268,7 @@ class Certificate:
 
     def __post_init__(self):
         if self.budget is None:
-            self.budget = self.evaluation.budget
+            self.budget = self.evaluation.budget.to_json()
         # a producer never writes a certificate that proves nothing (only a forger can make one)
         if not self.evaluation.conclusions:
             raise ValueError(f"kind {self.kind} declares no conclusion")

@@ -1,6 +1,6 @@
 """The ``certify`` command.
 
-Each paper package contributes its sub-commands through ``commands.register(subparsers)``; this
+Each entry of :mod:`certify.registry` contributes its sub-commands (hook ``COMMANDS``); this
 module owns what they share: exact-number argument types, writing a certificate (summary or JSON,
 ``--out`` written atomically and only after success), and turning errors into one clear line and a
 non-zero exit status (2 bad input, 3 undecided at the highest precision, 4 verification failed).
@@ -18,12 +18,6 @@ from . import __version__
 from .balls import InputError, UndecidedError
 from .certificate import Certificate
 from .exits import EXIT_INPUT, EXIT_STOPPED_EARLY, EXIT_UNDECIDED  # noqa: F401  (re-exported)
-
-# packages whose commands.register(subparsers) adds sub-commands, in --help order
-COMMAND_MODULES = ["certify.objpert.commands", "certify.dpsgd.commands", "certify.referee.commands",
-                   "certify.tables_command", "certify.plot_command", "certify.proofs.commands",
-                   "certify.verify_command", "certify.poisson.commands", "certify.audit.commands",
-                   "certify.sweep.commands"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -250,14 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"certify {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name in COMMAND_MODULES:
-        try:
-            mod = importlib.import_module(name)
-        except ModuleNotFoundError as err:
-            if err.name and name.startswith(err.name):  # that package is not there (yet)
-                continue
-            raise
-        mod.register(sub)
+    from . import registry
+    for name in registry.command_modules():   # every entry's COMMANDS, in --help order
+        importlib.import_module(name).register(sub)
     return parser
 
 

@@ -1,6 +1,10 @@
 """``certify plot --figure N``: redraw Figures 2-5 of Bok (2026) as PNG (matplotlib: '.[plot]')."""
 from __future__ import annotations
 
+# registry hooks (see certify/registry.py)
+KEY = "plot"
+COMMANDS = (__name__,)
+
 
 def register(sub) -> None:
     p = sub.add_parser(

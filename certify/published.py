@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 
 from .balls import arb, ball_endpoints, exact, fmpq
+from .records import TableVerdict
 
-CONFIRMED, MISMATCH, UNDECIDED = "confirmed", "mismatch", "undecided"
+CONFIRMED, MISMATCH, UNDECIDED = TableVerdict.CONFIRMED, TableVerdict.MISMATCH, TableVerdict.UNDECIDED
 
 
 def last_place(text: str) -> fmpq:
@@ -41,7 +42,7 @@ def printed_interval(text: str, rounding: str) -> tuple[fmpq, fmpq, bool, bool]:
     raise ValueError(f"unknown rounding {rounding!r}")
 
 
-def classify(value: arb, text: str, rounding: str) -> tuple[str, fmpq]:
+def classify(value: arb, text: str, rounding: str) -> tuple[TableVerdict, fmpq]:
     """Verdict of an enclosure against a printed value, and the distance |midpoint - printed|."""
     lo, hi = ball_endpoints(value)
     a, b, a_closed, b_closed = printed_interval(text, rounding)

@@ -6,7 +6,9 @@ working precision, every recorded quantity, claim and conclusion from the record
 witnesses (a witness such as "N = 518 fails because delta_N(eps) > target" is re-checked by
 evaluating that one comparison), together with the names of the inputs and witnesses the kind may
 record and the *validator* of its inputs: the same functions the producer calls on its arguments, so
-that producer and checker accept exactly the same inputs.
+that producer and checker accept exactly the same inputs. Validators name a parameter the way the command
+line knows it (``--mu``); the checker re-labels the error with the certificate's field (``inputs.mu``).
+A kind's registering module is found through :mod:`certify.registry` (hook ``KINDS``) and imported on demand.
 
 Verdicts (``Report.exit_code``):
 
@@ -54,11 +56,12 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Callable
 
+from . import registry
 from .balls import (
     InputError, UndecidedError, ball_contains, ball_from_json, ctx, fmpq, lower_decimal, upper_decimal, require_in,
 )
 from .certificate import (
-    CLAIM_KEYS, CONCLUSION_KEYS, DIGITS, INFORMATIONAL_KEYS, MAX_PRECISION, QUANTITY_KEYS, Evaluation,
+    CLAIM_KEYS, CONCLUSION_KEYS, DIGITS, INFORMATIONAL_KEYS, MAX_PRECISION, QUANTITY_KEYS, Certificate, Evaluation,
     digest_of, load,
 )
 
@@ -72,10 +75,6 @@ Validator = Callable[[dict], object]
 STOPPED_EARLY_CLAIMS = ("search_met_gamma",)
 MIN_PRECISION = 53
 
-# kind prefix -> module that registers its evaluators on import
-_PACKAGES = {"objpert": "certify.objpert", "dpsgd": "certify.dpsgd", "referee": "certify.referee",
-             "pld": "certify.pld"}
-
 
 @dataclass(frozen=True)
 class KindSpec:
@@ -86,25 +85,59 @@ class KindSpec:
     # input names the kind may record: a set, or a predicate name -> bool (None: not declared)
     inputs: frozenset | Callable[[str], bool] | None = None
     witnesses: frozenset | None = None      # top-level witness names the kind may record
+    #: a small, fast genuine certificate of this kind (the conformance suite runs every kind's example)
+    example: Callable[[], Certificate] | None = None
+    #: producer parameter name (a CLI flag) -> recorded input name, where ``--x-y`` is not recorded as ``x_y``
+    fields: dict = field(default_factory=dict)
 
 
 _KINDS: dict[str, KindSpec] = {}
 
 
 def register(kind: str, evaluator: Evaluator, validate: Validator | None = None, inputs=None,
-             witnesses=None) -> None:
+             witnesses=None, *, example: Callable[[], Certificate] | None = None,
+             fields: dict[str, str] | None = None) -> None:
+    """Register a certificate kind: its evaluator ``(inputs, witnesses) -> Evaluation``, the validator of its
+    inputs, the input and witness names it may record, an example producer (required by the conformance
+    suite) and the recorded name of every producer parameter not spelt ``--x-y`` -> ``x_y``."""
     known = inputs if inputs is None or callable(inputs) else frozenset(inputs)
     _KINDS[kind] = KindSpec(evaluator, validate, known,
-                            None if witnesses is None else frozenset(witnesses))
+                            None if witnesses is None else frozenset(witnesses), example, dict(fields or {}))
+
+
+def unregister(kind: str) -> None:
+    """Forget a kind registered at run time (tests)."""
+    _KINDS.pop(kind, None)
+
+
+def field_name(spec: KindSpec, parameter: str, inputs: dict) -> str:
+    """The certificate field a producer parameter is recorded as: ``--noise-multiplier`` -> ``inputs.noise_multiplier``.
+
+    Validators name their parameter the way a command-line user knows it (the flag); in ``certify verify``
+    the user holds a JSON file, so the same error names the JSON field. A name that is neither a recorded
+    input nor a flag is returned unchanged."""
+    name = spec.fields.get(parameter)
+    if name is None and parameter.startswith("--"):
+        name = parameter[2:].replace("-", "_")
+    if name is None:
+        name = parameter
+    return f"inputs.{name}" if name in inputs else parameter
+
+
+def _as_field(spec: KindSpec, err: InputError, inputs: dict) -> InputError:
+    """The validator's error, re-labelled with the certificate's field name."""
+    if not isinstance(inputs, dict):
+        return err
+    return InputError(field_name(spec, err.parameter, inputs), err.message)
 
 
 def spec_for(kind: str) -> KindSpec:
     if not isinstance(kind, str):
         raise InputError("certificate", "kind must be a string")
     if kind not in _KINDS:
-        prefix = kind.split("/", 1)[0]
-        if prefix in _PACKAGES:
-            importlib.import_module(_PACKAGES[prefix])
+        module = registry.kind_modules().get(kind)
+        if module is not None:
+            importlib.import_module(module)
     if kind not in _KINDS:
         raise InputError("certificate", f"unknown kind {kind[:80]!r}")
     return _KINDS[kind]
@@ -115,8 +148,9 @@ def evaluator_for(kind: str) -> Evaluator:
 
 
 def registered_kinds() -> list[str]:
-    for mod in _PACKAGES.values():
-        importlib.import_module(mod)
+    """Every kind declared in the registry (its module imported) and every kind registered at run time."""
+    for module in set(registry.kind_modules().values()):
+        importlib.import_module(module)
     return sorted(_KINDS)
 
 
@@ -191,6 +225,7 @@ class _Evaluations:
                 try:
                     self._cache[prec] = self.spec.evaluator(self.doc["inputs"], self.doc["witnesses"])
                 except InputError as err:
+                    err = _as_field(self.spec, err, self.doc["inputs"])
                     self._cache[prec] = f"inputs or witnesses rejected at {prec} bits: {err}"
                 except UndecidedError as err:
                     self._cache[prec] = f"a witness could not be re-checked at {prec} bits: {err}"
@@ -226,6 +261,7 @@ def verify_document(doc: dict, precision: int | None = None) -> Report:
             with ctx.workprec(prec):
                 spec.validate(doc["inputs"])
         except InputError as err:
+            err = _as_field(spec, err, doc["inputs"])
             rep.hypothesis_fails(f"hypothesis fails: input {err}: the certificate proves nothing")
             return rep
         except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as err:
@@ -247,9 +283,10 @@ def verify_document(doc: dict, precision: int | None = None) -> Report:
     # a branch-and-bound that stopped at its budget: the claim "gap <= gamma" is re-derived false
     rep.stopped_early = any(c.name.rsplit(".", 1)[-1] in STOPPED_EARLY_CLAIMS and not c.holds for c in ev.claims)
     ev_rec = evs.fallback() or ev
-    if doc["budget"] != ev_rec.budget:
-        keys = set(doc["budget"]) | set(ev_rec.budget)
-        diff = sorted(k for k in keys if doc["budget"].get(k) != ev_rec.budget.get(k))
+    budget = ev_rec.budget.to_json()
+    if doc["budget"] != budget:
+        keys = set(doc["budget"]) | set(budget)
+        diff = sorted(k for k in keys if doc["budget"].get(k) != budget.get(k))
         rep.bad(f"budget: {', '.join(map(str, diff))[:200]} differ(s) from the re-derivation at {evs.rec} bits")
     else:
         rep.good(f"budget re-derived at {evs.rec} bits")

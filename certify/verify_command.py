@@ -16,6 +16,10 @@ from .balls import InputError
 from .certificate import MAX_BYTES, MAX_PRECISION
 from .verify import EXIT_INCONSISTENT, EXIT_OK, EXIT_STOPPED_EARLY, check_precision, verify_text
 
+# registry hooks (see certify/registry.py)
+KEY = "verify"
+COMMANDS = (__name__,)
+
 
 def register(sub) -> None:
     p = sub.add_parser(

@@ -1,4 +1,7 @@
-"""Certificates: round trip through the checker, determinism, and rejection of every kind of tampering."""
+"""Certificates of Theorem 4.1: what the checker counts, exact inputs, and rejection of each kind of tampering.
+
+The checks every kind must pass (round trip, 2x/4x precision, determinism, truncated files) are in
+test_kind_conformance.py."""
 import json
 
 import pytest
@@ -6,7 +9,7 @@ import pytest
 from certify.balls import InputError
 from certify.certificate import digest_of, load
 from certify.objpert import tables as T
-from certify.objpert.certificates import certify_gaussian_benchmark, certify_theorem_4_1
+from certify.objpert.certificates import certify_theorem_4_1
 from certify.verify import verify_document, verify_text
 
 
@@ -27,18 +30,6 @@ def test_round_trip_verifies(cert_text):
     doc = json.loads(cert_text)
     assert len(rep.checked) == len(doc["quantities"]) + len(doc["claims"]) + 1  # + the budget
     assert [s for s, h, _ in rep.conclusions if h] == [c["statement"] for c in doc["conclusions"]]
-
-
-def test_verifies_at_higher_precision(cert_text):
-    rep = verify_text(cert_text, precision=512)
-    assert rep.ok, rep.problems
-
-
-def test_identical_inputs_identical_content(cert_text):
-    again = certify_theorem_4_1(T.example_problem("1/100"), "1", "1500", "1e-7").dumps()
-    assert again == cert_text
-    doc = json.loads(cert_text)
-    assert "time" not in json.dumps(doc).lower() or "timestamp" not in doc
 
 
 def test_no_floats_anywhere_in_inputs(cert_text):
@@ -92,16 +83,3 @@ def test_tampering_is_rejected(cert_text, edit, needle):
 def test_malformed_or_truncated_rejected(text):
     with pytest.raises(InputError):
         load(text)
-
-
-def test_truncated_real_certificate_rejected(cert_text):
-    with pytest.raises(InputError, match="malformed or truncated"):
-        load(cert_text[: len(cert_text) // 2])
-
-
-def test_gaussian_benchmark_round_trip_and_tamper():
-    text = certify_gaussian_benchmark("5", "1").dumps()
-    assert verify_text(text).ok
-    doc = json.loads(text)
-    doc["inputs"]["noise_multiplier"] = "6"
-    assert not verify_document(reseal(doc)).ok

@@ -253,14 +253,14 @@ def test_tamper_curvature_witness(bnb_doc):
 
 def test_economical_witness_keeps_the_bound():
     """Coarser rules and cheaper curvature levels on leaves with slack never move the certified rho."""
-    from certify.dpsgd.certificates import evaluate_rho
+    from certify.dpsgd.certificates import fill_rho
     from certify.dpsgd.search import rho_search
     from certify.certificate import Evaluation
     from certify.dpsgd.mixture import choose_rule
     prob = Problem(8, fmpq(1, 100), fmpq(2))
     res = rho_search(prob)
     ev = Evaluation()
-    evaluate_rho(prob, res, ev)
+    fill_rho(prob, res, ev)
     rho = ev.quantities["rho"].value
     # the same partition with tight rules everywhere and the full curvature bound on every leaf
     from certify.dpsgd.search import rel_bits_for
@@ -272,7 +272,7 @@ def test_economical_witness_keeps_the_bound():
     res2.levels = ["full"] * len(res.leaves)
     res2.thetas = [theta_choice(prob, l, r, "full") for l, r in res.leaves]
     ev2 = Evaluation()
-    evaluate_rho(prob, res2, ev2)
+    fill_rho(prob, res2, ev2)
     assert rho.upper() == ev2.quantities["rho"].value.upper()
     assert any(lev != "full" for lev in res.levels)                    # the economy is used ...
     assert any(res.rules[u].nodes < tight[u].nodes for u in res.rules)  # ... on both counts

@@ -92,13 +92,13 @@ def test_large_rho_is_J0_of_the_closed_form(key):
     with mp.workdps(60):
         ref = J_ref(alpha, mp.mpf(p), sigma, 0, 60)
     out = _check(make_problem(str(alpha), p, str(sigma)), _fmpq(ref))
-    assert out.facts["method"] == "prop2a"
+    assert out.facts.method == "prop2a"
 
 
 def test_issue_examples_have_nonnegative_tight_bounds():
     """alpha = 50, p = 1e-30, sigma = 3: a nonnegative, tight enclosure (a loose one would be [-7.76e-31, 6.32e-22])."""
     out = _check(make_problem("50", "1e-30", "3"), _decimal(REFERENCE[(50, "1e-30", 3)][0]))
-    assert out.facts["method"] == "small-p"
+    assert out.facts.method == "small-p"
     proc = subprocess.run([sys.executable, "-m", "certify", "rho", "--alpha", "50", "--sampling-rate", "1e-30",
                            "--noise-multiplier", "3"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "in [1.553873143e-59, 1.553873144e-59]" in proc.stdout, proc.stdout

@@ -11,7 +11,7 @@ from certify.objpert import calibrate as K
 from certify.objpert import tables as T
 from certify.objpert.certificates import certify_gaussian_benchmark, certify_theorem_4_1
 from certify.objpert.problem import make_loss
-from certify.referee.certificates import certify_curve
+from certify.objpert_rdp.certificates import certify_curve
 from certify.verify import verify_text
 
 GOOD = dict(p="1/100", sigma="2", steps=1000, delta="1e-6")

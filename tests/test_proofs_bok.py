@@ -3,7 +3,7 @@ import pytest
 import sympy as sp
 
 from certify.proofs import FALSE, PROVED, get, obligations
-from certify.proofs import bok as Bk
+from certify.dpsgd import proofs as Bk
 
 alpha, Delta, u, sigma, lam, eps, p = Bk.alpha, Bk.Delta, Bk.u, Bk.sigma, Bk.lam, Bk.eps, Bk.p
 v, w = Bk.v, Bk.w

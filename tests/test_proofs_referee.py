@@ -4,7 +4,7 @@ import sympy as sp
 
 from certify.balls import arb
 from certify.proofs import FALSE, PROVED, UNDECIDED, get, obligations
-from certify.proofs import referee as R
+from certify.objpert_rdp import proofs as R
 from certify.proofs.tools import prove_on_box
 
 

@@ -3,7 +3,7 @@ import pytest
 import sympy as sp
 
 from certify.proofs import FALSE, PROVED, get, obligations
-from certify.proofs import watkins_arora as W
+from certify.objpert import proofs as W
 
 eta, mu, L, m, G, sigma = W.eta, W.mu, W.L, W.m, W.G, W.sigma
 

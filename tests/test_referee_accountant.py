@@ -10,8 +10,8 @@ import pytest
 
 from certify import cli
 from certify.balls import InputError, ctx, fmpq
-from certify.referee import curve as C
-from certify.referee.certificates import KIND, certify_curve
+from certify.objpert_rdp import curve as C
+from certify.objpert_rdp.certificates import KIND, certify_curve
 from certify.verify import verify_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

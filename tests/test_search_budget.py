@@ -16,7 +16,7 @@ from certify.certificate import digest_of
 from certify.dpsgd.accountant import certify_rho, clear_memo
 from certify.dpsgd.certificates import check_cover
 from certify.dpsgd.problem import make_problem
-from certify.dpsgd.search import HALF, Budget, budget, rho_search
+from certify.dpsgd.search import HALF, SearchLimits, budget, rho_search
 from certify.verify import verify_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,17 +32,17 @@ def _cli(*args):
 
 def test_search_stops_at_its_evaluation_budget_with_a_valid_bound():
     prob = make_problem("8", "0.01", "2")
-    res = rho_search(prob, limits=Budget(3))
+    res = rho_search(prob, limits=SearchLimits(3))
     assert res.method == "branch-and-bound" and res.stopped_early and res.stopped_by == "evaluations"
     check_cover(res.leaves)                               # the leaves still cover [0, 1/2]
     full = rho_search(prob)
     assert not full.stopped_early and full.stopped_by == ""
     clear_memo()
-    with budget(Budget(3)):
+    with budget(SearchLimits(3)):
         out = certify_rho(prob)
     rho = out.certificate.quantities["rho"].value
     assert rho.lower().fmpq() <= RHO_8 <= rho.upper().fmpq()
-    assert out.facts["stopped_early"] and out.facts["gap"] > res.gamma
+    assert out.facts.stopped_early and out.facts.gap > res.gamma
     clear_memo()
 
 
@@ -100,7 +100,7 @@ def test_the_loose_case_of_the_issue_is_tight_within_10_seconds():
     seconds = time.perf_counter() - t0
     rho = out.certificate.quantities["rho"].value
     lo, hi = rho.lower().fmpq(), rho.upper().fmpq()
-    assert not out.facts.get("stopped_early")
+    assert not out.facts.stopped_early
     assert lo > 0 and (hi - lo) / hi < fmpq(1, 10 ** 6)
     # J(0) is the maximum here: 1.99609913471651495942... (tests/reference_rho.py at 60 digits: J(0) = 1.99609913...,
     # J(1/4) = 1.98956850..., J(1/2) = 1.97308217...)

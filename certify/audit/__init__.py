@@ -14,3 +14,7 @@ Python API::
 """
 from .audit import HOLDS, NOT_CERTIFIED, REFUTED, Verdict, audit  # noqa: F401
 from .claim import AuditClaim, load_claim, loads_claim, parse_claim  # noqa: F401
+
+# registry hooks (see certify/registry.py)
+KEY = "audit"
+COMMANDS = ("certify.audit.commands",)

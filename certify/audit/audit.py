@@ -51,9 +51,10 @@ from ..balls import InputError, UndecidedError, ball_endpoints, exact_str, fmpq
 from ..certificate import Certificate
 from ..exits import EXIT_NOT_CERTIFIED, EXIT_OK, EXIT_REFUTED
 from ..poisson.schedule import Phase, Schedule
+from ..records import AuditOutcome
 from .claim import AuditClaim
 
-HOLDS, NOT_CERTIFIED, REFUTED = "holds", "not certified", "refuted"
+HOLDS, NOT_CERTIFIED, REFUTED = AuditOutcome.HOLDS, AuditOutcome.NOT_CERTIFIED, AuditOutcome.REFUTED
 EXIT = {HOLDS: EXIT_OK, NOT_CERTIFIED: EXIT_NOT_CERTIFIED, REFUTED: EXIT_REFUTED}
 DEFAULT_GRID = "1e-4"
 MAX_GRID = fmpq(1, 2)
@@ -81,7 +82,7 @@ class Attempt:
 @dataclass
 class Verdict:
     claim: AuditClaim
-    outcome: str
+    outcome: AuditOutcome
     attempts: list[Attempt] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)   #: why an accountant was not tried
 

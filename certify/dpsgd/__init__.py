@@ -5,7 +5,8 @@ Modules follow the paper: :mod:`.problem` (inputs of (5)), :mod:`.mixture` (poin
 :mod:`.estimate` (float estimates to choose alpha, Proposition 3), :mod:`.accountant`
 (Corollary 1 / (6), memo and disk cache), :mod:`.certificates` (kinds `dpsgd/rho-bok` and
 `dpsgd/renyi-bok` and their checker evaluators), :mod:`.commands` (`certify rho`, `certify dpsgd`),
-:mod:`.small_p` (the p^2 term of Proposition 5 with a rigorous remainder, for tiny p).
+:mod:`.small_p` (the p^2 term of Proposition 5 with a rigorous remainder, for tiny p), :mod:`.proofs` (the
+proof obligations of the paper's hand calculations), :mod:`.tables_hook` (Tables 1-6 for ``certify tables``).
 """
 import sys
 
@@ -14,6 +15,13 @@ import sys
 # Raise the limit (bounded: 100000 digits still refuses absurd conversions) for producer and checker alike.
 if 0 < sys.get_int_max_str_digits() < 100_000:
     sys.set_int_max_str_digits(100_000)
-from . import certificates  # noqa: F401  (registers the checker evaluators)
-from .baselines import certificates as _baseline_certificates  # noqa: F401,E402  (dpsgd/renyi-wang, -birrell)
-from ..poisson import certificates as _poisson_certificates  # noqa: F401,E402  (dpsgd/renyi-poisson)
+
+# registry hooks (see certify/registry.py)
+KEY = "bok"
+TITLE = "Bok (2026), Renyi vs lossless accountants for DP-SGD"
+COMMANDS = ("certify.dpsgd.commands",)
+KINDS = {"dpsgd/rho-bok": "certify.dpsgd.certificates", "dpsgd/renyi-bok": "certify.dpsgd.certificates",
+         "dpsgd/renyi-wang": "certify.dpsgd.baselines.certificates",
+         "dpsgd/renyi-birrell": "certify.dpsgd.baselines.certificates"}
+PROOFS = "certify.dpsgd.proofs"
+TABLES = "certify.dpsgd.tables_hook"

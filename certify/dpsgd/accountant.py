@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from ..balls import InputError, ctx, escalate, exact_str, fmpq, upper_decimal
 from ..certificate import Certificate, Evaluation
 from .certificates import (
-    KIND_RENYI, KIND_RHO, REPORT_DIGITS, conclude_dp, conclude_rho, evaluate_renyi, evaluate_rho, fixed_size_inputs,
-    method_hypotheses, parse_delta, parse_gamma, parse_steps, witness_from_json, witness_json,
+    KIND_RENYI, KIND_RHO, REPORT_DIGITS, conclude_dp, conclude_rho, fill_renyi, fill_rho, fixed_size_inputs,
+    RhoFacts, method_hypotheses, parse_delta, parse_gamma, parse_steps, witness_from_json, witness_json,
 )
 from .estimate import choose_alpha
 from .problem import Problem, parse_alpha, parse_p, parse_sigma
@@ -102,9 +102,12 @@ def _store(cdir: str, dkey: str, res: SearchResult) -> None:
 
 
 @dataclass
-class Outcome:
+class AccountantRun:
+    """What :func:`certify_rho` and :func:`certify_dpsgd` return: the certificate, plus what the command's summary
+    prints and the certificate does not record (search facts, the witness object, where it came from, timings)."""
+
     certificate: Certificate
-    facts: dict
+    facts: RhoFacts
     witness: SearchResult
     source: str
     seconds: float
@@ -147,7 +150,7 @@ def _validated_problem(prob: Problem) -> Problem:
     return Problem(parse_alpha(prob.alpha, "alpha"), parse_p(prob.p, "p"), parse_sigma(prob.sigma, "sigma"))
 
 
-def certify_rho(prob: Problem, gamma=None, cache_dir: str | None = None) -> Outcome:
+def certify_rho(prob: Problem, gamma=None, cache_dir: str | None = None) -> AccountantRun:
     """Certificate `dpsgd/rho-bok` for rho(alpha, p, 2/sigma) of (5).
 
     ``gamma`` (exact: str, int, Fraction or fmpq; floats refused) is validated like ``--gamma``.
@@ -156,20 +159,20 @@ def certify_rho(prob: Problem, gamma=None, cache_dir: str | None = None) -> Outc
     prob = _validated_problem(prob)
     gamma = None if gamma is None else parse_gamma(gamma, "gamma")
     ev, facts, res, source, prec = _produce(prob, gamma, cache_dir,
-                                            lambda ev, res, cache: evaluate_rho(prob, res, ev, cache))
+                                            lambda ev, res, cache: fill_rho(prob, res, ev, cache))
     rho_text = upper_decimal(ev.quantities["rho"].value, REPORT_DIGITS)
     conclude_rho(ev, prob, rho_text)
-    wit = witness_json(res, facts.get("keys"))
+    wit = witness_json(res, facts.keys)
     wit["reported_rho"] = rho_text
     inputs = prob.inputs()
     if gamma is not None:
         inputs["gamma"] = exact_str(gamma)
     cert = Certificate(KIND_RHO, inputs, ev, wit, None, prec)
-    return Outcome(cert, facts, res, source, time.perf_counter() - t0)
+    return AccountantRun(cert, facts, res, source, time.perf_counter() - t0)
 
 
 def certify_dpsgd(p, sigma, steps, delta, alpha=None, gamma=None, cache_dir: str | None = None,
-                  extra_inputs: dict | None = None) -> Outcome:
+                  extra_inputs: dict | None = None) -> AccountantRun:
     """Certificate `dpsgd/renyi-bok`: (eps, delta)-DP of T steps of DP-SGD by Corollary 1 / (6).
 
     Every number is exact (str such as "0.01" or "1/100", int, fractions.Fraction or fmpq; a float is
@@ -189,7 +192,7 @@ def certify_dpsgd(p, sigma, steps, delta, alpha=None, gamma=None, cache_dir: str
         alpha, n_eval = choose_alpha(p, sigma, steps, delta)
     prob = Problem(alpha, p, sigma)
     ev, facts, res, source, prec = _produce(
-        prob, gamma, cache_dir, lambda ev, res, cache: evaluate_renyi(prob, steps, delta, res, ev, cache))
+        prob, gamma, cache_dir, lambda ev, res, cache: fill_renyi(prob, steps, delta, res, ev, cache))
     eps_text = upper_decimal(ev.quantities["epsilon"].value, REPORT_DIGITS)
     hyps = method_hypotheses(ev)
     conclude_dp(ev, f"DP-SGD with p = {exact_str(p)}, sigma = {exact_str(sigma)} (Bok 2026)", alpha, steps, delta,
@@ -199,7 +202,7 @@ def certify_dpsgd(p, sigma, steps, delta, alpha=None, gamma=None, cache_dir: str
     if gamma is not None:
         inputs["gamma"] = exact_str(gamma)
     inputs.update(extra)
-    wit = witness_json(res, facts.get("keys"))
+    wit = witness_json(res, facts.keys)
     wit["reported_epsilon"] = eps_text
     cert = Certificate(KIND_RENYI, inputs, ev, wit, None, prec)
-    return Outcome(cert, facts, res, source, time.perf_counter() - t0, n_eval)
+    return AccountantRun(cert, facts, res, source, time.perf_counter() - t0, n_eval)

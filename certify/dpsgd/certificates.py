@@ -21,16 +21,18 @@ Claims: Proposition 2 (a) ((19)) or (b), when the certificate uses it to skip th
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..balls import (
     InputError, Tri, arb, ball, compare, exact, exact_int, exact_str, fmpq, upper_decimal, require_in,
 )
-from ..certificate import Evaluation
+from ..certificate import Budget, Evaluation
 from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, NOTE_SUFFIX, check_notes, contract_from_inputs
 from ..verify import register
 from .curvature import LEVELS, interval_key, kappa_neg
 from .mixture import J_zero, Rule, check_rule, point_bounds
 from .problem import ALPHA_MAX, ALPHA_MIN, Problem, parse_alpha, parse_batch, parse_p, parse_sigma
-from .search import HALF, Budget, SearchResult, default_gamma, prop2a_sides, prop2b_sides
+from .search import HALF, SearchLimits, SearchResult, default_gamma, prop2a_sides, prop2b_sides
 from .small_p import small_p_bounds
 
 KIND_RHO = "dpsgd/rho-bok"
@@ -117,7 +119,7 @@ def witness_from_json(w: dict) -> SearchResult:
     if b is not None:
         if not isinstance(b, dict):
             raise InputError("witnesses", "budget must be an object")
-        res.budget = Budget(exact_int(b.get("max_evaluations"), "budget.max_evaluations"),
+        res.budget = SearchLimits(exact_int(b.get("max_evaluations"), "budget.max_evaluations"),
                             exact(b.get("max_seconds"), "budget.max_seconds"))
         res.stopped_by = str(b.get("stopped_by", ""))
     return res
@@ -154,7 +156,21 @@ def _pb(prob: Problem, u: fmpq, res: SearchResult, cache: dict | None):
     return pb
 
 
-def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict | None = None) -> dict:
+@dataclass
+class RhoFacts:
+    """What the rho evaluation found, for the command's summary (not part of the certificate)."""
+
+    method: str                              # the witness's route: prop2a, prop2b, small-p or the branch-and-bound
+    u_star: str = ""                         # where the lower bound was found (exact text)
+    leaf: tuple[fmpq, fmpq] | None = None    # the interval holding the largest key
+    point: object = None                     # the point bound at u* (mixture.PointBound), when evaluated
+    gap: fmpq | None = None                  # largest leaf key - J-lower(u*) (branch-and-bound only)
+    leaves: int = 0
+    keys: list | None = None                 # one certified key per leaf (branch-and-bound only)
+    stopped_early: bool = False              # the search stopped at its budget before gamma
+
+
+def fill_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict | None = None) -> RhoFacts:
     """Add the rho quantities/claims to ``ev`` from the witness ``res``; return summary facts."""
     if not (0 <= res.u_lower <= HALF):
         raise InputError("witnesses", "u_lower must be in [0, 1/2]")
@@ -163,7 +179,7 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
         cache = {}  # one point bound per (u, rule), shared by the leaf keys and J_lower(u*)
     J0 = ev.add("J(0)", J_zero(prob), "(5) at u = 0",
                 "closed form: log(sum_k C(alpha,k)(1-p)^(alpha-k) p^k exp(k(k-1)Delta^2/2))/(alpha-1)")
-    facts: dict = {"method": res.method}
+    facts = RhoFacts(res.method)
     if res.method == "prop2a":
         if res.leaves != [(fmpq(0), HALF)]:
             raise InputError("witnesses", "Proposition 2 (a) certificates have the single leaf [0, 1/2]")
@@ -175,7 +191,7 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
         if not holds:
             raise InputError("witnesses", "the certificate uses Proposition 2 (a) but (19) fails")
         rho = J0
-        facts.update(u_star="0", leaf=(fmpq(0), HALF))
+        facts.u_star, facts.leaf = "0", (fmpq(0), HALF)
     elif res.method == "small-p":
         if res.leaves != [(fmpq(0), HALF)]:
             raise InputError("witnesses", "small-p certificates have the single leaf [0, 1/2]")
@@ -190,7 +206,7 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
         if not holds:
             raise InputError("witnesses", "the certificate uses the small-p route but p^2 c2(1/2) > R fails")
         rho = sp["rho_lo"].union(sp["rho_hi"])
-        facts.update(u_star="1/2", leaf=(fmpq(0), HALF))
+        facts.u_star, facts.leaf = "1/2", (fmpq(0), HALF)
     elif res.method == "prop2b":
         sides = prop2b_sides(prob)
         if sides is None:
@@ -208,8 +224,8 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
         hi = J0.max(pb.J_hi)
         rho = lo.union(hi)
         at_half = compare(pb.J_lo, ">", J0) is Tri.TRUE
-        facts.update(u_star="1/2" if at_half else ("0" if compare(J0, ">", pb.J_hi) is Tri.TRUE else "0 or 1/2"),
-                     leaf=(fmpq(0), HALF), point=pb)
+        facts.u_star = "1/2" if at_half else ("0" if compare(J0, ">", pb.J_hi) is Tri.TRUE else "0 or 1/2")
+        facts.leaf, facts.point = (fmpq(0), HALF), pb
     else:
         keys = []
         his: dict[fmpq, fmpq] = {}
@@ -258,22 +274,22 @@ def evaluate_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict |
                bound="upper")
         ev.claim("search_met_gamma", "the search stopped at its tolerance: largest key - J-lower(u*) <= gamma",
                  "search_gap", "<=", "gamma", "B.2")
-        facts.update(u_star=exact_str(res.u_lower), leaf=res.leaves[imax], point=pbl,
-                     gap=gap, leaves=len(res.leaves), keys=keys, stopped_early=stopped)
+        facts.u_star, facts.leaf, facts.point = exact_str(res.u_lower), res.leaves[imax], pbl
+        facts.gap, facts.leaves, facts.keys, facts.stopped_early = gap, len(res.leaves), keys, stopped
     ev.add("rho", rho, "(5)", "one-step Rényi bound rho(alpha, p, 2/sigma) = max_u J(u)")
     ev.add("alpha", arb(prob.alpha), "(5)", "Rényi order", integer=True)
-    ev.budget = budget_of(ev, facts, res)
+    ev.budget = Budget.of(budget_of(ev, facts, res))
     return facts
 
 
-def budget_of(ev: Evaluation, facts: dict, res: SearchResult) -> dict:
+def budget_of(ev: Evaluation, facts: RhoFacts, res: SearchResult) -> dict:
     """Where the width of rho went (re-derived by the checker from the same evaluation)."""
     rho = ev.quantities["rho"].value
     b = {"gamma (branch-and-bound tolerance)": exact_str(res.gamma),
          "rho width (upper - lower)": upper_decimal(rho.upper().fmpq() - rho.lower().fmpq(), 3)}
-    if "gap" in facts:
-        b["branch-and-bound gap (max leaf key - best J-lower)"] = upper_decimal(facts["gap"], 3)
-    pb = facts.get("point")
+    if facts.gap is not None:
+        b["branch-and-bound gap (max leaf key - best J-lower)"] = upper_decimal(facts.gap, 3)
+    pb = facts.point
     if pb is not None and pb.u != 0:
         b["point bound width at u* (J-upper - J-lower)"] = upper_decimal(
             pb.J_hi.upper().fmpq() - pb.J_lo.lower().fmpq(), 3)
@@ -381,9 +397,9 @@ def conclude_dp(ev: Evaluation, what: str, alpha: int, steps: int, delta: fmpq, 
                 f"at alpha = {alpha})", "dp", hyps)
 
 
-def evaluate_renyi(prob: Problem, steps: int, delta: fmpq, res: SearchResult, ev: Evaluation,
-                   cache: dict | None = None) -> dict:
-    facts = evaluate_rho(prob, res, ev, cache)
+def fill_renyi(prob: Problem, steps: int, delta: fmpq, res: SearchResult, ev: Evaluation,
+               cache: dict | None = None) -> RhoFacts:
+    facts = fill_rho(prob, res, ev, cache)
     rho = ev.quantities["rho"].value
     ev.add("epsilon", eps_ball(rho, prob.alpha, steps, delta), "(6)",
            "Corollary 1: T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1); upper endpoint is the certified epsilon")
@@ -432,27 +448,38 @@ def check_gamma(prob: Problem, inputs: dict, res: SearchResult) -> None:
                                             f"gamma = {exact_str(want)}")
 
 
-def check_rho(inputs: dict, witnesses: dict) -> Evaluation:
+def evaluate_rho_bok(inputs: dict, witnesses: dict) -> Evaluation:
     prob = validate_rho(inputs)
     ev = Evaluation()
     res = _search_witness(witnesses, "reported_rho")
     check_gamma(prob, inputs, res)
-    evaluate_rho(prob, res, ev)
+    fill_rho(prob, res, ev)
     conclude_rho(ev, prob, reported(witnesses, "reported_rho"))
     return ev
 
 
-def check_renyi(inputs: dict, witnesses: dict) -> Evaluation:
+def evaluate_renyi_bok(inputs: dict, witnesses: dict) -> Evaluation:
     prob, steps, delta = validate_renyi(inputs)
     ev = Evaluation()
     res = _search_witness(witnesses, "reported_epsilon")
     check_gamma(prob, inputs, res)
-    evaluate_renyi(prob, steps, delta, res, ev)
+    fill_renyi(prob, steps, delta, res, ev)
     hyps = method_hypotheses(ev)
     conclude_dp(ev, f"DP-SGD with p = {exact_str(prob.p)}, sigma = {exact_str(prob.sigma)} (Bok 2026)", prob.alpha,
                 steps, delta, reported(witnesses, "reported_epsilon"), hyps)
     return ev
 
 
-register(KIND_RHO, check_rho, validate_rho, RHO_INPUTS, SEARCH_WITNESSES + ("reported_rho",))
-register(KIND_RENYI, check_renyi, validate_renyi, RENYI_INPUTS, SEARCH_WITNESSES + ("reported_epsilon",))
+def _example_rho():
+    from .accountant import certify_rho
+    return certify_rho(Problem(8, exact("1/100"), exact("2"))).certificate
+
+
+def _example_renyi():
+    from .accountant import certify_dpsgd
+    return certify_dpsgd("1/100", "2", 1000, "1e-6", extra_inputs={"batch_size": "6", "dataset_size": "600"}).certificate
+
+
+register(KIND_RHO, evaluate_rho_bok, validate_rho, RHO_INPUTS, SEARCH_WITNESSES + ("reported_rho",), example=_example_rho)
+register(KIND_RENYI, evaluate_renyi_bok, validate_renyi, RENYI_INPUTS, SEARCH_WITNESSES + ("reported_epsilon",),
+         example=_example_renyi)

@@ -55,17 +55,17 @@ def _gamma(args):
 def _budget(args):
     """search.budget(...) from --max-evaluations / --max-seconds (defaults: search.MAX_EVALUATIONS, MAX_SECONDS)."""
     from ..balls import exact, exact_int
-    from .search import MAX_EVALUATIONS, MAX_SECONDS, Budget, budget
+    from .search import MAX_EVALUATIONS, MAX_SECONDS, SearchLimits, budget
 
     n = MAX_EVALUATIONS if args.max_evaluations is None else exact_int(args.max_evaluations, "--max-evaluations")
     require_in("--max-evaluations", n, 2, None, "[)", integer=True)
     t = fmpq(MAX_SECONDS) if args.max_seconds is None else exact(args.max_seconds, "--max-seconds")
     require_in("--max-seconds", t, 0)
-    return budget(Budget(n, t))
+    return budget(SearchLimits(n, t))
 
 
 def _stopped_early(out) -> bool:
-    return bool(out.facts.get("stopped_early"))
+    return out.facts.stopped_early
 
 
 def _stopped_line(out) -> list[str]:
@@ -76,21 +76,21 @@ def _stopped_line(out) -> list[str]:
            "seconds": f"its time budget ({exact_str(w.budget.max_seconds)} s, --max-seconds; a machine-dependent stop)",
            "resolution": "the finest interval width (the point bounds cannot resolve the gap)"}
     why = why.get(w.stopped_by, "its budget")
-    return [f"  STOPPED EARLY at {why}: the bound is valid but its gap {upper_decimal(out.facts['gap'], 3)} "
+    return [f"  STOPPED EARLY at {why}: the bound is valid but its gap {upper_decimal(out.facts.gap, 3)} "
             f"exceeds the tolerance gamma = {exact_str(w.gamma)} (exit status 6)"]
 
 
 def _where(out) -> str:
     f = out.facts
-    if f["method"] == "prop2a":
+    if f.method == "prop2a":
         return "u = 0 (Proposition 2 (a), (19), proved in balls: no search)"
-    if f["method"] == "small-p":
+    if f.method == "small-p":
         return "u = 1/2 (small-p route: p^2 term of Proposition 5 with a rigorous third-order remainder, no search)"
-    if f["method"] == "prop2b":
-        return f"u = {f['u_star']} (Proposition 2 (b) proved in balls: only u = 0 and u = 1/2 evaluated)"
-    l, r = f["leaf"]
-    return (f"u* = {f['u_star']} gives the lower bound; the largest leaf key is on [{exact_str(l)}, {exact_str(r)}] "
-            f"({f['leaves']} leaves, {out.witness.evaluations or 'cached'} point evaluations)")
+    if f.method == "prop2b":
+        return f"u = {f.u_star} (Proposition 2 (b) proved in balls: only u = 0 and u = 1/2 evaluated)"
+    l, r = f.leaf
+    return (f"u* = {f.u_star} gives the lower bound; the largest leaf key is on [{exact_str(l)}, {exact_str(r)}] "
+            f"({f.leaves} leaves, {out.witness.evaluations or 'cached'} point evaluations)")
 
 
 def _width(out) -> str:

@@ -20,7 +20,7 @@
   leaf's slack (the certified upper bound minus its key) pays for coarser trapezoidal rules at its
   endpoints and for the cheapest curvature level (point 5 of :mod:`certify.dpsgd.curvature`) that keeps
   its key below the certified bound, so the certified rho does not move.
-* Budget (:class:`Budget`): at most MAX_EVALUATIONS point evaluations (deterministic: the default
+* Budget (:class:`SearchLimits`): at most MAX_EVALUATIONS point evaluations (deterministic: the default
   mechanism) and MAX_SECONDS seconds (a safety net only: a stop by time depends on the machine). A search
   that stops at its budget keeps every leaf it has (they still cover [0, 1/2], so rho <= max key holds):
   the bound is valid but its gap exceeds gamma, and the witness says "stopped_early" (re-derived by the
@@ -60,7 +60,7 @@ MIN_WIDTH = fmpq(1, 2 ** 40)
 
 
 @dataclass(frozen=True)
-class Budget:
+class SearchLimits:
     """The branch-and-bound's budget: at most ``max_evaluations`` point evaluations and ``max_seconds`` seconds."""
 
     max_evaluations: int = MAX_EVALUATIONS
@@ -70,17 +70,17 @@ class Budget:
         return {"max_evaluations": str(self.max_evaluations), "max_seconds": exact_str(self.max_seconds)}
 
 
-def _seconds(b: Budget) -> float:
+def _seconds(b: SearchLimits) -> float:
     return int(b.max_seconds.p) / int(b.max_seconds.q)
 
 
 #: the budget used by :func:`rho_search` when none is passed (set per command by :func:`budget`), with the
 #: deadline of its block (None outside any block)
-_BUDGET: list[tuple[Budget, float | None]] = [(Budget(), None)]
+_BUDGET: list[tuple[SearchLimits, float | None]] = [(SearchLimits(), None)]
 
 
 @contextmanager
-def budget(b: Budget):
+def budget(b: SearchLimits):
     """Use ``b`` as the default budget of :func:`rho_search` inside the block (the commands' --max-evaluations,
     --max-seconds reach the search through here, whatever calls it). ``max_seconds`` bounds the whole block:
     every search inside it (the choice of alpha, each precision of the ladder) shares one deadline."""
@@ -107,11 +107,11 @@ class SearchResult:
     #: point bounds computed by the search (in-process only; never serialised, never trusted by the checker)
     point_bounds: dict = field(default_factory=dict, repr=False)
     #: the search stopped before its gap (max leaf key - best J-lower) reached gamma; the evaluator re-derives it
-    #: from the leaves (:func:`certify.dpsgd.certificates.evaluate_rho`) and overwrites this provisional value
+    #: from the leaves (:func:`certify.dpsgd.certificates.fill_rho`) and overwrites this provisional value
     stopped_early: bool = False
     #: why: "evaluations" or "seconds" (budget), "resolution" (leaves at MIN_WIDTH), "" when it converged
     stopped_by: str = ""
-    budget: Budget | None = None
+    budget: SearchLimits | None = None
 
 
 def prop2a_sides(prob: Problem) -> tuple[arb, arb]:
@@ -214,11 +214,11 @@ def small_p_applies(prob: Problem, gamma: fmpq) -> bool:
 
 
 def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = True,
-               limits: Budget | None = None) -> SearchResult:
+               limits: SearchLimits | None = None) -> SearchResult:
     """Certify rho(alpha, p, Delta) (5): shortcut by Prop. 2 when it holds, else branch-and-bound (B.2).
 
     The branch-and-bound stops at its tolerance gamma or at its budget (``limits``, default the innermost
-    :func:`budget` block, else ``Budget()``), whichever comes first; a stop at the budget leaves a valid but
+    :func:`budget` block, else ``SearchLimits()``), whichever comes first; a stop at the budget leaves a valid but
     looser bound and sets ``stopped_early`` (recorded in the witness, re-derived by the checker).
     """
     if gamma is None:

@@ -29,7 +29,7 @@ from ..balls import (
     fmpq, upper_decimal, require_in, decide,
 )
 from ..bracket import grow_then_bisect
-from ..certificate import Certificate, Evaluation
+from ..certificate import Budget, Certificate, Evaluation
 from ..verify import register
 from . import privacy as P
 from . import utility as U
@@ -211,10 +211,10 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
         cor = cor + mp_ * ball(W * W) / 2
     ev.add("corollary_utility", cor, "Cor. 4.13",
            "the corollary's display W sqrt(2A) + mu_priv W^2/2 + 2 E_opt(N) (mu_priv term omitted when mu_util >= mu_priv)")
-    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits",
-                 "publication_rounding": f"u and mu rounded up to {PUBLISH_DIGITS} significant digits",
-                 "quadrature": "none", "tail_truncation": "none",
-                 "search_gap": "none: every N from ceil(7) to N-1 re-checked to have c_N > eps/4"}
+    ev.budget = Budget(arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits",
+                       publication_rounding=f"u and mu rounded up to {PUBLISH_DIGITS} significant digits",
+                       quadrature="none", tail_truncation="none",
+                       search_gap="none: every N from ceil(7) to N-1 re-checked to have c_N > eps/4")
     return ev
 
 
@@ -354,10 +354,10 @@ def evaluate_calibration_c13(inputs: dict, witnesses: dict) -> Evaluation:
     ev.conclude("sigma_pass", f"at N = {N} and the same mu, sigma/G = {b['pass']} gives "
                 f"({exact_str(eps)}, {t_text})-DP by Theorem C.13 (sigma/G = {b['fail']} certified to fail)",
                 "bracket_pass", ["bracket_not_larger"])
-    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits", "quadrature": "none",
-                 "tail_truncation": "none",
-                 "search_gap": f"N: none (every smaller N witnessed); sigma/G: bracket of relative width "
-                               f"{upper_decimal(ball((s_pass - s_fail) / s_pass), 2)}"}
+    ev.budget = Budget(arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits", quadrature="none",
+                       tail_truncation="none",
+                       search_gap=f"N: none (every smaller N witnessed); sigma/G: bracket of relative width "
+                                  f"{upper_decimal(ball((s_pass - s_fail) / s_pass), 2)}")
     return ev
 
 
@@ -387,5 +387,18 @@ def certify_calibration_c13(problem: GLMProblem, eps: fmpq, target: fmpq, N_fixe
     return escalate(attempt, what="the Theorem C.13 calibration")
 
 
-register(KIND_COR, evaluate_corollary_4_13, validate_corollary_4_13, COR_INPUTS, COR_WITNESSES)
-register(KIND_C13, evaluate_calibration_c13, validate_calibration_c13, C13_INPUTS, ("theorem_C13", "sigma_bracket"))
+def _example_corollary_4_13() -> Certificate:
+    return certify_corollary_4_13("1/2", "1e-6", "0.05", "3", 200000, 50, "1", make_loss("logistic"))
+
+
+def _example_calibration_c13() -> Certificate:
+    w = _example_corollary_4_13().witnesses
+    p = make_problem(n=200000, d=50, mu=w["mu"], zeta="1", loss=make_loss("logistic"), u=w["u"],
+                     noise_multiplier=w["noise_multiplier"])
+    return certify_calibration_c13(p, "1/2", "1e-6", w["iterations"])
+
+
+register(KIND_COR, evaluate_corollary_4_13, validate_corollary_4_13, COR_INPUTS, COR_WITNESSES,
+         example=_example_corollary_4_13)
+register(KIND_C13, evaluate_calibration_c13, validate_calibration_c13, C13_INPUTS, ("theorem_C13", "sigma_bracket"),
+         example=_example_calibration_c13)

@@ -18,7 +18,7 @@ from ..balls import (
     InputError, Tri, arb, ball, certain_ceil, compare, escalate, exact, exact_int,
     ctx, exact_str, fmpq, lower_decimal, upper_decimal, require_in, decide,
 )
-from ..certificate import Certificate, Evaluation
+from ..certificate import Budget, Certificate, Evaluation
 from ..verify import register
 from . import privacy as P
 from . import utility as U
@@ -136,15 +136,15 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
         ev.claim("target_4_1", f"Theorem 4.1 at N = {N}: delta(eps) <= target {target_text}", "delta", "<=",
                  target_text, "Theorem 4.1")
         _evaluate_c13(ev, problem, c, eps, target, witnesses, N)
-    ev.budget = {
-        "arithmetic_rounding": "all width is ball-arithmetic rounding of closed forms at "
-                               f"{ctx.prec} bits; radius of delta: "
-                               f"{upper_decimal(ev.quantities['delta'].value.rad(), 3)}",
-        "quadrature": "none (Q1 in closed form via the confluent hypergeometric U)",
-        "tail_truncation": "none",
-        "search_gap": "none: every N below the first passing count is witnessed to fail"
-                      if target is not None else "no search",
-    }
+    ev.budget = Budget(
+        arithmetic_rounding="all width is ball-arithmetic rounding of closed forms at "
+                            f"{ctx.prec} bits; radius of delta: "
+                            f"{upper_decimal(ev.quantities['delta'].value.rad(), 3)}",
+        quadrature="none (Q1 in closed form via the confluent hypergeometric U)",
+        tail_truncation="none",
+        search_gap="none: every N below the first passing count is witnessed to fail"
+                   if target is not None else "no search",
+    )
     return ev
 
 
@@ -370,8 +370,8 @@ def evaluate_gaussian_benchmark(inputs: dict, witnesses: dict) -> Evaluation:
     ev.conclude("benchmark", f"at sigma/G = {exact_str(s)}, eps = {eps_text} the integrated-tail certificate "
                 "(Lemma C.12) dominates the exact Gaussian profile delta_G(eps)", "tail_dominates",
                 ["epsilon_admissible"])
-    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits", "quadrature": "none",
-                 "tail_truncation": "none", "search_gap": "no search"}
+    ev.budget = Budget(arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits", quadrature="none",
+                       tail_truncation="none", search_gap="no search")
     return ev
 
 
@@ -386,5 +386,12 @@ def certify_gaussian_benchmark(noise_multiplier, epsilon) -> Certificate:
     return escalate(attempt, what="the C.5 benchmark certificate")
 
 
-register(KIND_41, evaluate_theorem_4_1, validate_theorem_4_1, THEOREM_4_1_INPUTS, THEOREM_4_1_WITNESSES)
-register(KIND_C5, evaluate_gaussian_benchmark, validate_gaussian_benchmark, ("noise_multiplier", "epsilon"), ())
+def _example_theorem_4_1() -> Certificate:
+    from .tables import example_problem
+    return certify_theorem_4_1(example_problem("1/100"), "1", "1500", "1e-7")
+
+
+register(KIND_41, evaluate_theorem_4_1, validate_theorem_4_1, THEOREM_4_1_INPUTS, THEOREM_4_1_WITNESSES,
+         example=_example_theorem_4_1)
+register(KIND_C5, evaluate_gaussian_benchmark, validate_gaussian_benchmark, ("noise_multiplier", "epsilon"), (),
+         example=lambda: certify_gaussian_benchmark("5", "1"))

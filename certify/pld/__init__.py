@@ -19,7 +19,6 @@ Python API (stable):
 """
 from __future__ import annotations
 
-
 from ..balls import InputError, UndecidedError, exact, exact_str, fmpq, workprec
 from ..certificate import Certificate
 from ..contract import Contract, parse_contract
@@ -29,6 +28,12 @@ from . import readoff
 from .accountant import DEFAULT_GRID, parse_grid, plan, run
 from .certificates import KIND, make_certificate, parse_rate
 from .discretise import EXTRA_PREC
+
+# registry hooks (see certify/registry.py); the command is an option of ``certify dpsgd`` (no COMMANDS)
+KEY = "pld"
+TITLE = "Certified PLD accountant: the algebra of its soundness argument"
+KINDS = {"pld/dpsgd": "certify.pld.certificates"}
+PROOFS = "certify.pld.proofs"
 
 __all__ = ["certify_pld", "delta_interval", "KIND", "DEFAULT_GRID"]
 

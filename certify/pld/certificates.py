@@ -31,7 +31,7 @@ Conclusions: ``privacy`` (resting on every ``dominates[<p>]``) and, with a lower
 from __future__ import annotations
 
 from ..balls import InputError, ball, exact, exact_str, fmpq, workprec, require_in
-from ..certificate import Certificate, Evaluation
+from ..certificate import Budget, Certificate, Evaluation
 from ..contract import CONTRACT_FIELDS, contract_from_inputs, parse_contract
 from ..dpsgd.certificates import parse_delta, parse_steps
 from ..dpsgd.problem import parse_sigma
@@ -106,11 +106,11 @@ def fill(ev: Evaluation, r, delta: fmpq, eps_up: fmpq, eps_low: fmpq, h: fmpq) -
                  "epsilon_lower", "delta_lower", ">", d, "readoff")
         ev.conclude("tightness", f"the exact epsilon at delta = {d} of the composed dominating pair exceeds {el}",
                     "tightness", [c.name for c in ev.claims if c.name.startswith("dominated[")])
-    ev.budget = {
+    ev.budget = Budget.of({
         "composed_atoms": {f"{n}/{'pessimistic' if s else 'optimistic'}": str(c.atoms)
                            for (n, s), c in sorted(r.composed.items())},
         "width": "eps_up - eps_low: one-step discretisation (connect-the-dots vs tangents, both O(h^2) per step) "
-                 "+ 2^-K rounding + truncation (<= tau per product) + bisection resolution 2^-24"}
+                 "+ 2^-K rounding + truncation (<= tau per product) + bisection resolution 2^-24"})
 
 
 def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
@@ -140,4 +140,9 @@ def make_certificate(inputs: dict, pl: Plan, r, delta: fmpq, eps_up: fmpq, eps_l
     return Certificate(KIND, inputs, ev, w, None, precision=pl.K + EXTRA_PREC)
 
 
-register(KIND, evaluate, parse_inputs, INPUTS, WITNESSES)
+def _example() -> Certificate:
+    from . import certify_pld
+    return certify_pld(("fixed-size", "replace-one"), "1/100", "2", 20, "1e-5", grid="1e-2")
+
+
+register(KIND, evaluate, parse_inputs, INPUTS, WITNESSES, example=_example)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..balls import InputError, Tri, ball, compare, escalate, exact, exact_str, fmpq, lower_decimal, upper_decimal, require_in
-from ..certificate import Certificate, Evaluation
+from ..certificate import Budget, Certificate, Evaluation
 from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
 from .certificates import EQ_CONVERT, _hyp, epsilon_ball
@@ -126,7 +126,7 @@ def evaluate_fails(schedule: Schedule, delta: fmpq, target: fmpq) -> Evaluation:
              "epsilon_min", ">", t, EQ_CONVERT)
     ev.conclude("fails", f"sigma = {s} does not meet the target ({t}, {d}) by this accountant", "fails",
                 [c.name for c in ev.claims if c.name.startswith("hyp:")])
-    ev.budget = {"orders": f"{len(GRID)} orders re-evaluated"}
+    ev.budget = Budget.of({"orders": f"{len(GRID)} orders re-evaluated"})
     return ev
 
 
@@ -140,7 +140,7 @@ def certify_fails(schedule: Schedule, delta: fmpq, target: fmpq) -> Certificate:
     return Certificate(KIND_FAILS, inputs, ev, {}, None, prec)
 
 
-def check_fails(inputs: dict, witnesses: dict) -> Evaluation:
+def evaluate_renyi_poisson_fails(inputs: dict, witnesses: dict) -> Evaluation:
     if witnesses:
         raise InputError("witnesses", "must be empty")
     if inputs.get("orders") != GRID_TEXT:
@@ -160,7 +160,15 @@ def validate_fails(inputs: dict) -> None:
     parse_epsilon(inputs.get("epsilon_target"), "epsilon_target")
 
 
-register(KIND_FAILS, check_fails, validate_fails, lambda k: is_schedule_input(k, ("orders", "epsilon_target")), ())
+def _example_fails() -> Certificate:
+    from .schedule import parse_schedule
+    schedule = parse_schedule([{"sampling_rate": "1/100", "noise_multiplier": "1/2", "steps": 1000}],
+                              contract=POISSON_ADD_REMOVE)
+    return certify_fails(schedule, exact("1e-5"), exact("1"))
+
+
+register(KIND_FAILS, evaluate_renyi_poisson_fails, validate_fails, lambda k: is_schedule_input(k, ("orders", "epsilon_target")), (),
+         example=_example_fails)
 
 
 def _passes_at(ph: Phase, delta: fmpq, target: fmpq, alpha: int) -> bool:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ..balls import InputError, arb, ball, ball_endpoints, exact, exact_str, fmpq, upper_decimal, require_in
-from ..certificate import Evaluation
+from ..certificate import Budget, Evaluation
 from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
 from .rdp import ALPHA_MAX, rdp_ball
@@ -103,8 +103,8 @@ def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | 
     ev.conclude("dp", f"the run is ({bound}, {d})-DP (poisson sampling, add-remove adjacency)", "dp",
                 [c.name for c in ev.claims if c.name.startswith("hyp:")])
     lo, hi = ball_endpoints(eps)
-    ev.budget = {"alpha": "recorded witness (any alpha > 1 gives a valid bound; the checker never searches)",
-                 "epsilon width (upper - lower)": upper_decimal(hi - lo, 3)}
+    ev.budget = Budget.of({"alpha": "recorded witness (any alpha > 1 gives a valid bound; the checker never searches)",
+                           "epsilon width (upper - lower)": upper_decimal(hi - lo, 3)})
     return ev
 
 
@@ -130,7 +130,7 @@ def parse_inputs(inputs: dict) -> tuple[Schedule, fmpq]:
     return schedule_from_inputs(inputs), parse_delta(inputs.get("delta"), "delta")
 
 
-def check(inputs: dict, witnesses: dict) -> Evaluation:
+def evaluate_renyi_poisson(inputs: dict, witnesses: dict) -> Evaluation:
     """The checker's evaluator: re-evaluates at the recorded alpha (never searches)."""
     schedule, delta = parse_inputs(inputs)
     if not isinstance(witnesses, dict) or set(witnesses) - {"fractional"} != {"alpha", "epsilon_bound"}:
@@ -151,4 +151,12 @@ def validate(inputs: dict) -> None:
     parse_inputs(inputs)
 
 
-register(KIND, check, validate, is_schedule_input, ("alpha", "epsilon_bound", "fractional"))
+def _example():
+    from .accountant import certify_poisson
+    from .schedule import parse_schedule
+    return certify_poisson(parse_schedule([{"sampling_rate": "1/100", "noise_multiplier": "11/10", "steps": 1000}],
+                                          contract=POISSON_ADD_REMOVE), "1e-5")
+
+
+register(KIND, evaluate_renyi_poisson, validate, is_schedule_input, ("alpha", "epsilon_bound", "fractional"),
+         example=_example)

@@ -24,11 +24,11 @@ import math
 import time
 
 from ..balls import InputError, arb, ball_endpoints, escalate, exact, exact_str, fmpq, lower_decimal, upper_decimal
-from ..certificate import Certificate, Claim, Evaluation, Quantity
+from ..certificate import Budget, Certificate, Claim, Evaluation, Quantity
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from ..dpsgd.accountant import find_rho_witness
 from ..dpsgd.certificates import (
-    METHOD_CLAIMS, REPORT_DIGITS, SEARCH_WITNESSES, check_gamma, eps_ball, evaluate_rho, parse_gamma, witness_json,
+    METHOD_CLAIMS, REPORT_DIGITS, SEARCH_WITNESSES, check_gamma, eps_ball, fill_rho, parse_gamma, witness_json,
     witness_from_json,
 )
 from ..dpsgd.estimate import rho_float
@@ -94,8 +94,9 @@ def choose_alpha(schedule: Schedule, delta: fmpq) -> int:
     return lo
 
 
-def _merge(ev: Evaluation, sub: Evaluation, prefix: str) -> None:
-    """Copy a phase's quantities, claims and budget into ``ev`` under ``prefix`` (claim operands renamed)."""
+def _merge(ev: Evaluation, sub: Evaluation, prefix: str, budget: dict) -> None:
+    """Copy a phase's quantities and claims into ``ev`` and its budget into ``budget``, under ``prefix``
+    (claim operands renamed)."""
     def ref(name: str) -> str:
         return prefix + name if name in sub.quantities else name
 
@@ -103,8 +104,8 @@ def _merge(ev: Evaluation, sub: Evaluation, prefix: str) -> None:
         ev.quantities[prefix + name] = Quantity(prefix + name, q.value, q.equation, q.description, q.integer, q.bound)
     for c in sub.claims:
         ev.claims.append(Claim(prefix + c.name, c.statement, ref(c.lhs), c.relation, ref(c.rhs), c.holds, c.equation))
-    for k, v in sub.budget.items():
-        ev.budget[f"{prefix}{k}"] = v
+    for k, v in sub.budget.to_json().items():
+        budget[f"{prefix}{k}"] = v
 
 
 def _hyp(ev: Evaluation, name: str, statement: str, lhs: str, rel: str, rhs: str) -> str:
@@ -148,13 +149,14 @@ def _evaluate(schedule: Schedule, delta: fmpq, alpha: int, results: list, epsilo
              _hyp(ev, f"hyp:alpha<={ALPHA_MAX}", f"Rényi order alpha = {a} <= {ALPHA_MAX}", a, "<=", str(ALPHA_MAX))]
     total = arb(0)
     facts = []
+    budget = {}
     for i, (ph, res) in enumerate(zip(schedule.phases, results)):
         prob = Problem(alpha, ph.sampling_rate, ph.noise_multiplier)  # InputError if alpha is inadmissible here
         check_gamma(prob, gamma_inputs or {}, res)
         sub = Evaluation()
-        facts.append(evaluate_rho(prob, res, sub, None if caches is None else caches[i]))
+        facts.append(fill_rho(prob, res, sub, None if caches is None else caches[i]))
         prefix = f"phase[{i}]."
-        _merge(ev, sub, prefix)
+        _merge(ev, sub, prefix, budget)
         hyps += [prefix + c.name for c in sub.claims if c.name in METHOD_CLAIMS]
         total = total + ph.steps * sub.quantities["rho"].value
     ev.add("rdp_total", total, EQ_COMPOSE, "sum over phases of T_i rho_i(alpha) (Rényi composition over all steps)")
@@ -168,9 +170,10 @@ def _evaluate(schedule: Schedule, delta: fmpq, alpha: int, results: list, epsilo
                 f"({bound}, {d})-DP (Bok 2026 Theorem 1 per phase at alpha = {a}, Rényi composition over phases, "
                 "conversion (6))", "dp", hyps)
     lo, hi = ball_endpoints(eps)
-    ev.budget["alpha"] = "recorded witness (any admissible integer alpha gives a valid bound; the checker never searches)"
-    ev.budget["epsilon width (upper - lower)"] = upper_decimal(hi - lo, 3)
-    return ev, facts  # facts: each phase's search facts (its leaf keys go into the witness)
+    budget["alpha"] = "recorded witness (any admissible integer alpha gives a valid bound; the checker never searches)"
+    budget["epsilon width (upper - lower)"] = upper_decimal(hi - lo, 3)
+    ev.budget = Budget.of(budget)
+    return ev, facts  # facts: each phase's RhoFacts (its leaf keys go into the witness)
 
 
 def _witness_list(witnesses: dict) -> list:
@@ -185,7 +188,7 @@ def _witness_list(witnesses: dict) -> list:
     return out
 
 
-def check(inputs: dict, witnesses: dict) -> Evaluation:
+def evaluate_renyi_bok_schedule(inputs: dict, witnesses: dict) -> Evaluation:
     """The checker's evaluator: re-evaluates every phase's rho at the recorded alpha from its witness."""
     schedule, delta, gamma_inputs = validate(inputs)
     if not isinstance(witnesses, dict) or set(witnesses) != {"alpha", "phases", "epsilon_bound"}:
@@ -250,7 +253,7 @@ def certify_fixed_size_schedule(schedule: Schedule, delta, alpha=None, gamma=Non
     inputs["delta"] = exact_str(delta)
     inputs.update(gamma_inputs)
     witnesses = {"alpha": str(alpha),
-                 "phases": [witness_json(res, f.get("keys")) for res, f in zip(results, facts)],
+                 "phases": [witness_json(res, f.keys) for res, f in zip(results, facts)],
                  "epsilon_bound": ev.claims[-1].rhs}
     return Certificate(KIND, inputs, ev, witnesses, None, prec)
 
@@ -275,7 +278,15 @@ def summary(cert: Certificate, schedule: Schedule, seconds: float, chosen: bool)
     return "\n".join(lines) + "\n"
 
 
-register(KIND, check, validate, lambda name: is_schedule_input(name, ("gamma",)), ("alpha", "phases", "epsilon_bound"))
+def _example() -> Certificate:
+    from .schedule import parse_schedule
+    phases = [{"sampling_rate": "1/100", "noise_multiplier": "2", "steps": 600},
+              {"sampling_rate": "1/50", "noise_multiplier": "3", "steps": 200}]
+    return certify_fixed_size_schedule(parse_schedule(phases, contract=FIXED_SIZE_REPLACE_ONE), "1e-6")
+
+
+register(KIND, evaluate_renyi_bok_schedule, validate, lambda name: is_schedule_input(name, ("gamma",)),
+         ("alpha", "phases", "epsilon_bound"), example=_example)
 
 
 def run(args, schedule: Schedule) -> int:

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..proofs.core import PAPER_TITLES, combine, obligation
+from ..proofs.core import combine, obligation
 from ..proofs.tools import equal, positive
 
 PAPER = "mtz-poisson"
-PAPER_TITLES.setdefault(PAPER, "Mironov, Talwar, Zhang (2019), the sampled Gaussian mechanism (certify.poisson)")
 
 sigma = sp.Symbol("sigma", positive=True)
 j = sp.Symbol("j", integer=True, nonnegative=True)

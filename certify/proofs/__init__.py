@@ -1,29 +1,27 @@
 """Symbolic and certified checks of the papers' hand calculations.
 
-One module per paper holds its catalogue of proof obligations (:mod:`.watkins_arora`, :mod:`.bok`,
-:mod:`.referee`); :mod:`.core` holds the data model, the runner and the report; :mod:`.tools` the
-deciding machinery (exact sympy reductions, sign proofs, certified ball evaluation over boxes);
-:mod:`.commands` the ``certify proofs`` command.
+Each paper keeps its catalogue of proof obligations in its own folder (``certify/<paper>/proofs.py``,
+found through the registry hook ``PROOFS``); :mod:`.core` holds the data model, the runner and the
+report; :mod:`.tools` the deciding machinery (exact sympy reductions, sign proofs, certified ball
+evaluation over boxes); :mod:`.commands` the ``certify proofs`` command.
 """
 from __future__ import annotations
 
 import importlib
 
+from .. import registry
 from .core import CATALOGUE, FALSE, PROVED, UNDECIDED, Obligation, Outcome, Result, run  # noqa: F401
 
-PAPER_MODULES = {"watkins-arora": "certify.proofs.watkins_arora", "bok": "certify.proofs.bok",
-                 "referee": "certify.proofs.referee", "mtz-poisson": "certify.poisson.proofs",
-                 "pld": "certify.proofs.pld"}
+
+def papers() -> list[str]:
+    """Paper keys with proof obligations, in report order (the registry's)."""
+    return list(registry.proof_papers())
 
 
 def load_all() -> None:
-    """Import every paper module (registering its obligations); a missing module is skipped."""
-    for name in PAPER_MODULES.values():
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as err:
-            if err.name != name:
-                raise
+    """Import every paper's proof obligations (hook ``PROOFS`` of each registry entry)."""
+    for _title, module in registry.proof_papers().values():
+        importlib.import_module(module)
 
 
 def obligations(paper: str | None = None) -> list[Obligation]:

@@ -7,8 +7,12 @@ import sys
 
 from ..balls import InputError
 from ..exits import EXIT_FAILED  # an obligation is false or undecided
-from . import PAPER_MODULES
+from . import papers
 from .core import FALSE, UNDECIDED, report_markdown, run, table_text
+
+# registry hooks (see certify/registry.py)
+KEY = "proofs"
+COMMANDS = (__name__,)
 
 
 def _default_report() -> str:
@@ -28,7 +32,7 @@ def register(sub) -> None:
             "location, method, verdict, time) and writes the Markdown report. A claim found false is\n"
             "reported with its counterexample or corrected statement.\n\n"
             "Exit status: 0 if every obligation is proved, 1 if any is false or undecided."))
-    p.add_argument("--paper", choices=sorted(PAPER_MODULES), action="append",
+    p.add_argument("--paper", choices=sorted(papers()), action="append",
                    help="only this paper (repeatable; default: all)")
     p.add_argument("--report", metavar="FILE", default=None,
                    help="where to write the Markdown report (default: proofs/REPORT.md under the current directory)")
@@ -38,7 +42,7 @@ def register(sub) -> None:
 
 def run_proofs(args) -> int:
     from ..cli import check_directory, check_writable, write_atomically
-    papers = args.paper or list(PAPER_MODULES)
+    selected = args.paper or papers()
     path = None
     if not args.no_report:  # checked before the (long) run: a bad --report fails at once, exit 2
         path = args.report or _default_report()
@@ -46,7 +50,7 @@ def run_proofs(args) -> int:
             check_directory(os.path.dirname(os.path.abspath(path)), "--report")
         else:
             check_writable(path, "--report")
-    results = run(papers)
+    results = run(selected)
     sys.stdout.write(table_text(results))
     if path is not None:
         directory = os.path.dirname(os.path.abspath(path))

@@ -23,21 +23,22 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable
 
-PROVED, FALSE, UNDECIDED = "proved", "false", "undecided"
-VERDICTS = (PROVED, FALSE, UNDECIDED)
+from ..records import ProofVerdict
+
+PROVED, FALSE, UNDECIDED = ProofVerdict.PROVED, ProofVerdict.FALSE, ProofVerdict.UNDECIDED
+VERDICTS = tuple(ProofVerdict)
 
 
 @dataclass
 class Outcome:
     """Verdict of one check: ``verdict`` in VERDICTS, the ``method`` that decided it, details."""
 
-    verdict: str
+    verdict: ProofVerdict
     method: str
     detail: str = ""
 
     def __post_init__(self):
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"unknown verdict {self.verdict!r}")
+        self.verdict = ProofVerdict(self.verdict)   # ValueError for an unknown verdict
 
 
 @dataclass
@@ -71,11 +72,6 @@ class Result:
 
 #: paper key -> list of obligations, in the order of the paper
 CATALOGUE: dict[str, list[Obligation]] = {}
-PAPER_TITLES = {
-    "watkins-arora": "Watkins & Arora (2026), gradient descent on perturbed objectives",
-    "bok": "Bok (2026), Renyi vs lossless accountants for DP-SGD",
-    "referee": "Referee report on arXiv:2411.13682 (objective perturbation, Corollary 5.2)",
-}
 
 
 #: paper key -> remarks printed under the paper's table (scope, what is not checkable, findings)
@@ -186,13 +182,15 @@ def report_markdown(results: list[Result], command: str = "certify proofs") -> s
            "expression) or ball arithmetic (python-flint/Arb) decided the inequality on every piece of the "
            "stated domain. *false* comes with a counterexample or the corrected statement. *undecided* is "
            "never counted as proved.", ""]
+    from .. import registry
+    titles = {key: title for key, (title, _module) in registry.proof_papers().items()}
     papers = []
     for r in results:
         if r.obligation.paper not in papers:
             papers.append(r.obligation.paper)
     for paper in papers:
         rows = [r for r in results if r.obligation.paper == paper]
-        out += [f"## {PAPER_TITLES.get(paper, paper)}", "",
+        out += [f"## {titles.get(paper, paper)}", "",
                 "| obligation | location | method | verdict |", "|---|---|---|---|"]
         for r in rows:
             out.append(f"| {r.obligation.id} | {_md(r.obligation.location)} | {_md(r.outcome.method)} | "

@@ -10,7 +10,7 @@ the same functions as the producer's (and the CLI's): 0 < p < 1, sigma > 0, inte
 from __future__ import annotations
 
 from ...balls import InputError, arb, ctx, escalate, exact_int, exact_str, upper_decimal
-from ...certificate import Certificate, Evaluation
+from ...certificate import Budget, Certificate, Evaluation
 from ...verify import register
 from ..certificates import (
     CONTRACT_INPUTS, REPORT_DIGITS, check_batch, conclude_dp, fixed_size_inputs, parse_delta, parse_steps, reported,
@@ -63,8 +63,8 @@ def evaluate(column: str, inputs: dict, witnesses: dict) -> Evaluation:
     ev, alpha, T, (p, sigma, delta) = _evaluate(column, inputs, witnesses)
     conclude_dp(ev, f"DP-SGD with p = {exact_str(p)}, sigma = {exact_str(sigma)} ({NAMES[column]} accountant)",
                 alpha, T, delta, reported(witnesses, "reported_epsilon"))
-    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits (moments with raised precision)",
-                 "quadrature": "none", "tail_truncation": "none", "search_gap": "none: every alpha evaluated"}
+    ev.budget = Budget(arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits (moments with raised precision)",
+                       quadrature="none", tail_truncation="none", search_gap="none: every alpha evaluated")
     return ev
 
 
@@ -90,5 +90,7 @@ def certify_baseline(column: str, p, sigma, steps, delta, alpha=None, extra_inpu
     return escalate(attempt, what=f"the {column} column")
 
 
-register(KINDS["wang"], lambda i, w: evaluate("wang", i, w), validate, INPUTS, WITNESSES)
-register(KINDS["birrell"], lambda i, w: evaluate("birrell", i, w), validate, INPUTS, WITNESSES)
+register(KINDS["wang"], lambda i, w: evaluate("wang", i, w), validate, INPUTS, WITNESSES,
+         example=lambda: certify_baseline("wang", "1/100", "2", 1000, "1e-6"))
+register(KINDS["birrell"], lambda i, w: evaluate("birrell", i, w), validate, INPUTS, WITNESSES,
+         example=lambda: certify_baseline("birrell", "1/100", "2", 1000, "1e-6", alpha=8))

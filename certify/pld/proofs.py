@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .core import PAPER_TITLES, combine, obligation
-from .tools import equal, positive
+from ..proofs.core import combine, obligation
+from ..proofs.tools import equal, positive
 
 PAPER = "pld"
-PAPER_TITLES.setdefault(PAPER, "Certified PLD accountant: the algebra of its soundness argument")
 
 x = sp.Symbol("x", real=True)
 q = sp.Symbol("q", positive=True)

@@ -18,8 +18,8 @@ from __future__ import annotations
 import sympy as sp
 
 from ..balls import Phi, arb
-from .core import PROVED, Outcome, combine, note, obligation
-from .tools import equal, poly_positive_above, positive, prove_on_box
+from ..proofs.core import PROVED, Outcome, combine, note, obligation
+from ..proofs.tools import equal, poly_positive_above, positive, prove_on_box
 
 PAPER = "bok"
 
@@ -278,7 +278,7 @@ def prop5_ours(rho2=_paper_rho2, rho3=_paper_rho3) -> Outcome:
     E = sp.exp
     fact = alpha * (alpha - 1) / 2 * (E(Delta ** 2 / 2) - E(u * Delta ** 2)) * (E(Delta ** 2 / 2) + E(u * Delta ** 2) - 2)
     parts.append(("F(1/2) - F(u) factorization at p^2", equal(gap, fact)))
-    from .tools import unit_power
+    from ..proofs.tools import unit_power
     d_ = sp.Symbol("d", nonnegative=True)     # u = 1/2 - d, d in [0, 1/2]
     parts.append(("first factor = e^(D^2/2)(1 - e^(-d D^2))",
                   equal((E(Delta ** 2 / 2) - E(u * Delta ** 2)).subs(u, sp.Rational(1, 2) - d_),
@@ -496,7 +496,7 @@ def corollary2_rates(threshold=16) -> Outcome:
     mu_ = sp.Symbol("mu", positive=True)
     e1 = sp.Symbol("e1", nonnegative=True)
     parts = [("lambda/(lambda+eps) <= lambda/eps", positive(lam / eps - lam / (lam + eps)))]
-    from .tools import unit_power
+    from ..proofs.tools import unit_power
     rr = sp.Symbol("r", positive=True)       # r = lambda/eps: eps/(lambda + eps) = 1/(1 + r)
     parts.append(("eps/(lambda+eps) = 1/(1 + lambda/eps)", equal(eps / (lam + eps), 1 / (1 + lam / eps))))
     parts.append(("(eps/(lambda+eps))^(eps/lambda) <= 1", unit_power(1 / (1 + rr), eps / lam)))

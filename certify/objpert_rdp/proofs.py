@@ -19,8 +19,8 @@ from __future__ import annotations
 import sympy as sp
 
 from ..balls import Phi, arb
-from .core import FALSE, PROVED, Outcome, combine, note, obligation
-from .tools import counterexample, equal, positive, prove_on_box
+from ..proofs.core import FALSE, PROVED, Outcome, combine, note, obligation
+from ..proofs.tools import counterexample, equal, positive, prove_on_box
 
 PAPER = "referee"
 
@@ -158,7 +158,6 @@ def curve(rdp=lambda a, ed, m: ed + a * m ** 2 / 2 + sp.log(2 * Phi_s(m * (a - 1
     parts.append(("rho_DP alpha - D_alpha = a1 (eps_det + sup g) + (sup g - g)",
                   equal(slack, a1 * (ed + sup) + (sup - gsym))))
     # profile: E[(1 - e^(e - eps_det... ))_+] with l - eps_det = mu^2/2 + mu|Z|
-    e = sp.Symbol("e", positive=True)
     th = sp.Symbol("th", positive=True)      # threshold t = e/mu - mu/2 > 0 (case e > mu^2/2)
     e_of_t = mu * (th + mu / 2)
     integrand = (1 - sp.exp(e_of_t - mu ** 2 / 2 - mu * zp)) * phi_s(zp)

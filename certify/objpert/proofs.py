@@ -19,8 +19,8 @@ from __future__ import annotations
 import sympy as sp
 
 from ..balls import Q1, Phi, Tri, arb, ball, compare, ctx, fmpq
-from .core import FALSE, PROVED, UNDECIDED, Outcome, combine, note, obligation
-from .tools import bernstein_nonneg, equal, numeric_claim, positive, unit_power
+from ..proofs.core import FALSE, PROVED, UNDECIDED, Outcome, combine, note, obligation
+from ..proofs.tools import bernstein_nonneg, equal, numeric_claim, positive, unit_power
 
 PAPER = "watkins-arora"
 

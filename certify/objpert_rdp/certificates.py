@@ -10,7 +10,7 @@ The evaluator recomputes everything from inputs and witnesses; it never searches
 from __future__ import annotations
 
 from ..balls import InputError, ball, ctx, escalate, exact, exact_str, upper_decimal
-from ..certificate import Certificate, Evaluation
+from ..certificate import Budget, Certificate, Evaluation
 from ..verify import register
 from . import curve as C
 
@@ -79,15 +79,14 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
                         f"({exact_str(lo)}, {exact_str(hi)}]", "bracket_lower", ["dp_at_delta"])
         elif hi != 0:
             raise InputError("witnesses", "epsilon_lower is required unless epsilon_upper = 0")
-    ev.budget = {"arithmetic_rounding": f"ball arithmetic at {ctx.prec} bits "
-                                        "(closed forms; Phi via erfc / confluent U)",
-                 "quadrature": "none", "tail_truncation": "none",
-                 "search_gap": ("epsilon bracket of relative width <= 1e-9 (witnessed both ways)"
-                                if "delta" in inputs else "no search")}
+    ev.budget = Budget(arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits "
+                                           "(closed forms; Phi via erfc / confluent U)",
+                       quadrature="none", tail_truncation="none",
+                       search_gap=("epsilon bracket of relative width <= 1e-9 (witnessed both ways)"
+                                   if "delta" in inputs else "no search"))
     return ev
 
 
-register(KIND, evaluate, validate, INPUTS, WITNESSES)
 
 
 def certify_curve(L, nu, s, lam, alpha=None, epsilon=None, delta=None) -> Certificate:
@@ -118,3 +117,7 @@ def certify_curve(L, nu, s, lam, alpha=None, epsilon=None, delta=None) -> Certif
         return Certificate(KIND, inputs, ev, witnesses, None, prec)
 
     return escalate(attempt, what="the objective-perturbation Renyi certificate")
+
+
+register(KIND, evaluate, validate, INPUTS, WITNESSES,
+         example=lambda: certify_curve("1", "2", "1/4", "1", alpha="3", epsilon="2", delta="1e-6"))
