@@ -58,13 +58,6 @@ def _poisson_schedule(q, sigma, steps):
                           contract=POISSON_ADD_REMOVE)
 
 
-def _fixed_size_schedule():
-    from certify.poisson.schedule import parse_schedule
-    return parse_schedule([{"sampling_rate": "1/100", "noise_multiplier": "2", "steps": 600},
-                           {"sampling_rate": "1/50", "noise_multiplier": "3", "steps": 200}],
-                          contract=FIXED_SIZE_REPLACE_ONE)
-
-
 def regenerate(doc, inputs=None, witnesses=None, drop=()):
     """A self-consistent forgery: edit inputs/witnesses, re-run the registered evaluator, re-seal."""
     d = copy.deepcopy(doc)

@@ -114,7 +114,7 @@ def _regenerate(d):
     d["quantities"] = {k: q.to_json() for k, q in ev.quantities.items()}
     d["claims"] = [c.to_json() for c in ev.claims]
     d["conclusions"] = [c.to_json() for c in ev.conclusions]
-    d["budget"] = ev.budget
+    d["budget"] = ev.budget.to_json()
     return _reseal(d)
 
 
