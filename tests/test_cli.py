@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from fast_subset import fast_subset
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASE = ["objpert", "--n", "1000000", "--d", "10000", "--mu", "0.01", "--loss", "logistic", "--zeta", "1",
         "--noise-multiplier", "5", "--u", "6", "--epsilon", "1"]
@@ -71,7 +73,7 @@ def with_opt(opt, value):
     return args
 
 
-@pytest.mark.parametrize("opt,value,needle", [
+BAD_INPUT = [
     ("--n", "0", "--n"), ("--n", "2.5", "--n"), ("--d", "-3", "--d"), ("--d", "abc", "--d"),
     ("--mu", "0", "--mu"), ("--mu", "-0.01", "--mu"), ("--mu=-1/100", None, "--mu"), ("--zeta", "0", "--zeta"),
     ("--eta", "4", "--eta"), ("--eta", "100", "eta*mu"), ("--eta", "0", "--eta"),
@@ -79,7 +81,12 @@ def with_opt(opt, value):
     ("--epsilon", "0.01", "eps_0"), ("--iterations", "1000", "threshold (7)"),
     ("--mu", "nan", "--mu"), ("--mu", "0x1p-3", "--mu"), ("--epsilon", "inf", "--epsilon"),
     ("--target-delta", "0", "--target-delta"), ("--target-delta", "1e-9", "--target-delta"),
-])
+]
+# fast suite: a non-integer count, the --opt=value form, a cross-parameter limit, a derived threshold, nan, a range end
+BAD_INPUT_FAST = [BAD_INPUT[1], BAD_INPUT[6], BAD_INPUT[9], BAD_INPUT[14], BAD_INPUT[15], BAD_INPUT[19]]
+
+
+@pytest.mark.parametrize("opt,value,needle", fast_subset(BAD_INPUT, keep=BAD_INPUT_FAST))
 def test_bad_input_one_line_error_nonzero_exit_nothing_written(tmp_path, opt, value, needle):
     out = tmp_path / "c.json"
     r = run(with_opt(opt, value) + ["--out", str(out)])
