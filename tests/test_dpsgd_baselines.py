@@ -133,6 +133,7 @@ def _run(args):
     return subprocess.run([sys.executable, "-m", "certify", *args], capture_output=True, text=True, cwd=root)
 
 
+@pytest.mark.slow  # about 6 CPU s: eight CLI subprocesses
 def test_dpsgd_accountant_option(tmp_path):
     pytest.importorskip("dp_accounting")
     base = ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"]

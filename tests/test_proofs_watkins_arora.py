@@ -4,6 +4,7 @@ import sympy as sp
 
 from certify.proofs import FALSE, PROVED, get, obligations
 from certify.proofs import watkins_arora as W
+from fast_subset import fast_subset
 
 eta, mu, L, m, G, sigma = W.eta, W.mu, W.L, W.m, W.G, W.sigma
 
@@ -47,7 +48,9 @@ PERTURBED = [
 ]
 
 
-@pytest.mark.parametrize("oid,claim", PERTURBED, ids=[p[0] for p in PERTURBED])
+# the rejections of WA-A8 and WA-22 (about 1.5 and 1 CPU s) are slow; their proofs above run in the fast suite
+@pytest.mark.parametrize("oid,claim", fast_subset(PERTURBED, keep=[p for p in PERTURBED if p[0] not in ("WA-A8", "WA-22")]),
+                         ids=[p[0] for p in PERTURBED])
 def test_perturbed_claim_rejected(oid, claim):
     out = get(oid).run(**claim)
     assert out.verdict == FALSE, (oid, out.verdict, out.detail)
