@@ -344,6 +344,7 @@ def test_interrupted_sweep_reruns_only_missing_rows(tmp_path):
     assert _files(out) == _files(ref)
 
 
+@pytest.mark.slow  # about 2 CPU s: two sweeps in subprocesses (each reader is tested in-process above)
 def test_jsonl_and_csv_give_the_same_certificates(tmp_path):
     rows = MIXED[:5]
     f = tmp_path / "q.jsonl"
