@@ -1,4 +1,5 @@
-"""Referee obligations: proved as stated, perturbed claims rejected; the ball box prover finds counterexamples."""
+"""Obligations of `certify objpert-rdp` (the objective-perturbation RDP curve): proved as stated, perturbed claims
+rejected; the ball box prover finds counterexamples."""
 import pytest
 import sympy as sp
 
