@@ -44,7 +44,7 @@ def test_verify_rejects_tampered_file(tmp_path):
     assert v.returncode == 4 and "delta" in v.stdout and "REJECTED" in v.stderr
 
 
-@pytest.mark.parametrize("text", ["", "{\"schema\": ", "garbage"])
+@pytest.mark.parametrize("text", fast_subset(["", "{\"schema\": ", "garbage"], keep=["{\"schema\": "]))  # fast suite: truncated
 def test_verify_rejects_malformed_file(tmp_path, text):
     f = tmp_path / "bad.json"
     f.write_text(text)
@@ -82,8 +82,8 @@ BAD_INPUT = [
     ("--mu", "nan", "--mu"), ("--mu", "0x1p-3", "--mu"), ("--epsilon", "inf", "--epsilon"),
     ("--target-delta", "0", "--target-delta"), ("--target-delta", "1e-9", "--target-delta"),
 ]
-# fast suite: a non-integer count, the --opt=value form, a cross-parameter limit, a derived threshold, nan, a range end
-BAD_INPUT_FAST = [BAD_INPUT[1], BAD_INPUT[6], BAD_INPUT[9], BAD_INPUT[14], BAD_INPUT[15], BAD_INPUT[19]]
+# fast suite (one subprocess each): a non-integer count, the --opt=value form, a cross-parameter limit, nan
+BAD_INPUT_FAST = [BAD_INPUT[1], BAD_INPUT[6], BAD_INPUT[9], BAD_INPUT[15]]
 
 
 @pytest.mark.parametrize("opt,value,needle", fast_subset(BAD_INPUT, keep=BAD_INPUT_FAST))
@@ -97,7 +97,7 @@ def test_bad_input_one_line_error_nonzero_exit_nothing_written(tmp_path, opt, va
     assert r.stdout == ""
 
 
-@pytest.mark.parametrize("value", ["0", "-0.5"])
+@pytest.mark.parametrize("value", fast_subset(["0", "-0.5"], keep=["0"]))
 def test_sigma_nonpositive_rejected(tmp_path, value):
     args = list(BASE)
     i = args.index("--noise-multiplier")

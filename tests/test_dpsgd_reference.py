@@ -141,7 +141,7 @@ def test_trapezoid_discretisation_bound_is_sound(alpha, p, sigma, u, h, strip):
     assert err > mp.mpf(10) ** -40  # the step is coarse enough that the test can fail
 
 
-@pytest.mark.parametrize("bits", fast_subset([10, 20, 48], keep=[10, 48]))  # fast suite: both ends
+@pytest.mark.parametrize("bits", fast_subset([10, 20, 48], keep=[10]))  # fast suite: the coarsest rule
 def test_point_bounds_with_any_tolerance_enclose_reference(bits):
     """Coarse rules give wide but valid bounds (the checker may use them where the leaves have slack)."""
     prob = Problem(8, fmpq(1, 100), fmpq(2))

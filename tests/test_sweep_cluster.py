@@ -13,7 +13,8 @@ import pytest
 from certify.sweep.executor import dask_available
 from sweep_helpers import ROOT, DaskServices, renyi_rows, sweep, write_csv
 
-pytestmark = pytest.mark.slow
+# one xdist worker runs the whole module (`pytest -n auto --dist loadgroup`), so the 1,000-row reference is swept once
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sweep_cluster")]
 N = 1000
 
 
