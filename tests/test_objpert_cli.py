@@ -1,4 +1,5 @@
-"""The command line: outputs, --out, verify, and a clear one-line error + non-zero exit for bad input."""
+"""`certify objpert` and `certify gaussian-benchmark` on the command line: outputs, --out, verify, and a clear
+one-line error + non-zero exit for bad input."""
 import json
 import os
 import subprocess
