@@ -223,7 +223,8 @@ def test_local_pool_reports_an_item_that_kills_its_worker():
     assert all(res[i] == (2 * items[i], None) for i in range(len(items)) if i != 2)
 
 
-@pytest.mark.parametrize("kind", ["local", pytest.param("dask", marks=pytest.mark.slow)])  # starting Dask is slow
+# starting Dask is slow; the "dask" group runs on one xdist worker (see test_sweep_cluster.py)
+@pytest.mark.parametrize("kind", ["local", pytest.param("dask", marks=[pytest.mark.slow, pytest.mark.xdist_group("dask")])])
 def test_a_raising_task_is_an_error_on_its_item(kind):
     if kind == "dask" and not dask_available():
         pytest.skip("dask is not installed")
@@ -258,6 +259,7 @@ def _sweep_mixed(tmp_path, executor, workers) -> dict[str, bytes]:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("dask")  # one Dask scheduler at a time (see test_sweep_cluster.py)
 def test_sweep_same_output_for_any_worker_count_and_executor(tmp_path):
     runs = [("local", "1"), ("local", "2")] + ([("dask", "2")] if dask_available() else [])
     outputs = [_sweep_mixed(tmp_path, executor, workers) for executor, workers in runs]
