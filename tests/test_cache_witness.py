@@ -3,6 +3,8 @@ import glob
 import json
 import os
 
+import pytest
+
 from certify.dpsgd import tables as BT
 from certify.dpsgd.accountant import certify_rho, clear_memo
 from certify.dpsgd.problem import Problem
@@ -12,6 +14,7 @@ from certify.verify import verify_text
 ROWS = [{"p": "0.01", "sigma": "2", "T": "1000", "delta": "1e-6"}]
 
 
+@pytest.mark.slow  # about 2 CPU s: recomputes a table cell
 def test_fabricated_cell_is_rechecked_and_replaced(tmp_path, capsys):
     cache = str(tmp_path)
     first = BT.compute_all(ROWS, cache, jobs=1, with_lossless=False)

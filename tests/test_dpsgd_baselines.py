@@ -112,6 +112,7 @@ def test_table_classification_rules():
     assert out["ours_verdict"] == "mismatch" and out["wang_verdict"] == "mismatch"
 
 
+@pytest.mark.slow  # about 3 CPU s: four columns of 18 rows from scratch
 def test_published_rows_of_one_table_group_are_confirmed():
     """Recompute all four columns for the p = 0.04, sigma = 8 rows of Tables 3 and 6 from scratch."""
     pytest.importorskip("dp_accounting")
@@ -133,6 +134,7 @@ def _run(args):
     return subprocess.run([sys.executable, "-m", "certify", *args], capture_output=True, text=True, cwd=root)
 
 
+@pytest.mark.slow  # about 6 CPU s: eight CLI subprocesses
 def test_dpsgd_accountant_option(tmp_path):
     pytest.importorskip("dp_accounting")
     base = ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"]

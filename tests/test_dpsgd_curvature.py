@@ -25,6 +25,7 @@ import pytest
 from certify.balls import ctx, fmpq
 from certify.dpsgd import curvature as C
 from certify.dpsgd.problem import Problem
+from fast_subset import fast_subset
 
 PAIRS = ((0, 2), (1, 1), (0, 3), (1, 2), (2, 1), (0, 4), (1, 3), (2, 2))
 DPS = 30
@@ -191,7 +192,8 @@ def test_kappa_bounds_reference_Jpp(prob):
           + f"; previous kappa / kappa at width 1/32: {min(olds):.3g} .. {max(olds):.3g}")
 
 
-@pytest.mark.parametrize("prob", WORST, ids=_ids)
+# fast suite: the issue's alpha = 47; the other worst cases are slow
+@pytest.mark.parametrize("prob", fast_subset(WORST, keep=WORST[:1]), ids=_ids)
 def test_kappa_is_tight_near_half_for_the_worst_cases(prob):
     """alpha = 47, p = 1/400, sigma = 4 on [15/32, 1/2]: the paper's kappa is 0.48 against |J''| ~ 2e-5; ours is within a factor 10."""
     l, r = fmpq(15, 32), fmpq(1, 2)

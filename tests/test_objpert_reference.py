@@ -107,6 +107,7 @@ def test_theorem_C13_quantities_contain_reference(prm, N, eps):
                 check(d, r["delta_N"], "delta_N", max_rel=1e-15)
 
 
+@pytest.mark.slow  # about 2 CPU s: a 400-point grid maximum at 50+ digits for five N
 def test_g_bar_sup_is_at_h_equal_L():
     """Lemma C.5's supremum: the grid maximum never exceeds the value at h = L (monotonicity)."""
     p, ref = build({"n": 1000, "d": 10, "mu": Fraction(1, 100), "zeta": Fraction(1), "nm": Fraction(5),

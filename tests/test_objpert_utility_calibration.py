@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import reference_objpert as R
+from fast_subset import fast_subset
 from certify.balls import exact, fmpq, workprec
 from certify.objpert import calibrate as K
 from certify.objpert.certificates import certify_theorem_4_1
@@ -125,11 +126,15 @@ def test_calibrate_cli_prints_replay_command_that_certifies(tmp_path):
     assert all(c["holds"] for c in doc["claims"])
 
 
-@pytest.mark.parametrize("args,needle", [
+CALIBRATE_BAD_INPUT = [
     (["--epsilon", "2"], "--epsilon"), (["--epsilon", "0"], "--epsilon"), (["--delta", "1"], "--delta"),
     (["--comparator-norm", "0"], "--comparator-norm"), (["--delta-S", "1"], "--delta-S"),
     (["--delta-S", "0"], "--delta-S"), (["--n", "0"], "--n"), (["--epsilon", "1.0e0x"], "--epsilon"),
-])
+]
+
+
+# fast suite: an upper range end, a zero count, a malformed number (subprocesses); the rest slow
+@pytest.mark.parametrize("args,needle", fast_subset(CALIBRATE_BAD_INPUT, keep=[CALIBRATE_BAD_INPUT[i] for i in (2, 6, 7)]))
 def test_calibrate_bad_input(args, needle, tmp_path):
     base = {"--epsilon": "1", "--delta": "1e-7", "--n": "1000000", "--d": "10000"}
     for i in range(0, len(args), 2):
@@ -140,8 +145,8 @@ def test_calibrate_bad_input(args, needle, tmp_path):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("opt,value", [("--beta", "1"), ("--beta", "0"), ("--delta-S", "1.5"),
-                                       ("--comparator-norm", "-0.5")])
+@pytest.mark.parametrize("opt,value", fast_subset([("--beta", "1"), ("--beta", "0"), ("--delta-S", "1.5"), ("--comparator-norm", "-0.5")],
+                                                   keep=[("--beta", "1"), ("--comparator-norm", "-0.5")]))
 def test_objpert_utility_bad_input(opt, value):
     r = run(["objpert", "--example", "4.8", "--utility", opt, value])
     assert r.returncode == 2 and opt in r.stderr

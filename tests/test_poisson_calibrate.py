@@ -44,6 +44,7 @@ def test_cli_and_refusals(tmp_path, capsys):
         assert not (tmp_path / "never.json").exists()
 
 
+@pytest.mark.slow  # about 3 CPU s of symbolic proofs
 def test_monotonicity_obligations_are_proved_and_can_fail():
     import sympy as sp
     for name in ("P-sigma-monotone", "P-q-monotone", "P-moments"):

@@ -4,6 +4,7 @@ import sympy as sp
 
 from certify.proofs import FALSE, PROVED, get, obligations
 from certify.objpert import proofs as W
+from fast_subset import fast_subset
 
 eta, mu, L, m, G, sigma = W.eta, W.mu, W.L, W.m, W.G, W.sigma
 
@@ -17,7 +18,11 @@ def test_catalogue_covers_the_issue():
         assert ob.location and ob.statement and ob.check.__doc__ is not None or ob.location
 
 
-@pytest.mark.parametrize("ob", obligations("watkins-arora"), ids=lambda o: o.id)
+OBLIGATIONS = obligations("watkins-arora")
+
+
+# WA-A8 (about 1.5 CPU s of sympy each way) runs in the full suite only
+@pytest.mark.parametrize("ob", fast_subset(OBLIGATIONS, keep=[ob for ob in OBLIGATIONS if ob.id != "WA-A8"]), ids=lambda o: o.id)
 def test_obligation_proved_as_stated(ob):
     out = ob.run()
     assert out.verdict == PROVED, (ob.id, out.detail)
@@ -47,7 +52,9 @@ PERTURBED = [
 ]
 
 
-@pytest.mark.parametrize("oid,claim", PERTURBED, ids=[p[0] for p in PERTURBED])
+# the rejections of WA-A8 and WA-22 (about 1.5 and 1 CPU s) are slow; WA-22's proof above runs in the fast suite
+@pytest.mark.parametrize("oid,claim", fast_subset(PERTURBED, keep=[p for p in PERTURBED if p[0] not in ("WA-A8", "WA-22")]),
+                         ids=[p[0] for p in PERTURBED])
 def test_perturbed_claim_rejected(oid, claim):
     out = get(oid).run(**claim)
     assert out.verdict == FALSE, (oid, out.verdict, out.detail)

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from certify.balls import fmpq
 from certify.certificate import digest_of
 from certify.dpsgd.accountant import certify_rho, clear_memo
@@ -92,6 +94,7 @@ def test_budget_options_are_validated():
         assert flag in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow  # about 2 CPU s, and a wall-time bound
 def test_the_loose_case_of_the_issue_is_tight_within_10_seconds():
     prob = make_problem("256", "0.996048384737029", "16")
     clear_memo()

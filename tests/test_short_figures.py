@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from certify.balls import ball_from_json
+from fast_subset import fast_subset
 
 ROOT = Path(__file__).resolve().parents[1]
 NUM = r"[-+]?[0-9]*\.?[0-9]+(?:e[-+]?[0-9]+)?"
@@ -91,7 +92,11 @@ def figures(summary: str, doc: dict) -> list[tuple[str, str, Fraction]]:
     return found
 
 
-@pytest.mark.parametrize("which", sorted(COMMANDS))
+# fast suite: one command per summary printer family, the 15.92 case and both ends of a PLD interval
+FAST = ["objpert", "objpert-rdp", "rho-small-p", "dpsgd-15.92", "dpsgd-pld-poisson"]
+
+
+@pytest.mark.parametrize("which", fast_subset(sorted(COMMANDS), keep=FAST))
 def test_short_figures_are_on_the_safe_side(which, tmp_path):
     summary, doc = _run(COMMANDS[which], tmp_path)
     figs = figures(summary, doc)

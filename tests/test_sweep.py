@@ -20,6 +20,7 @@ from certify.sweep import runner
 from certify.sweep.commands import COLUMNS, headline
 from certify.sweep.executor import LocalExecutor, dask_available, make_executor
 from certify.verify import verify_text
+from fast_subset import fast_subset
 from sweep_helpers import ROOT, double_or_die, double_or_raise, renyi_rows, sweep, write_csv
 
 MIXED = [  # good rows of several certifying commands, then bad rows of every kind
@@ -84,7 +85,7 @@ def test_bad_csv_rows_are_row_errors(tmp_path):
     assert "3 cells" in qs[0].error and "1 cells" in qs[1].error and "command" in qs[2].error
 
 
-@pytest.mark.parametrize("name,content", [
+UNUSABLE = [
     ("q.csv", "alpha,sampling_rate\n8,0.01\n"),          # no command column
     ("q.csv", ""),                                         # empty
     ("q.csv", "command\n"),                                # no rows
@@ -92,7 +93,11 @@ def test_bad_csv_rows_are_row_errors(tmp_path):
     ("q.jsonl", "not json\nnor this\n"),                   # no line is a JSON object
     ("q.jsonl", '{"alpha": 8}\n'),                         # no command anywhere
     ("q.bin", "\x00\x01\x02"),                             # binary
-])
+]
+
+
+# fast suite: an empty CSV, a JSONL file without a command, a binary file (each one a subprocess)
+@pytest.mark.parametrize("name,content", fast_subset(UNUSABLE, keep=[UNUSABLE[1], UNUSABLE[5], UNUSABLE[6]]))
 def test_unusable_queries_file_is_exit_2_and_writes_nothing(tmp_path, name, content):
     f = tmp_path / name
     f.write_text(content)
@@ -218,7 +223,8 @@ def test_local_pool_reports_an_item_that_kills_its_worker():
     assert all(res[i] == (2 * items[i], None) for i in range(len(items)) if i != 2)
 
 
-@pytest.mark.parametrize("kind", ["local", "dask"])
+# starting Dask is slow; the "dask" group runs on one xdist worker (see test_sweep_cluster.py)
+@pytest.mark.parametrize("kind", ["local", pytest.param("dask", marks=[pytest.mark.slow, pytest.mark.xdist_group("dask")])])
 def test_a_raising_task_is_an_error_on_its_item(kind):
     if kind == "dask" and not dask_available():
         pytest.skip("dask is not installed")
@@ -239,19 +245,35 @@ def test_make_executor_choices():
 # ---------------------------------------------------------------------------------------------- the command
 
 
+def _sweep_mixed(tmp_path, executor, workers) -> dict[str, bytes]:
+    """The MIXED queries swept on `executor` with `workers` workers: the output files."""
+    qs = tmp_path / "q.csv"
+    if not qs.exists():
+        write_csv(qs, MIXED)
+    out = tmp_path / f"out-{executor}-{workers}"
+    r = sweep(qs, "--out", out, "--executor", executor, "--workers", workers)
+    assert r.returncode == 1, r.stderr  # bad rows: exit 1 at the end, after every good row is done
+    assert f"{GOOD} ok" in r.stdout
+    assert all(line.startswith("sweep: ") for line in r.stderr.splitlines()), r.stderr  # no Dask log noise
+    return _files(out)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("dask")  # one Dask scheduler at a time (see test_sweep_cluster.py)
 def test_sweep_same_output_for_any_worker_count_and_executor(tmp_path):
-    qs = write_csv(tmp_path / "q.csv", MIXED)
     runs = [("local", "1"), ("local", "2")] + ([("dask", "2")] if dask_available() else [])
-    outputs = []
-    for executor, workers in runs:
-        out = tmp_path / f"out-{executor}-{workers}"
-        r = sweep(qs, "--out", out, "--executor", executor, "--workers", workers)
-        assert r.returncode == 1, r.stderr  # bad rows: exit 1 at the end, after every good row is done
-        assert f"{GOOD} ok" in r.stdout
-        assert all(line.startswith("sweep: ") for line in r.stderr.splitlines()), r.stderr  # no Dask log noise
-        outputs.append(_files(out))
+    outputs = [_sweep_mixed(tmp_path, executor, workers) for executor, workers in runs]
     assert all(o == outputs[0] for o in outputs[1:])
-    files = outputs[0]
+    _check_mixed_output(outputs[0])
+
+
+def test_sweep_summary_certificates_and_row_errors(tmp_path):
+    """One local worker (the fast suite's share of the test above, which compares executors)."""
+    _check_mixed_output(_sweep_mixed(tmp_path, "local", "1"))
+
+
+def _check_mixed_output(files):
+    """The summary rows, the certificates (each verified) and the row errors of the MIXED sweep."""
     assert len(files) == 1 + 6  # summary + 6 certificates: row 7 repeats row 1 (row 6 spells row 2's p otherwise)
     lines = files["summary.csv"].decode().splitlines()
     assert lines[0] == ",".join(COLUMNS) and len(lines) == 1 + len(MIXED)
@@ -324,6 +346,7 @@ def test_interrupted_sweep_reruns_only_missing_rows(tmp_path):
     assert _files(out) == _files(ref)
 
 
+@pytest.mark.slow  # about 2 CPU s: two sweeps in subprocesses (each reader is tested in-process above)
 def test_jsonl_and_csv_give_the_same_certificates(tmp_path):
     rows = MIXED[:5]
     f = tmp_path / "q.jsonl"
@@ -334,6 +357,7 @@ def test_jsonl_and_csv_give_the_same_certificates(tmp_path):
     assert _files(tmp_path / "a") == _files(tmp_path / "b")
 
 
+@pytest.mark.slow  # little CPU, but about 5 s of waiting for the connection to fail
 def test_unreachable_scheduler_fails_fast_and_writes_nothing(tmp_path):
     if not dask_available():
         pytest.skip("dask is not installed")

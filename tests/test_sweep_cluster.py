@@ -13,7 +13,9 @@ import pytest
 from certify.sweep.executor import dask_available
 from sweep_helpers import ROOT, DaskServices, renyi_rows, sweep, write_csv
 
-pytestmark = pytest.mark.slow
+# under `pytest -n auto --dist loadgroup` one xdist worker runs every test of the "dask" group in turn: the 1,000-row
+# reference is swept once, and no two Dask schedulers compete for the HTTP port 8787 (a warning on stderr otherwise)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("dask")]
 N = 1000
 
 
