@@ -215,7 +215,10 @@ class DaskExecutor(Executor):
                 with _sigint_ignored():  # the worker processes inherit it: Ctrl-C is the client's to handle
                     self.cluster = distributed.LocalCluster(
                         n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                        dashboard_address=None, worker_dashboard_address=None, silence_logs=logging.CRITICAL)
+                        dashboard_address=None, worker_dashboard_address=None, silence_logs=logging.CRITICAL,
+                        # without a dashboard the scheduler still serves HTTP (health, metrics) on port 8787,
+                        # so a second cluster on this machine would warn; any free local port instead
+                        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
                 self.client = distributed.Client(self.cluster, set_as_default=False)
         except (Exception, MemoryError) as err:  # whatever answered is not a usable scheduler
             self.close()
