@@ -487,6 +487,29 @@ def ball_endpoints(x: arb) -> tuple[fmpq, fmpq]:
     return m - r, m + r
 
 
+def outward_rational(x: arb, up: bool, tiny_bits: int) -> fmpq:
+    """An exact rational >= every point of the finite ball ``x`` (``up``) or <= every point (not ``up``).
+
+    The endpoint itself, except that an endpoint of magnitude below 2^-tiny_bits is replaced, on the safe
+    side, by 0 or by +-2^-tiny_bits: a value such as 1e-21501706 (a Gaussian tail far out) would otherwise
+    become a rational with millions of digits, or one FLINT cannot build at all. Large endpoints go
+    through :func:`check_magnitude` (InputError)."""
+    if not x.is_finite():
+        raise UndecidedError("a non-finite ball has no outward rational bound")
+    point = x.upper() if up else x.lower()
+    m, e = point.man_exp()
+    k = _top_exponent(m, e)
+    if k is None:
+        return fmpq(0)
+    if k < -tiny_bits:
+        negative = int(m) < 0
+        if up:
+            return fmpq(0) if negative else fmpq(1, fmpz(1) << tiny_bits)
+        return -fmpq(1, fmpz(1) << tiny_bits) if negative else fmpq(0)
+    check_magnitude(point)
+    return point.fmpq()
+
+
 def _floor_log10(q: fmpq) -> int:
     """floor(log10(q)) for a rational q > 0, exactly.
 

@@ -167,3 +167,19 @@ def test_classify_rounding_modes():
         # 1.765 is not dyadic: its ball straddles the rounding boundary, so the verdict is undecided
         assert classify(ball(exact("1.765")), "1.77", "nearest")[0] == "undecided"
         assert classify(arb("1.765 +/- 1e-10"), "1.77", "nearest")[0] == "undecided"
+
+
+def test_outward_rational_tiny_and_ordinary_endpoints():
+    """Safe side always; no huge rational for a far Gaussian tail (it would hang or abort in FLINT)."""
+    from certify.balls import arb, fmpq, outward_rational, workprec
+    with workprec(128):
+        tiny = arb("1e-21501706")
+        assert outward_rational(tiny, True, 200) == fmpq(1, 2 ** 200)
+        assert outward_rational(tiny, False, 200) == 0
+        assert outward_rational(-tiny, True, 200) == 0
+        assert outward_rational(-tiny, False, 200) == -fmpq(1, 2 ** 200)
+        far = arb(10) ** -(10 ** 12)  # exponent beyond what an exact rational could hold
+        assert outward_rational(far, True, 64) == fmpq(1, 2 ** 64) and outward_rational(far, False, 64) == 0
+        x = arb(fmpq(1, 3))
+        lo, hi = outward_rational(x, False, 64), outward_rational(x, True, 64)
+        assert lo <= fmpq(1, 3) <= hi and hi - lo < fmpq(1, 2 ** 120)
