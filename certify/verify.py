@@ -143,10 +143,6 @@ def spec_for(kind: str) -> KindSpec:
     return _KINDS[kind]
 
 
-def evaluator_for(kind: str) -> Evaluator:
-    return spec_for(kind).evaluator
-
-
 def registered_kinds() -> list[str]:
     """Every kind declared in the registry (its module imported) and every kind registered at run time."""
     for module in set(registry.kind_modules().values()):

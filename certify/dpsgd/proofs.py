@@ -19,7 +19,7 @@ import sympy as sp
 
 from ..balls import Phi, arb
 from ..proofs.core import PROVED, Outcome, combine, note, obligation
-from ..proofs.tools import equal, poly_positive_above, positive, prove_on_box
+from ..proofs.tools import Phi_sym, phi_sym, equal, poly_positive_above, positive, prove_on_box
 
 PAPER = "bok"
 
@@ -403,17 +403,9 @@ def prop2a(threshold=lambda: 1 + sigma ** 2 * sp.log(2 / p) / (2 * (1 - p))) -> 
 # --------------------------------------------------------------------------------------------
 # Corollary 2
 # --------------------------------------------------------------------------------------------
-def _Phi_sym(z):
-    return (1 + sp.erf(z / sp.sqrt(2))) / 2
-
-
-def _phi_sym(z):
-    return sp.exp(-z ** 2 / 2) / sp.sqrt(2 * sp.pi)
-
-
 @obligation(PAPER, "B-C2", "Corollary 2, proof in Appendix A.6",
             "mu^2 > lambda for all sigma > 0, i.e. f(y) = e^(4y^2)(Phi(3y) - 1) + 3 Phi(-y) + e^(2y^2) - 2 > 0 for y = 1/sigma > 0")
-def corollary2(derivative=lambda yy: 4 * yy * sp.exp(2 * yy ** 2) * (1 - 2 * sp.exp(2 * yy ** 2) * _Phi_sym(-3 * yy)),
+def corollary2(derivative=lambda yy: 4 * yy * sp.exp(2 * yy ** 2) * (1 - 2 * sp.exp(2 * yy ** 2) * Phi_sym(-3 * yy)),
                y_box=("1/100", "3")) -> Outcome:
     """The paper's argument made checkable: f(0) = 0; f'(y) = 4y e^(2y^2)(1 - 2 e^(2y^2) Phi(-3y))
     (sympy, using 3 e^(4y^2) phi(3y) = 3 phi(y)); Phi(-t) <= e^(-t^2/2)/2 for t >= 0 (integrand
@@ -421,17 +413,17 @@ def corollary2(derivative=lambda yy: 4 * yy * sp.exp(2 * yy ** 2) * (1 - 2 * sp.
     e^(-5y^2/2) < 1 and f' > 0. Independently, mu^2/lambda - 1 > 0 is decided by balls on sigma in
     ``sigma_box``."""
     yy = sp.Symbol("y", positive=True)
-    f = sp.exp(4 * yy ** 2) * (_Phi_sym(3 * yy) - 1) + 3 * _Phi_sym(-yy) + sp.exp(2 * yy ** 2) - 2
+    f = sp.exp(4 * yy ** 2) * (Phi_sym(3 * yy) - 1) + 3 * Phi_sym(-yy) + sp.exp(2 * yy ** 2) - 2
     y0 = sp.Symbol("y0", real=True)
     f0 = f.subs(yy, y0)
     parts = [("f(0) = 0", equal(f0.subs(y0, 0), 0))]
     parts.append(("f'(y)", equal(sp.diff(f, yy), derivative(yy), samples=[{"y": sp.Rational(1, 2)}])))
-    parts.append(("3 e^(4y^2) phi(3y) = 3 phi(y)", equal(3 * sp.exp(4 * yy ** 2) * _phi_sym(3 * yy), 3 * _phi_sym(yy))))
+    parts.append(("3 e^(4y^2) phi(3y) = 3 phi(y)", equal(3 * sp.exp(4 * yy ** 2) * phi_sym(3 * yy), 3 * phi_sym(yy))))
     tt, r = sp.symbols("t r", nonnegative=True)
     parts.append(("phi(t + r) = e^(-t^2/2) e^(-t r) phi(r)",
-                  equal(_phi_sym(tt + r), sp.exp(-tt ** 2 / 2) * sp.exp(-tt * r) * _phi_sym(r))))
+                  equal(phi_sym(tt + r), sp.exp(-tt ** 2 / 2) * sp.exp(-tt * r) * phi_sym(r))))
     parts.append(("e^(-t r) <= 1", positive(tt * r, strict=False)))
-    parts.append(("int_0^oo phi = 1/2", equal(sp.integrate(_phi_sym(r), (r, 0, sp.oo)), sp.Rational(1, 2))))
+    parts.append(("int_0^oo phi = 1/2", equal(sp.integrate(phi_sym(r), (r, 0, sp.oo)), sp.Rational(1, 2))))
     parts.append(("2 e^(2y^2) e^(-9y^2/2)/2 = e^(-5y^2/2)", equal(sp.exp(2 * yy ** 2) * sp.exp(-9 * yy ** 2 / 2),
                                                                   sp.exp(-5 * yy ** 2 / 2))))
     parts.append(("e^(-5y^2/2) < 1 (exponent < 0)", positive(5 * yy ** 2 / 2)))
@@ -501,7 +493,7 @@ def corollary2_rates(threshold=16) -> Outcome:
     parts.append(("eps/(lambda+eps) = 1/(1 + lambda/eps)", equal(eps / (lam + eps), 1 / (1 + lam / eps))))
     parts.append(("(eps/(lambda+eps))^(eps/lambda) <= 1", unit_power(1 / (1 + rr), eps / lam)))
     a_, b_ = eps / mu_, mu_ / 2
-    parts.append(("e^eps phi(a + b) = phi(a - b)", equal(sp.exp(eps) * _phi_sym(a_ + b_), _phi_sym(a_ - b_))))
+    parts.append(("e^eps phi(a + b) = phi(a - b)", equal(sp.exp(eps) * phi_sym(a_ + b_), phi_sym(a_ - b_))))
     parts.append(("1/(a-b) - 1/(a+b)", equal(1 / (a_ - b_) - 1 / (a_ + b_), mu_ / (eps ** 2 / mu_ ** 2 - mu_ ** 2 / 4))))
     ee = mu_ ** 2 + e1
     parts.append(("eps/mu - mu/2 - eps/(2mu) = (eps - mu^2)/(2 mu) >= 0 at eps >= mu^2",

@@ -20,7 +20,7 @@ import sympy as sp
 
 from ..balls import Phi, arb
 from ..proofs.core import FALSE, PROVED, Outcome, combine, note, obligation
-from ..proofs.tools import counterexample, equal, positive, prove_on_box
+from ..proofs.tools import Phi_sym, phi_sym, counterexample, equal, positive, prove_on_box
 
 PAPER = "referee"
 
@@ -39,17 +39,9 @@ z = sp.Symbol("z", real=True)
 mu = sp.Symbol("mu", positive=True)
 
 
-def Phi_s(t):
-    return (1 + sp.erf(t / sp.sqrt(2))) / 2
-
-
-def phi_s(t):
-    return sp.exp(-t ** 2 / 2) / sp.sqrt(2 * sp.pi)
-
-
 def g_s(alpha, cc):
     """g(alpha) = log(2 Phi(c (alpha - 1)))/(alpha - 1), c = L/nu (Corollary 5.2)."""
-    return sp.log(2 * Phi_s(cc * (alpha - 1))) / (alpha - 1)
+    return sp.log(2 * Phi_sym(cc * (alpha - 1))) / (alpha - 1)
 
 
 @obligation(PAPER, "R-limits", "Corollary 5.2 (referee minor comment 4)",
@@ -57,8 +49,8 @@ def g_s(alpha, cc):
 def limits(at_one=lambda cc: sp.sqrt(2 / sp.pi) * cc, at_infinity=sp.Integer(0)) -> Outcome:
     """Corollary 5.2 of arXiv:2411.13682: one-sided limits by sympy with Phi written through erf."""
     a1 = sp.Symbol("a1", positive=True)        # alpha = 1 + a1
-    lim1 = sp.limit(sp.log(2 * Phi_s(c * a1)) / a1, a1, 0, "+")
-    liminf = sp.limit(sp.log(2 * Phi_s(c * a1)) / a1, a1, sp.oo)
+    lim1 = sp.limit(sp.log(2 * Phi_sym(c * a1)) / a1, a1, 0, "+")
+    liminf = sp.limit(sp.log(2 * Phi_sym(c * a1)) / a1, a1, sp.oo)
     return combine([("alpha -> 1+", equal(lim1, at_one(c), samples=[{"c": 1}])),
                     ("alpha -> oo", equal(liminf, at_infinity, samples=[{"c": 1}]))])
 
@@ -66,22 +58,22 @@ def limits(at_one=lambda cc: sp.sqrt(2 / sp.pi) * cc, at_infinity=sp.Integer(0))
 @obligation(PAPER, "R-decrease", "Corollary 5.2 (referee minor comment 4)",
             "g is strictly decreasing on (1, oo): g(alpha) = (L/nu)(h(x) - h(0))/x with x = (L/nu)(alpha-1), "
             "h = log(2 Phi) strictly concave")
-def decreasing(h2=lambda t: -(phi_s(t) / Phi_s(t) ** 2) * (t * Phi_s(t) + phi_s(t)),
+def decreasing(h2=lambda t: -(phi_sym(t) / Phi_sym(t) ** 2) * (t * Phi_sym(t) + phi_sym(t)),
                box=(("1/4", "16"), ("1/4", "8"))) -> Outcome:
     """The concavity argument, each step an exact sympy identity or limit, and an independent ball
     check that dg/dalpha < 0 on the box (alpha - 1, L/nu) in ``box``."""
-    h = sp.log(2 * Phi_s(x))
+    h = sp.log(2 * Phi_sym(x))
     parts = [("g = c (h(x) - h(0))/x", equal(g_s(al, c) - c * (h.subs(x, c * (al - 1)) - h.subs(x, 0)) / (c * (al - 1)), 0,
                                            samples=[{"alpha": 2, "c": 1}]))]
     parts.append(("h(0) = 0", equal(h.subs(x, 0), 0)))
     parts.append(("h'' = -(phi/Phi^2)(x Phi + phi)", equal(sp.diff(h, x, 2), h2(x), samples=[{"x": sp.Rational(1, 2)}])))
-    m = x * Phi_s(x) + phi_s(x)
-    parts.append(("m' = Phi", equal(sp.diff(m, x), Phi_s(x))))
+    m = x * Phi_sym(x) + phi_sym(x)
+    parts.append(("m' = Phi", equal(sp.diff(m, x), Phi_sym(x))))
     parts.append(("m(-oo) = 0", equal(sp.limit(m, x, -sp.oo), 0)))
     parts.append(("Phi > 0: Phi' = phi > 0 and Phi(-oo) = 0",
-                  combine([("Phi' = phi", equal(sp.diff(Phi_s(x), x), phi_s(x))), ("phi > 0", positive(phi_s(x))),
-                           ("Phi(-oo) = 0", equal(sp.limit(Phi_s(x), x, -sp.oo), 0))])))
-    parts.append(("phi/Phi^2 > 0", positive(phi_s(x))))
+                  combine([("Phi' = phi", equal(sp.diff(Phi_sym(x), x), phi_sym(x))), ("phi > 0", positive(phi_sym(x))),
+                           ("Phi(-oo) = 0", equal(sp.limit(Phi_sym(x), x, -sp.oo), 0))])))
+    parts.append(("phi/Phi^2 > 0", positive(phi_sym(x))))
     k = x * sp.diff(h, x) - h
     parts.append(("k(0) = 0", equal(k.subs(x, 0), 0)))
     parts.append(("k' = x h''", equal(sp.diff(k, x), x * sp.diff(h, x, 2))))
@@ -110,8 +102,8 @@ def renyi_definition(gaussian_value=lambda a_, m_: a_ * m_ ** 2 / 2) -> Outcome:
     (alpha-1)^(-1) E_Q[log (P/Q)^alpha] gives -alpha mu^2/(2(alpha-1)) < 0, refuted at mu = 1,
     alpha = 2 (a Renyi divergence is >= 0)."""
     a_ = sp.Symbol("alpha", positive=True)
-    q = phi_s(z)
-    pdens = phi_s(z - mu)
+    q = phi_sym(z)
+    pdens = phi_sym(z - mu)
     ratio = sp.exp(mu * z - mu ** 2 / 2)           # P/Q
     EQ = sp.integrate(sp.simplify(q * ratio ** a_), (z, -sp.oo, sp.oo), conds="none")
     EP = sp.integrate(sp.simplify(pdens * ratio ** (a_ - 1)), (z, -sp.oo, sp.oo), conds="none")
@@ -136,7 +128,7 @@ def renyi_definition(gaussian_value=lambda a_, m_: a_ * m_ ** 2 / 2) -> Outcome:
             "E[e^((alpha-1) l)] for the privacy loss l = eps_det + mu^2/2 + mu|Z| gives D_alpha = eps_det + alpha mu^2/2 + g(alpha); "
             "rho_DP = eps_det + mu^2/2 + sqrt(2/pi) mu bounds D_alpha/alpha; delta(eps) = 2 delta_G(eps - eps_det) "
             "for eps > eps_det + mu^2/2, else 1 - 2 e^(eps - eps_det) Phi(-mu)")
-def curve(rdp=lambda a, ed, m: ed + a * m ** 2 / 2 + sp.log(2 * Phi_s(m * (a - 1))) / (a - 1)) -> Outcome:
+def curve(rdp=lambda a, ed, m: ed + a * m ** 2 / 2 + sp.log(2 * Phi_sym(m * (a - 1))) / (a - 1)) -> Outcome:
     """Exact sympy integrals over |Z| (two half-lines) for the moment generating function, the
     inequality D_alpha <= rho_DP alpha (g <= sqrt(2/pi) mu by R-decrease and R-limits, alpha >= 1), and
     the profile as E[(1 - e^(e - l))_+] with e = eps - eps_det, evaluated on both sides of the kink."""
@@ -144,8 +136,8 @@ def curve(rdp=lambda a, ed, m: ed + a * m ** 2 / 2 + sp.log(2 * Phi_s(m * (a - 1
     ed = sp.Symbol("eps_det", nonnegative=True)
     zp = sp.Symbol("z", positive=True)
     cc = a1 * mu
-    mgf_abs = 2 * sp.integrate(sp.exp(cc * zp) * phi_s(zp), (zp, 0, sp.oo))
-    parts = [("E e^(c|Z|) = 2 e^(c^2/2) Phi(c)", equal(mgf_abs, 2 * sp.exp(cc ** 2 / 2) * Phi_s(cc)))]
+    mgf_abs = 2 * sp.integrate(sp.exp(cc * zp) * phi_sym(zp), (zp, 0, sp.oo))
+    parts = [("E e^(c|Z|) = 2 e^(c^2/2) Phi(c)", equal(mgf_abs, 2 * sp.exp(cc ** 2 / 2) * Phi_sym(cc)))]
     dalpha = (a1 * (ed + mu ** 2 / 2) + sp.log(mgf_abs)) / a1
     parts.append(("D_alpha of the loss = Corollary 5.2 curve",
                   equal(sp.expand(sp.expand_log(dalpha, force=True)), sp.expand(sp.expand_log(rdp(1 + a1, ed, mu), force=True)),
@@ -160,12 +152,12 @@ def curve(rdp=lambda a, ed, m: ed + a * m ** 2 / 2 + sp.log(2 * Phi_s(m * (a - 1
     # profile: E[(1 - e^(e - eps_det... ))_+] with l - eps_det = mu^2/2 + mu|Z|
     th = sp.Symbol("th", positive=True)      # threshold t = e/mu - mu/2 > 0 (case e > mu^2/2)
     e_of_t = mu * (th + mu / 2)
-    integrand = (1 - sp.exp(e_of_t - mu ** 2 / 2 - mu * zp)) * phi_s(zp)
+    integrand = (1 - sp.exp(e_of_t - mu ** 2 / 2 - mu * zp)) * phi_sym(zp)
     prof_hi = 2 * sp.integrate(integrand, (zp, th, sp.oo))
-    dG = Phi_s(mu / 2 - e_of_t / mu) - sp.exp(e_of_t) * Phi_s(-mu / 2 - e_of_t / mu)
+    dG = Phi_sym(mu / 2 - e_of_t / mu) - sp.exp(e_of_t) * Phi_sym(-mu / 2 - e_of_t / mu)
     parts.append(("profile for eps - eps_det > mu^2/2", equal(prof_hi, 2 * dG, samples=[{"mu": 1, "th": 1}])))
     e_lo = sp.Symbol("e_lo", positive=True)
-    prof_lo = 2 * sp.integrate((1 - sp.exp(e_lo - mu ** 2 / 2 - mu * zp)) * phi_s(zp), (zp, 0, sp.oo))
-    parts.append(("profile for eps - eps_det <= mu^2/2", equal(prof_lo, 1 - 2 * sp.exp(e_lo) * Phi_s(-mu),
+    prof_lo = 2 * sp.integrate((1 - sp.exp(e_lo - mu ** 2 / 2 - mu * zp)) * phi_sym(zp), (zp, 0, sp.oo))
+    parts.append(("profile for eps - eps_det <= mu^2/2", equal(prof_lo, 1 - 2 * sp.exp(e_lo) * Phi_sym(-mu),
                                                               samples=[{"mu": 1, "e_lo": sp.Rational(1, 4)}])))
     return combine(parts)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..proofs.core import combine, obligation
-from ..proofs.tools import equal, positive
+from ..proofs.tools import Phi_sym, equal, positive
 
 PAPER = "pld"
 
@@ -28,26 +28,18 @@ q = sp.Symbol("q", positive=True)
 D = sp.Symbol("Delta", positive=True)
 
 
-def _Phi(t):
-    return (1 + sp.erf(t / sp.sqrt(2))) / 2
-
-
-def _Phibar(t):
-    return (1 - sp.erf(t / sp.sqrt(2))) / 2
-
-
 @obligation(PAPER, "PLD-slope", "certify/pld/pairs.py, value_and_slope",
             "d/dgamma of the closed-form hockey-stick curves equals -Q(S_gamma): -Phibar(x1) (remove), "
             "-[(1-q) Phi(x2) + q Phi(x2 - Delta)] (add)")
-def slope(remove=lambda x_: -_Phibar(x_), add=lambda x_: -((1 - q) * _Phi(x_) + q * _Phi(x_ - D))):
+def slope(remove=lambda x_: -(1 - Phi_sym(x_)), add=lambda x_: -((1 - q) * Phi_sym(x_) + q * Phi_sym(x_ - D))):
     z = sp.exp(D * x - D ** 2 / 2)
     # remove: gamma(x) = 1 - q + q z (x = x1 is the threshold); f = q Phibar(x - D) - (gamma - 1 + q) Phibar(x)
     g_r = 1 - q + q * z
-    f_r = q * _Phibar(x - D) - (g_r - 1 + q) * _Phibar(x)
+    f_r = q * (1 - Phi_sym(x - D)) - (g_r - 1 + q) * (1 - Phi_sym(x))
     d_r = sp.diff(f_r, x) / sp.diff(g_r, x)
     # add: gamma(x) = 1/(1 - q + q z); f = (1 - gamma (1-q)) Phi(x) - gamma q Phi(x - D)
     g_a = 1 / (1 - q + q * z)
-    f_a = (1 - g_a * (1 - q)) * _Phi(x) - g_a * q * _Phi(x - D)
+    f_a = (1 - g_a * (1 - q)) * Phi_sym(x) - g_a * q * Phi_sym(x - D)
     d_a = sp.diff(f_a, x) / sp.diff(g_a, x)
     return combine([("remove", equal(sp.simplify(d_r), remove(x), what="remove slope")),
                     ("add", equal(sp.simplify(d_a), add(x), what="add slope"))])

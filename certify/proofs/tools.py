@@ -29,6 +29,16 @@ from ..balls import Tri, arb, ball, compare, ctx, fmpq, lower_decimal, upper_dec
 from .core import FALSE, PROVED, UNDECIDED, Outcome
 
 
+def Phi_sym(t):
+    """The standard normal CDF as a sympy expression (the one copy the proof modules share)."""
+    return (1 + sp.erf(t / sp.sqrt(2))) / 2
+
+
+def phi_sym(t):
+    """The standard normal density as a sympy expression."""
+    return sp.exp(-t ** 2 / 2) / sp.sqrt(2 * sp.pi)
+
+
 # --------------------------------------------------------------------------------------------
 # sympy -> balls
 # --------------------------------------------------------------------------------------------
