@@ -35,7 +35,7 @@ PERTURBED = [
     ("B-P5-BEBP", dict(factor=2)),
     ("B-kappa2", dict(kappa=lambda al, D: 2 * D ** 4 * al * (4 * al ** 2 + 6 * al + 4))),
     ("B-P2a", dict(threshold=lambda: 1 + sigma ** 2 * sp.log(2 / p) / (1 - p))),
-    ("B-C2", dict(derivative=lambda y: 4 * y * sp.exp(2 * y ** 2) * (1 - sp.exp(2 * y ** 2) * Bk._Phi_sym(-3 * y)))),
+    ("B-C2", dict(derivative=lambda y: 4 * y * sp.exp(2 * y ** 2) * (1 - sp.exp(2 * y ** 2) * Bk.Phi_sym(-3 * y)))),
     ("B-C2-rates", dict(threshold=15)),
     ("B-P4", dict(claimed=lambda: lam / (lam + eps) * (eps / (lam + eps)) ** (eps / lam)
                   * sp.exp(-eps ** 2 / (2 * lam) + eps))),

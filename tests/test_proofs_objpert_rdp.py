@@ -26,9 +26,9 @@ def test_obligation_proved_as_stated(ob):
 
 PERTURBED = [
     ("R-limits", dict(at_one=lambda c: sp.sqrt(1 / sp.pi) * c)),
-    ("R-decrease", dict(h2=lambda t: (R.phi_s(t) / R.Phi_s(t) ** 2) * (t * R.Phi_s(t) + R.phi_s(t)))),
+    ("R-decrease", dict(h2=lambda t: (R.phi_sym(t) / R.Phi_sym(t) ** 2) * (t * R.Phi_sym(t) + R.phi_sym(t)))),
     ("R-renyi-def", dict(gaussian_value=lambda a, m: a * m ** 2 / 4)),
-    ("R-curve", dict(rdp=lambda a, ed, m: ed + a * m ** 2 / 2 + 2 * sp.log(2 * R.Phi_s(m * (a - 1))) / (a - 1))),
+    ("R-curve", dict(rdp=lambda a, ed, m: ed + a * m ** 2 / 2 + 2 * sp.log(2 * R.Phi_sym(m * (a - 1))) / (a - 1))),
 ]
 
 
