@@ -194,3 +194,18 @@ def test_tables_classification():
     assert classify("0.71", lo, up) == "below"
     assert classify(">=20", fmpq(21), fmpq(22)) == "confirmed"
     assert classify(">=20", fmpq(19), fmpq(22)) == "below"
+
+
+@pytest.mark.parametrize("contract", [FIXED_SIZE_REPLACE_ONE, POISSON_ADD_REMOVE])
+@pytest.mark.parametrize("sigma", ["1000000", "10000000000000"])
+def test_huge_noise_multiplier_certifies_quickly(contract, sigma):
+    """A far Gaussian tail (1e-21501706 at sigma = 1e6) once became an exact rational of millions of digits
+    (a hang) or one FLINT cannot build (an abort at sigma >= 1e8); it is now bounded on the safe side."""
+    import time
+    t0 = time.perf_counter()
+    cert = certify_pld(contract, "1/100", sigma, 10, "1e-5")
+    assert time.perf_counter() - t0 < 20
+    doc = cert.to_json()
+    assert verify_text(cert.dumps()).ok
+    up = exact(doc["witnesses"]["epsilon_upper"])
+    assert 0 <= up < fmpq(1, 1000)

@@ -19,7 +19,7 @@ Python API (stable):
 """
 from __future__ import annotations
 
-from ..balls import InputError, UndecidedError, exact, exact_str, fmpq, workprec
+from ..balls import InputError, UndecidedError, exact, exact_str, fmpq, outward_rational, workprec
 from ..certificate import Certificate
 from ..contract import Contract, parse_contract
 from ..dpsgd.certificates import parse_delta, parse_steps
@@ -92,5 +92,5 @@ def delta_interval(contract, sampling_rate, noise_multiplier, steps, epsilon, gr
         lo = readoff.delta_lower(r.side(False), eps, h)
     if not (up.is_finite() and lo.is_finite()):
         raise UndecidedError("delta read-off not finite")
-    low = lo.lower().fmpq()
-    return (low if low > 0 else fmpq(0)), up.upper().fmpq()
+    low = outward_rational(lo, False, 4 * pl.K + 256)
+    return (low if low > 0 else fmpq(0)), outward_rational(up, True, 4 * pl.K + 256)

@@ -52,7 +52,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..balls import arb, ball, fmpq, fmpz, workprec
+from ..balls import arb, ball, fmpq, fmpz, outward_rational, workprec
 from .pairs import Profile
 
 #: construction guard bits above K (approximate hull coordinates carry K + GUARD fractional bits)
@@ -61,6 +61,13 @@ GUARD = 40
 #: K + CURVE_PREC bits (they need absolute accuracy well below 2^-K only)
 EXTRA_PREC = 96
 CURVE_PREC = 48
+
+
+def tiny_bits(K: int) -> int:
+    """Below 2^-tiny_bits(K) a curve value is replaced, on the safe side, by 0 or 2^-tiny_bits(K) before it
+    becomes an exact rational (a far Gaussian tail such as 1e-21501706 would otherwise need millions of
+    digits, or more than FLINT can build). Far below the 2^-(K + GUARD) resolution of the integer masses."""
+    return 4 * K + 4 * GUARD + 256
 
 
 class DiscretisationError(RuntimeError):
@@ -248,7 +255,7 @@ def sample(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, lay: Layout, K: int)
             up, lines = None, []
             for m in profile.members:
                 v, sl = value_and_slope(m, q, delta, t)
-                u = v.upper().fmpq()
+                u = outward_rational(v, True, tiny_bits(K))
                 up = u if up is None or u > up else up
                 lines.append((v, sl))
             ts.append(t)
@@ -321,8 +328,9 @@ def optimistic(sm: Samples, K: int) -> OneStep:
             # larger at the far end of the interval (matters only at a kink of a max-profile)
             v0, s0 = max(sm.tangents[k], key=lambda vs: (vs[0] + vs[1] * (gammas[k + 1] - t0)).mid())
             v1, s1 = max(sm.tangents[k + 1], key=lambda vs: (vs[0] + vs[1] * (gammas[k] - t1)).mid())
-            b[k] = ((v0 + s0 * (gammas[k] - t0) + v1 + s1 * (gammas[k] - t1)) / 2).lower().fmpq()
-            a[k + 1] = ((v0 + s0 * (gammas[k + 1] - t0) + v1 + s1 * (gammas[k + 1] - t1)) / 2).lower().fmpq()
+            b[k] = outward_rational((v0 + s0 * (gammas[k] - t0) + v1 + s1 * (gammas[k] - t1)) / 2, False, tiny_bits(K))
+            a[k + 1] = outward_rational((v0 + s0 * (gammas[k + 1] - t0) + v1 + s1 * (gammas[k + 1] - t1)) / 2, False,
+                                        tiny_bits(K))
         b[n - 1] = a[n - 1]
         w = [min(x, y) for x, y in zip(a, b)]
         c = next((k for k in range(1, n) if not w[k] > 0), n - 1)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from ..balls import arb, ball, fmpq, workprec
+from ..balls import arb, ball, fmpq, outward_rational, workprec
 from .compose import Pld
 from .discretise import EXTRA_PREC
 
@@ -82,11 +82,16 @@ def _bisect(ok: Callable[[fmpq], bool], lo: fmpq, hi: fmpq, want_ok_high: bool) 
     return hi if want_ok_high else lo
 
 
+def _tiny(delta: fmpq) -> int:
+    """Magnitudes below 2^-_tiny(delta) are far below delta: replaced on the safe side (balls.outward_rational)."""
+    return 2 * int(fmpq(1) / delta).bit_length() + 256 if delta > 0 else 256
+
+
 def epsilon_pass(pess: Sequence[Pld], delta: fmpq, h: fmpq) -> fmpq | None:
     """Smallest dyadic eps found with upper(delta_up(eps)) <= delta (None if even the top of the window fails)."""
     def passes(e: fmpq) -> bool:
         d = delta_upper(pess, e, h)
-        return d.is_finite() and d.upper().fmpq() <= delta
+        return d.is_finite() and outward_rational(d, True, _tiny(delta)) <= delta
 
     if passes(fmpq(0)):
         return fmpq(0)
@@ -101,7 +106,7 @@ def epsilon_fail(opt: Sequence[Pld], delta: fmpq, h: fmpq, hi: fmpq) -> fmpq:
     """Largest dyadic eps found in [0, hi] with lower(delta_low(eps)) > delta (0 if none: no information)."""
     def fails(e: fmpq) -> bool:
         d = delta_lower(opt, e, h)
-        return d.is_finite() and d.lower().fmpq() > delta
+        return d.is_finite() and outward_rational(d, False, _tiny(delta)) > delta
 
     if not fails(fmpq(0)):
         return fmpq(0)
