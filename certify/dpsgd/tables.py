@@ -376,7 +376,7 @@ def classify_lossless(cell: dict | None, text: str) -> tuple[str, str, fmpq]:
     ``undecided`` (no eps_up found in the composed window)."""
     from ..pld.tables import classify as pld_classify
     pair = None if cell is None else cell.get("lossless")
-    if not pair:
+    if not isinstance(pair, list) or len(pair) != 2:  # None, or a float estimate (not certified)
         return "not certified (no eps_up in the window)", "undecided", fmpq(0)
     lo, up = exact(pair[0]), exact(pair[1])
     verdict = pld_classify(text, lo, up)
@@ -393,7 +393,7 @@ def classify_lossless(cell: dict | None, text: str) -> tuple[str, str, fmpq]:
 def _relative_difference(ours: tuple[fmpq, fmpq], cell: dict) -> str:
     """Enclosure of (ours - lossless) / lossless in percent, from both certified enclosures."""
     pair = cell.get("lossless")
-    if not pair or not exact(pair[0]) > 0:
+    if not isinstance(pair, list) or len(pair) != 2 or not exact(pair[0]) > 0:
         return ""
     (a, b), (c, d) = ours, (exact(pair[0]), exact(pair[1]))
     lo, hi = (a - d) / d * 100, (b - c) / c * 100
@@ -527,6 +527,20 @@ def outputs(rows: list[dict]) -> dict[str, str]:
     return out
 
 
+def compute_tables(rows: list[dict], cache_dir: str | None, jobs: int = 2, scheduler: str | None = None,
+                   executor_kind: str | None = None, grid: str = LOSSLESS_GRID, progress=None) -> dict:
+    """{group: {cell: {column: value}}} for ``rows``: the Rényi tasks (cached cells re-derived) and the
+    certified lossless tasks (never cached) on one executor, biggest first; usage reported on stderr."""
+    t0 = time.perf_counter()
+    renyi = renyi_tasks(rows, cache_dir)
+    done = execute(renyi + lossless_tasks(rows, grid), jobs, scheduler, executor_kind, progress)
+    results = _merge(done[:len(renyi)], {f"{t[1]}|{t[2]}": {} for t in renyi})
+    if renyi:
+        _write_cell_cache(cache_dir, results)
+    _report_usage(done, time.perf_counter() - t0)
+    return _merge(done[len(renyi):], results)
+
+
 def run(tables_dir: str, cache_dir: str | None, jobs: int = 2, scheduler: str | None = None,
         executor_kind: str | None = None, grid: str = LOSSLESS_GRID) -> tuple[list[dict], dict[str, str]]:
     """Every cell of Tables 1-6 on one executor: the Rényi tasks (one per (p, sigma), cached cells re-derived)
@@ -545,13 +559,7 @@ def run(tables_dir: str, cache_dir: str | None, jobs: int = 2, scheduler: str | 
             sys.stderr.write("\n")
         sys.stderr.flush()
 
-    renyi = renyi_tasks(rows, cache_dir)
-    tasks = renyi + lossless_tasks(rows, grid)
-    done = execute(tasks, jobs, scheduler, executor_kind, progress)
-    results = _merge(done[:len(renyi)], {f"{t[1]}|{t[2]}": {} for t in renyi})
-    _write_cell_cache(cache_dir, results)
-    _report_usage(done, time.perf_counter() - t0)
-    results = _merge(done[len(renyi):], results)
+    results = compute_tables(rows, cache_dir, jobs, scheduler, executor_kind, grid, progress)
     classified = classify(rows, results)
     return classified, outputs(classified)
 
