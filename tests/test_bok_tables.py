@@ -90,3 +90,31 @@ def test_task_cost_puts_big_groups_first():
 def test_standalone_and_table_classifiers_agree(text):
     lo, up = exact("0.0372"), exact("0.0375")
     assert BT.classify_lossless({"lossless": [str(lo), str(up)]}, text)[1] == pld_classify(text, lo, up)
+
+
+def test_unreachable_scheduler_is_bad_input_and_writes_nothing(tmp_path):
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from certify.sweep.executor import dask_available
+    if not dask_available():
+        pytest.skip("dask is not installed")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    (tmp_path / "published").mkdir()
+    src = os.path.join(root, "tables", "published", BT.PUBLISHED)
+    with open(src) as fh:
+        lines = fh.read().splitlines()
+    (tmp_path / "published" / BT.PUBLISHED).write_text("\n".join(lines[:3]) + "\n")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "certify", "tables", "--paper", "bok", "--tables-dir", str(tmp_path),
+                        "--cache-dir", str(tmp_path / "cache"), "--scheduler", f"tcp://127.0.0.1:{port}"],
+                       capture_output=True, text=True, cwd=root, timeout=60)
+    assert r.returncode == 2 and "certify: error: --scheduler: cannot reach the Dask scheduler" in r.stderr
+    assert time.perf_counter() - t < 15
+    assert sorted(os.listdir(tmp_path)) == ["published"]

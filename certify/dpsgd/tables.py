@@ -38,7 +38,7 @@ import os
 import sys
 import time
 
-from ..balls import arb, ball, ball_endpoints, ctx, exact, exact_str, fmpq, lower_decimal, upper_decimal
+from ..balls import InputError, arb, ball, ball_endpoints, ctx, exact, exact_str, fmpq, lower_decimal, upper_decimal
 from ..published import printed_interval
 
 PUBLISHED = "bok2026_tables_1_to_6.csv"
@@ -265,22 +265,26 @@ def execute(tasks: list[tuple], jobs: int = 2, scheduler: str | None = None, exe
     order = sorted(range(len(tasks)), key=lambda i: (-task_cost(tasks[i]), i))
     out: list = [None] * len(tasks)
     done = 0
-    if progress:
-        progress(done, len(tasks))
     if jobs == 1 and scheduler is None and executor_kind is None:
-        stream = ((i, run_task(tasks[i]), None) for i in order)
-        for i, res, _ in stream:
-            out[i] = res
+        if progress:
+            progress(done, len(tasks))
+        for i in order:
+            out[i] = res = run_task(tasks[i])
             done += 1
             if progress:
                 progress(done, len(tasks), res)
         return out
     from ..sweep.executor import make_executor
     with make_executor(executor_kind, None if scheduler else jobs, scheduler) as ex:
+        if progress:
+            progress(done, len(tasks))
         for k, res, error in ex.map_unordered(run_task, [tasks[i] for i in order]):
             i = order[k]
             if error is not None:
-                raise RuntimeError(f"bok: the {tasks[i][0]} task of p={tasks[i][1]} sigma={tasks[i][2]} failed: {error}")
+                msg = f"the {tasks[i][0]} task of p={tasks[i][1]} sigma={tasks[i][2]} failed on the cluster: {error}"
+                if scheduler:  # e.g. the scheduler or its workers cannot import this certify (install it there)
+                    raise InputError("--scheduler", msg)
+                raise RuntimeError(f"bok: {msg}")
             out[i] = res
             done += 1
             if progress:
