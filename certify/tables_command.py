@@ -32,6 +32,7 @@ def register(sub) -> None:
                    help="on-disk cache of rho witnesses and computed cells (default .certify-cache; '' to disable)")
     p.add_argument("--jobs", type=int, default=2, metavar="N",
                    help=f"worker processes for bok, 1 to {MAX_JOBS} (default 2)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="bok: run on the Dask cluster at ADDRESS (its workers; --jobs unused)")
     p.set_defaults(func=run)
 
 
@@ -45,7 +46,8 @@ def run(args) -> int:
     hooks = registry.table_papers()
     for paper in papers:
         t0 = time.perf_counter()
-        rows, outputs = importlib.import_module(hooks[paper]).regenerate(args.tables_dir, args.cache_dir or None, args.jobs)
+        rows, outputs = importlib.import_module(hooks[paper]).regenerate(args.tables_dir, args.cache_dir or None, args.jobs,
+                                                                 scheduler=args.scheduler)
         if not args.check:
             for name, text in outputs.items():
                 write_atomically(os.path.join(args.tables_dir, name), text, "--tables-dir")

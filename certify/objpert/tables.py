@@ -211,7 +211,8 @@ def outputs(tables: dict[str, list[dict]]) -> dict[str, str]:
     return out
 
 
-def regenerate(tables_dir: str, cache_dir: str | None = None, jobs: int = 1) -> tuple[list[TableRow], dict[str, str]]:
+def regenerate(tables_dir: str, cache_dir: str | None = None, jobs: int = 1, scheduler: str | None = None
+               ) -> tuple[list[TableRow], dict[str, str]]:
     """The ``certify tables`` hook: (comparison rows, file name -> text). No cache and no workers needed."""
     import sys
     sys.stderr.write("watkins-arora: re-deriving Example 4.8, C.4 (mu = 1e-2, 1e-3) and C.5 ...\n")

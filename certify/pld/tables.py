@@ -8,7 +8,8 @@ replace-one step (Delta = 2/sigma), composed T times, read off at delta -- the p
 accountant composes for the fixed-size contract. For each cell :func:`lossless_group` returns the
 certified enclosure [eps_low, eps_up] of that composed pair's exact eps(delta) at grid h (the paper's
 1e-4 by default). All T of one (delta, p, sigma) group share one one-step discretisation (window sized
-for the group's largest T) and one chain of squared powers.
+for the group's largest T) and one chain of squared powers; :func:`lossless_cells` shares them across
+the deltas of a (p, sigma) too (what ``certify tables --paper bok`` runs, one task per (p, sigma)).
 
 What "confirmed" means. The published column was computed in floats from a pessimistic connect-the-dots
 PMF at grid 1e-4 (an estimate of the same pair's eps, from above, with float FFT error) and printed to
@@ -34,7 +35,7 @@ from collections import defaultdict
 from ..balls import exact, fmpq, lower_decimal, upper_decimal
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from ..published import printed_interval
-from . import readoff
+from . import compose, readoff
 from .accountant import parse_grid, plan, run
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tables",
@@ -43,18 +44,35 @@ DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.absp
 
 def lossless_group(p: str, sigma: str, delta: str, steps: list[int], grid: str = "1e-4") -> dict[int, tuple]:
     """{T: (eps_low, eps_up)} (exact rationals) for one (p, sigma, delta) group, sharing the powers."""
+    cells = lossless_cells(p, sigma, [(T, delta) for T in steps], grid)
+    return {T: cells[(T, delta)] for T in sorted(steps)}
+
+
+def lossless_cells(p: str, sigma: str, cells: list[tuple[int, str]], grid: str = "1e-4") -> dict[tuple[int, str], tuple]:
+    """{(T, delta): (eps_low, eps_up)} (exact rationals; (None, None) when eps_up is not found in the window)
+    for every cell of one (p, sigma), all deltas sharing one plan and one chain of squared powers.
+
+    The plan is made for the group's largest T and smallest delta (window tail mass eta = delta 2^-20 / T per
+    step, K = :func:`certify.pld.accountant.bits_for`, tau = delta 2^(K-30)): every choice of a plan gives a
+    sound enclosure (the run and the read-off are certified for any plan), and the plan of the smallest delta
+    only truncates less mass than the other deltas' own plans would, so sharing it costs no tightness. With a
+    single delta it is exactly the plan of :func:`lossless_group`. Each power 2^j is computed once and used by
+    every T of the group; the group's chains are dropped at the end (bounded memory per worker).
+    """
     c = FIXED_SIZE_REPLACE_ONE
-    q, s, d, h = exact(p), exact(sigma), exact(delta), parse_grid(grid)
-    pl = plan(c, q, s, max(steps), d, h)
+    q, s, h = exact(p), exact(sigma), parse_grid(grid)
+    deltas = {d: exact(d) for _, d in cells}
+    pl = plan(c, q, s, max(T for T, _ in cells), min(deltas.values()), h)
     out = {}
-    for T in sorted(steps):
-        r = run(c, q, s, T, pl)
-        up = readoff.epsilon_pass(r.side(True), d, h)
-        if up is None:
-            out[T] = (None, None)
-            continue
-        lo = readoff.epsilon_fail(r.side(False), d, h, up)
-        out[T] = (lo, up)
+    try:
+        for T in sorted({T for T, _ in cells}):
+            r = run(c, q, s, T, pl)
+            for d_text in sorted({d for t, d in cells if t == T}, key=lambda x: deltas[x]):
+                d = deltas[d_text]
+                up = readoff.epsilon_pass(r.side(True), d, h)
+                out[(T, d_text)] = (None, None) if up is None else (readoff.epsilon_fail(r.side(False), d, h, up), up)
+    finally:
+        compose.clear_cache()
     return out
 
 
