@@ -170,7 +170,7 @@ def test_small_p_certificate_is_rechecked(tmp_path):
 @pytest.mark.parametrize("key", sorted(REFERENCE))
 def test_stored_references_recomputed(key):
     alpha, p, sigma = key
-    ref, u = rho_ref(alpha, mp.mpf(p), sigma, grid=2)
+    ref, u = rho_ref(alpha, p, sigma, grid=2)
     with mp.workdps(40):
         assert abs(ref / mp.mpf(REFERENCE[key][0]) - 1) < mp.mpf(10) ** -28
         assert mp.mpf(u) == mp.mpf(REFERENCE[key][1])
