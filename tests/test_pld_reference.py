@@ -161,3 +161,27 @@ def test_fast_reference_rho2_path_t2():
             a, _ = R.fast_curve(prof, q, D, 2, "0.3")
             b, _ = R.fast_curve(prof, q, D, 2, "0.3", via_rho2=True)
             assert abs(a - b) <= T3_REL_ERR * a, (prof, a, b)
+
+
+def test_product_rescaling_rounds_small_masses_the_right_way():
+    """Regression: FLINT's ``c // s`` leaves 0 where |c_i| < s, so the old -((-c) // s) rounded pessimistic masses
+    in (0, 2^-K) DOWN to 0. Pessimistic rescaling must be >= the exact quotient, optimistic <= it, coefficientwise,
+    checked against Python integers (independent of FLINT's division)."""
+    import random
+
+    from flint import fmpz, fmpz_poly
+
+    from certify.pld import compose
+    rnd = random.Random(7)
+    for _ in range(300):
+        K = rnd.randrange(1, 90)
+        s = 1 << K
+        cs = [rnd.choice([0, 1, s - 1, s, s + 1, 2 * s, rnd.getrandbits(K), rnd.getrandbits(2 * K + 5)]) for _ in range(rnd.randrange(1, 40))]
+        cs[-1] = cs[-1] or 1
+        up = [int(x) for x in compose.round_up(fmpz_poly(cs), fmpz(s)).coeffs()]
+        down = [int(x) for x in compose.floor_div(fmpz_poly(cs), fmpz(s)).coeffs()]
+        up += [0] * (len(cs) - len(up))
+        down += [0] * (len(cs) - len(down))
+        for c, u, d in zip(cs, up, down):
+            assert u * s >= c and (u - 1) * s < max(c, 1), (K, c, u)     # a ceiling (1 allowed for c = 0)
+            assert d * s <= c < (d + 1) * s, (K, c, d)                    # the floor
