@@ -6,8 +6,8 @@ steps adds losses, so (finite part) the product measure is the polynomial produc
 computed EXACTLY by FLINT (``fmpz_poly`` multiplication: integers, no float FFT), giving masses in units
 2^-2K, then rescaled to 2^-K:
 
-* pessimistic: ceiling of every coefficient (each mass only grows; by monotonicity of delta(eps) in every
-  mass, see certified-pld.md "Objects", the read-off can only grow), and the +inf mass of the product
+* pessimistic: every coefficient rounded UP (:func:`round_up`, a ceiling; each mass only grows; by monotonicity
+  of delta(eps) in every mass, see certified-pld.md "Objects", the read-off can only grow), and the +inf mass of the product
   A x B is exactly a_inf |B| + b_inf |A| + a_inf b_inf (every pair with at least one infinite loss has
   infinite loss), also rounded up;
 * optimistic: floor of every coefficient (masses only shrink); the optimistic measures carry no +inf mass.
@@ -108,6 +108,43 @@ def trim(p: fmpz_poly, tau: int) -> tuple[int, int, int, int]:
     return k_low, m_low, k_high, m_high
 
 
+_FILL: dict[int, fmpz_poly] = {}
+
+
+def _fill(n: int, value: fmpz) -> fmpz_poly:
+    """value * (1 + x + ... + x^(n-1)) (cached per value, grown by doubling; a truncated copy is returned)."""
+    key = int(value)
+    p = _FILL.get(key)
+    if p is None:
+        p = fmpz_poly([value])
+    while p.length() < n:
+        p = p + p.left_shift(p.length())
+    _FILL[key] = p
+    return p.truncate(n)
+
+
+def floor_div(c: fmpz_poly, scale: fmpz) -> fmpz_poly:
+    """Coefficient-wise floor(c_i / scale) of a polynomial with NONNEGATIVE coefficients, scale >= 1.
+
+    FLINT's ``c // scale`` is Z[x] division by a constant polynomial: coefficient i of the quotient is 0 when
+    |c_i| < scale and fdiv(c_i, scale) otherwise (fmpz_poly/div_basecase.c). For c_i >= 0 both branches
+    equal floor(c_i / scale); for NEGATIVE c_i with |c_i| < scale it returns 0, not -1, which is why the
+    ceiling is never computed as -((-c) // scale) (that rounded masses in (0, 2^-K) DOWN to 0)."""
+    return c // scale
+
+
+def round_up(c: fmpz_poly, scale: fmpz) -> fmpz_poly:
+    """Coefficient-wise upward rounding of c / scale for NONNEGATIVE c_i, scale >= 1: floor((c_i - 1) / scale)
+    + 1, which is exactly ceil(c_i / scale) for c_i >= 1; for c_i = 0 it is 0 or 1 (FLINT rounds -1 / scale
+    to 0 when scale > 1, see :func:`floor_div`), in either case >= the exact 0. One FLINT division and two
+    additions, about 1.6x faster than -((-c) // scale), which was also wrong (it rounded 0 < c_i < scale down)."""
+    n = c.length()
+    if n == 0:
+        return c
+    ones = _fill(n, fmpz(1))
+    return (c - ones) // scale + ones
+
+
 def multiply(a: Pld, b: Pld, tau: int) -> Pld:
     """The product measure, rescaled to 2^-K outward and truncated (module docstring)."""
     K = a.K
@@ -117,12 +154,12 @@ def multiply(a: Pld, b: Pld, tau: int) -> Pld:
     scale = fmpz(1) << K
     c = a.poly * b.poly
     if a.pessimistic:
-        c = -((-c) // scale)
+        c = round_up(c, scale)
         sa, sb = a.finite_mass(), b.finite_mass()
         raw = a.inf * sb + b.inf * sa + a.inf * b.inf
         inf = -((-raw) >> K)
     else:
-        c = c // scale
+        c = floor_div(c, scale)
         inf = 0
     offset = a.offset + b.offset
     if c.length() == 0:
