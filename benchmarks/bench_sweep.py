@@ -1,11 +1,13 @@
 """Speed of `certify sweep`: throughput from 1 to 2 workers, and the per-query overhead of the Dask path.
 
-    python benchmarks/bench_sweep.py [--heavy N] [--light N]
+    python benchmarks/bench_sweep.py [--heavy N] [--light N] [--pld N]
 
 * Throughput: N heavy Rényi queries (`certify rho` at alpha 80..191, p in {0.001, 0.0025, 0.005}, sigma 13/2..12,
-  the heaviest one-step searches of the Bok accountant; PLD queries are not on this branch) through each
+  the heaviest one-step searches of the Bok accountant) and N certified PLD queries (`certify dpsgd
+  --accountant pld`, Poisson add/remove, distinct (q, sigma, T), grid 1e-4: 0.3-1 s each) through each
   executor with 1 and 2 workers, as `certify sweep` sends them (cheap queries batched); the time counts
-  the map only (workers started and warmed up first). The machine is shared: the load average is printed.
+  the map only (workers started and warmed up first). The load average is printed: a speed-up needs two
+  idle cores.
 * Overhead: N light queries (`certify dpsgd --alpha A`, distinct (p, sigma) so no rho is memoised) run
   (a) by calling the accountant in-process (`certify_dpsgd`), (b) through the sweep's runner in-process
   (argv parsing + certificate capture), (c) through Dask with one worker (LocalCluster, 127.0.0.1):
@@ -47,6 +49,13 @@ def light_tasks(n: int) -> list[Task]:
     return out
 
 
+def pld_tasks(n: int) -> list[Task]:
+    """Distinct certified PLD queries (Poisson add/remove, grid 1e-4, the default)."""
+    grid = [(q, s, t) for t in ("100", "200", "300") for q in ("0.005", "0.01", "0.02") for s in ("3/2", "2", "3")]
+    return [Task("dpsgd", ("--accountant=pld", "--sampling=poisson", "--adjacency=add-remove", f"--sampling-rate={q}",
+                           f"--noise-multiplier={s}", f"--steps={t}", "--delta=1e-6")) for q, s, t in grid[:n]]
+
+
 WARM = [Task("rho", ("--alpha=8", "--noise-multiplier=2", f"--sampling-rate={p}")) for p in ("0.01", "0.02", "0.03")]
 
 
@@ -65,15 +74,15 @@ def timed_map(ex, tasks, batched: bool = False) -> tuple[float, float]:
     return dt, cpu
 
 
-def throughput(n: int) -> None:
-    tasks = heavy_tasks(n)
+def throughput(n: int, label: str = "heavy rho", make_tasks=heavy_tasks) -> None:
+    tasks = make_tasks(n)
     costs = []
     for t in tasks:
         c0 = time.process_time()
         run_query(t)
         costs.append(time.process_time() - c0)
     work = sum(costs)
-    print(f"heavy rho queries ({n}): CPU per query in-process: median {1000 * statistics.median(costs):.0f} ms "
+    print(f"{label} queries ({n}): CPU per query in-process: median {1000 * statistics.median(costs):.0f} ms "
           f"(min {1000 * min(costs):.0f}, max {1000 * max(costs):.0f}), total {work:.2f} s")
     for name, make in (("local", LocalExecutor), ("dask", lambda w: DaskExecutor(workers=w))):
         times = {}
@@ -124,11 +133,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--heavy", type=int, default=64)
     ap.add_argument("--light", type=int, default=300)
+    ap.add_argument("--pld", type=int, default=27)
     args = ap.parse_args()
     with open("/proc/loadavg") as fh:  # the machine is shared: a load above its 2 cores caps any speed-up
         print(f"load average before: {fh.read().split()[:3]}, CPUs available: {len(os.sched_getaffinity(0))}")
     overhead(args.light)
     throughput(args.heavy)
+    throughput(args.pld, "certified PLD", pld_tasks)
 
 
 if __name__ == "__main__":
