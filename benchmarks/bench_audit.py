@@ -9,6 +9,7 @@ contract (when installed). Memos (Rényi choices, PLD one-step measures and powe
 ``--skip-slow`` leaves out the
 claim that needs the PLD accountant at the finest grid (about 20-30 s on 2 shared cores).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,7 @@ def main() -> None:
     ap.add_argument("--skip-slow", action="store_true")
     args = ap.parse_args()
     folder = os.path.join(ROOT, "examples", "claims")
-    print("| claim | verdict | accountant runs (bounds, seconds) | check s | total s "
-          "| dp_accounting RDP / PLD (float) |")
+    print("| claim | verdict | accountant runs (bounds, seconds) | check s | total s | dp_accounting RDP / PLD (float) |")
     print("|---|---|---|---|---|---|")
     for name in sorted(os.listdir(folder)):
         if not name.endswith(".json") or (args.skip_slow and name in SLOW):
@@ -62,8 +62,10 @@ def main() -> None:
         check = time.perf_counter() - t1
         _, floats = cross_check(c, exact(args.grid))
         fl = " / ".join(f"{f.epsilon:.4f} ({f.seconds:.2f} s)" if f.epsilon is not None else "-" for f in floats)
-        print(f"| {name} (eps {show(c.epsilon)}) | {v.outcome}{'' if ok else ' (CHECK FAILED)'} | "
-              f"{'; '.join(runs)} | {check:.2f} | {total:.2f} | {fl or 'not installed'} |")
+        print(
+            f"| {name} (eps {show(c.epsilon)}) | {v.outcome}{'' if ok else ' (CHECK FAILED)'} | "
+            f"{'; '.join(runs)} | {check:.2f} | {total:.2f} | {fl or 'not installed'} |"
+        )
 
 
 if __name__ == "__main__":

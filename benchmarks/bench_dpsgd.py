@@ -13,6 +13,7 @@ Measures, each with a cold rho cache (in-process memo and every per-problem cach
     2..256, SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(sigma/2)), REPLACE_ONE) when the
     optional package `dp-accounting` is importable.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,13 @@ from certify.dpsgd.accountant import certify_dpsgd, certify_rho, clear_memo  # n
 from certify.dpsgd.problem import Problem  # noqa: E402
 from certify.verify import verify_text  # noqa: E402
 
-RATIO_CELLS = [("1e-6", "0.01", "2", 1000), ("1e-6", "0.01", "2", 250), ("1e-6", "0.01", "2", 4000),
-               ("1e-6", "0.0025", "4", 64000), ("1e-8", "0.04", "8", 64000)]
+RATIO_CELLS = [
+    ("1e-6", "0.01", "2", 1000),
+    ("1e-6", "0.01", "2", 250),
+    ("1e-6", "0.01", "2", 4000),
+    ("1e-6", "0.0025", "4", 64000),
+    ("1e-8", "0.04", "8", 64000),
+]
 QUERY = ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"]
 
 
@@ -112,13 +118,19 @@ def main() -> None:
             prob = Problem(alpha, p, s)
             ts = timed(lambda: certify_rho(prob), max(3, runs // 4))
             out = certify_rho(prob)
-            print(f"  alpha={alpha:3d} p={p} sigma={s}: {stats(ts)}   [{out.witness.method}, "
-                  f"{len(out.witness.leaves)} leaves]   (target: <= 200 ms)")
+            print(f"  alpha={alpha:3d} p={p} sigma={s}: {stats(ts)}   [{out.witness.method}, {len(out.witness.leaves)} leaves]   (target: <= 200 ms)")
 
-    print("\nsearch-heavy one-step rho (alpha = 47, 36, 26, and the worst table cell alpha = 191), "
-          "cold; check = `certify verify` of that rho certificate:")
-    for alpha, p, s in ((47, fmpq(1, 400), fmpq(4)), (36, fmpq(1, 100), fmpq(4)), (26, fmpq(1, 400), fmpq(3)),
-                        (107, fmpq(1, 400), fmpq(6)), (191, fmpq(1, 400), fmpq(8))):
+    print(
+        "\nsearch-heavy one-step rho (alpha = 47, 36, 26, and the worst table cell alpha = 191), "
+        "cold; check = `certify verify` of that rho certificate:"
+    )
+    for alpha, p, s in (
+        (47, fmpq(1, 400), fmpq(4)),
+        (36, fmpq(1, 100), fmpq(4)),
+        (26, fmpq(1, 400), fmpq(3)),
+        (107, fmpq(1, 400), fmpq(6)),
+        (191, fmpq(1, 400), fmpq(8)),
+    ):
         prob = Problem(alpha, p, s)
         ts = timed(lambda: certify_rho(prob), 3)
         cold()
@@ -133,14 +145,17 @@ def main() -> None:
             assert rep.ok, rep.problems
         check = statistics.median(tc)
         prod = statistics.median(ts)
-        print(f"  alpha={alpha:3d} p={p} sigma={s}: {stats(ts)}   [{out.witness.method}, "
-              f"{len(out.witness.leaves)} leaves, {out.witness.evaluations} point evaluations]   "
-              f"check {check * 1e3:.1f} ms ({100 * check / prod:.0f}% of producing)"
-              + ("   (target: <= 200 ms)" if alpha <= 64 else ""))
+        print(
+            f"  alpha={alpha:3d} p={p} sigma={s}: {stats(ts)}   [{out.witness.method}, "
+            f"{len(out.witness.leaves)} leaves, {out.witness.evaluations} point evaluations]   "
+            f"check {check * 1e3:.1f} ms ({100 * check / prod:.0f}% of producing)" + ("   (target: <= 200 ms)" if alpha <= 64 else "")
+        )
 
-    print("\nchecking (`certify verify`, cold) vs producing (`certify dpsgd` without process start, cold) the "
-          "dpsgd/renyi-bok certificates of the benchmark query and the five published cells of Bok's tables; "
-          "medians of {} runs each (target: check <= 10% of producing):".format(max(5, runs // 2)))
+    print(
+        "\nchecking (`certify verify`, cold) vs producing (`certify dpsgd` without process start, cold) the "
+        "dpsgd/renyi-bok certificates of the benchmark query and the five published cells of Bok's tables; "
+        "medians of {} runs each (target: check <= 10% of producing):".format(max(5, runs // 2))
+    )
     n = max(5, runs // 2)
     for d, p, s, T in RATIO_CELLS:
         for fixed in (False, True):
@@ -165,9 +180,11 @@ def main() -> None:
             w = out.witness
             levels = ",".join(w.levels) if w.levels else "-"
             how = f"--alpha {alpha} given" if fixed else f"alpha {out.certificate.inputs['alpha']} chosen"
-            print(f"  delta={d} p={p} sigma={s} T={T} ({how}): produce {produce * 1e3:6.1f} ms, check "
-                  f"{check * 1e3:5.2f} ms = {100 * check / produce:3.0f}% [{w.method}, {len(w.leaves)} leaves, "
-                  f"curvature levels {levels}]")
+            print(
+                f"  delta={d} p={p} sigma={s} T={T} ({how}): produce {produce * 1e3:6.1f} ms, check "
+                f"{check * 1e3:5.2f} ms = {100 * check / produce:3.0f}% [{w.method}, {len(w.leaves)} leaves, "
+                f"curvature levels {levels}]"
+            )
 
     print("\ndp_accounting RDP accountant (Wang et al. column), same query, orders 2..256:")
     print(f"  {wang_dp_accounting(runs)}")

@@ -6,6 +6,7 @@ Measures, in-process (interpreter start and imports excluded), the median over r
   * verifying that certificate from its JSON (target: at most 0.1 s);
   * the mu = 1e-3 row of Appendix C.4 (search up to N = 6079) and the C.5 benchmark, for scale.
 """
+
 import statistics
 import sys
 import time
@@ -30,11 +31,9 @@ def main():
     p2, p3 = T.example_problem("1/100"), T.example_problem("1/1000")
     text = certify_theorem_4_1(p2, "1", "1500", "1e-7").dumps()
     rows = [
-        ("Example 4.8 certificate (Thm 4.1 + C.13 search to N=519)", 1.0,
-         lambda: certify_theorem_4_1(p2, "1", "1500", "1e-7").dumps(), 15),
+        ("Example 4.8 certificate (Thm 4.1 + C.13 search to N=519)", 1.0, lambda: certify_theorem_4_1(p2, "1", "1500", "1e-7").dumps(), 15),
         ("verify that certificate", 0.1, lambda: verify_text(text), 15),
-        ("C.4 mu=1e-3 certificate (search to N=6079)", None,
-         lambda: certify_theorem_4_1(p3, "1", None, "1e-7").dumps(), 5),
+        ("C.4 mu=1e-3 certificate (search to N=6079)", None, lambda: certify_theorem_4_1(p3, "1", None, "1e-7").dumps(), 5),
         ("C.5 Gaussian benchmark certificate", None, lambda: certify_gaussian_benchmark("5", "1").dumps(), 15),
     ]
     print(f"{'task':<58}{'median':>10}{'min':>10}  target")

@@ -24,6 +24,7 @@ Medians in milliseconds; ratios are float-accountant time / certified time (> 1:
 ``--others`` adds, for the record, the same produce/check ratio for certificates of other kinds (Bok's
 ``dpsgd/renyi-bok``, the two-phase ``dpsgd/renyi-bok-schedule``, the certified PLD ``pld/dpsgd``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -111,9 +112,9 @@ def _row(name, phases, delta, runs, dpa, dpa_rdp, op, opacus_alphas) -> str:
     def reevaluate():  # the re-evaluation at the recorded alpha alone: the floor of any checker's cost
         with ctx.workprec(cert.precision):
             evaluate(sch, d, alpha, cert.witnesses["epsilon_bound"])
+
     ev = _median_ms(reevaluate, runs, before=_clear)
-    row = (f"{name:24s} {eps:10.5g} {warm:8.3f} {fresh:8.3f} {check:8.3f} {check / fresh:9.2f}"
-           f" {ev:7.3f} {ev / fresh:9.2f}")
+    row = f"{name:24s} {eps:10.5g} {warm:8.3f} {fresh:8.3f} {check:8.3f} {check / fresh:9.2f} {ev:7.3f} {ev / fresh:9.2f}"
     icert = certify_poisson(sch, d, fractional="integral")
     ieps = float(epsilon_upper(icert))
     iwarm = _median_ms(lambda: certify_poisson(sch, d, fractional="integral"), runs)
@@ -123,14 +124,15 @@ def _row(name, phases, delta, runs, dpa, dpa_rdp, op, opacus_alphas) -> str:
     row += f" {ieps:10.5g} {iwarm:8.3f} {ifresh:8.2f} {icheck:8.2f}"
     if dpa is not None:
         import logging
+
         logging.getLogger("absl").setLevel(logging.ERROR)
-        event = dpa.ComposedDpEvent([dpa.SelfComposedDpEvent(
-            dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(s)), t) for q, s, t in phases])
+        event = dpa.ComposedDpEvent([dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(s)), t) for q, s, t in phases])
 
         def run_dpa():
             acc = dpa_rdp.RdpAccountant(neighboring_relation=dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
             acc.compose(event)
             return acc.get_epsilon(delta)
+
         e_dpa = run_dpa()
         t_dpa = _median_ms(run_dpa, runs)
         row += f" {e_dpa:9.5g} {t_dpa:7.2f} {t_dpa / warm:8.1f} {t_dpa / fresh:9.2f}"
@@ -146,6 +148,7 @@ def _row(name, phases, delta, runs, dpa, dpa_rdp, op, opacus_alphas) -> str:
             for q, s, t in phases:
                 r = r + op.compute_rdp(q=q, noise_multiplier=s, steps=t, orders=opacus_alphas)
             return op.get_privacy_spent(orders=opacus_alphas, rdp=r, delta=delta)[0]
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             e_op = float(run_op())
@@ -164,6 +167,7 @@ OTHERS = [  # name, producer (returns a Certificate)
 
 def _bok(p, s, t, d):
     from certify.dpsgd.accountant import certify_dpsgd
+
     return certify_dpsgd(p, s, t, d).certificate
 
 
@@ -171,13 +175,17 @@ def _bok_schedule():
     from certify.contract import FIXED_SIZE_REPLACE_ONE
     from certify.poisson.fixed_size import certify_fixed_size_schedule
     from certify.poisson.schedule import parse_schedule
-    sch = parse_schedule([{"sampling_rate": "1/100", "noise_multiplier": "2", "steps": 600},
-                          {"sampling_rate": "1/50", "noise_multiplier": "3", "steps": 200}], contract=FIXED_SIZE_REPLACE_ONE)
+
+    sch = parse_schedule(
+        [{"sampling_rate": "1/100", "noise_multiplier": "2", "steps": 600}, {"sampling_rate": "1/50", "noise_multiplier": "3", "steps": 200}],
+        contract=FIXED_SIZE_REPLACE_ONE,
+    )
     return certify_fixed_size_schedule(sch, "1e-6")
 
 
 def _pld():
     from certify.pld import certify_pld
+
     return certify_pld(POISSON_ADD_REMOVE, "1/100", "2", 20, "1e-5", grid="1e-3")
 
 
@@ -185,6 +193,7 @@ def _clear_all():
     clear_memo()
     from certify.dpsgd.accountant import clear_memo as clear_bok
     from certify.pld.compose import clear_cache
+
     clear_bok()
     clear_cache()
 
@@ -210,15 +219,18 @@ def main(argv=None) -> int:
     versions = []
     if dpa is not None:
         import importlib.metadata as md
+
         versions.append(f"dp-accounting {md.version('dp-accounting')}")
     if op is not None:
         versions.append(f"opacus analysis/rdp.py from {args.opacus_rdp}")
     print(f"# runs per median: {args.runs}; {', '.join(versions) or 'no float accountant available'}")
-    head = (f"{'query':24s} {'eps cert':>10s} {'warm ms':>8s} {'fresh ms':>8s} {'check ms':>8s} {'chk/fresh':>9s}"
-            f" {'eval ms':>7s} {'eval/frsh':>9s}"
-            f" {'eps integ':>10s} {'warm ms':>8s} {'fresh ms':>8s} {'check ms':>8s}"
-            f" {'dpa eps':>9s} {'dpa ms':>7s} {'dpa/warm':>8s} {'dpa/fresh':>9s}"
-            f" {'opa eps':>9s} {'opa ms':>7s} {'opa/warm':>8s} {'opa/fresh':>9s}")
+    head = (
+        f"{'query':24s} {'eps cert':>10s} {'warm ms':>8s} {'fresh ms':>8s} {'check ms':>8s} {'chk/fresh':>9s}"
+        f" {'eval ms':>7s} {'eval/frsh':>9s}"
+        f" {'eps integ':>10s} {'warm ms':>8s} {'fresh ms':>8s} {'check ms':>8s}"
+        f" {'dpa eps':>9s} {'dpa ms':>7s} {'dpa/warm':>8s} {'dpa/fresh':>9s}"
+        f" {'opa eps':>9s} {'opa ms':>7s} {'opa/warm':>8s} {'opa/fresh':>9s}"
+    )
     print(head)
     for name, phases, delta in QUERIES:
         print(_row(name, phases, delta, args.runs, dpa, dpa_rdp, op, opacus_alphas))

@@ -13,6 +13,7 @@
   (argv parsing + certificate capture), (c) through Dask with one worker (LocalCluster, 127.0.0.1):
   (c) - (a) per query is the overhead of the Dask path.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,7 @@ from certify.sweep.runner import Task, run_query  # noqa: E402
 def heavy_tasks(n: int) -> list[Task]:
     """Distinct one-step rho problems at alpha 80..191 that need a branch-and-bound search (25-140 ms each
     in-process on this machine, median about 45 ms; Proposition 2 decides none of them)."""
-    grid = [(a, p, s) for a in (80, 96, 107, 128) for p in ("0.001", "0.0025", "0.005")
-            for s in ("13/2", "7", "15/2", "8", "17/2", "9")]
+    grid = [(a, p, s) for a in (80, 96, 107, 128) for p in ("0.001", "0.0025", "0.005") for s in ("13/2", "7", "15/2", "8", "17/2", "9")]
     grid += [(a, p, s) for a in (160, 191) for p in ("0.001", "0.0025", "0.005") for s in ("9", "10", "11", "12")]
     grid = grid[::2] + grid[1::2]  # mix alphas, so both halves of a run cost about the same
     return [Task("rho", (f"--alpha={a}", f"--noise-multiplier={s}", f"--sampling-rate={p}")) for a, p, s in grid[:n]]
@@ -44,16 +44,28 @@ def light_tasks(n: int) -> list[Task]:
     for i in range(n):
         p = f"{1 + i % 50}/10000"
         sigma = f"{2 + i // 50}"
-        out.append(Task("dpsgd", ("--alpha=8", "--delta=1e-6", f"--noise-multiplier={sigma}",
-                                  f"--sampling-rate={p}", "--steps=1000")))
+        out.append(Task("dpsgd", ("--alpha=8", "--delta=1e-6", f"--noise-multiplier={sigma}", f"--sampling-rate={p}", "--steps=1000")))
     return out
 
 
 def pld_tasks(n: int) -> list[Task]:
     """Distinct certified PLD queries (Poisson add/remove, grid 1e-4, the default)."""
     grid = [(q, s, t) for t in ("100", "200", "300") for q in ("0.005", "0.01", "0.02") for s in ("3/2", "2", "3")]
-    return [Task("dpsgd", ("--accountant=pld", "--sampling=poisson", "--adjacency=add-remove", f"--sampling-rate={q}",
-                           f"--noise-multiplier={s}", f"--steps={t}", "--delta=1e-6")) for q, s, t in grid[:n]]
+    return [
+        Task(
+            "dpsgd",
+            (
+                "--accountant=pld",
+                "--sampling=poisson",
+                "--adjacency=add-remove",
+                f"--sampling-rate={q}",
+                f"--noise-multiplier={s}",
+                f"--steps={t}",
+                "--delta=1e-6",
+            ),
+        )
+        for q, s, t in grid[:n]
+    ]
 
 
 WARM = [Task("rho", ("--alpha=8", "--noise-multiplier=2", f"--sampling-rate={p}")) for p in ("0.01", "0.02", "0.03")]
@@ -82,17 +94,23 @@ def throughput(n: int, label: str = "heavy rho", make_tasks=heavy_tasks) -> None
         run_query(t)
         costs.append(time.process_time() - c0)
     work = sum(costs)
-    print(f"{label} queries ({n}): CPU per query in-process: median {1000 * statistics.median(costs):.0f} ms "
-          f"(min {1000 * min(costs):.0f}, max {1000 * max(costs):.0f}), total {work:.2f} s")
+    print(
+        f"{label} queries ({n}): CPU per query in-process: median {1000 * statistics.median(costs):.0f} ms "
+        f"(min {1000 * min(costs):.0f}, max {1000 * max(costs):.0f}), total {work:.2f} s"
+    )
     for name, make in (("local", LocalExecutor), ("dask", lambda w: DaskExecutor(workers=w))):
         times = {}
         for w in (1, 2):
             with make(w) as ex:
                 times[w], client = timed_map(ex, tasks, batched=True)
-            print(f"  {name:5} {w} worker{'s' if w > 1 else ' '}: {n} queries in {times[w]:.2f} s "
-                  f"({n / times[w]:.1f} queries/s); client CPU {1000 * client / n:.2f} ms per query")
-        print(f"  {name:5} speed-up 1 -> 2 workers: {times[1] / times[2]:.2f}x (on 2 idle cores at most "
-              f"2W/(W+C) = {2 * work / (work + client):.2f}x, W the queries' CPU, C the client's)")
+            print(
+                f"  {name:5} {w} worker{'s' if w > 1 else ' '}: {n} queries in {times[w]:.2f} s "
+                f"({n / times[w]:.1f} queries/s); client CPU {1000 * client / n:.2f} ms per query"
+            )
+        print(
+            f"  {name:5} speed-up 1 -> 2 workers: {times[1] / times[2]:.2f}x (on 2 idle cores at most "
+            f"2W/(W+C) = {2 * work / (work + client):.2f}x, W the queries' CPU, C the client's)"
+        )
 
 
 def overhead(n: int) -> None:
@@ -105,8 +123,16 @@ def overhead(n: int) -> None:
     t0 = time.perf_counter()
     for t in tasks:
         a = dict(x[2:].split("=", 1) for x in t.argv)
-        certify_dpsgd(parse_p(a["sampling-rate"]), parse_sigma(a["noise-multiplier"]), parse_steps(a["steps"]),
-                      parse_delta(a["delta"]), parse_alpha(a["alpha"]), None, None, {}).certificate.dumps()
+        certify_dpsgd(
+            parse_p(a["sampling-rate"]),
+            parse_sigma(a["noise-multiplier"]),
+            parse_steps(a["steps"]),
+            parse_delta(a["delta"]),
+            parse_alpha(a["alpha"]),
+            None,
+            None,
+            {},
+        ).certificate.dumps()
     direct = (time.perf_counter() - t0) / n
     clear_memo()
     t0 = time.perf_counter()
@@ -120,13 +146,10 @@ def overhead(n: int) -> None:
         local1 = timed_map(ex, tasks)[0] / n
     print(f"light dpsgd queries ({n}, distinct, alpha fixed): per query")
     print(f"  accountant in-process (certify_dpsgd + dumps): {1000 * direct:.2f} ms")
-    print(f"  sweep runner in-process (parse argv, run, capture --out): {1000 * runner:.2f} ms "
-          f"(+{1000 * (runner - direct):.2f} ms)")
+    print(f"  sweep runner in-process (parse argv, run, capture --out): {1000 * runner:.2f} ms (+{1000 * (runner - direct):.2f} ms)")
     print(f"  local pool, 1 worker: {1000 * local1:.2f} ms (+{1000 * (local1 - direct):.2f} ms)")
-    print(f"  Dask LocalCluster, 1 worker, one task per query: {1000 * dask1:.2f} ms "
-          f"(overhead +{1000 * (dask1 - direct):.2f} ms)")
-    print(f"  Dask LocalCluster, 1 worker, batched as certify sweep does: {1000 * dask1b:.2f} ms "
-          f"(overhead +{1000 * (dask1b - direct):.2f} ms)")
+    print(f"  Dask LocalCluster, 1 worker, one task per query: {1000 * dask1:.2f} ms (overhead +{1000 * (dask1 - direct):.2f} ms)")
+    print(f"  Dask LocalCluster, 1 worker, batched as certify sweep does: {1000 * dask1b:.2f} ms (overhead +{1000 * (dask1b - direct):.2f} ms)")
 
 
 def main() -> None:

@@ -5,6 +5,7 @@ Warm: the same command again with that cache (`--check`, nothing rewritten; the 
 is never cached, so a warm run recomputes it). Target: cold at most 15 minutes with peak memory at most
 1 GiB per process (the per-task CPU and peak memory are printed on stderr). Also times the Watkins-Arora tables.
 """
+
 import os
 import subprocess
 import sys

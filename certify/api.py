@@ -39,6 +39,7 @@ Examples::
     >>> ev = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.1)), 1000)
     >>> api.dp_event_epsilon(ev, 1e-5, dpa.NeighboringRelation.ADD_OR_REMOVE_ONE).epsilon
 """
+
 from __future__ import annotations
 
 import math
@@ -52,8 +53,7 @@ from .poisson.accountant import certify_poisson
 from .poisson.ecosystem import from_dp_event, from_library, opacus_history
 from .poisson.schedule import Schedule, parse_delta, parse_schedule
 
-__all__ = ["Result", "dpsgd_epsilon", "certify_schedule", "OpacusAccountant", "from_dp_event",
-           "dp_event_epsilon"]
+__all__ = ["Result", "dpsgd_epsilon", "certify_schedule", "OpacusAccountant", "from_dp_event", "dp_event_epsilon"]
 
 
 def _fraction(q: fmpq) -> Fraction:
@@ -72,13 +72,13 @@ def _float_up(x: Fraction) -> float:
 class Result:
     """A certified epsilon: exact upper bound, its ball, and the certificate that proves it."""
 
-    epsilon: Fraction          #: certified upper bound (exact upper endpoint of ``ball``)
-    ball: arb                  #: Arb ball containing the accountant's epsilon at the recorded order
+    epsilon: Fraction  #: certified upper bound (exact upper endpoint of ``ball``)
+    ball: arb  #: Arb ball containing the accountant's epsilon at the recorded order
     certificate: Certificate
     delta: Fraction
     contract: Contract
-    accountant: str            #: "renyi" (Poisson) or "bok" / "wang" / "birrell" (fixed-size)
-    alpha: Fraction            #: the Rényi order the bound is evaluated at
+    accountant: str  #: "renyi" (Poisson) or "bok" / "wang" / "birrell" (fixed-size)
+    alpha: Fraction  #: the Rényi order the bound is evaluated at
 
     @property
     def epsilon_float(self) -> float:
@@ -87,8 +87,10 @@ class Result:
 
     @property
     def statement(self) -> str:
-        return (f"({upper_decimal(self.ball, 6)}, {self.delta})-DP [certified upper bound rounded up, "
-                f"accountant {self.accountant}, alpha = {self.alpha}]; {self.contract.statement()}")
+        return (
+            f"({upper_decimal(self.ball, 6)}, {self.delta})-DP [certified upper bound rounded up, "
+            f"accountant {self.accountant}, alpha = {self.alpha}]; {self.contract.statement()}"
+        )
 
     def dumps(self) -> str:
         """The certificate as JSON text (write it to a file; ``certify verify FILE`` re-checks it)."""
@@ -103,34 +105,38 @@ def _result(cert: Certificate, delta: fmpq, contract: Contract, accountant: str)
         alpha = exact(cert.inputs["alpha"] if "alpha" in cert.inputs else cert.witnesses["alpha"], "alpha")
     else:
         alpha = ball_endpoints(cert.quantities["alpha"].value)[1]
-    return Result(_fraction(ball_endpoints(eps)[1]), eps, cert, _fraction(delta), contract, accountant,
-                  _fraction(alpha))
+    return Result(_fraction(ball_endpoints(eps)[1]), eps, cert, _fraction(delta), contract, accountant, _fraction(alpha))
 
 
-def certify_schedule(schedule: Schedule, delta, *, accountant: str | None = None, alpha=None,
-                     notes: dict | None = None, fractional: str = "chord") -> Result:
+def certify_schedule(
+    schedule: Schedule, delta, *, accountant: str | None = None, alpha=None, notes: dict | None = None, fractional: str = "chord"
+) -> Result:
     """Certify a :class:`~certify.poisson.schedule.Schedule` under its own contract (exact delta).
 
     ``fractional`` (poisson only): "chord" (default) or "integral" (tighter fractional orders, slower check);
     see :func:`certify.poisson.accountant.certify_poisson`.
     """
     c = schedule.contract
-    parse_contract(c.sampling, c.adjacency, accountant, sampling_name="sampling", adjacency_name="adjacency",
-                   accountant_name="accountant")
+    parse_contract(c.sampling, c.adjacency, accountant, sampling_name="sampling", adjacency_name="adjacency", accountant_name="accountant")
     d = parse_delta(delta, "delta")
     if accountant == "pld":
-        raise InputError("accountant", "the certified PLD accountant is not available through certify.api yet "
-                         "(use accountant=None for the Rényi accountant)")
+        raise InputError(
+            "accountant", "the certified PLD accountant is not available through certify.api yet (use accountant=None for the Rényi accountant)"
+        )
     if c.sampling == "poisson":
         return _result(certify_poisson(schedule, d, alpha, notes=notes, fractional=fractional), d, c, "renyi")
     # fixed-size + replace-one: several phases by Bok's rho per phase composed at one alpha; one phase as below
     if len(schedule.phases) != 1:
         if accountant not in (None, "bok"):
-            raise InputError("accountant", f"{accountant!r} takes one phase; a fixed-size schedule of "
-                             f"{len(schedule.phases)} phases is certified by Bok's accountant (accountant=None)")
+            raise InputError(
+                "accountant",
+                f"{accountant!r} takes one phase; a fixed-size schedule of "
+                f"{len(schedule.phases)} phases is certified by Bok's accountant (accountant=None)",
+            )
         if notes:
             raise InputError("notes", "schedules record their notes per phase (Schedule.notes)")
         from .poisson.fixed_size import certify_fixed_size_schedule
+
         return _result(certify_fixed_size_schedule(schedule, d, alpha), d, c, "bok")
     ph = schedule.phases[0]
     if ph.sampling_rate >= 1:
@@ -143,19 +149,31 @@ def certify_schedule(schedule: Schedule, delta, *, accountant: str | None = None
     if name == "bok":
         from .dpsgd.accountant import certify_dpsgd
         from .dpsgd.problem import parse_alpha as bok_alpha
+
         a = None if alpha is None else bok_alpha(alpha, "alpha")
         out = certify_dpsgd(ph.sampling_rate, ph.noise_multiplier, ph.steps, d, a, extra_inputs=extra)
         return _result(out.certificate, d, c, "bok")
     from .dpsgd.baselines.certificates import certify_baseline
     from .dpsgd.problem import parse_alpha as bok_alpha
+
     a = None if alpha is None else bok_alpha(alpha, "alpha")
     cert = certify_baseline(name, ph.sampling_rate, ph.noise_multiplier, ph.steps, d, a, extra)
     return _result(cert, d, c, name)
 
 
-def dpsgd_epsilon(*, sampling: str, adjacency: str, sampling_rate=None, noise_multiplier=None, steps=None,
-                  delta, accountant: str | None = None, schedule=None, alpha=None,
-                  fractional: str = "chord") -> Result:
+def dpsgd_epsilon(
+    *,
+    sampling: str,
+    adjacency: str,
+    sampling_rate=None,
+    noise_multiplier=None,
+    steps=None,
+    delta,
+    accountant: str | None = None,
+    schedule=None,
+    alpha=None,
+    fractional: str = "chord",
+) -> Result:
     """Certified epsilon of DP-SGD under an explicit accounting contract.
 
     Give either ``sampling_rate``, ``noise_multiplier``, ``steps`` (one phase) or ``schedule`` (a
@@ -166,18 +184,19 @@ def dpsgd_epsilon(*, sampling: str, adjacency: str, sampling_rate=None, noise_mu
     ``fractional="integral"`` evaluates fractional orders by the defining integral (poisson; tighter).
     Raises InputError (naming the parameter) for bad input or an uncovered contract.
     """
-    contract = parse_contract(sampling, adjacency, accountant, sampling_name="sampling", adjacency_name="adjacency",
-                              accountant_name="accountant")
+    contract = parse_contract(sampling, adjacency, accountant, sampling_name="sampling", adjacency_name="adjacency", accountant_name="accountant")
     if schedule is not None:
-        given = [n for n, v in (("sampling_rate", sampling_rate), ("noise_multiplier", noise_multiplier),
-                                ("steps", steps)) if v is not None]
+        given = [n for n, v in (("sampling_rate", sampling_rate), ("noise_multiplier", noise_multiplier), ("steps", steps)) if v is not None]
         if given:
             raise InputError(given[0], "give either a schedule or sampling_rate/noise_multiplier/steps, not both")
         if isinstance(schedule, Schedule):
             if schedule.contract != contract:
                 own = schedule.contract
-                raise InputError("schedule", f"its contract {own.sampling} + {own.adjacency} differs from "
-                                 f"{contract.sampling} + {contract.adjacency}: mixed contracts are refused")
+                raise InputError(
+                    "schedule",
+                    f"its contract {own.sampling} + {own.adjacency} differs from "
+                    f"{contract.sampling} + {contract.adjacency}: mixed contracts are refused",
+                )
             sch = schedule
         else:
             sch = parse_schedule(schedule, contract=contract)
@@ -186,14 +205,24 @@ def dpsgd_epsilon(*, sampling: str, adjacency: str, sampling_rate=None, noise_mu
             if v is None:
                 raise InputError(n, "required (or give schedule=)")
         from .poisson.schedule import parse_noise_multiplier, parse_sampling_rate, parse_steps
-        sch = Schedule(contract, (_phase(parse_sampling_rate(sampling_rate, "sampling_rate"),
-                                         parse_noise_multiplier(noise_multiplier, "noise_multiplier"),
-                                         parse_steps(steps, "steps")),), source="certify.api")
+
+        sch = Schedule(
+            contract,
+            (
+                _phase(
+                    parse_sampling_rate(sampling_rate, "sampling_rate"),
+                    parse_noise_multiplier(noise_multiplier, "noise_multiplier"),
+                    parse_steps(steps, "steps"),
+                ),
+            ),
+            source="certify.api",
+        )
     return certify_schedule(sch, delta, accountant=accountant, alpha=alpha, fractional=fractional)
 
 
 def _phase(q, s, t):
     from .poisson.schedule import Phase
+
     return Phase(q, s, t)
 
 
@@ -224,12 +253,12 @@ class OpacusAccountant:
 
     def step(self, *, noise_multiplier, sample_rate) -> None:
         from .poisson.schedule import parse_noise_multiplier, parse_sampling_rate
+
         parse_noise_multiplier(from_library(noise_multiplier, "noise_multiplier", "Opacus")[0], "noise_multiplier")
         parse_sampling_rate(from_library(sample_rate, "sample_rate", "Opacus")[0], "sample_rate")
         if self.history:
             nm, sr, n = self.history[-1]
-            if nm == noise_multiplier and sr == sample_rate and type(nm) is type(noise_multiplier) \
-                    and type(sr) is type(sample_rate):
+            if nm == noise_multiplier and sr == sample_rate and type(nm) is type(noise_multiplier) and type(sr) is type(sample_rate):
                 self.history[-1] = (nm, sr, n + 1)
                 return
         self.history.append((noise_multiplier, sample_rate, 1))
@@ -258,8 +287,7 @@ class OpacusAccountant:
 # --------------------------------------------------------------------------------------------
 # dp_accounting-shaped function
 # --------------------------------------------------------------------------------------------
-def dp_event_epsilon(event, delta, neighboring_relation, *, accountant: str | None = None, alpha=None,
-                     fractional: str = "chord") -> Result:
+def dp_event_epsilon(event, delta, neighboring_relation, *, accountant: str | None = None, alpha=None, fractional: str = "chord") -> Result:
     """Certified epsilon of a dp_accounting ``DpEvent`` at ``delta`` under ``neighboring_relation``.
 
     Supported events: Gaussian, PoissonSampled (ADD_OR_REMOVE_ONE), SampledWithoutReplacement

@@ -15,6 +15,7 @@ Each routine returns an Arb ball that contains the exact value of the function a
 input ball (Arb's guarantee); where a routine chooses between formulas, the choice depends only on
 which formula is valid on the whole input ball.
 """
+
 from __future__ import annotations
 
 import enum
@@ -26,13 +27,45 @@ import flint
 from flint import acb, arb, arb_poly, ctx, fmpq, fmpz  # noqa: F401  (re-exported)
 
 __all__ = [
-    "arb", "acb", "arb_poly", "ctx", "fmpq", "fmpz",
-    "InputError", "UndecidedError", "Tri", "DEFAULT_PREC", "PRECISION_LADDER",
-    "exact", "exact_int", "exact_str", "require_in", "ball", "workprec",
-    "phi", "Phi", "Q", "Q1", "gaussian_delta", "compare", "decide", "certain_ceil", "escalate",
-    "upper_decimal", "lower_decimal", "ball_to_json", "ball_from_json", "ball_endpoints",
-    "ball_contains", "flint_version", "MAX_EXPONENT", "MAX_DECIMAL_EXPONENT", "MAX_DIGITS",
-    "check_magnitude", "MAX_INT_DIGITS", "pow2_text",
+    "arb",
+    "acb",
+    "arb_poly",
+    "ctx",
+    "fmpq",
+    "fmpz",
+    "InputError",
+    "UndecidedError",
+    "Tri",
+    "DEFAULT_PREC",
+    "PRECISION_LADDER",
+    "exact",
+    "exact_int",
+    "exact_str",
+    "require_in",
+    "ball",
+    "workprec",
+    "phi",
+    "Phi",
+    "Q",
+    "Q1",
+    "gaussian_delta",
+    "compare",
+    "decide",
+    "certain_ceil",
+    "escalate",
+    "upper_decimal",
+    "lower_decimal",
+    "ball_to_json",
+    "ball_from_json",
+    "ball_endpoints",
+    "ball_contains",
+    "flint_version",
+    "MAX_EXPONENT",
+    "MAX_DECIMAL_EXPONENT",
+    "MAX_DIGITS",
+    "check_magnitude",
+    "MAX_INT_DIGITS",
+    "pow2_text",
 ]
 
 DEFAULT_PREC = 128
@@ -47,7 +80,7 @@ if ctx.prec < DEFAULT_PREC:
 #: 1e-315652 .. 1e315652): inside that range its endpoints are exact rationals of at most ~1 Mbit,
 #: cheap to print and to re-check; outside it they would need gigabytes (FLINT aborts or the process
 #: is killed), so such a value is refused with an InputError (exit 2) instead of being printed.
-MAX_EXPONENT = 2 ** 20
+MAX_EXPONENT = 2**20
 #: Exact inputs: at most MAX_DIGITS digits in an integer or mantissa (enough for the canonical text
 #: "1/10^200000" of 1e-100000/1e100000, so every exact_str round-trips), and a magnitude between
 #: 1e-MAX_DECIMAL_EXPONENT and 1e+MAX_DECIMAL_EXPONENT for a decimal (1e100001 is refused).
@@ -58,7 +91,7 @@ MAX_DECIMAL_EXPONENT = 100000
 MAX_INT_DIGITS = 4000
 _MAX_INT = fmpz(10) ** MAX_INT_DIGITS
 #: floor(log10(2) * 10^40): decimal exponents estimated from binary ones, then corrected exactly
-_LOG10_2 = Fraction(3010299956639811952137388947244930267681, 10 ** 40)
+_LOG10_2 = Fraction(3010299956639811952137388947244930267681, 10**40)
 
 Number = Union[int, fmpq, fmpz, arb]
 T = TypeVar("T")
@@ -151,15 +184,17 @@ def exact(value, name: str = "value") -> fmpq:
         if isinstance(value, Fraction):
             return _bounded(fmpq(value.numerator, value.denominator))
     except _OutOfRange as err:
-        raise InputError(name, f"out of range ({err}); exact inputs have a numerator and a denominator of at "
-                               f"most {_MAX_INPUT_BITS} bits") from None
+        raise InputError(name, f"out of range ({err}); exact inputs have a numerator and a denominator of at most {_MAX_INPUT_BITS} bits") from None
     if isinstance(value, str):
         try:
             return _bounded(_exact_text(value, name))
         except _OutOfRange as err:
-            raise InputError(name, f"{value[:40]!r}{'...' if len(value) > 40 else ''} is out of range ({err}); "
-                                   f"exact inputs have at most {MAX_DIGITS} digits and a magnitude between "
-                                   f"1e-{MAX_DECIMAL_EXPONENT} and 1e{MAX_DECIMAL_EXPONENT}") from None
+            raise InputError(
+                name,
+                f"{value[:40]!r}{'...' if len(value) > 40 else ''} is out of range ({err}); "
+                f"exact inputs have at most {MAX_DIGITS} digits and a magnitude between "
+                f"1e-{MAX_DECIMAL_EXPONENT} and 1e{MAX_DECIMAL_EXPONENT}",
+            ) from None
     raise InputError(name, f"expected an exact number, got {type(value).__name__} {value!r}")
 
 
@@ -208,8 +243,7 @@ def exact_int(value, name: str = "value") -> int:
         t = exact_str(q)
         raise InputError(name, f"expected an integer, got {t if len(t) <= 40 else t[:37] + '...'}")
     if abs(q.p) >= _MAX_INT:
-        raise InputError(name, f"integers must be below 10^{MAX_INT_DIGITS} in absolute value "
-                               f"(got one of {len(str(abs(q.p)))} digits)")
+        raise InputError(name, f"integers must be below 10^{MAX_INT_DIGITS} in absolute value (got one of {len(str(abs(q.p)))} digits)")
     return int(q.p)
 
 
@@ -219,8 +253,7 @@ def exact_str(q: fmpq | int) -> str:
     return str(q.p) if q.q == 1 else f"{q.p}/{q.q}"
 
 
-def require_in(name: str, value, lo=None, hi=None, ends: str = "()", *, integer: bool = False,
-               shown: str | None = None, what: str = ""):
+def require_in(name: str, value, lo=None, hi=None, ends: str = "()", *, integer: bool = False, shown: str | None = None, what: str = ""):
     """Return ``value`` if it lies in the interval from ``lo`` to ``hi``, else raise InputError naming ``name``.
 
     ``ends`` is "()", "(]", "[)" or "[]" (open or closed ends); ``lo`` or ``hi`` None leaves that side
@@ -424,8 +457,7 @@ def certain_ceil(x: arb, what: str | None = None) -> int | None:
     return k
 
 
-def escalate(compute: Callable[[int], T], ladder: Iterable[int] = PRECISION_LADDER,
-             what: str = "the computation") -> T:
+def escalate(compute: Callable[[int], T], ladder: Iterable[int] = PRECISION_LADDER, what: str = "the computation") -> T:
     """Run ``compute(prec)`` at increasing working precision until it stops raising UndecidedError.
 
     ``compute`` raises :class:`UndecidedError` when a comparison it needs is undecided; the last
@@ -469,13 +501,15 @@ def check_magnitude(x: arb) -> None:
         return
     mid, rad = x.mid().man_exp(), x.rad().man_exp()
     # the radius may sit 2^16 bits below the value: mid and rad within MAX_EXPONENT + 2^16, then mid within MAX_EXPONENT
-    for (m, e), bound in ((mid, MAX_EXPONENT + 2 ** 16), (rad, MAX_EXPONENT + 2 ** 16), (mid, MAX_EXPONENT)):
+    for (m, e), bound in ((mid, MAX_EXPONENT + 2**16), (rad, MAX_EXPONENT + 2**16), (mid, MAX_EXPONENT)):
         k = _top_exponent(m, e)
         if k is not None and abs(k) > bound:
             raise InputError(
-                "inputs", f"a certified value of magnitude about {pow2_text(k)} is outside the range "
-                          f"2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652) that certify prints "
-                          "and re-checks exactly; choose less extreme inputs (see the admissible ranges in the README)")
+                "inputs",
+                f"a certified value of magnitude about {pow2_text(k)} is outside the range "
+                f"2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652) that certify prints "
+                "and re-checks exactly; choose less extreme inputs (see the admissible ranges in the README)",
+            )
 
 
 def ball_endpoints(x: arb) -> tuple[fmpq, fmpq]:
@@ -540,7 +574,7 @@ def _round_decimal(q: fmpq, digits: int, up: bool) -> str:
     # magnitude rounding direction: rounding q up means rounding |q| down when q < 0
     away = up != neg
     m = int(scaled.ceil()) if away else int(scaled.floor())
-    if m >= 10 ** digits:  # carry into a new digit
+    if m >= 10**digits:  # carry into a new digit
         m //= 10
         e += 1
         if away and fmpq(m) * _pow10(e - digits + 1) < a:  # pragma: no cover - exact guard
@@ -571,9 +605,11 @@ def _bounded_endpoint(q: fmpq) -> None:
     """A rational endpoint must lie in the printable range too (it may come from a certificate)."""
     if q != 0:
         b = int(q.p).bit_length() - int(q.q).bit_length()
-        if abs(b) > MAX_EXPONENT + 2 ** 16 + 2:
-            raise InputError("inputs", f"a value of magnitude about {pow2_text(b)} is outside the range "
-                                       f"2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT} that certify prints exactly")
+        if abs(b) > MAX_EXPONENT + 2**16 + 2:
+            raise InputError(
+                "inputs",
+                f"a value of magnitude about {pow2_text(b)} is outside the range 2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT} that certify prints exactly",
+            )
 
 
 def ball_to_json(x: arb) -> dict:
@@ -597,7 +633,7 @@ def _dyadic(pair) -> fmpq:
         raise ValueError(f"bad mantissa {text[:40]!r} (at most {MAX_DIGITS} decimal digits)")
     m = int(fmpz(text))
     k = _top_exponent(m, e)
-    if k is not None and abs(k) > MAX_EXPONENT + 2 ** 16:
+    if k is not None and abs(k) > MAX_EXPONENT + 2**16:
         raise ValueError(f"exponent {e} outside the range 2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT}")
     return fmpq(m) * fmpq(2) ** e if e >= 0 else fmpq(m, 2 ** (-e))
 

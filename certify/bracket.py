@@ -5,6 +5,7 @@ For a predicate ``passes`` that is increasing in x (false below some point, true
 returns exact rationals (fail, ok) with ``passes(ok)`` and not ``passes(fail)`` as the predicate decided
 them, and ok - fail <= rel_width * ok. The midpoints of exact dyadic ends stay short dyadics.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -12,9 +13,17 @@ from typing import Callable
 from .balls import InputError, fmpq
 
 
-def grow_then_bisect(passes: Callable[[fmpq], bool], fail: fmpq, ok: fmpq, rel_width: fmpq, *, grow_up: bool,
-                     too_far: Callable[[fmpq], bool], exhausted: InputError,
-                     max_steps: int | None = None) -> tuple[fmpq, fmpq]:
+def grow_then_bisect(
+    passes: Callable[[fmpq], bool],
+    fail: fmpq,
+    ok: fmpq,
+    rel_width: fmpq,
+    *,
+    grow_up: bool,
+    too_far: Callable[[fmpq], bool],
+    exhausted: InputError,
+    max_steps: int | None = None,
+) -> tuple[fmpq, fmpq]:
     """Bracket the switch point of ``passes`` to relative width ``rel_width``.
 
     ``grow_up``: ``fail`` is known to fail and ``ok`` is only a first guess: double it (the old guess

@@ -40,6 +40,7 @@ of a quantity or an exact number (``"1/10000000"``). ``holds`` is ``true`` only 
 prove the relation and ``false`` only when they disprove it: an undecided claim is never written.
 The checker in :mod:`certify.verify` re-derives all of it from ``inputs`` and ``witnesses``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -50,8 +51,18 @@ from typing import Any
 
 from . import __version__
 from .balls import (
-    InputError, Tri, UndecidedError, arb, ball_to_json, compare, exact, fmpq, flint_version,
-    lower_decimal, upper_decimal, decide,
+    InputError,
+    Tri,
+    UndecidedError,
+    arb,
+    ball_to_json,
+    compare,
+    exact,
+    fmpq,
+    flint_version,
+    lower_decimal,
+    upper_decimal,
+    decide,
 )
 
 SCHEMA = "certify/2"
@@ -68,7 +79,7 @@ class Quantity:
     equation: str
     description: str = ""
     integer: bool = False  # an exactly known integer (e.g. an iteration count)
-    bound: str = ""        # "" (the ball encloses the value) or "upper" (only the upper endpoint is a statement)
+    bound: str = ""  # "" (the ball encloses the value) or "upper" (only the upper endpoint is a statement)
 
     def to_json(self, digits: int = DIGITS) -> dict:
         d = {
@@ -97,16 +108,20 @@ class Claim:
 
     name: str
     statement: str
-    lhs: str          # quantity name or exact number text
-    relation: str     # one of "<=", "<", ">=", ">"
-    rhs: str          # quantity name or exact number text
+    lhs: str  # quantity name or exact number text
+    relation: str  # one of "<=", "<", ">=", ">"
+    rhs: str  # quantity name or exact number text
     holds: bool
     equation: str = ""
 
     def to_json(self) -> dict:
         return {
-            "name": self.name, "statement": self.statement, "lhs": self.lhs,
-            "relation": self.relation, "rhs": self.rhs, "holds": self.holds,
+            "name": self.name,
+            "statement": self.statement,
+            "lhs": self.lhs,
+            "relation": self.relation,
+            "rhs": self.rhs,
+            "holds": self.holds,
             "equation": self.equation,
         }
 
@@ -125,8 +140,7 @@ class Conclusion:
     holds: bool
 
     def to_json(self) -> dict:
-        return {"name": self.name, "statement": self.statement, "claim": self.claim,
-                "hypotheses": list(self.hypotheses), "holds": self.holds}
+        return {"name": self.name, "statement": self.statement, "claim": self.claim, "hypotheses": list(self.hypotheses), "holds": self.holds}
 
 
 @dataclass(frozen=True)
@@ -150,8 +164,7 @@ class Budget:
     @classmethod
     def of(cls, sources: dict) -> Budget:
         """A budget from a {source: text} mapping (the JSON form); a kind's own sources keep their order."""
-        return cls(**{k: v for k, v in sources.items() if k in cls._FIELDS},
-                   other=tuple((k, v) for k, v in sources.items() if k not in cls._FIELDS))
+        return cls(**{k: v for k, v in sources.items() if k in cls._FIELDS}, other=tuple((k, v) for k, v in sources.items() if k not in cls._FIELDS))
 
     def to_json(self) -> dict:
         out = {k: getattr(self, k) for k in self._FIELDS if getattr(self, k) is not None}
@@ -174,8 +187,7 @@ class Evaluation:
     #: where the width went (quotes the working precision): set by the evaluator, re-derived by the checker
     budget: Budget = field(default_factory=Budget)
 
-    def add(self, name: str, value: arb, equation: str, description: str = "",
-            integer: bool = False, bound: str = "") -> arb:
+    def add(self, name: str, value: arb, equation: str, description: str = "", integer: bool = False, bound: str = "") -> arb:
         if not value.is_finite():
             raise UndecidedError(f"quantity {name} ({equation}) is not finite at this precision")
         if bound not in ("", "upper"):
@@ -208,8 +220,7 @@ class Evaluation:
             bad = [h for h in c.hypotheses if not self.claim_named(h).holds]
             if not self.claim_named(c.claim).holds:
                 bad.append(c.claim)
-            out.append(f"{c.statement}: does not hold ({', '.join(self.claim_named(b).statement for b in bad)} "
-                       "fails)")
+            out.append(f"{c.statement}: does not hold ({', '.join(self.claim_named(b).statement for b in bad)} fails)")
         return out
 
     def operand(self, ref: str) -> arb | fmpq:
@@ -220,8 +231,7 @@ class Evaluation:
     def decide(self, lhs: str, relation: str, rhs: str) -> Tri:
         return compare(self.operand(lhs), relation, self.operand(rhs))
 
-    def claim(self, name: str, statement: str, lhs: str, relation: str, rhs: str,
-              equation: str = "") -> bool:
+    def claim(self, name: str, statement: str, lhs: str, relation: str, rhs: str, equation: str = "") -> bool:
         """Decide and record a claim (true or false, as the balls decide it); return whether it holds.
 
         Raises UndecidedError when the balls cannot decide it. A false claim is recorded as false: the
@@ -243,8 +253,7 @@ def canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
-CHECKED_KEYS = ("schema", "kind", "precision", "inputs", "quantities", "claims", "conclusions", "witnesses",
-                "budget")
+CHECKED_KEYS = ("schema", "kind", "precision", "inputs", "quantities", "claims", "conclusions", "witnesses", "budget")
 #: informational fields: outside the digest, not vouched for by ``certify verify``
 INFORMATIONAL_KEYS = ("software",)
 TOP_LEVEL_KEYS = frozenset(CHECKED_KEYS + ("digest",) + INFORMATIONAL_KEYS)
@@ -343,8 +352,11 @@ def load(text: str | bytes) -> dict:
         raise InputError("certificate", "top level must be a JSON object")
     schema = doc.get("schema")
     if schema in OLD_SCHEMAS:
-        raise InputError("certificate", f"schema {schema!r} is no longer accepted (it records no conclusions); "
-                                        f"re-create the certificate with this version of certify ({SCHEMA!r})")
+        raise InputError(
+            "certificate",
+            f"schema {schema!r} is no longer accepted (it records no conclusions); "
+            f"re-create the certificate with this version of certify ({SCHEMA!r})",
+        )
     if schema != SCHEMA:
         raise InputError("certificate", f"unknown schema {schema!r} (expected {SCHEMA!r})")
     missing = [k for k in CHECKED_KEYS + ("digest",) if k not in doc]
@@ -353,8 +365,7 @@ def load(text: str | bytes) -> dict:
     unknown = sorted(set(doc) - TOP_LEVEL_KEYS)
     if unknown:
         raise InputError("certificate", f"unknown top-level field(s): {', '.join(map(str, unknown))[:200]}")
-    if not isinstance(doc["precision"], int) or isinstance(doc["precision"], bool) or not (
-            53 <= doc["precision"] <= MAX_PRECISION):
+    if not isinstance(doc["precision"], int) or isinstance(doc["precision"], bool) or not (53 <= doc["precision"] <= MAX_PRECISION):
         raise InputError("certificate", f"precision must be an integer number of bits in [53, {MAX_PRECISION}]")
     if not isinstance(doc["kind"], str):
         raise InputError("certificate", "kind must be a string")

@@ -5,6 +5,7 @@ module owns what they share: exact-number argument types, writing a certificate 
 ``--out`` written atomically and only after success), and turning errors into one clear line and a
 non-zero exit status (2 bad input, 3 undecided at the highest precision, 4 verification failed).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,11 @@ from .exits import EXIT_INPUT, EXIT_STOPPED_EARLY, EXIT_UNDECIDED  # noqa: F401 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2, like every other input error
         hint = f"; see '{self.prog} --help'" if self.prog else ""
-        sys.stderr.write(f"certify: error: {message}{hint} (a negative value is written --opt=-1/100)\n"
-                         if "expected one argument" in message else f"certify: error: {message}{hint}\n")
+        sys.stderr.write(
+            f"certify: error: {message}{hint} (a negative value is written --opt=-1/100)\n"
+            if "expected one argument" in message
+            else f"certify: error: {message}{hint}\n"
+        )
         raise SystemExit(EXIT_INPUT)
 
 
@@ -174,8 +178,7 @@ class Progress:
 
 
 #: file and folder options checked up front by main(): (attribute, flag, kind)
-_PATH_OPTIONS = (("out", "--out", "file"), ("report", "--report", "file"), ("out_dir", "--out-dir", "dir"),
-                 ("cache_dir", "--cache-dir", "dir"))
+_PATH_OPTIONS = (("out", "--out", "file"), ("report", "--report", "file"), ("out_dir", "--out-dir", "dir"), ("cache_dir", "--cache-dir", "dir"))
 
 
 def check_paths(args) -> None:
@@ -211,9 +214,12 @@ def check_range(cert: Certificate, hints: dict[str, tuple[str, str]] | None = No
                 m, e = q.value.rad().man_exp()
             k = int(e) + abs(int(m)).bit_length()
             flag, admissible = (hints or {}).get(name, ("inputs", "less extreme inputs"))
-            raise InputError(flag, f"{name} {q.equation} would be about {pow2_text(k)}, outside the "
-                                   f"range 2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652) "
-                                   f"that certificates hold exactly; admissible: {admissible}") from None
+            raise InputError(
+                flag,
+                f"{name} {q.equation} would be about {pow2_text(k)}, outside the "
+                f"range 2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652) "
+                f"that certificates hold exactly; admissible: {admissible}",
+            ) from None
 
 
 def add_output_options(p: argparse.ArgumentParser) -> None:
@@ -245,7 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     from . import registry
-    for name in registry.command_modules():   # every entry's COMMANDS, in --help order
+
+    for name in registry.command_modules():  # every entry's COMMANDS, in --help order
         importlib.import_module(name).register(sub)
     return parser
 

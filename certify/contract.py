@@ -24,6 +24,7 @@ contract):
 * ``fixed-size`` + ``replace-one``: Bok's accountant (2026, Theorem 1), the Wang and Birrell baselines,
   and the PLD accountant (Bok's Proposition 1).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -66,16 +67,25 @@ class Contract:
 
     def to_inputs(self) -> dict[str, str]:
         """The contract as certificate input fields (exact text): :data:`CONTRACT_FIELDS`."""
-        return {"sampling": self.sampling, "adjacency": self.adjacency, "sensitivity": self.sensitivity,
-                "noise_multiplier_relative_to": "clip norm C", "privacy_unit": PRIVACY_UNIT}
+        return {
+            "sampling": self.sampling,
+            "adjacency": self.adjacency,
+            "sensitivity": self.sensitivity,
+            "noise_multiplier_relative_to": "clip norm C",
+            "privacy_unit": PRIVACY_UNIT,
+        }
 
     def statement(self) -> str:
         """One line for summaries: what is protected, under which contract."""
-        batches = ("Poisson-sampled batches (each example joins each step independently with probability q)"
-                   if self.sampling == "poisson" else
-                   "fixed-size batches (a uniformly random subset of b of the n examples each step)")
-        return (f"contract: {self.sampling} sampling, {self.adjacency} adjacency; {batches}; noise multiplier "
-                f"relative to {NOISE_RELATIVE_TO}, sensitivity {self.sensitivity}; privacy unit: {PRIVACY_UNIT}")
+        batches = (
+            "Poisson-sampled batches (each example joins each step independently with probability q)"
+            if self.sampling == "poisson"
+            else "fixed-size batches (a uniformly random subset of b of the n examples each step)"
+        )
+        return (
+            f"contract: {self.sampling} sampling, {self.adjacency} adjacency; {batches}; noise multiplier "
+            f"relative to {NOISE_RELATIVE_TO}, sensitivity {self.sensitivity}; privacy unit: {PRIVACY_UNIT}"
+        )
 
 
 #: the certificate input fields that record a contract (see :meth:`Contract.to_inputs`)
@@ -87,15 +97,21 @@ FIXED_SIZE_REPLACE_ONE = Contract("fixed-size", "replace-one")
 POISSON_ADD_REMOVE = Contract("poisson", "add-remove")
 
 
-def parse_contract(sampling: str, adjacency: str, accountant: str | None = None,
-                   sampling_name: str = "--sampling", adjacency_name: str = "--adjacency",
-                   accountant_name: str = "--accountant") -> Contract:
+def parse_contract(
+    sampling: str,
+    adjacency: str,
+    accountant: str | None = None,
+    sampling_name: str = "--sampling",
+    adjacency_name: str = "--adjacency",
+    accountant_name: str = "--accountant",
+) -> Contract:
     """Validate a contract (and, if given, that ``accountant`` certifies it); InputError otherwise."""
     s = str(sampling).strip().lower()
     a = str(adjacency).strip().lower()
     if s in _SHUFFLE:
-        raise InputError(sampling_name, "shuffled batches are not covered: no accountant here certifies "
-                         f"shuffling (admissible: {', '.join(SAMPLINGS)})")
+        raise InputError(
+            sampling_name, f"shuffled batches are not covered: no accountant here certifies shuffling (admissible: {', '.join(SAMPLINGS)})"
+        )
     if s not in SAMPLINGS:
         raise InputError(sampling_name, f"must be one of {', '.join(SAMPLINGS)}, got {sampling!r}")
     if a not in ADJACENCIES:
@@ -103,11 +119,12 @@ def parse_contract(sampling: str, adjacency: str, accountant: str | None = None,
     c = Contract(s, a)
     if not c.accountants:
         supported = "; ".join(f"{x} + {y}" for x, y in CERTIFIED)
-        raise InputError(sampling_name, f"the contract {s} sampling + {a} adjacency is not certified by any "
-                         f"accountant here (certified: {supported})")
+        raise InputError(sampling_name, f"the contract {s} sampling + {a} adjacency is not certified by any accountant here (certified: {supported})")
     if accountant is not None and accountant not in c.accountants:
-        raise InputError(accountant_name, f"accountant {accountant!r} does not certify {s} sampling + {a} "
-                         f"adjacency (it is certified by: {', '.join(c.accountants)})")
+        raise InputError(
+            accountant_name,
+            f"accountant {accountant!r} does not certify {s} sampling + {a} adjacency (it is certified by: {', '.join(c.accountants)})",
+        )
     return c
 
 
@@ -117,14 +134,12 @@ def contract_from_inputs(inputs: dict, expected: Contract | None = None) -> Cont
     Every field of :data:`CONTRACT_FIELDS` must be present and consistent with the sampling and adjacency;
     with ``expected`` the contract must be that one (a kind certifies one contract).
     """
-    c = parse_contract(inputs.get("sampling", ""), inputs.get("adjacency", ""), sampling_name="sampling",
-                       adjacency_name="adjacency")
+    c = parse_contract(inputs.get("sampling", ""), inputs.get("adjacency", ""), sampling_name="sampling", adjacency_name="adjacency")
     for k, v in c.to_inputs().items():
         if inputs.get(k) != v:
             raise InputError(k, f"must be {v!r} under {c.sampling} + {c.adjacency}, got {inputs.get(k)!r}")
     if expected is not None and c != expected:
-        raise InputError("sampling", f"this kind certifies {expected.sampling} + {expected.adjacency} only, got "
-                         f"{c.sampling} + {c.adjacency}")
+        raise InputError("sampling", f"this kind certifies {expected.sampling} + {expected.adjacency} only, got {c.sampling} + {c.adjacency}")
     return c
 
 
@@ -132,7 +147,7 @@ def check_notes(inputs: dict, fields) -> None:
     """Every ``<field>.note`` input names a known input field and is text (provenance, e.g. a binary float)."""
     for k, v in inputs.items():
         if k.endswith(NOTE_SUFFIX):
-            if k[:-len(NOTE_SUFFIX)] not in fields:
+            if k[: -len(NOTE_SUFFIX)] not in fields:
                 raise InputError(k, f"a note must name an input field ({', '.join(sorted(fields))})")
             if not isinstance(v, str):
                 raise InputError(k, "must be text")

@@ -1,4 +1,5 @@
 """``certify plot --figure N``: redraw Figures 2-5 of Bok (2026) as PNG (matplotlib: '.[plot]')."""
+
 from __future__ import annotations
 
 # registry hooks (see certify/registry.py)
@@ -8,12 +9,14 @@ COMMANDS = (__name__,)
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "plot", help="redraw Figures 2-5 of Bok (2026) as PNG (needs the 'plot' extra)",
+        "plot",
+        help="redraw Figures 2-5 of Bok (2026) as PNG (needs the 'plot' extra)",
         description="Write tables/figures/bok_2026_figure<N>.png (or --out-dir). Figures 2-3: eps vs T for the "
-                    "four accountants (from the same cells as `certify tables --paper bok`, cached); Figure 4: "
-                    "delta vs T with T p^2 = 1/2 and the limits of Lemma 3 / Proposition 4; Figure 5: one-step "
-                    "Rényi bounds vs alpha with the expansions of Proposition 5. A caption line in each figure "
-                    "says which values are certified.")
+        "four accountants (from the same cells as `certify tables --paper bok`, cached); Figure 4: "
+        "delta vs T with T p^2 = 1/2 and the limits of Lemma 3 / Proposition 4; Figure 5: one-step "
+        "Rényi bounds vs alpha with the expansions of Proposition 5. A caption line in each figure "
+        "says which values are certified.",
+    )
     p.add_argument("--figure", type=int, required=True, choices=[2, 3, 4, 5], help="which figure")
     p.add_argument("--out-dir", default="tables/figures", metavar="DIR", help="output folder (default tables/figures)")
     p.add_argument("--tables-dir", default="tables", metavar="DIR", help="folder holding published/ (default tables)")
@@ -25,6 +28,7 @@ def run(args) -> int:
     import os
 
     from .dpsgd.plots import plot
+
     os.makedirs(args.out_dir, exist_ok=True)  # checked (or creatable) before: cli.check_paths
     path = plot(args.figure, args.out_dir, args.tables_dir, args.cache_dir or None)
     print(f"wrote {path}")

@@ -9,6 +9,7 @@ A printed decimal stands for the set of reals that print as it under the paper's
 A cell is *confirmed* when the enclosure lies inside that set, a *mismatch* when it is disjoint from
 it, and *undecided* otherwise (the enclosure straddles a rounding boundary: raise the precision).
 """
+
 from __future__ import annotations
 
 import re

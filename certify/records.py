@@ -4,6 +4,7 @@ tables hook hands to ``certify tables``.
 A member compares equal to its text (``ProofVerdict.PROVED == "proved"``) and prints, formats and
 serialises (JSON, CSV, Markdown) as that text, so typing a verdict changes no file that is written.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,5 +54,5 @@ class TableRow:
     published: str
     certified_enclosure: str
     distance: str
-    verdict: TableVerdict | str    # a TableVerdict, or a column's own verdict text (e.g. "below"): not confirmed
+    verdict: TableVerdict | str  # a TableVerdict, or a column's own verdict text (e.g. "below"): not confirmed
     explanation: str = ""

@@ -21,6 +21,7 @@ OPTIONAL hooks, all plain data so that reading them imports nothing heavy:
 A package ``__init__`` holding hooks must stay cheap to import (no side-effect imports: the registry,
 not the import of a package, is what makes its kinds known).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -28,17 +29,17 @@ from types import ModuleType
 
 #: one line per paper, accountant or tool; the order is the order of ``certify --help`` and of the proofs report
 ENTRIES = (
-    "certify.objpert",          # Watkins & Arora (2026): gradient descent on perturbed objectives
-    "certify.dpsgd",            # Bok (2026): Renyi vs lossless accountants for DP-SGD (and the baselines)
-    "certify.objpert_rdp",      # the referee report on arXiv:2411.13682: objective perturbation in Renyi DP
-    "certify.tables_command",   # tool: certify tables
-    "certify.plot_command",     # tool: certify plot
+    "certify.objpert",  # Watkins & Arora (2026): gradient descent on perturbed objectives
+    "certify.dpsgd",  # Bok (2026): Renyi vs lossless accountants for DP-SGD (and the baselines)
+    "certify.objpert_rdp",  # the referee report on arXiv:2411.13682: objective perturbation in Renyi DP
+    "certify.tables_command",  # tool: certify tables
+    "certify.plot_command",  # tool: certify plot
     "certify.proofs.commands",  # tool: certify proofs
-    "certify.verify_command",   # tool: certify verify
-    "certify.poisson",          # Mironov, Talwar, Zhang (2019): Renyi accounting of Poisson-sampled DP-SGD
-    "certify.audit",            # tool: certify audit
-    "certify.sweep",            # tool: certify sweep
-    "certify.pld",              # the certified privacy-loss-distribution accountant
+    "certify.verify_command",  # tool: certify verify
+    "certify.poisson",  # Mironov, Talwar, Zhang (2019): Renyi accounting of Poisson-sampled DP-SGD
+    "certify.audit",  # tool: certify audit
+    "certify.sweep",  # tool: certify sweep
+    "certify.pld",  # the certified privacy-loss-distribution accountant
 )
 
 
@@ -75,5 +76,3 @@ def proof_papers() -> dict[str, tuple[str, str]]:
 def table_papers() -> dict[str, str]:
     """Paper key -> module with ``regenerate(tables_dir, cache_dir, jobs)``."""
     return {k: m.TABLES for k, m in _papers("TABLES").items()}
-
-

@@ -50,6 +50,7 @@ claim is confirmed when the balls at P, or else at R, decide it as recorded.
 ``budget`` (where the width went) is re-derived by the evaluator at the recorded precision and must
 be identical. ``software`` is informational: outside the digest, and not vouched for.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -58,11 +59,27 @@ from typing import Callable
 
 from . import registry
 from .balls import (
-    InputError, UndecidedError, ball_contains, ball_from_json, ctx, fmpq, lower_decimal, upper_decimal, require_in,
+    InputError,
+    UndecidedError,
+    ball_contains,
+    ball_from_json,
+    ctx,
+    fmpq,
+    lower_decimal,
+    upper_decimal,
+    require_in,
 )
 from .certificate import (
-    CLAIM_KEYS, CONCLUSION_KEYS, DIGITS, INFORMATIONAL_KEYS, MAX_PRECISION, QUANTITY_KEYS, Certificate, Evaluation,
-    digest_of, load,
+    CLAIM_KEYS,
+    CONCLUSION_KEYS,
+    DIGITS,
+    INFORMATIONAL_KEYS,
+    MAX_PRECISION,
+    QUANTITY_KEYS,
+    Certificate,
+    Evaluation,
+    digest_of,
+    load,
 )
 
 from .exits import EXIT_INCONSISTENT, EXIT_NOT_PROVED, EXIT_OK, EXIT_STOPPED_EARLY  # noqa: F401
@@ -81,10 +98,10 @@ class KindSpec:
     """What the checker needs for one certificate kind."""
 
     evaluator: Evaluator
-    validate: Validator | None = None       # the producer's input validators (raise InputError)
+    validate: Validator | None = None  # the producer's input validators (raise InputError)
     # input names the kind may record: a set, or a predicate name -> bool (None: not declared)
     inputs: frozenset | Callable[[str], bool] | None = None
-    witnesses: frozenset | None = None      # top-level witness names the kind may record
+    witnesses: frozenset | None = None  # top-level witness names the kind may record
     #: a small, fast genuine certificate of this kind (the conformance suite runs every kind's example)
     example: Callable[[], Certificate] | None = None
     #: producer parameter name (a CLI flag) -> recorded input name, where ``--x-y`` is not recorded as ``x_y``
@@ -94,15 +111,21 @@ class KindSpec:
 _KINDS: dict[str, KindSpec] = {}
 
 
-def register(kind: str, evaluator: Evaluator, validate: Validator | None = None, inputs=None,
-             witnesses=None, *, example: Callable[[], Certificate] | None = None,
-             fields: dict[str, str] | None = None) -> None:
+def register(
+    kind: str,
+    evaluator: Evaluator,
+    validate: Validator | None = None,
+    inputs=None,
+    witnesses=None,
+    *,
+    example: Callable[[], Certificate] | None = None,
+    fields: dict[str, str] | None = None,
+) -> None:
     """Register a certificate kind: its evaluator ``(inputs, witnesses) -> Evaluation``, the validator of its
     inputs, the input and witness names it may record, an example producer (required by the conformance
     suite) and the recorded name of every producer parameter not spelt ``--x-y`` -> ``x_y``."""
     known = inputs if inputs is None or callable(inputs) else frozenset(inputs)
-    _KINDS[kind] = KindSpec(evaluator, validate, known,
-                            None if witnesses is None else frozenset(witnesses), example, dict(fields or {}))
+    _KINDS[kind] = KindSpec(evaluator, validate, known, None if witnesses is None else frozenset(witnesses), example, dict(fields or {}))
 
 
 def unregister(kind: str) -> None:
@@ -183,8 +206,7 @@ class Report:
 
     @property
     def proved(self) -> bool:
-        return (not self.hypothesis_failures and bool(self.conclusions)
-                and all(h for _, h, _ in self.conclusions))
+        return not self.hypothesis_failures and bool(self.conclusions) and all(h for _, h, _ in self.conclusions)
 
     @property
     def ok(self) -> bool:
@@ -225,8 +247,7 @@ class _Evaluations:
                     self._cache[prec] = f"inputs or witnesses rejected at {prec} bits: {err}"
                 except UndecidedError as err:
                     self._cache[prec] = f"a witness could not be re-checked at {prec} bits: {err}"
-                except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError,
-                        RecursionError) as err:
+                except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError, RecursionError) as err:
                     self._cache[prec] = f"malformed inputs or witnesses: {type(err).__name__}: {str(err)[:200]}"
         return self._cache[prec]
 
@@ -270,8 +291,7 @@ def verify_document(doc: dict, precision: int | None = None) -> Report:
         if alt is None:
             rep.bad(ev)
             return rep
-        rep.notes.append(f"the {prec}-bit recomputation stopped ({ev}); everything was re-derived at the "
-                         f"recorded {evs.rec} bits")
+        rep.notes.append(f"the {prec}-bit recomputation stopped ({ev}); everything was re-derived at the recorded {evs.rec} bits")
         ev = alt
     _compare_quantities(doc, ev, evs, rep)
     _compare_claims(doc, ev, evs, rep)
@@ -308,8 +328,7 @@ def _check_layout(doc: dict, spec: KindSpec, rep: Report) -> None:
             rep.bad(f"quantity {name}: not an object")
         elif set(q) - QUANTITY_KEYS:
             rep.bad(f"quantity {name}: unknown key(s) {', '.join(sorted(set(q) - QUANTITY_KEYS))[:200]}")
-    for what, entries, keys in (("claims", doc["claims"], CLAIM_KEYS),
-                                ("conclusions", doc["conclusions"], CONCLUSION_KEYS)):
+    for what, entries, keys in (("claims", doc["claims"], CLAIM_KEYS), ("conclusions", doc["conclusions"], CONCLUSION_KEYS)):
         for i, e in enumerate(entries):
             if not isinstance(e, dict):
                 rep.bad(f"{what}[{i}]: not an object")
@@ -331,8 +350,7 @@ def _check_ball_size(obj) -> None:
         if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], int)):
             raise ValueError(f"{part} must be [mantissa string, exponent integer]")
         if len(pair[0]) > MAX_MANTISSA_DIGITS or abs(pair[1]) > MAX_EXPONENT:
-            raise ValueError(f"{part} is out of range (mantissa at most {MAX_MANTISSA_DIGITS} digits, "
-                             f"|exponent| at most {MAX_EXPONENT})")
+            raise ValueError(f"{part} is out of range (mantissa at most {MAX_MANTISSA_DIGITS} digits, |exponent| at most {MAX_EXPONENT})")
 
 
 def _proves(rec_ball: tuple[fmpq, fmpq], value, bound: str) -> bool:
@@ -360,8 +378,12 @@ def _compare_quantities(doc: dict, ev: Evaluation, evs: _Evaluations, rep: Repor
         except (KeyError, TypeError, ValueError) as err:
             rep.bad(f"quantity {name}: malformed ball ({str(err)[:120]})")
             continue
-        for key, want in (("equation", q.equation), ("description", q.description),
-                          ("integer", True if q.integer else None), ("bound", q.bound or None)):
+        for key, want in (
+            ("equation", q.equation),
+            ("description", q.description),
+            ("integer", True if q.integer else None),
+            ("bound", q.bound or None),
+        ):
             if rec.get(key) != want:
                 rep.bad(f"quantity {name}: {key} recorded as {rec.get(key)!r}, re-derived {want!r}")
                 break
@@ -371,8 +393,7 @@ def _compare_quantities(doc: dict, ev: Evaluation, evs: _Evaluations, rep: Repor
                 continue
             m, r = mid_rad
             if rec.get("lower") != lower_decimal(m - r, DIGITS) or rec.get("upper") != upper_decimal(m + r, DIGITS):
-                rep.bad(f"quantity {name}: recorded decimals {rec.get('lower')!r}..{rec.get('upper')!r} are not "
-                        "the outward rounding of its ball")
+                rep.bad(f"quantity {name}: recorded decimals {rec.get('lower')!r}..{rec.get('upper')!r} are not the outward rounding of its ball")
                 continue
             what = f"<= {rec['upper']}" if q.bound == "upper" else f"in [{rec['lower']}, {rec['upper']}]"
             rep.good(f"quantity {name} {q.equation} {what}{proved_at}")
@@ -391,8 +412,10 @@ def _prove_quantity(name, mid_rad, q, evs: _Evaluations, rep: Report) -> str | N
         q_rec, note = q, ""
     if q_rec is None or not _proves(mid_rad, q_rec.value, q.bound):
         v = q.value
-        rep.bad(f"quantity {name} {q.equation}: recorded ball does not contain the recomputed one "
-                f"[{lower_decimal(v, DIGITS)}, {upper_decimal(v, DIGITS)}]")
+        rep.bad(
+            f"quantity {name} {q.equation}: recorded ball does not contain the recomputed one "
+            f"[{lower_decimal(v, DIGITS)}, {upper_decimal(v, DIGITS)}]"
+        )
         return None
     # at the recorded precision the recomputation is the recorded ball: it may not be wider
     r_new = q_rec.value.rad().fmpq()
@@ -416,8 +439,7 @@ def _compare_claims(doc: dict, ev: Evaluation, evs: _Evaluations, rep: Report) -
             continue  # reported by the layout check
         diff = [f for f in _CLAIM_FIELDS if rec.get(f) != getattr(c, f)]
         if diff:
-            rep.bad(f"claim {c.name}: field(s) {', '.join(diff)} differ from the re-derived claim "
-                    f"({c.statement})")
+            rep.bad(f"claim {c.name}: field(s) {', '.join(diff)} differ from the re-derived claim ({c.statement})")
             continue
         holds, note = c.holds, ""
         if rec.get("holds") is not holds and evs.prec > evs.rec:
@@ -425,8 +447,7 @@ def _compare_claims(doc: dict, ev: Evaluation, evs: _Evaluations, rep: Report) -
             if alt is not None and i < len(alt.claims) and alt.claims[i].name == c.name:
                 holds, note = alt.claims[i].holds, f" (decided at the recorded {evs.rec} bits)"
         if rec.get("holds") is not holds:
-            rep.bad(f"claim {c.name} ({c.statement}): recorded holds={rec.get('holds')!r} but the balls "
-                    f"decide {str(holds).lower()}")
+            rep.bad(f"claim {c.name} ({c.statement}): recorded holds={rec.get('holds')!r} but the balls decide {str(holds).lower()}")
             continue
         rep.good(f"claim {c.statement}: {'holds' if holds else 'fails (as recorded)'}{note}")
 
@@ -437,8 +458,7 @@ def _compare_conclusions(doc: dict, ev: Evaluation, rep: Report) -> None:
         rep.bad(f"kind {doc['kind']} declares no conclusion")
         return
     if len(recorded) != len(ev.conclusions):
-        rep.bad(f"conclusions: {len(recorded)} recorded, {len(ev.conclusions)} re-derived "
-                f"({'; '.join(c.statement for c in ev.conclusions)})")
+        rep.bad(f"conclusions: {len(recorded)} recorded, {len(ev.conclusions)} re-derived ({'; '.join(c.statement for c in ev.conclusions)})")
     # the verdict rests on the recorded claims, which were just compared with their re-derivation
     holds_of = {c.get("name"): c.get("holds") is True for c in doc["claims"] if isinstance(c, dict)}
     statement_of = {c.name: c.statement for c in ev.claims}
@@ -448,21 +468,20 @@ def _compare_conclusions(doc: dict, ev: Evaluation, rep: Report) -> None:
         want = c.to_json()
         diff = [f for f in ("name", "statement", "claim", "hypotheses") if rec.get(f) != want[f]]
         if diff:
-            rep.bad(f"conclusion {c.name}: field(s) {', '.join(diff)} differ from the re-derived conclusion "
-                    f"({c.statement})")
+            rep.bad(f"conclusion {c.name}: field(s) {', '.join(diff)} differ from the re-derived conclusion ({c.statement})")
             continue
         failed = [h for h in c.hypotheses if not holds_of.get(h, False)]
         claim_holds = holds_of.get(c.claim, False)
         holds = claim_holds and not failed
         if rec.get("holds") is not holds:
-            rep.bad(f"conclusion {c.name} ({c.statement}): recorded holds={rec.get('holds')!r} but its claim "
-                    f"and hypotheses give {str(holds).lower()}")
+            rep.bad(
+                f"conclusion {c.name} ({c.statement}): recorded holds={rec.get('holds')!r} but its claim and hypotheses give {str(holds).lower()}"
+            )
         why = ""
         if failed:
             why = "failed hypothesis: " + "; ".join(f"{h} ({statement_of.get(h, h)})" for h in failed)
         if not claim_holds:
-            why = ((why + "; " if why else "")
-                   + f"the conclusion's claim fails: {c.claim} ({statement_of.get(c.claim, c.claim)})")
+            why = (why + "; " if why else "") + f"the conclusion's claim fails: {c.claim} ({statement_of.get(c.claim, c.claim)})"
         rep.conclusion(c.statement, holds, why)
     if not recorded:
         for c in ev.conclusions:

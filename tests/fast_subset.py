@@ -5,6 +5,7 @@ representative ones (edges, extremes) run in the fast suite (`pytest -m "not slo
 
 Each case keeps the id pytest would give it without the helper, so node ids do not change.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -21,6 +22,5 @@ def fast_subset(cases, keep):
         if case in keep:
             out.append(case)
         else:
-            out.append(pytest.param(*case, marks=pytest.mark.slow) if isinstance(case, tuple) else
-                       pytest.param(case, marks=pytest.mark.slow))
+            out.append(pytest.param(*case, marks=pytest.mark.slow) if isinstance(case, tuple) else pytest.param(case, marks=pytest.mark.slow))
     return out

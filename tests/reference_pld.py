@@ -16,6 +16,7 @@ exactly for gamma >= 1 and f_add >= f_remove below (checked numerically by ``max
 P-loss law of f* is: the remove pair's law on {L > 0} = {x > D/2}, the add pair's law on {L < 0} =
 {x > D/2}, and an atom at loss 0 of mass gamma (f*'(1+) - f*'(1-)) = (1-q)(2 Phi(D/2) - 1).
 """
+
 from __future__ import annotations
 
 import mpmath as mp
@@ -34,7 +35,7 @@ def _sf(x):
 def f_remove(g, q, D):
     if g <= 1 - q:
         return 1 - g
-    x1 = (mp.log((g - 1 + q) / q) + D ** 2 / 2) / D
+    x1 = (mp.log((g - 1 + q) / q) + D**2 / 2) / D
     return q * _sf(x1 - D) - (g - 1 + q) * _sf(x1)
 
 
@@ -43,7 +44,7 @@ def f_add(g, q, D):
         return mp.mpf(0)
     if g == 0:
         return mp.mpf(1)
-    x2 = (mp.log((1 - g * (1 - q)) / (g * q)) + D ** 2 / 2) / D
+    x2 = (mp.log((1 - g * (1 - q)) / (g * q)) + D**2 / 2) / D
     return (1 - g * (1 - q)) * _ncdf(x2) - g * q * _ncdf(x2 - D)
 
 
@@ -52,7 +53,7 @@ def f_max(g, q, D):
 
 
 def loss(direction, x, q, D):
-    v = mp.log(1 - q + q * mp.exp(D * x - D ** 2 / 2))
+    v = mp.log(1 - q + q * mp.exp(D * x - D**2 / 2))
     return v if direction == "remove" else -v
 
 
@@ -75,7 +76,7 @@ def x_at_loss(direction, c, q, D):
     z = ((mp.exp(c) if direction == "remove" else mp.exp(-c)) - 1 + q) / q
     if z <= 0:
         return None
-    return (mp.log(z) + D ** 2 / 2) / D
+    return (mp.log(z) + D**2 / 2) / D
 
 
 def kinks(direction, g, q, D):
@@ -109,8 +110,10 @@ def composed_direction(direction, q, D, T, eps):
         def H(t, g):
             if t == 1:
                 return f(g, q, D)
-            return _integrate_x(lambda x: density(direction, x, q, D) * H(t - 1, g * mp.exp(-loss(direction, x, q, D))),
-                                extra=kinks(direction, g, q, D))
+            return _integrate_x(
+                lambda x: density(direction, x, q, D) * H(t - 1, g * mp.exp(-loss(direction, x, q, D))), extra=kinks(direction, g, q, D)
+            )
+
         return H(T, mp.exp(eps))
 
 
@@ -144,10 +147,11 @@ def fixed_size_delta(q, sigma, T, eps):
                 return f_max(g, q, D)
             part = atom * H(t - 1, g)
             for direction in ("remove", "add"):
-                part += _integrate_x(lambda x, d=direction: density(d, x, q, D)
-                                     * H(t - 1, g * mp.exp(-loss(d, x, q, D))), a=D / 2,
-                                     extra=kinks(direction, g, q, D))
+                part += _integrate_x(
+                    lambda x, d=direction: density(d, x, q, D) * H(t - 1, g * mp.exp(-loss(d, x, q, D))), a=D / 2, extra=kinks(direction, g, q, D)
+                )
             return part
+
         return H(T, mp.exp(eps))
 
 
@@ -190,7 +194,7 @@ X_TRUNC = mp.mpf("12.5")
 
 
 def _Lr(x, q, D):
-    return mp.log(1 - q + q * mp.exp(D * x - D ** 2 / 2))
+    return mp.log(1 - q + q * mp.exp(D * x - D**2 / 2))
 
 
 def _Lr_inv(l, q, D):
@@ -198,11 +202,11 @@ def _Lr_inv(l, q, D):
     z = (mp.exp(l) - 1 + q) / q
     if z <= 0:
         return None
-    return (mp.log(z) + D ** 2 / 2) / D
+    return (mp.log(z) + D**2 / 2) / D
 
 
 def _Lr_prime(x, q, D):
-    qz = q * mp.exp(D * x - D ** 2 / 2)
+    qz = q * mp.exp(D * x - D**2 / 2)
     return D * qz / (1 - q + qz)
 
 
@@ -275,7 +279,7 @@ class Law:
         """v with gamma e^(-factor M(v)) at a kink of f."""
         out = []
         for k in self.f_kinks:
-            if not (k > 0 and mp.isfinite(k)):             # q = 1: no support end
+            if not (k > 0 and mp.isfinite(k)):  # q = 1: no support end
                 continue
             u = self.M_inv((mp.log(gamma) - mp.log(k)) / factor)
             if mp.isfinite(u):
@@ -303,6 +307,7 @@ def _gl(fn, a, b, degree):
     key = (degree, mp.mp.prec)
     if key not in _GL_NODES:
         from mpmath.calculus.quadrature import GaussLegendre
+
         _GL_NODES[key] = GaussLegendre(mp.mp).calc_nodes(degree, mp.mp.prec)
     c, r = (a + b) / 2, (b - a) / 2
     return r * mp.fsum(wt * fn(c + r * x) for x, wt in _GL_NODES[key])
@@ -328,14 +333,14 @@ def rho2(law, s, degree=None):
         return mp.mpf(0)
     pts = {lo, hi}
     pts.update(law.u_kinks)
-    for k in law.l_kinks:                                 # rho(s - M(u)) not smooth where s - M(u) is a kink;
-        pts.update(_graded(law.M_inv(s - k)))             # graded: a branch's singularity lies just beyond it
+    for k in law.l_kinks:  # rho(s - M(u)) not smooth where s - M(u) is a kink;
+        pts.update(_graded(law.M_inv(s - k)))  # graded: a branch's singularity lies just beyond it
     k = hi - GL_PIECE
     while k > lo:
         pts.add(k)
         k -= GL_PIECE
     pts = sorted(p for p in pts if mp.isfinite(p) and lo <= p <= hi)
-    fn = lambda u: law.w(u) * law.rho(s - law.M(u))   # noqa: E731
+    fn = lambda u: law.w(u) * law.rho(s - law.M(u))  # noqa: E731
     return 2 * mp.fsum(_gl(fn, a, b, degree) for a, b in zip(pts, pts[1:]) if b > a)
 
 
@@ -402,7 +407,7 @@ def density_check(law, points=6):
     """max |interpolant - direct| / max G at piece midpoints (the interpolation error estimate)."""
     G = density_of_half_sum(law)
     worst, top = mp.mpf(0), mp.mpf(0)
-    for a, b, _xs, _ws, ys in G.pieces[::max(1, len(G.pieces) // points)]:
+    for a, b, _xs, _ws, ys in G.pieces[:: max(1, len(G.pieces) // points)]:
         m = (a + b) / 2 + (b - a) / 7
         direct = rho2(law, 2 * law.M(m)) * 2 * law.Mprime(m)
         worst = max(worst, abs(G(m) - direct))
@@ -429,11 +434,11 @@ def fast_curve(profile, q, D, T, eps, via_rho2=False):
         f, a = law.f, law.a
         if T == 1:
             return +f(g, q, D), mp.mpf(0)
-        fk = lambda x: f(x, q, D)                       # noqa: E731
+        fk = lambda x: f(x, q, D)  # noqa: E731
         if T == 2 and not via_rho2:
             return a * f(g, q, D) + _H_from_density(law, g, fk), law.tail
         if T == 2:
-            hinge = lambda x: max(1 - x, mp.mpf(0))     # noqa: E731
+            hinge = lambda x: max(1 - x, mp.mpf(0))  # noqa: E731
             law.f_kinks = [mp.mpf(1)]
             v = a * a * hinge(g) + 2 * a * _H_from_density(law, g, hinge) + _H_from_rho2(law, g, hinge)
             return v, 2 * law.tail

@@ -5,6 +5,7 @@ term by term with mpmath binomials and powers; ``log_A_quad`` is the defining in
 E_{x ~ N(0,1)}[(1 - q + q exp(x/sigma - 1/(2 sigma^2)))^alpha] by quadrature (any real alpha >= 1), which
 the sum must match at integers and the chord must dominate between them.
 """
+
 from __future__ import annotations
 
 import mpmath as mp
@@ -24,7 +25,7 @@ def log_A_sum(alpha: int, q, sigma) -> mp.mpf:
         q, s = _mpf(q), _mpf(sigma)
         total = mp.mpf(0)
         for k in range(alpha + 1):
-            total += mp.binomial(alpha, k) * (1 - q) ** (alpha - k) * q ** k * mp.exp(mp.mpf(k * (k - 1)) / (2 * s * s))
+            total += mp.binomial(alpha, k) * (1 - q) ** (alpha - k) * q**k * mp.exp(mp.mpf(k * (k - 1)) / (2 * s * s))
         return mp.log(total)
 
 
@@ -34,7 +35,7 @@ def log_A_quad(alpha, q, sigma) -> mp.mpf:
 
         def f(x):
             ratio = 1 - q + q * mp.exp(x / s - 1 / (2 * s * s))
-            return ratio ** a * mp.exp(-x * x / 2) / mp.sqrt(2 * mp.pi)
+            return ratio**a * mp.exp(-x * x / 2) / mp.sqrt(2 * mp.pi)
 
         # the integrand peaks near x = alpha/sigma; split there
         c = a / s

@@ -11,6 +11,7 @@ until the rest is provably negligible (E[...] <= (1-p)^(1-alpha)). J(u) = log F(
 grows with log(1/p) so that F - 1 = O(p^2) keeps 50 significant digits. rho = max_u J(u) is found on a grid of u
 refined by golden-section search around the best grid point.
 """
+
 from __future__ import annotations
 
 import mpmath as mp
@@ -27,12 +28,11 @@ def F_ref(alpha: int, p, sigma, u, dps: int | None = None):
         p = mp.mpf(p)
         sigma = mp.mpf(sigma)
         u = mp.mpf(u)
-        D2 = 4 / sigma ** 2
+        D2 = 4 / sigma**2
         q = 1 - p
-        cap = q ** (1 - alpha)            # E[(1-p+p e^Y)^(1-alpha)] <= (1-p)^(1-alpha)
+        cap = q ** (1 - alpha)  # E[(1-p+p e^Y)^(1-alpha)] <= (1-p)^(1-alpha)
         total = mp.mpf(0)
-        weights = [mp.binomial(alpha, k) * q ** (alpha - k) * p ** k * mp.exp(k * (k - 1) * D2 / 2)
-                   for k in range(alpha + 1)]
+        weights = [mp.binomial(alpha, k) * q ** (alpha - k) * p**k * mp.exp(k * (k - 1) * D2 / 2) for k in range(alpha + 1)]
         order = sorted(range(alpha + 1), key=lambda k: -weights[k])
         tiny = mp.mpf(10) ** (-(mp.mp.dps - 5))
         for idx, k in enumerate(order):
@@ -43,8 +43,7 @@ def F_ref(alpha: int, p, sigma, u, dps: int | None = None):
                 e = mp.mpf(1)
             else:
                 m, s = (k - 1) * D2 * u, mp.sqrt(2 * D2 * u)
-                f = (lambda y, m=m, s=s: mp.exp(-((y - m) / s) ** 2 / 2) / (s * mp.sqrt(2 * mp.pi))
-                     * (q + p * mp.exp(y)) ** (1 - alpha))
+                f = lambda y, m=m, s=s: mp.exp(-(((y - m) / s) ** 2) / 2) / (s * mp.sqrt(2 * mp.pi)) * (q + p * mp.exp(y)) ** (1 - alpha)
                 e = mp.quad(f, [-mp.inf, m - 8 * s, m, m + 8 * s, mp.inf])
             total += weights[k] * e
         return +total

@@ -1,4 +1,5 @@
 """Shared by the sweep tests and benchmarks/bench_sweep.py: query files, running `certify sweep`, Dask services."""
+
 from __future__ import annotations
 
 import csv
@@ -14,13 +15,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def renyi_rows(n: int) -> list[dict]:
     """n fast DP-SGD queries of the Bok accountant at a fixed alpha (about 4-30 ms each)."""
-    grid = itertools.product(["1000", "10000", "100", "100000", "2500"], ["1e-5", "1e-6"],
-                             ["4", "8", "16", "32", "64"], ["0.001", "0.0025", "0.005", "0.01"],
-                             ["2", "3", "4", "6", "8"])
+    grid = itertools.product(
+        ["1000", "10000", "100", "100000", "2500"],
+        ["1e-5", "1e-6"],
+        ["4", "8", "16", "32", "64"],
+        ["0.001", "0.0025", "0.005", "0.01"],
+        ["2", "3", "4", "6", "8"],
+    )
     rows = []
     for steps, delta, alpha, p, sigma in itertools.islice(grid, n):
-        rows.append({"command": "dpsgd", "sampling_rate": p, "noise_multiplier": sigma, "steps": steps,
-                     "delta": delta, "alpha": alpha})
+        rows.append({"command": "dpsgd", "sampling_rate": p, "noise_multiplier": sigma, "steps": steps, "delta": delta, "alpha": alpha})
     return rows
 
 
@@ -36,8 +40,9 @@ def write_csv(path, rows: list[dict], columns=None) -> str:
 
 def sweep(*args, env=None, timeout=600):
     """Run `python -m certify sweep ARGS` from the repository root."""
-    return subprocess.run([sys.executable, "-m", "certify", "sweep", *map(str, args)], capture_output=True,
-                          text=True, cwd=ROOT, env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "certify", "sweep", *map(str, args)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout
+    )
 
 
 def free_port() -> int:
@@ -57,18 +62,17 @@ class DaskServices:
         self.env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
     def _start(self, module: str, *args) -> subprocess.Popen:
-        p = subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT, env=self.env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p = subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.procs.append(p)
         return p
 
     def __enter__(self):
         try:
-            self._start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(self.port),
-                        "--no-dashboard")
-            self.worker_procs = [self._start("distributed.cli.dask_worker", self.address, "--nthreads", "1",
-                                             "--no-nanny", "--host", "127.0.0.1", "--no-dashboard")
-                                 for _ in range(self.workers)]
+            self._start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard")
+            self.worker_procs = [
+                self._start("distributed.cli.dask_worker", self.address, "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1", "--no-dashboard")
+                for _ in range(self.workers)
+            ]
             self.wait_for_workers(self.workers)
         except BaseException:
             self.stop()
@@ -77,6 +81,7 @@ class DaskServices:
 
     def wait_for_workers(self, n: int, timeout: float = 60) -> None:
         from distributed import Client
+
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:

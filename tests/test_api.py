@@ -1,4 +1,5 @@
 """certify.api: exact inputs in, certified epsilon + certificate out; Opacus- and dp_accounting-shaped inputs."""
+
 from __future__ import annotations
 
 import math
@@ -21,8 +22,7 @@ def _verified(result):
 
 
 def test_dpsgd_epsilon_poisson():
-    r = _verified(api.dpsgd_epsilon(**POISSON, sampling_rate="0.01", noise_multiplier="1.1", steps=1000,
-                                    delta="1e-5"))
+    r = _verified(api.dpsgd_epsilon(**POISSON, sampling_rate="0.01", noise_multiplier="1.1", steps=1000, delta="1e-5"))
     assert isinstance(r.epsilon, Fraction)
     hi = ball_endpoints(r.ball)[1]
     assert r.epsilon == Fraction(int(hi.p), int(hi.q))
@@ -33,30 +33,44 @@ def test_dpsgd_epsilon_poisson():
 
 
 def test_dpsgd_epsilon_fixed_size_calls_bok():
-    r = _verified(api.dpsgd_epsilon(sampling="fixed-size", adjacency="replace-one", sampling_rate="1/100",
-                                    noise_multiplier=2, steps=100, delta=Fraction(1, 10 ** 5), alpha=9))
+    r = _verified(
+        api.dpsgd_epsilon(
+            sampling="fixed-size", adjacency="replace-one", sampling_rate="1/100", noise_multiplier=2, steps=100, delta=Fraction(1, 10**5), alpha=9
+        )
+    )
     assert r.certificate.kind == "dpsgd/renyi-bok" and r.accountant == "bok" and r.alpha == 9
     assert r.certificate.inputs["sampling"] == "fixed-size" and r.certificate.inputs["adjacency"] == "replace-one"
-    w = api.dpsgd_epsilon(sampling="fixed-size", adjacency="replace-one", sampling_rate="0.01",
-                          noise_multiplier="2", steps=100, delta="1e-5", accountant="wang", alpha=9)
+    w = api.dpsgd_epsilon(
+        sampling="fixed-size",
+        adjacency="replace-one",
+        sampling_rate="0.01",
+        noise_multiplier="2",
+        steps=100,
+        delta="1e-5",
+        accountant="wang",
+        alpha=9,
+    )
     assert w.certificate.kind == "dpsgd/renyi-wang" and w.epsilon >= r.epsilon
 
 
-@pytest.mark.parametrize("kw,field", [
-    (dict(sampling_rate=0.01), "sampling_rate"),            # plain floats are refused
-    (dict(noise_multiplier=1.1), "noise_multiplier"),
-    (dict(delta=1e-5), "delta"),
-    (dict(sampling_rate="0"), "sampling_rate"),
-    (dict(sampling_rate="1.01"), "sampling_rate"),
-    (dict(noise_multiplier="0"), "noise_multiplier"),
-    (dict(steps=0), "steps"),
-    (dict(delta="1"), "delta"),
-    (dict(sampling="shuffle"), "shuffl"),
-    (dict(adjacency="replace-one"), "not certified"),
-    (dict(sampling="fixed-size"), "not certified"),
-    (dict(accountant="bok"), "accountant"),
-    (dict(accountant="pld"), "accountant"),
-])
+@pytest.mark.parametrize(
+    "kw,field",
+    [
+        (dict(sampling_rate=0.01), "sampling_rate"),  # plain floats are refused
+        (dict(noise_multiplier=1.1), "noise_multiplier"),
+        (dict(delta=1e-5), "delta"),
+        (dict(sampling_rate="0"), "sampling_rate"),
+        (dict(sampling_rate="1.01"), "sampling_rate"),
+        (dict(noise_multiplier="0"), "noise_multiplier"),
+        (dict(steps=0), "steps"),
+        (dict(delta="1"), "delta"),
+        (dict(sampling="shuffle"), "shuffl"),
+        (dict(adjacency="replace-one"), "not certified"),
+        (dict(sampling="fixed-size"), "not certified"),
+        (dict(accountant="bok"), "accountant"),
+        (dict(accountant="pld"), "accountant"),
+    ],
+)
 def test_dpsgd_epsilon_refuses(kw, field):
     args = dict(POISSON, sampling_rate="0.01", noise_multiplier="1.1", steps=10, delta="1e-5")
     args.update(kw)
@@ -66,15 +80,13 @@ def test_dpsgd_epsilon_refuses(kw, field):
 
 
 def test_dpsgd_epsilon_schedule():
-    phases = [{"sampling_rate": "0.01", "noise_multiplier": "1.1", "steps": 500},
-              {"sampling_rate": "0.02", "noise_multiplier": "0.9", "steps": 200}]
+    phases = [{"sampling_rate": "0.01", "noise_multiplier": "1.1", "steps": 500}, {"sampling_rate": "0.02", "noise_multiplier": "0.9", "steps": 200}]
     r = _verified(api.dpsgd_epsilon(**POISSON, schedule=phases, delta="1e-5"))
     assert r.certificate.inputs["phases"] == "2"
     with pytest.raises(InputError, match="either a schedule"):
         api.dpsgd_epsilon(**POISSON, schedule=phases, steps=3, delta="1e-5")
     with pytest.raises(InputError, match="mixed contracts"):
-        api.dpsgd_epsilon(**POISSON, schedule={"contract": {"sampling": "fixed-size", "adjacency": "replace-one"},
-                                               "phases": phases}, delta="1e-5")
+        api.dpsgd_epsilon(**POISSON, schedule={"contract": {"sampling": "fixed-size", "adjacency": "replace-one"}, "phases": phases}, delta="1e-5")
 
 
 def test_opacus_accountant_three_phases():
@@ -89,9 +101,11 @@ def test_opacus_accountant_three_phases():
     assert inp["phase[0].sampling_rate"] == "5764607523034235/576460752303423488"  # Fraction(0.01), not 1/100
     assert "binary float 0.01" in inp["phase[0].sampling_rate.note"]
     # the same run given exactly at the binary values certifies the same epsilon
-    exact = api.dpsgd_epsilon(**POISSON, schedule=[
-        {"sampling_rate": Fraction(sr), "noise_multiplier": Fraction(nm), "steps": n} for nm, sr, n in acc.history],
-        delta=Fraction(1e-5))
+    exact = api.dpsgd_epsilon(
+        **POISSON,
+        schedule=[{"sampling_rate": Fraction(sr), "noise_multiplier": Fraction(nm), "steps": n} for nm, sr, n in acc.history],
+        delta=Fraction(1e-5),
+    )
     assert exact.epsilon == r.epsilon
     other = api.OpacusAccountant()
     other.load_state_dict(acc.state_dict())
@@ -149,18 +163,29 @@ def test_event_without_dp_accounting():
 
 def test_nested_dp_event_certifies_and_verifies():
     dpa = pytest.importorskip("dp_accounting")
-    ev = dpa.ComposedDpEvent([
-        dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.1)), 300),
-        dpa.SelfComposedDpEvent(dpa.ComposedDpEvent([
-            dpa.PoissonSampledDpEvent(0.02, dpa.GaussianDpEvent(0.9)),
-            dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.1, dpa.GaussianDpEvent(2.5)), 2)]), 25),
-        dpa.GaussianDpEvent(10.0), dpa.NoOpDpEvent()])
+    ev = dpa.ComposedDpEvent(
+        [
+            dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.1)), 300),
+            dpa.SelfComposedDpEvent(
+                dpa.ComposedDpEvent(
+                    [
+                        dpa.PoissonSampledDpEvent(0.02, dpa.GaussianDpEvent(0.9)),
+                        dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.1, dpa.GaussianDpEvent(2.5)), 2),
+                    ]
+                ),
+                25,
+            ),
+            dpa.GaussianDpEvent(10.0),
+            dpa.NoOpDpEvent(),
+        ]
+    )
     rel = dpa.NeighboringRelation.ADD_OR_REMOVE_ONE
     sch = api.from_dp_event(ev, rel)
     assert [p.steps for p in sch.phases] == [300, 25, 50, 1]
     r = _verified(api.dp_event_epsilon(ev, 1e-5, rel))
     # agrees with dp_accounting's own RDP accountant (its orders differ: ours is within a few percent)
     from dp_accounting import rdp
+
     acc = rdp.RdpAccountant(neighboring_relation=rel)
     acc.compose(ev)
     assert abs(float(r.epsilon) / acc.get_epsilon(1e-5) - 1) < 0.05
@@ -176,9 +201,9 @@ def test_dp_event_refusals():
     with pytest.raises(InputError, match="not certified"):  # one relation cannot certify both samplings
         api.from_dp_event(dpa.ComposedDpEvent([wor, pois]), rep)
     with pytest.raises(InputError, match="not certified"):
-        api.from_dp_event(pois, rep)                        # poisson + replace-one
+        api.from_dp_event(pois, rep)  # poisson + replace-one
     with pytest.raises(InputError, match="not certified"):
-        api.from_dp_event(wor, add)                         # fixed-size + add-remove
+        api.from_dp_event(wor, add)  # fixed-size + add-remove
     with pytest.raises(InputError, match="REPLACE_SPECIAL"):
         api.from_dp_event(pois, dpa.NeighboringRelation.REPLACE_SPECIAL)
     with pytest.raises(InputError, match="NaN|inf"):

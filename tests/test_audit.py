@@ -5,6 +5,7 @@ accountant gives 0.98101; the certified PLD accountant [0.3656, 0.5656] at grid 
 at grid 1e-3; dp_accounting's float PLD (grid 1e-4) 0.54977 and RDP 0.95609. Claims are placed between
 these so that each verdict is reached by a known accountant at the coarsest grid (fast).
 """
+
 from __future__ import annotations
 
 import json
@@ -62,7 +63,7 @@ def test_holds_by_renyi_certificate_verifies(tmp_path, capsys):
     assert doc["kind"] == "dpsgd/renyi-poisson"
     assert doc["claims"][-1]["name"] == "dp" and doc["claims"][-1]["rhs"] == "2" and doc["claims"][-1]["holds"]
     assert verify_text(out.read_text()).ok
-    assert "PLD" not in text.split("VERDICT")[0]   # Rényi proved it: PLD not run
+    assert "PLD" not in text.split("VERDICT")[0]  # Rényi proved it: PLD not run
 
 
 def test_holds_by_pld_when_renyi_does_not_prove(tmp_path, capsys):
@@ -101,8 +102,7 @@ def test_not_certified_between_the_bounds(tmp_path, capsys):
 
 
 def test_not_certified_heterogeneous_schedule_skips_pld(tmp_path):
-    phases = [{"sampling_rate": "0.01", "noise_multiplier": "1.1", "steps": 50},
-              {"sampling_rate": "0.01", "noise_multiplier": "1.2", "steps": 50}]
+    phases = [{"sampling_rate": "0.01", "noise_multiplier": "1.1", "steps": 50}, {"sampling_rate": "0.01", "noise_multiplier": "1.2", "steps": 50}]
     v = audit(loads_claim(json.dumps(claim("0.6", schedule=phases))))
     assert v.outcome == "not certified" and v.exit_code == 7
     assert [a.accountant for a in v.attempts] == ["renyi"]
@@ -122,8 +122,11 @@ def test_no_pld_option(tmp_path, capsys):
 
 
 def test_fixed_size_replace_one_holds_by_bok(tmp_path):
-    c = claim("3", contract={"sampling": "fixed-size", "adjacency": "replace-one"},
-              schedule=[{"sampling_rate": "0.01", "noise_multiplier": "2", "steps": 100}])
+    c = claim(
+        "3",
+        contract={"sampling": "fixed-size", "adjacency": "replace-one"},
+        schedule=[{"sampling_rate": "0.01", "noise_multiplier": "2", "steps": 100}],
+    )
     v = audit(loads_claim(json.dumps(c)))
     assert v.outcome == "holds" and v.deciding.accountant == "bok"
     assert verify_text(v.deciding.certificate.dumps()).ok
@@ -131,8 +134,11 @@ def test_fixed_size_replace_one_holds_by_bok(tmp_path):
 
 def test_fixed_size_lower_bound_does_not_refute(tmp_path):
     """Under fixed-size + replace-one the PLD pair is a pointwise maximum not known to be attained."""
-    c = claim("0.3", contract={"sampling": "fixed-size", "adjacency": "replace-one"},
-              schedule=[{"sampling_rate": "0.01", "noise_multiplier": "2", "steps": 100}])
+    c = claim(
+        "0.3",
+        contract={"sampling": "fixed-size", "adjacency": "replace-one"},
+        schedule=[{"sampling_rate": "0.01", "noise_multiplier": "2", "steps": 100}],
+    )
     v = audit(loads_claim(json.dumps(c)), grid="1e-3")
     assert v.outcome == "not certified"
     assert F(v.best_lower.epsilon_lower) > Fraction("0.3") and "does not refute" in v.best_lower.note
@@ -150,8 +156,13 @@ def test_json_report_embeds_the_certificate(tmp_path, capsys):
 def test_statement_names_protection_contract_and_caveats(tmp_path, capsys):
     assert cli.main(["audit", write(tmp_path, claim("2")), "--no-floats"]) == 0
     text = capsys.readouterr().out
-    for phrase in ("What is protected: whether any one example took part", "poisson sampling, add-remove adjacency",
-                   "shuffles", "hyperparameter tuning on the private data", "delta is per example"):
+    for phrase in (
+        "What is protected: whether any one example took part",
+        "poisson sampling, add-remove adjacency",
+        "shuffles",
+        "hyperparameter tuning on the private data",
+        "delta is per example",
+    ):
         assert phrase in text
 
 
@@ -159,8 +170,7 @@ def test_statement_names_protection_contract_and_caveats(tmp_path, capsys):
 # Mechanisms from the ecosystem
 # --------------------------------------------------------------------------------------------
 def test_opacus_history_floats_are_exact_binary():
-    c = loads_claim(json.dumps({"epsilon": "2", "delta": "1e-5", "contract": CONTRACT,
-                                "opacus_history": [[1.1, 0.01, 600], [1.1, 0.01, 400]]}))
+    c = loads_claim(json.dumps({"epsilon": "2", "delta": "1e-5", "contract": CONTRACT, "opacus_history": [[1.1, 0.01, 600], [1.1, 0.01, 400]]}))
     ph = c.schedule.phases
     assert len(ph) == 1 and ph[0].steps == 1000
     assert F(ph[0].sampling_rate) == Fraction(0.01) != Fraction(1, 100)
@@ -170,9 +180,16 @@ def test_opacus_history_floats_are_exact_binary():
 
 
 def test_dp_event_named_tuple_json():
-    ev = {"class_name": "SelfComposedDpEvent", "count": 1000,
-          "event": {"module_name": "dp_accounting.dp_event", "class_name": "PoissonSampledDpEvent",
-                    "sampling_probability": 0.01, "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1.1}}}
+    ev = {
+        "class_name": "SelfComposedDpEvent",
+        "count": 1000,
+        "event": {
+            "module_name": "dp_accounting.dp_event",
+            "class_name": "PoissonSampledDpEvent",
+            "sampling_probability": 0.01,
+            "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1.1},
+        },
+    }
     c = loads_claim(json.dumps({"epsilon": "2", "delta": "1e-5", "contract": CONTRACT, "dp_event": ev}))
     assert c.schedule.phases[0].steps == 1000 and c.mechanism == "dp_event"
     assert audit(c, use_pld=False).outcome == "holds"
@@ -186,6 +203,7 @@ def test_dp_event_matches_dp_accountings_own_named_tuple():
         if hasattr(t, "_asdict"):
             return {k: as_json(v) for k, v in t._asdict().items()}
         return t
+
     doc = {"epsilon": "2", "delta": "1e-5", "contract": CONTRACT, "dp_event": as_json(e.to_named_tuple())}
     c = loads_claim(json.dumps(doc))
     assert c.schedule.phases[0].steps == 1000
@@ -194,6 +212,7 @@ def test_dp_event_matches_dp_accountings_own_named_tuple():
 def test_float_cross_check_printed_when_installed(tmp_path, capsys):
     pytest.importorskip("dp_accounting")
     import importlib.metadata as md
+
     assert cli.main(["audit", write(tmp_path, claim("2")), "--grid", "1e-3"]) == 0
     text = capsys.readouterr().out
     assert f"float cross-check (dp_accounting {md.version('dp-accounting')}; float, NOT certified)" in text
@@ -206,6 +225,7 @@ def test_certified_pld_bracket_contains_dp_accountings_estimate():
     bracket at grid 1e-3, and a claim just below it is refuted there."""
     dpa = pytest.importorskip("dp_accounting")
     from dp_accounting.pld import pld_privacy_accountant
+
     acc = pld_privacy_accountant.PLDAccountant(dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, 1e-4)
     acc.compose(dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.1)), 100))
     ref = Fraction(acc.get_epsilon(1e-5))
@@ -234,15 +254,18 @@ BAD = [
     (claim(schedule=[dict(PHASE, noise_multiplier="0")]), "schedule phase 0: noise_multiplier"),
     (claim(schedule=[dict(PHASE, sampling_rate="1.5")]), "schedule phase 0: sampling_rate"),
     (claim(opacus_history=[[1.1, 0.01, 10]]), "opacus_history"),
-    ({"epsilon": "1", "delta": "1e-5", "contract": {"sampling": "fixed-size", "adjacency": "replace-one"},
-      "opacus_history": [[1.1, 0.01, 10]]}, "contract"),
-    ({"epsilon": "1", "delta": "1e-5", "contract": CONTRACT,
-      "dp_event": {"class_name": "LaplaceDpEvent", "noise_multiplier": 1.0}}, "event"),
+    (
+        {"epsilon": "1", "delta": "1e-5", "contract": {"sampling": "fixed-size", "adjacency": "replace-one"}, "opacus_history": [[1.1, 0.01, 10]]},
+        "contract",
+    ),
+    ({"epsilon": "1", "delta": "1e-5", "contract": CONTRACT, "dp_event": {"class_name": "LaplaceDpEvent", "noise_multiplier": 1.0}}, "event"),
     (claim(extra_field=1), "claim"),
     ('{"epsilon": NaN, "delta": "1e-5"}', "epsilon"),
-    ('{"epsilon": "1", "delta": "1e-5", "contract": {"sampling": "poisson", "adjacency": "add-remove"}, '
-     '"schedule": [{"sampling_rate": "0.01", "noise_multiplier": Infinity, "steps": 10}]}',
-     "schedule[0].noise_multiplier"),
+    (
+        '{"epsilon": "1", "delta": "1e-5", "contract": {"sampling": "poisson", "adjacency": "add-remove"}, '
+        '"schedule": [{"sampling_rate": "0.01", "noise_multiplier": Infinity, "steps": 10}]}',
+        "schedule[0].noise_multiplier",
+    ),
     ('{"epsilon": "1", "delta": ', "CLAIM"),
     ("", "CLAIM"),
 ]
@@ -260,8 +283,7 @@ def test_bad_claims_exit_2_naming_the_field(tmp_path, capsys, doc, field):
 
 def test_bad_grid_and_missing_file(tmp_path, capsys):
     path = write(tmp_path, claim("2"))
-    for args, field in ((["--grid", "0"], "--grid"), (["--grid", "1"], "--grid"),
-                        (["--out", str(tmp_path / "no" / "c.json")], "--out")):
+    for args, field in ((["--grid", "0"], "--grid"), (["--grid", "1"], "--grid"), (["--out", str(tmp_path / "no" / "c.json")], "--out")):
         assert cli.main(["audit", path, "--no-floats", *args]) == 2
         assert capsys.readouterr().err.startswith(f"certify: error: {field}")
     assert cli.main(["audit", str(tmp_path / "missing.json")]) == 2
@@ -270,8 +292,9 @@ def test_bad_grid_and_missing_file(tmp_path, capsys):
 
 def test_opacus_nan_refused():
     with pytest.raises(InputError) as e:
-        loads_claim('{"epsilon": "1", "delta": "1e-5", "contract": {"sampling": "poisson", "adjacency": '
-                    '"add-remove"}, "opacus_history": [[NaN, 0.01, 10]]}')
+        loads_claim(
+            '{"epsilon": "1", "delta": "1e-5", "contract": {"sampling": "poisson", "adjacency": "add-remove"}, "opacus_history": [[NaN, 0.01, 10]]}'
+        )
     assert e.value.parameter == "opacus_history[0][0]"
 
 
@@ -288,10 +311,17 @@ def test_exit_codes_subprocess(tmp_path):
 # The example claims (published settings) parse; their audits are in the slow test below
 # --------------------------------------------------------------------------------------------
 EXAMPLES = os.path.join(ROOT, "examples", "claims")
-EXPECTED = {"tf_privacy_mnist.json": "holds", "opacus_mnist.json": "holds", "de2022_cifar10_eps1.json": "holds",
-            "too_optimistic.json": "refuted", "tf_privacy_mnist_pld.json": "holds",
-            "bok2026_table1_renyi.json": "holds", "bok2026_table1_lossless.json": "holds",
-            "abadi2016_moments_E100.json": "holds", "abadi2016_moments_E400.json": "holds"}
+EXPECTED = {
+    "tf_privacy_mnist.json": "holds",
+    "opacus_mnist.json": "holds",
+    "de2022_cifar10_eps1.json": "holds",
+    "too_optimistic.json": "refuted",
+    "tf_privacy_mnist_pld.json": "holds",
+    "bok2026_table1_renyi.json": "holds",
+    "bok2026_table1_lossless.json": "holds",
+    "abadi2016_moments_E100.json": "holds",
+    "abadi2016_moments_E400.json": "holds",
+}
 
 
 def test_example_claims_parse():
@@ -301,9 +331,18 @@ def test_example_claims_parse():
         assert c.source and c.contract.sampling == ("fixed-size" if name.startswith("bok") else "poisson")
 
 
-@pytest.mark.parametrize("name", ["tf_privacy_mnist.json", "opacus_mnist.json", "de2022_cifar10_eps1.json",
-                                  "too_optimistic.json", "bok2026_table1_renyi.json",
-                                  "abadi2016_moments_E100.json", "abadi2016_moments_E400.json"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tf_privacy_mnist.json",
+        "opacus_mnist.json",
+        "de2022_cifar10_eps1.json",
+        "too_optimistic.json",
+        "bok2026_table1_renyi.json",
+        "abadi2016_moments_E100.json",
+        "abadi2016_moments_E400.json",
+    ],
+)
 def test_example_claims_fast_verdicts(name):
     v = audit(load_claim(os.path.join(EXAMPLES, name)))
     assert v.outcome == EXPECTED[name]
@@ -314,7 +353,7 @@ def test_example_claims_fast_verdicts(name):
 def test_example_claim_needing_pld_at_the_finest_grid():
     """2.31 (dp_accounting's float PLD value rounded up) is proved only at grid 1e-4 (~30 s)."""
     v = audit(load_claim(os.path.join(EXAMPLES, "tf_privacy_mnist_pld.json")))
-    assert v.outcome == "holds" and v.deciding.accountant == "pld" and F(v.deciding.grid) == Fraction(1, 10 ** 4)
+    assert v.outcome == "holds" and v.deciding.accountant == "pld" and F(v.deciding.grid) == Fraction(1, 10**4)
     assert verify_text(v.deciding.certificate.dumps()).ok
 
 
@@ -356,20 +395,27 @@ def test_bok_table_lossless_cell_holds_at_grid_1e_3():
 
 
 def test_dp_event_sampled_without_replacement_is_fixed_size_with_sigma_2z():
-    ev = {"class_name": "SelfComposedDpEvent", "count": 1000,
-          "event": {"class_name": "SampledWithoutReplacementDpEvent", "source_dataset_size": 400, "sample_size": 1,
-                    "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1.0}}}
-    c = loads_claim(json.dumps({"epsilon": "1.2", "delta": "1e-6", "contract": {"sampling": "fixed-size",
-                                "adjacency": "replace-one"}, "dp_event": ev}))
+    ev = {
+        "class_name": "SelfComposedDpEvent",
+        "count": 1000,
+        "event": {
+            "class_name": "SampledWithoutReplacementDpEvent",
+            "source_dataset_size": 400,
+            "sample_size": 1,
+            "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1.0},
+        },
+    }
+    c = loads_claim(
+        json.dumps({"epsilon": "1.2", "delta": "1e-6", "contract": {"sampling": "fixed-size", "adjacency": "replace-one"}, "dp_event": ev})
+    )
     ph = c.schedule.phases[0]
     assert F(ph.sampling_rate) == Fraction(1, 400) and F(ph.noise_multiplier) == 2 and ph.steps == 1000
-    with pytest.raises(InputError) as e:   # the same event under a Poisson claim: mixed contracts
+    with pytest.raises(InputError) as e:  # the same event under a Poisson claim: mixed contracts
         loads_claim(json.dumps({"epsilon": "1.2", "delta": "1e-6", "contract": CONTRACT, "dp_event": ev}))
     assert e.value.parameter in ("event", "contract", "neighboring_relation")
 
 
-@pytest.mark.parametrize("name, epochs, published", [("abadi2016_moments_E100.json", 100, "1.26"),
-                                                     ("abadi2016_moments_E400.json", 400, "2.55")])
+@pytest.mark.parametrize("name, epochs, published", [("abadi2016_moments_E100.json", 100, "1.26"), ("abadi2016_moments_E400.json", 400, "2.55")])
 def test_abadi2016_moments_accountant_claims(name, epochs, published):
     """Abadi et al. 2016, Sec. 5.1 (q = 0.01, sigma = 4, delta = 1e-5, T = E/q): the moments-accountant values hold.
 
@@ -393,8 +439,8 @@ def test_abadi2016_moments_accountant_claims(name, epochs, published):
     with mp.workdps(60):
         ref = epsilon(T * log_A_sum(alpha, "0.01", "4"), alpha, "1e-5")
         assert mp.mpf(lo.numerator) / lo.denominator <= ref <= mp.mpf(hi.numerator) / hi.denominator
-        assert (hi - lo) / hi < Fraction(1, 10 ** 12)
+        assert (hi - lo) / hi < Fraction(1, 10**12)
         assert hi < Fraction(published)
-        tail = min((T * log_A_sum(lam + 1, "0.01", "4") + mp.log(10 ** 5)) / lam for lam in range(1, 33))
+        tail = min((T * log_A_sum(lam + 1, "0.01", "4") + mp.log(10**5)) / lam for lam in range(1, 33))
         assert abs(tail - {100: mp.mpf("1.25857"), 400: mp.mpf("2.57587")}[epochs]) < mp.mpf("1e-5")
     assert verify_text(cert.dumps()).ok

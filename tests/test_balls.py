@@ -1,4 +1,5 @@
 """Core: exact parsing, Gaussian functions vs 50-digit mpmath, outward rounding, three-valued logic."""
+
 from fractions import Fraction
 
 import mpmath as mp
@@ -6,8 +7,26 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from certify.balls import (
-    InputError, Phi, Q, Q1, Tri, UndecidedError, arb, ball, ball_endpoints, certain_ceil, compare, escalate, exact, exact_int,
-    exact_str, fmpq, lower_decimal, phi, upper_decimal, workprec,
+    InputError,
+    Phi,
+    Q,
+    Q1,
+    Tri,
+    UndecidedError,
+    arb,
+    ball,
+    ball_endpoints,
+    certain_ceil,
+    compare,
+    escalate,
+    exact,
+    exact_int,
+    exact_str,
+    fmpq,
+    lower_decimal,
+    phi,
+    upper_decimal,
+    workprec,
 )
 from certify.published import classify, last_place
 
@@ -31,11 +50,21 @@ def rel_width(x: arb) -> float:
     return float(to_mpf(x, "rad") / abs(to_mpf(x, "mid")))
 
 
-@pytest.mark.parametrize("text,value", [
-    ("1e-7", Fraction(1, 10 ** 7)), ("0.01", Fraction(1, 100)), ("1/3", Fraction(1, 3)), ("5", Fraction(5)),
-    ("-2.5E+3", Fraction(-2500)), (".5", Fraction(1, 2)), ("1e-3/7", Fraction(1, 7000)), (7, Fraction(7)),
-    (Fraction(2, 9), Fraction(2, 9)), (" 3 ", Fraction(3)),
-])
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("1e-7", Fraction(1, 10**7)),
+        ("0.01", Fraction(1, 100)),
+        ("1/3", Fraction(1, 3)),
+        ("5", Fraction(5)),
+        ("-2.5E+3", Fraction(-2500)),
+        (".5", Fraction(1, 2)),
+        ("1e-3/7", Fraction(1, 7000)),
+        (7, Fraction(7)),
+        (Fraction(2, 9), Fraction(2, 9)),
+        (" 3 ", Fraction(3)),
+    ],
+)
 def test_exact_parses_exactly(text, value):
     q = exact(text, "x")
     assert (int(q.p), int(q.q)) == (value.numerator, value.denominator)
@@ -60,7 +89,7 @@ def test_exact_int():
 
 
 def test_exact_str_roundtrip():
-    for q in (fmpq(-1, 7), fmpq(3), fmpq(10 ** 30 + 1, 3)):
+    for q in (fmpq(-1, 7), fmpq(3), fmpq(10**30 + 1, 3)):
         assert exact(exact_str(q)) == q
 
 
@@ -92,15 +121,15 @@ def test_Q1_matches_quadrature_and_deep_tail():
             ref = mp.quad(lambda s: mp.erfc(s / mp.sqrt(2)) / 2, [mp.mpf(int(q.p)) / int(q.q), mp.inf])
             assert in_ball(Q1(q), ref, "1e-40")
         # t = 1e4: phi - tQ cancels completely in doubles; the U form stays sharp.
-        v = Q1(10 ** 4)
+        v = Q1(10**4)
         assert v.is_finite() and rel_width(v) < 1e-30
         with mp.workdps(200):
-            ref = mp.npdf(10 ** 4) - 10 ** 4 * mp.erfc(10 ** 4 / mp.sqrt(2)) / 2
+            ref = mp.npdf(10**4) - 10**4 * mp.erfc(10**4 / mp.sqrt(2)) / 2
         assert in_ball(v, ref, "1e-35")
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.fractions(min_value=-10 ** 6, max_value=10 ** 6, max_denominator=10 ** 9), st.integers(1, 12))
+@given(st.fractions(min_value=-(10**6), max_value=10**6, max_denominator=10**9), st.integers(1, 12))
 def test_outward_rounding_is_outward_and_minimal(q, digits):
     with workprec(128):
         x = ball(fmpq(q.numerator, q.denominator))
@@ -172,14 +201,15 @@ def test_classify_rounding_modes():
 def test_outward_rational_tiny_and_ordinary_endpoints():
     """Safe side always; no huge rational for a far Gaussian tail (it would hang or abort in FLINT)."""
     from certify.balls import arb, fmpq, outward_rational, workprec
+
     with workprec(128):
         tiny = arb("1e-21501706")
-        assert outward_rational(tiny, True, 200) == fmpq(1, 2 ** 200)
+        assert outward_rational(tiny, True, 200) == fmpq(1, 2**200)
         assert outward_rational(tiny, False, 200) == 0
         assert outward_rational(-tiny, True, 200) == 0
-        assert outward_rational(-tiny, False, 200) == -fmpq(1, 2 ** 200)
-        far = arb(10) ** -(10 ** 12)  # exponent beyond what an exact rational could hold
-        assert outward_rational(far, True, 64) == fmpq(1, 2 ** 64) and outward_rational(far, False, 64) == 0
+        assert outward_rational(-tiny, False, 200) == -fmpq(1, 2**200)
+        far = arb(10) ** -(10**12)  # exponent beyond what an exact rational could hold
+        assert outward_rational(far, True, 64) == fmpq(1, 2**64) and outward_rational(far, False, 64) == 0
         x = arb(fmpq(1, 3))
         lo, hi = outward_rational(x, False, 64), outward_rational(x, True, 64)
-        assert lo <= fmpq(1, 3) <= hi and hi - lo < fmpq(1, 2 ** 120)
+        assert lo <= fmpq(1, 3) <= hi and hi - lo < fmpq(1, 2**120)

@@ -5,6 +5,7 @@ compared with the standalone `certify.pld.tables.lossless_group`, then classifie
 regeneration (about 10 minutes on two cores) is not a test: `certify tables --check` is run by hand
 (NOTES-tables.md gives its time and memory).
 """
+
 import pytest
 
 from certify.balls import exact, fmpq
@@ -13,8 +14,10 @@ from certify.pld.tables import classify as pld_classify
 from certify.pld.tables import lossless_group
 
 # published rows of Table 1 (delta 1e-6, p 0.0025, sigma 8), two small T, with their printed lossless values
-ROWS = [{"table": "1", "delta": "1e-6", "p": "0.0025", "sigma": "8", "T": "250", "lossless": "0.04"},
-        {"table": "1", "delta": "1e-6", "p": "0.0025", "sigma": "8", "T": "500", "lossless": "0.05"}]
+ROWS = [
+    {"table": "1", "delta": "1e-6", "p": "0.0025", "sigma": "8", "T": "250", "lossless": "0.04"},
+    {"table": "1", "delta": "1e-6", "p": "0.0025", "sigma": "8", "T": "500", "lossless": "0.05"},
+]
 
 
 def test_lossless_tasks_on_the_executor_match_the_standalone_group():
@@ -25,8 +28,8 @@ def test_lossless_tasks_on_the_executor_match_the_standalone_group():
     assert res["kind"] == "lossless" and res["group"] == "0.0025|8"
     for T in (250, 500):
         lo, up = (exact(x) for x in res["cells"][f"{T}|1e-6"])
-        assert (lo, up) == ref[T]                      # the same plan, the same exact enclosure
-        assert 0 < lo < up and up / lo - 1 < fmpq(1, 100)   # tight at grid 1e-4
+        assert (lo, up) == ref[T]  # the same plan, the same exact enclosure
+        assert 0 < lo < up and up / lo - 1 < fmpq(1, 100)  # tight at grid 1e-4
     u = res["usage"]
     assert u["maxrss_mib"] > 0 and u["cpu_s"] >= 0 and isinstance(u["pid"], int)
     # classified as pld/tables.py defines it; the printed values are confirmed
@@ -71,8 +74,10 @@ def test_lossless_classification_and_counts():
 
 
 def test_ge20_rows_need_the_first_T_only():
-    rows = [{"table": "2", "delta": "1e-6", "p": "0.01", "sigma": "1", "T": ">=2000"},
-            {"table": "2", "delta": "1e-6", "p": "0.01", "sigma": "1", "T": "1000"}]
+    rows = [
+        {"table": "2", "delta": "1e-6", "p": "0.01", "sigma": "1", "T": ">=2000"},
+        {"table": "2", "delta": "1e-6", "p": "0.01", "sigma": "1", "T": "1000"},
+    ]
     assert BT.lossless_queries(rows) == {("0.01", "1"): {(2000, "1e-6"), (1000, "1e-6")}}
     # the Rényi columns still need every grid T from T0 on
     assert BT.queries(rows)[("0.01", "1")] == {(T, "1e-6") for T in BT.T_GRID if T >= 2000} | {(1000, "1e-6")}
@@ -100,6 +105,7 @@ def test_unreachable_scheduler_is_bad_input_and_writes_nothing(tmp_path):
     import time
 
     from certify.sweep.executor import dask_available
+
     if not dask_available():
         pytest.skip("dask is not installed")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -112,9 +118,26 @@ def test_unreachable_scheduler_is_bad_input_and_writes_nothing(tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     t = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "certify", "tables", "--paper", "bok", "--tables-dir", str(tmp_path),
-                        "--cache-dir", str(tmp_path / "cache"), "--scheduler", f"tcp://127.0.0.1:{port}"],
-                       capture_output=True, text=True, cwd=root, timeout=60)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "certify",
+            "tables",
+            "--paper",
+            "bok",
+            "--tables-dir",
+            str(tmp_path),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--scheduler",
+            f"tcp://127.0.0.1:{port}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=60,
+    )
     assert r.returncode == 2 and "certify: error: --scheduler: cannot reach the Dask scheduler" in r.stderr
     assert time.perf_counter() - t < 15
     assert sorted(os.listdir(tmp_path)) == ["published"]

@@ -1,4 +1,5 @@
 """Caches are witnesses: a fabricated cached table cell or rho witness is re-checked, discarded and recomputed."""
+
 import glob
 import json
 import os

@@ -2,6 +2,7 @@
 
 The checks every kind must pass (round trip, 2x/4x precision, determinism, truncated files) are in
 test_kind_conformance.py."""
+
 import json
 
 import pytest
@@ -45,27 +46,32 @@ def test_digest_catches_unsealed_edit(cert_text):
     assert not rep.ok and any("digest" in p for p in rep.problems)
 
 
-@pytest.mark.parametrize("edit,needle", [
-    (lambda d: d["inputs"].__setitem__("mu", "1/99"), "eta"),
-    (lambda d: d["inputs"].__setitem__("epsilon", "1/100"), ""),
-    (lambda d: d["inputs"].__setitem__("n", "999999"), "noise_multiplier"),
-    (lambda d: (d["inputs"].__setitem__("n", "999999"), d["inputs"].pop("noise_multiplier"),
-                d["inputs"].__setitem__("sigma", "1/99999")), "quantity"),
-    (lambda d: d["quantities"]["delta"].__setitem__("upper", "5.0e-8"), "delta"),
-    (lambda d: d["quantities"]["delta"].__setitem__("lower", "5.2e-8"), "delta"),
-    (lambda d: d["quantities"]["delta"]["ball"]["mid"].__setitem__(1, d["quantities"]["delta"]["ball"]["mid"][1] - 1), "delta"),
-    (lambda d: d["quantities"]["delta"]["ball"]["rad"].__setitem__(1, d["quantities"]["delta"]["ball"]["rad"][1] + 30), "delta"),
-    (lambda d: d["quantities"].pop("tau_star"), "tau_star"),
-    (lambda d: d["claims"][2].__setitem__("holds", False), "dp_4_1"),
-    (lambda d: d["claims"][2].__setitem__("rhs", "5.1e-8"), "dp_4_1"),
-    (lambda d: d["claims"].pop(0), "claims"),
-    (lambda d: d["witnesses"].__setitem__("reported_delta", "5.0e-8"), "dp_4_1"),
-    (lambda d: d["witnesses"].__setitem__("iterations", 1400), "witness"),
-    (lambda d: d["witnesses"]["theorem_C13"].__setitem__("first_passing_iterations", 518), "witness"),
-    (lambda d: d["witnesses"]["theorem_C13"]["failures"][-1].__setitem__("reason", "eps < s_N"), "witness"),
-    (lambda d: d["witnesses"]["theorem_C13"]["failures"].pop(1), "witness"),
-    (lambda d: d["precision"].__class__ and d.__setitem__("kind", "objpert/unknown"), "kind"),
-])
+@pytest.mark.parametrize(
+    "edit,needle",
+    [
+        (lambda d: d["inputs"].__setitem__("mu", "1/99"), "eta"),
+        (lambda d: d["inputs"].__setitem__("epsilon", "1/100"), ""),
+        (lambda d: d["inputs"].__setitem__("n", "999999"), "noise_multiplier"),
+        (
+            lambda d: (d["inputs"].__setitem__("n", "999999"), d["inputs"].pop("noise_multiplier"), d["inputs"].__setitem__("sigma", "1/99999")),
+            "quantity",
+        ),
+        (lambda d: d["quantities"]["delta"].__setitem__("upper", "5.0e-8"), "delta"),
+        (lambda d: d["quantities"]["delta"].__setitem__("lower", "5.2e-8"), "delta"),
+        (lambda d: d["quantities"]["delta"]["ball"]["mid"].__setitem__(1, d["quantities"]["delta"]["ball"]["mid"][1] - 1), "delta"),
+        (lambda d: d["quantities"]["delta"]["ball"]["rad"].__setitem__(1, d["quantities"]["delta"]["ball"]["rad"][1] + 30), "delta"),
+        (lambda d: d["quantities"].pop("tau_star"), "tau_star"),
+        (lambda d: d["claims"][2].__setitem__("holds", False), "dp_4_1"),
+        (lambda d: d["claims"][2].__setitem__("rhs", "5.1e-8"), "dp_4_1"),
+        (lambda d: d["claims"].pop(0), "claims"),
+        (lambda d: d["witnesses"].__setitem__("reported_delta", "5.0e-8"), "dp_4_1"),
+        (lambda d: d["witnesses"].__setitem__("iterations", 1400), "witness"),
+        (lambda d: d["witnesses"]["theorem_C13"].__setitem__("first_passing_iterations", 518), "witness"),
+        (lambda d: d["witnesses"]["theorem_C13"]["failures"][-1].__setitem__("reason", "eps < s_N"), "witness"),
+        (lambda d: d["witnesses"]["theorem_C13"]["failures"].pop(1), "witness"),
+        (lambda d: d["precision"].__class__ and d.__setitem__("kind", "objpert/unknown"), "kind"),
+    ],
+)
 def test_tampering_is_rejected(cert_text, edit, needle):
     doc = json.loads(cert_text)
     try:

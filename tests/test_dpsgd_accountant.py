@@ -1,4 +1,5 @@
 """Corollary 1 / (6) on the certified rho: published cells, certificates, tampering, CLI errors."""
+
 import json
 
 import pytest
@@ -11,9 +12,13 @@ from certify.dpsgd.problem import Problem, make_problem, parse_p, parse_sigma
 from certify.verify import verify_document, verify_text
 
 # (delta, p, sigma, T) -> "Our bounds" of Bok (2026) Tables 1-6 (Appendix B.1)
-CELLS = [("1e-6", "0.01", "2", 250, "1.77"), ("1e-6", "0.01", "2", 1000, "2.44"),
-         ("1e-6", "0.01", "2", 4000, "4.75"), ("1e-6", "0.0025", "4", 64000, "1.63"),
-         ("1e-8", "0.04", "8", 64000, "18.27")]
+CELLS = [
+    ("1e-6", "0.01", "2", 250, "1.77"),
+    ("1e-6", "0.01", "2", 1000, "2.44"),
+    ("1e-6", "0.01", "2", 4000, "4.75"),
+    ("1e-6", "0.0025", "4", 64000, "1.63"),
+    ("1e-8", "0.04", "8", 64000, "18.27"),
+]
 
 
 def _round2(q: fmpq) -> str:
@@ -28,14 +33,14 @@ def test_published_cells(delta, p, sigma, T, published):
     eps = out.certificate.quantities["epsilon"].value
     assert _round2(eps.upper().fmpq()) == published
     # the bound is tight: its width does not reach the printed digits
-    assert eps.upper().fmpq() - eps.lower().fmpq() < fmpq(1, 10 ** 6)
+    assert eps.upper().fmpq() - eps.lower().fmpq() < fmpq(1, 10**6)
     assert verify_text(out.certificate.dumps()).ok
 
 
 @pytest.fixture(scope="module")
 def bnb_doc():
     clear_memo()
-    out = certify_dpsgd(fmpq(1, 100), fmpq(2), 1000, fmpq(1, 10 ** 6))
+    out = certify_dpsgd(fmpq(1, 100), fmpq(2), 1000, fmpq(1, 10**6))
     assert out.witness.method == "branch-and-bound"
     return json.loads(out.certificate.dumps())
 
@@ -139,8 +144,8 @@ def test_memo_and_disk_cache(tmp_path):
 
 def test_fixed_alpha_is_valid_bound():
     clear_memo()
-    out = certify_dpsgd(fmpq(1, 100), fmpq(2), 1000, fmpq(1, 10 ** 6), alpha=20)
-    best = certify_dpsgd(fmpq(1, 100), fmpq(2), 1000, fmpq(1, 10 ** 6))
+    out = certify_dpsgd(fmpq(1, 100), fmpq(2), 1000, fmpq(1, 10**6), alpha=20)
+    best = certify_dpsgd(fmpq(1, 100), fmpq(2), 1000, fmpq(1, 10**6))
     assert out.certificate.inputs["alpha"] == "20"
     assert best.certificate.quantities["epsilon"].value.upper() < out.certificate.quantities["epsilon"].value.upper()
 
@@ -168,13 +173,24 @@ BAD = [
     ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "10.5", "--delta", "1e-6"],
     ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "100", "--delta", "1"],
     ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "100", "--delta", "0"],
-    ["dpsgd", "--batch-size", "600", "--dataset-size", "500", "--noise-multiplier", "2", "--steps", "100",
-     "--delta", "1e-6"],
+    ["dpsgd", "--batch-size", "600", "--dataset-size", "500", "--noise-multiplier", "2", "--steps", "100", "--delta", "1e-6"],
     ["dpsgd", "--batch-size", "5", "--noise-multiplier", "2", "--steps", "100", "--delta", "1e-6"],
-    ["dpsgd", "--sampling-rate", "0.01", "--batch-size", "5", "--dataset-size", "500", "--noise-multiplier", "2",
-     "--steps", "100", "--delta", "1e-6"],
-    ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "100", "--delta", "1e-6",
-     "--alpha", "300"],
+    [
+        "dpsgd",
+        "--sampling-rate",
+        "0.01",
+        "--batch-size",
+        "5",
+        "--dataset-size",
+        "500",
+        "--noise-multiplier",
+        "2",
+        "--steps",
+        "100",
+        "--delta",
+        "1e-6",
+    ],
+    ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "100", "--delta", "1e-6", "--alpha", "300"],
 ]
 
 
@@ -196,8 +212,26 @@ def test_cli_rho_json_and_dpsgd_batch(tmp_path, capsys):
     assert doc["kind"] == "dpsgd/rho-bok"
     assert {"rho", "alpha"} <= set(doc["quantities"])
     out = tmp_path / "c.json"
-    assert cli.main(["dpsgd", "--batch-size", "1", "--dataset-size", "100", "--noise-multiplier", "2",
-                     "--steps", "1000", "--delta", "1e-6", "--out", str(out)]) == 0
+    assert (
+        cli.main(
+            [
+                "dpsgd",
+                "--batch-size",
+                "1",
+                "--dataset-size",
+                "100",
+                "--noise-multiplier",
+                "2",
+                "--steps",
+                "1000",
+                "--delta",
+                "1e-6",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "epsilon <=" in text and "2.44" in text and "maximiser" in text
     doc = json.loads(out.read_text())
@@ -215,7 +249,7 @@ def test_help_explains(capsys):
 
 def test_prop2b_certificate_round_trip():
     clear_memo()
-    out = certify_dpsgd(fmpq(1, 25), fmpq(8), 64000, fmpq(1, 10 ** 8), alpha=3)
+    out = certify_dpsgd(fmpq(1, 25), fmpq(8), 64000, fmpq(1, 10**8), alpha=3)
     assert out.witness.method == "prop2b"
     doc = json.loads(out.certificate.dumps())
     assert verify_document(doc).ok
@@ -236,10 +270,11 @@ def test_tamper_curvature_witness(bnb_doc):
     rep = verify_document(_retamper(doc))
     assert not rep.ok and any("theta list" in p for p in rep.problems)
     doc = json.loads(json.dumps(bnb_doc))
-    doc["witnesses"]["curvature"][0]["thetas"][0] = 2 ** 41
+    doc["witnesses"]["curvature"][0]["thetas"][0] = 2**41
     assert not verify_document(_retamper(doc)).ok
     # a leaf that needs a sharp bound, downgraded to the crude one (thetas re-chosen, so only the key can fail)
     from certify.dpsgd.curvature import theta_choice
+
     full = [i for i, c in enumerate(curv) if c["level"] in ("convex", "full")]
     assert full, "the benchmark query has a leaf that needs a convexity proof (level convex or full)"
     i = full[0]
@@ -257,6 +292,7 @@ def test_economical_witness_keeps_the_bound():
     from certify.dpsgd.search import rho_search
     from certify.certificate import Evaluation
     from certify.dpsgd.mixture import choose_rule
+
     prob = Problem(8, fmpq(1, 100), fmpq(2))
     res = rho_search(prob)
     ev = Evaluation()
@@ -264,9 +300,11 @@ def test_economical_witness_keeps_the_bound():
     rho = ev.quantities["rho"].value
     # the same partition with tight rules everywhere and the full curvature bound on every leaf
     from certify.dpsgd.search import rel_bits_for
+
     tight = {u: choose_rule(prob, u, rel_bits_for(prob, res.gamma)) for u in res.rules}
     from certify.dpsgd.curvature import theta_choice
     import copy
+
     res2 = copy.copy(res)
     res2.rules = tight
     res2.levels = ["full"] * len(res.leaves)
@@ -274,5 +312,5 @@ def test_economical_witness_keeps_the_bound():
     ev2 = Evaluation()
     fill_rho(prob, res2, ev2)
     assert rho.upper() == ev2.quantities["rho"].value.upper()
-    assert any(lev != "full" for lev in res.levels)                    # the economy is used ...
+    assert any(lev != "full" for lev in res.levels)  # the economy is used ...
     assert any(res.rules[u].nodes < tight[u].nodes for u in res.rules)  # ... on both counts

@@ -1,4 +1,5 @@
 """Baseline columns of Bok's tables (Wang, Birrell: certified; lossless: estimate) and the table checker."""
+
 import mpmath as mp
 import pytest
 
@@ -27,8 +28,7 @@ def ref_M(k, sigma):
 def ref_wang(alpha, p, sigma):
     p, s = mp.mpf(p), mp.mpf(sigma)
     Bk = lambda k: ref_M(k, sigma) if k % 2 == 0 else mp.sqrt(ref_M(k - 1, sigma) * ref_M(k + 1, sigma))  # noqa
-    A = 1 + mp.fsum(p ** j * mp.binomial(alpha, j) * min(4 * Bk(j), 2 * mp.exp((j - 1) * 2 * j / s ** 2))
-                    for j in range(2, alpha + 1))
+    A = 1 + mp.fsum(p**j * mp.binomial(alpha, j) * min(4 * Bk(j), 2 * mp.exp((j - 1) * 2 * j / s**2)) for j in range(2, alpha + 1))
     return mp.log(A) / (alpha - 1)
 
 
@@ -60,6 +60,7 @@ def test_wang_reference(alpha, p, sigma):
 def test_wang_matches_dp_accounting_with_half_sigma():
     rdp = pytest.importorskip("dp_accounting.rdp.rdp_privacy_accountant")
     from dp_accounting import dp_event
+
     orders = [2, 3, 8, 33, 256]
     for sigma in ("1", "2", "8"):
         acc = rdp.RdpAccountant(orders=orders, neighboring_relation=rdp.NeighborRel.REPLACE_ONE)
@@ -73,7 +74,7 @@ def test_wang_matches_dp_accounting_with_half_sigma():
 def test_birrell_check_value_and_overflow_point():
     with workprec(128):
         r = rho_birrell(32, exact("0.01"), exact("4"), 4)
-        big = rho_birrell(16, exact("0.004"), exact("1"), 5)   # the authors' float code returns inf here
+        big = rho_birrell(16, exact("0.004"), exact("1"), 5)  # the authors' float code returns inf here
     assert abs(float(r.mid()) - 0.00120253727024) < 5e-15
     assert big.is_finite() and 10 < float(big.mid()) < 1000 and float(big.rad()) < 1e-20
 
@@ -81,16 +82,16 @@ def test_birrell_check_value_and_overflow_point():
 def test_birrell_leading_order_matches_proposition_5():
     """rho_B = alpha (e^(4/s^2) - e^(2/s^2)) p^2 + O(p^3) (Section 6.2): the ratio tends to 1 as p -> 0."""
     a, s = 4, 3
-    lead = lambda p: a * (mp.exp(mp.mpf(4) / s ** 2) - mp.exp(mp.mpf(2) / s ** 2)) * p ** 2  # noqa
+    lead = lambda p: a * (mp.exp(mp.mpf(4) / s**2) - mp.exp(mp.mpf(2) / s**2)) * p**2  # noqa
     with workprec(128):
-        ratios = [float(rho_birrell(a, fmpq(1, 10 ** k), exact(str(s)), 4).mid()) / float(lead(mp.mpf(10) ** -k))
-                  for k in (3, 5)]
+        ratios = [float(rho_birrell(a, fmpq(1, 10**k), exact(str(s)), 4).mid()) / float(lead(mp.mpf(10) ** -k)) for k in (3, 5)]
     assert abs(ratios[1] - 1) < abs(ratios[0] - 1) and abs(ratios[1] - 1) < 1e-3
 
 
 def test_lossless_check_value():
     pytest.importorskip("dp_accounting")
     from certify.dpsgd.baselines.lossless import epsilon_lossless
+
     assert round(epsilon_lossless(0.01, 2.0, 250, 1e-6), 3) == 1.345  # the notes: not the two-direction 1.232
 
 
@@ -101,8 +102,20 @@ def test_table_classification_rules():
     assert BT.classify_enclosure(exact("1.7749"), exact("1.80"), "1.77")[0] == "confirmed"  # meets
     assert BT.classify_estimate(1.3449, "1.34")[0] == "confirmed"
     assert BT.classify_estimate(1.3451, "1.34")[0] == "mismatch"
-    rows = [{"table": "9", "delta": "1e-6", "p": "0.01", "sigma": "1", "T": ">=2000", "ours": ">=20",
-             "birrell": ">=20", "wang": ">=20", "lossless": ">=20", "relative_difference": ""}]
+    rows = [
+        {
+            "table": "9",
+            "delta": "1e-6",
+            "p": "0.01",
+            "sigma": "1",
+            "T": ">=2000",
+            "ours": ">=20",
+            "birrell": ">=20",
+            "wang": ">=20",
+            "lossless": ">=20",
+            "relative_difference": "",
+        }
+    ]
     cell = lambda v: {"ours": [v, v], "wang": [v, "100"], "birrell": ["25", "26"], "lossless": ["30", "31"]}  # noqa
     results = {"0.01|1": {f"{T}|1e-6": cell("21") for T in BT.T_GRID}}
     out = BT.classify(rows, results)[0]
@@ -117,6 +130,7 @@ def test_published_rows_of_one_table_group_are_confirmed(tmp_path):
     """Recompute all four columns (lossless certified) for the p = 0.0025, sigma = 8 rows of Tables 1 and 4
     from scratch on two local workers, then again in-process from the cache: same files, all confirmed."""
     import os
+
     root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tables")
     rows = [r for r in BT.read_published(root) if r["p"] == "0.0025" and r["sigma"] == "8"]
     assert len(rows) == 18
@@ -132,6 +146,7 @@ def _run(args):
     import os
     import subprocess
     import sys
+
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return subprocess.run([sys.executable, "-m", "certify", *args], capture_output=True, text=True, cwd=root)
 
@@ -146,9 +161,11 @@ def test_dpsgd_accountant_option(tmp_path):
     v = _run(["verify", str(out)])
     assert v.returncode == 0, v.stdout
     import json
+
     doc = json.loads(out.read_text())
     doc["witnesses"]["alpha"] = 8
     from certify.certificate import digest_of
+
     doc["digest"] = digest_of(doc)
     out.write_text(json.dumps(doc))
     assert _run(["verify", str(out)]).returncode == 4

@@ -15,6 +15,7 @@ The bounds must never be below the reference (margin: 1e-20 relative, far above 
 the tightness (bound / max |J''| on each leaf) is printed (pytest -s) and, for the search-heavy cases
 (alpha = 47, 36, 26) near u = 1/2, asserted to stay within a factor 10.
 """
+
 import math
 from fractions import Fraction
 from functools import lru_cache
@@ -43,8 +44,16 @@ def _window(alpha, p, D2, u, drop=160.0):
     """Float scan (choosing only) of the region where the integrands matter."""
     beta = math.sqrt(2 * u * D2)
     lq, lp = math.log1p(-p), math.log(p)
-    lc = [math.lgamma(alpha + 1) - math.lgamma(k + 1) - math.lgamma(alpha - k + 1) + (alpha - k) * lq + k * lp
-          + D2 * k * (k - 1) / 2 - beta * beta * k * k / 8 for k in range(alpha + 1)]
+    lc = [
+        math.lgamma(alpha + 1)
+        - math.lgamma(k + 1)
+        - math.lgamma(alpha - k + 1)
+        + (alpha - k) * lq
+        + k * lp
+        + D2 * k * (k - 1) / 2
+        - beta * beta * k * k / 8
+        for k in range(alpha + 1)
+    ]
 
     def f(v):
         g = max(c + k * beta * v / 2 for k, c in enumerate(lc))
@@ -68,9 +77,13 @@ def moments_ref(alpha: int, p: fmpq, sigma: fmpq, u: fmpq):
         D2 = (2 / _mpf(sigma)) ** 2
         b2 = 2 * _mpf(u) * D2
         b = mp.sqrt(b2)
-        coef = {i: [mp.binomial(alpha - i, k) * q ** (alpha - i - k) * pm ** (k + i)
-                    * mp.exp((k + i) * (k + i - 1) * D2 / 2 - (k + i) ** 2 * b2 / 8) for k in range(alpha - i + 1)]
-                for i in range(3)}
+        coef = {
+            i: [
+                mp.binomial(alpha - i, k) * q ** (alpha - i - k) * pm ** (k + i) * mp.exp((k + i) * (k + i - 1) * D2 / 2 - (k + i) ** 2 * b2 / 8)
+                for k in range(alpha - i + 1)
+            ]
+            for i in range(3)
+        }
         lo, hi = _window(alpha, _f(p), float(D2), _f(u))
         S = {(0, 0): mp.mpf(0), **{ij: mp.mpf(0) for ij in PAIRS}}
         for nn in range(int(math.floor(lo * 16)), int(math.ceil(hi * 16)) + 1):
@@ -81,14 +94,14 @@ def moments_ref(alpha: int, p: fmpq, sigma: fmpq, u: fmpq):
                 g = mp.mpf(0)
                 for cc in reversed(coef[i]):
                     g = g * t + cc
-                G.append(g * t ** i)
+                G.append(g * t**i)
             e = pm * mp.exp(b * v - b2 / 2)
             D = q + e
             w = e / D
             base = mp.exp(-v * v / 2) * D ** (1 - alpha)
             S[0, 0] += base * G[0]
-            for (i, j) in PAIRS:
-                S[i, j] += base * G[i] * w ** j
+            for i, j in PAIRS:
+                S[i, j] += base * G[i] * w**j
         F = S[0, 0] * h / mp.sqrt(2 * mp.pi)
         return F, {ij: S[ij] / S[0, 0] for ij in PAIRS}
 
@@ -100,10 +113,18 @@ def Jpp_ref(alpha: int, p: fmpq, sigma: fmpq, u: fmpq) -> mp.mpf:
         D2 = (2 / _mpf(sigma)) ** 2
         al = alpha
         F1 = D2 * al * (al - 1) * (M[0, 2] - M[1, 1])
-        P = ((al + 1) * (al + 2) * M[0, 4] - 2 * al * (al + 1) * M[1, 3] + al * (al - 1) * M[2, 2]
-             - 4 * (al + 1) * M[0, 3] + 5 * al * M[1, 2] - (al - 1) * M[2, 1] + 2 * M[0, 2] - M[1, 1])
-        F2 = D2 ** 2 * al * (al - 1) * P
-        return (F2 - F1 ** 2) / (al - 1)
+        P = (
+            (al + 1) * (al + 2) * M[0, 4]
+            - 2 * al * (al + 1) * M[1, 3]
+            + al * (al - 1) * M[2, 2]
+            - 4 * (al + 1) * M[0, 3]
+            + 5 * al * M[1, 2]
+            - (al - 1) * M[2, 1]
+            + 2 * M[0, 2]
+            - M[1, 1]
+        )
+        F2 = D2**2 * al * (al - 1) * P
+        return (F2 - F1**2) / (al - 1)
 
 
 def J_fd_ref(alpha: int, p, sigma, u: mp.mpf) -> mp.mpf:
@@ -114,8 +135,7 @@ def J_fd_ref(alpha: int, p, sigma, u: mp.mpf) -> mp.mpf:
         D2 = (2 / mp.mpf(sigma)) ** 2
         b2 = 2 * u * D2
         b = mp.sqrt(b2)
-        coef = [mp.binomial(alpha, k) * q ** (alpha - k) * pm ** k * mp.exp(k * (k - 1) * D2 / 2 - k * k * b2 / 8)
-                for k in range(alpha + 1)]
+        coef = [mp.binomial(alpha, k) * q ** (alpha - k) * pm**k * mp.exp(k * (k - 1) * D2 / 2 - k * k * b2 / 8) for k in range(alpha + 1)]
         lo, hi = _window(alpha, float(pm), float(D2), float(u))
         S = mp.mpf(0)
         for nn in range(int(math.floor(lo * 16)), int(math.ceil(hi * 16)) + 1):
@@ -140,7 +160,7 @@ GRID_PROBLEMS.append(Problem(191, fmpq(1, 25), fmpq(8)))
 
 
 def _grid(alpha: int) -> list[fmpq]:
-    n = 32 if alpha <= 64 else 16          # u = k/64 (alpha <= 64) or k/32, plus points near the ends
+    n = 32 if alpha <= 64 else 16  # u = k/64 (alpha <= 64) or k/32, plus points near the ends
     pts = [fmpq(k, 2 * n) for k in range(n + 1)] + [fmpq(1, 1024), fmpq(1, 2) - fmpq(1, 1024)]
     return sorted(set(pts))
 
@@ -165,7 +185,7 @@ def test_kappa_bounds_reference_Jpp(prob):
     margin = mp.mpf(10) ** -20
     ratios, olds = {}, []
     with ctx.workprec(128):
-        for (l, r) in _leaves():
+        for l, r in _leaves():
             us = [u for u in grid if l <= u <= r]
             if not us:
                 continue
@@ -176,20 +196,22 @@ def test_kappa_bounds_reference_Jpp(prob):
             assert kneg <= kap and lev["convex"] <= lev["kneg"] <= lev["crude"]
             amax = max(abs(ref[u]) for u in us)
             for u in us:
-                assert _mpf(kap) >= abs(ref[u]) * (1 - margin), \
-                    f"kappa({l}, {r}) = {float(kap):.6g} < |J''({u})| = {float(abs(ref[u])):.6g}"
+                assert _mpf(kap) >= abs(ref[u]) * (1 - margin), f"kappa({l}, {r}) = {float(kap):.6g} < |J''({u})| = {float(abs(ref[u])):.6g}"
                 for name, k in (("full", kneg), ("convex", lev["convex"]), ("kneg", lev["kneg"]), ("crude", lev["crude"])):
-                    assert _mpf(k) >= -ref[u] * (1 - margin), \
+                    assert _mpf(k) >= -ref[u] * (1 - margin), (
                         f"kappa_neg({l}, {r}) at level {name} = {float(k):.6g} < -J''({u}) = {float(-ref[u]):.6g}"
+                    )
             w = r - l
             if amax > 0:
                 ratios.setdefault(w, []).append(float(_mpf(kap) / amax))
             if w == fmpq(1, 32):
                 olds.append(float(C.kappa_paper(prob, l, r).upper().fmpq() / kap))
     med = {w: sorted(v)[len(v) // 2] for w, v in ratios.items()}
-    print(f"\n{_ids(prob)}: kappa / max|J''| on the leaf, median (max) by leaf width: "
-          + ", ".join(f"{w}: {med[w]:.3g} ({max(v):.3g})" for w, v in ratios.items())
-          + f"; previous kappa / kappa at width 1/32: {min(olds):.3g} .. {max(olds):.3g}")
+    print(
+        f"\n{_ids(prob)}: kappa / max|J''| on the leaf, median (max) by leaf width: "
+        + ", ".join(f"{w}: {med[w]:.3g} ({max(v):.3g})" for w, v in ratios.items())
+        + f"; previous kappa / kappa at width 1/32: {min(olds):.3g} .. {max(olds):.3g}"
+    )
 
 
 # fast suite: the issue's alpha = 47; the other worst cases are slow
@@ -203,22 +225,25 @@ def test_kappa_is_tight_near_half_for_the_worst_cases(prob):
         kap = _mpf(C.kappa(prob, l, r).upper().fmpq())
         kneg = _mpf(C.kappa_neg(prob, l, r).upper().fmpq())
         old = _mpf(C.kappa_paper(prob, l, r).upper().fmpq())
-    print(f"\n{_ids(prob)} on [15/32, 1/2]: max|J''| = {float(amax):.4g}, kappa = {float(kap):.4g}, "
-          f"kappa_neg = {float(kneg):.4g}, previous kappa = {float(old):.4g}")
+    print(
+        f"\n{_ids(prob)} on [15/32, 1/2]: max|J''| = {float(amax):.4g}, kappa = {float(kap):.4g}, "
+        f"kappa_neg = {float(kneg):.4g}, previous kappa = {float(old):.4g}"
+    )
     assert amax <= kap <= 10 * amax
     assert kneg <= kap
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("prob", [WORST[0], Problem(8, fmpq(1, 100), fmpq(2)), Problem(3, fmpq(1, 25), fmpq(1)),
-                                  Problem(128, fmpq(1, 400), fmpq(8))], ids=_ids)
+@pytest.mark.parametrize(
+    "prob", [WORST[0], Problem(8, fmpq(1, 100), fmpq(2)), Problem(3, fmpq(1, 25), fmpq(1)), Problem(128, fmpq(1, 400), fmpq(8))], ids=_ids
+)
 def test_moment_and_F_bounds_enclose_reference(prob):
     """The ingredients: F_low(r) <= F(u) <= (42') for F, and the upper and lower moment bounds enclose
     E'[v^i w^j](u) for u in [l, r]."""
     leaves = [(fmpq(0), fmpq(1, 16)), (fmpq(1, 4), fmpq(5, 16)), (fmpq(7, 16), fmpq(1, 2)), (fmpq(0), fmpq(1, 2))]
     eps = mp.mpf(10) ** -20
     with ctx.workprec(128):
-        for (l, r) in leaves:
+        for l, r in leaves:
             M, Ml = C.moment_bounds(prob, l, r, lower=True)
             Fl = _mpf(C.F_low(prob, r).lower().fmpq())
             Fu = _mpf(C.N_bound(prob, 0, 0, l, r).upper().fmpq())
@@ -227,15 +252,12 @@ def test_moment_and_F_bounds_enclose_reference(prob):
                 assert Fl <= F * (1 + eps), f"F_low({r}) = {Fl} > F({u}) = {F}"
                 assert Fu >= F * (1 - eps), f"(42') for F on [{l}, {r}] = {Fu} < F({u}) = {F}"
                 for ij in PAIRS:
-                    assert _mpf(M[ij].upper().fmpq()) >= Mref[ij] * (1 - eps), \
-                        f"M{ij} upper bound on [{l}, {r}] below the reference at u = {u}"
+                    assert _mpf(M[ij].upper().fmpq()) >= Mref[ij] * (1 - eps), f"M{ij} upper bound on [{l}, {r}] below the reference at u = {u}"
                 for ij, lo in Ml.items():
-                    assert _mpf(lo.lower().fmpq()) <= Mref[ij] * (1 + eps), \
-                        f"M{ij} lower bound on [{l}, {r}] above the reference at u = {u}"
+                    assert _mpf(lo.lower().fmpq()) <= Mref[ij] * (1 + eps), f"M{ij} lower bound on [{l}, {r}] above the reference at u = {u}"
 
 
-@pytest.mark.parametrize("alpha,p,sigma,u", [(47, "0.0025", 4, "0.484375"), (8, "0.01", 2, "0.3"),
-                                             (3, "0.04", 1, "0.125"), (64, "0.01", 2, "0.5")])
+@pytest.mark.parametrize("alpha,p,sigma,u", [(47, "0.0025", 4, "0.484375"), (8, "0.01", 2, "0.3"), (3, "0.04", 1, "0.125"), (64, "0.01", 2, "0.5")])
 def test_reference_Jpp_matches_finite_differences(alpha, p, sigma, u):
     """The analytic reference (17), (18), (38) against 50-digit central differences of J from (35)."""
     fu, fp = Fraction(u), Fraction(p)
@@ -244,15 +266,15 @@ def test_reference_Jpp_matches_finite_differences(alpha, p, sigma, u):
     with mp.workdps(50):
         um = _mpf(uq)
         h = mp.mpf(10) ** -12
-        fd = (J_fd_ref(alpha, p, sigma, um + h) - 2 * J_fd_ref(alpha, p, sigma, um) + J_fd_ref(alpha, p, sigma, um - h)) / h ** 2
+        fd = (J_fd_ref(alpha, p, sigma, um + h) - 2 * J_fd_ref(alpha, p, sigma, um) + J_fd_ref(alpha, p, sigma, um - h)) / h**2
     assert abs(fd - an) <= mp.mpf(10) ** -12 * max(abs(an), mp.mpf(10) ** -6), (fd, an)
 
 
 def test_kappa_neg_bounds_the_interpolation_error():
     """(*) of curvature.py directly: J <= chord + kappa_neg (r-l)^2 t(1-t)/2 on leaves where J'' < 0 somewhere."""
-    prob = Problem(2, fmpq(1, 25), fmpq(1))   # J'' < 0 near u = 0 (reference: about -0.1)
+    prob = Problem(2, fmpq(1, 25), fmpq(1))  # J'' < 0 near u = 0 (reference: about -0.1)
     with ctx.workprec(128):
-        for (l, r) in [(fmpq(0), fmpq(1, 8)), (fmpq(1, 8), fmpq(3, 8)), (fmpq(0), fmpq(1, 2))]:
+        for l, r in [(fmpq(0), fmpq(1, 8)), (fmpq(1, 8), fmpq(3, 8)), (fmpq(0), fmpq(1, 2))]:
             kneg = _mpf(C.kappa_neg(prob, l, r).upper().fmpq())
             Jl = J_fd_ref(2, "0.04", 1, _mpf(l))
             Jr = J_fd_ref(2, "0.04", 1, _mpf(r))

@@ -8,6 +8,7 @@ below (30 digits, from ``rho_ref(alpha, p, sigma, grid=2)``; the slow test recom
 sum at u = 0, computed here. p = 1e-2200 is checked against the p^2 term of Proposition 5 (the relative error of
 that term is O(p)). The remainder R of certify.dpsgd.small_p is checked against mpmath F(u) - 1 - p^2 c2(u).
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -30,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: (alpha, p, sigma) -> (rho, maximiser u) from reference_rho.rho_ref (mpmath, 60 + 2 log10(1/p) digits)
 REFERENCE = {
-(2, "1e-30", 3): ("6.21549257210197089201880593253e-61", "0.5"),
+    (2, "1e-30", 3): ("6.21549257210197089201880593253e-61", "0.5"),
     (2, "1e-12", 3): ("6.2154925720945739601869805694e-25", "0.5"),
     (2, "1e-6", 3): ("6.21548517520250279559313554974e-13", "0.5"),
     (50, "1e-30", 3): ("1.55387314302549272300470148313e-59", "0.5"),
@@ -50,15 +51,14 @@ REFERENCE = {
     (2, "1e-6", 1): ("9.4270922538547511205564606033e-11", "0.5"),
 }
 #: large-rho cases (Proposition 2 (a) holds: the maximum is J(0)); reference = mpmath sum at u = 0
-LARGE = [(256, "1e-12", 3), (256, "1e-6", 3), (50, "1e-30", 1), (256, "1e-30", 1), (50, "1e-12", 1),
-         (256, "1e-6", 1)]
-REL = fmpq(1, 10 ** 6)
+LARGE = [(256, "1e-12", 3), (256, "1e-6", 3), (50, "1e-30", 1), (256, "1e-30", 1), (50, "1e-12", 1), (256, "1e-6", 1)]
+REL = fmpq(1, 10**6)
 
 
 def _fmpq(x) -> fmpq:
     """An mpf as an exact rational (its binary value; no rounding to the ambient precision)."""
     m, e = x.man_exp
-    return fmpq(int(m) * 2 ** e) if e >= 0 else fmpq(int(m), 2 ** (-e))
+    return fmpq(int(m) * 2**e) if e >= 0 else fmpq(int(m), 2 ** (-e))
 
 
 def _check(prob, ref: fmpq):
@@ -69,7 +69,7 @@ def _check(prob, ref: fmpq):
     assert lo >= 0, (prob, lo)
     assert (hi - lo) <= REL * hi, (prob, float((hi - lo) / hi))
     # the reference is a 30-digit decimal of the true maximum
-    slack = ref / 10 ** 25
+    slack = ref / 10**25
     assert lo - slack <= ref <= hi + slack, (prob, float(lo), float(ref), float(hi))
     return out
 
@@ -100,8 +100,13 @@ def test_issue_examples_have_nonnegative_tight_bounds():
     """alpha = 50, p = 1e-30, sigma = 3: a nonnegative, tight enclosure (a loose one would be [-7.76e-31, 6.32e-22])."""
     out = _check(make_problem("50", "1e-30", "3"), _decimal(REFERENCE[(50, "1e-30", 3)][0]))
     assert out.facts.method == "small-p"
-    proc = subprocess.run([sys.executable, "-m", "certify", "rho", "--alpha", "50", "--sampling-rate", "1e-30",
-                           "--noise-multiplier", "3"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "certify", "rho", "--alpha", "50", "--sampling-rate", "1e-30", "--noise-multiplier", "3"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0 and "in [1.553873143e-59, 1.553873144e-59]" in proc.stdout, proc.stdout
 
 
@@ -114,7 +119,7 @@ def test_p_1e_2200_against_proposition_5():
         lo, hi = b["rho_lo"].lower().fmpq(), b["rho_hi"].upper().fmpq()
         assert lo > 0 and (hi - lo) <= REL * hi
         with mp.workdps(50):
-            D2 = mp.mpf(4) / sigma ** 2
+            D2 = mp.mpf(4) / sigma**2
             lead = alpha * (mp.exp(D2) - mp.exp(D2 / 2)) * mp.mpf("1e-2200") ** 2
             assert _fmpq(lead * (1 - mp.mpf(10) ** -40)) <= hi and lo <= _fmpq(lead * (1 + mp.mpf(10) ** -40))
 
@@ -123,8 +128,7 @@ def test_p_1e_2200_end_to_end():
     """The CLI at p = 1e-2200 (rho ~ 1e-4399, whose exact text needs more than Python's default 4300 digits: the
     dpsgd package raises that limit) is tight, and the checker re-checks it."""
     args = ["rho", "--alpha", "2", "--sampling-rate", "1e-2200", "--noise-multiplier", "1"]
-    proc = subprocess.run([sys.executable, "-m", "certify", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "certify", *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "small-p route" in proc.stdout and "in [9.441818786e-4399, 9.441818787e-4399]" in proc.stdout
 
@@ -138,10 +142,10 @@ def test_remainder_bounds_the_taylor_error(alpha, p, sigma):
     """|F(u) - 1 - p^2 c2(u)| <= R (small_p.remainder) at several u, F from the mpmath reference."""
     R = remainder(make_problem(str(alpha), p, str(sigma))).upper().fmpq()
     with mp.workdps(60):
-        pp, D2 = mp.mpf(p), mp.mpf(4) / sigma ** 2
+        pp, D2 = mp.mpf(p), mp.mpf(4) / sigma**2
         for u in (mp.mpf(0), mp.mpf(1) / 3, mp.mpf(1) / 2):
             c2 = alpha * (alpha - 1) / mp.mpf(2) * (mp.exp(D2) + mp.exp(2 * u * D2) - 2 * mp.exp(u * D2))
-            err = abs(F_ref(alpha, pp, sigma, u, 60) - 1 - pp ** 2 * c2)
+            err = abs(F_ref(alpha, pp, sigma, u, 60) - 1 - pp**2 * c2)
             assert _fmpq(err) <= R, (alpha, p, sigma, u, err, float(R))
             assert err > 0
 
@@ -153,9 +157,13 @@ def test_small_p_certificate_is_rechecked(tmp_path):
     from certify.verify import verify_text
 
     cert = tmp_path / "c.json"
-    proc = subprocess.run([sys.executable, "-m", "certify", "rho", "--alpha", "2", "--sampling-rate", "1e-30",
-                           "--noise-multiplier", "1", "--out", str(cert)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "certify", "rho", "--alpha", "2", "--sampling-rate", "1e-30", "--noise-multiplier", "1", "--out", str(cert)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(cert.read_text())
     assert doc["witnesses"]["method"] == "small-p"

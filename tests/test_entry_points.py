@@ -1,4 +1,5 @@
 """The Python entry points take exact numbers (str, int, Fraction, fmpq), refuse floats, and validate like the CLI."""
+
 from fractions import Fraction
 
 import pytest
@@ -17,30 +18,40 @@ from certify.verify import verify_text
 GOOD = dict(p="1/100", sigma="2", steps=1000, delta="1e-6")
 
 
-@pytest.mark.parametrize("field,value,needle", [
-    ("steps", -5, "steps: must be an integer >= 1, got -5"),
-    ("steps", 0, "steps"),
-    ("steps", "10.5", "steps"),
-    ("steps", 1000.0, "float"),
-    ("delta", 2, "delta: must be in (0, 1)"),
-    ("delta", 1e-6, "float"),
-    ("p", 0.01, "float"),
-    ("p", 1, "p: must be in (0, 1)"),
-    ("sigma", 0, r"sigma: must be >= 1/500"),
-    ("sigma", 2.0, "float"),
-])
+@pytest.mark.parametrize(
+    "field,value,needle",
+    [
+        ("steps", -5, "steps: must be an integer >= 1, got -5"),
+        ("steps", 0, "steps"),
+        ("steps", "10.5", "steps"),
+        ("steps", 1000.0, "float"),
+        ("delta", 2, "delta: must be in (0, 1)"),
+        ("delta", 1e-6, "float"),
+        ("p", 0.01, "float"),
+        ("p", 1, "p: must be in (0, 1)"),
+        ("sigma", 0, r"sigma: must be >= 1/500"),
+        ("sigma", 2.0, "float"),
+    ],
+)
 def test_certify_dpsgd_validates(field, value, needle):
     args = dict(GOOD, **{field: value})
     with pytest.raises(InputError, match=needle.replace("(", r"\(").replace(")", r"\)")):
         certify_dpsgd(**args)
 
 
-@pytest.mark.parametrize("kw,needle", [
-    (dict(alpha=1), "alpha"), (dict(alpha=300), "alpha"), (dict(alpha=8.0), "float"),
-    (dict(gamma=0), "gamma"), (dict(gamma=2), "gamma"), (dict(gamma=1e-9), "float"),
-    (dict(extra_inputs={"note": "x"}), "extra_inputs"),
-    (dict(extra_inputs={"batch_size": "6", "dataset_size": "6000"}), "disagrees"),
-])
+@pytest.mark.parametrize(
+    "kw,needle",
+    [
+        (dict(alpha=1), "alpha"),
+        (dict(alpha=300), "alpha"),
+        (dict(alpha=8.0), "float"),
+        (dict(gamma=0), "gamma"),
+        (dict(gamma=2), "gamma"),
+        (dict(gamma=1e-9), "float"),
+        (dict(extra_inputs={"note": "x"}), "extra_inputs"),
+        (dict(extra_inputs={"batch_size": "6", "dataset_size": "6000"}), "disagrees"),
+    ],
+)
 def test_certify_dpsgd_validates_options(kw, needle):
     with pytest.raises(InputError, match=needle):
         certify_dpsgd(**GOOD, **kw)
@@ -48,9 +59,11 @@ def test_certify_dpsgd_validates_options(kw, needle):
 
 def test_certify_dpsgd_accepts_every_exact_type():
     texts = certify_dpsgd("1/100", "2", "1000", "1e-6", alpha=8).certificate.dumps()
-    for p, s, t, d in [(Fraction(1, 100), Fraction(2), 1000, Fraction(1, 10 ** 6)),
-                       (fmpq(1, 100), fmpq(2), 1000, fmpq(1, 10 ** 6)),
-                       ("0.01", "2", "1e3", "0.000001")]:
+    for p, s, t, d in [
+        (Fraction(1, 100), Fraction(2), 1000, Fraction(1, 10**6)),
+        (fmpq(1, 100), fmpq(2), 1000, fmpq(1, 10**6)),
+        ("0.01", "2", "1e3", "0.000001"),
+    ]:
         assert certify_dpsgd(p, s, t, d, alpha=8).certificate.dumps() == texts
     assert verify_text(texts).ok
 
@@ -66,10 +79,16 @@ def test_certify_rho_validates_problem():
         certify_rho(Problem(8, fmpq(1, 100), fmpq(2)), gamma="-1")
 
 
-@pytest.mark.parametrize("kw,needle", [
-    (dict(steps=-1000), "steps"), (dict(steps=0), "steps"), (dict(delta="2"), "delta"),
-    (dict(p=0.01), "float"), (dict(alpha=1), "alpha"),
-])
+@pytest.mark.parametrize(
+    "kw,needle",
+    [
+        (dict(steps=-1000), "steps"),
+        (dict(steps=0), "steps"),
+        (dict(delta="2"), "delta"),
+        (dict(p=0.01), "float"),
+        (dict(alpha=1), "alpha"),
+    ],
+)
 def test_certify_baseline_validates(kw, needle):
     args = dict(p="1/100", sigma="2", steps=1000, delta="1e-6", alpha=8)
     args.update(kw)
@@ -101,4 +120,4 @@ def test_objpert_and_referee_producers_refuse_floats():
         K.certify_calibration_c13(p, 1.0, "1e-7", 1500)
     with pytest.raises(InputError, match="iterations"):
         K.certify_calibration_c13(p, "1", "1e-7", 0)
-    assert verify_text(certify_theorem_4_1(p, Fraction(1), Fraction(1500), Fraction(1, 10 ** 7)).dumps()).ok
+    assert verify_text(certify_theorem_4_1(p, Fraction(1), Fraction(1500), Fraction(1, 10**7)).dumps()).ok

@@ -10,6 +10,7 @@ proves nothing) or 4 (inconsistent). The checks every kind must pass (genuine ce
 their precision, closed schema, edited bounds, truncated files) are in test_kind_conformance.py. Finally,
 hostile files and options to `certify verify` end with one line on stderr and exit 2.
 """
+
 import copy
 import json
 import os
@@ -44,18 +45,20 @@ def genuine():
     from certify.pld import certify_pld
 
     docs = {kind: _doc(spec_for(kind).example()) for kind in registered_kinds()}
-    docs.update({
-        "objpert/theorem-4.1 smallest N": _doc(certify_theorem_4_1(T.example_problem("1/100"), "1")),
-        "dpsgd/rho-bok prop2a": _doc(certify_rho(Problem(12, exact("1/100"), exact("2")))),
-        "pld/dpsgd poisson": _doc(certify_pld(POISSON_ADD_REMOVE, "1/100", "2", 20, "1e-5", grid="1e-3")),
-    })
+    docs.update(
+        {
+            "objpert/theorem-4.1 smallest N": _doc(certify_theorem_4_1(T.example_problem("1/100"), "1")),
+            "dpsgd/rho-bok prop2a": _doc(certify_rho(Problem(12, exact("1/100"), exact("2")))),
+            "pld/dpsgd poisson": _doc(certify_pld(POISSON_ADD_REMOVE, "1/100", "2", 20, "1e-5", grid="1e-3")),
+        }
+    )
     return docs
 
 
 def _poisson_schedule(q, sigma, steps):
     from certify.poisson.schedule import parse_schedule
-    return parse_schedule([{"sampling_rate": q, "noise_multiplier": sigma, "steps": steps}],
-                          contract=POISSON_ADD_REMOVE)
+
+    return parse_schedule([{"sampling_rate": q, "noise_multiplier": sigma, "steps": steps}], contract=POISSON_ADD_REMOVE)
 
 
 def regenerate(doc, inputs=None, witnesses=None, drop=()):
@@ -102,14 +105,17 @@ def test_variants_verify(genuine):
 # --------------------------------------------------------------------------------------------
 def _reported_delta_edit(doc, N):
     """Example 4.8 at iteration count N, with the delta the evaluator computes there reported honestly."""
+
     def at(w):
         w["iterations"] = N
+
     first = regenerate(doc, {"iterations": str(N)}, at)
     honest = first["quantities"]["delta"]["upper"]
 
     def edit(w):
         w["iterations"] = N
         w["reported_delta"] = honest
+
     return regenerate(doc, {"iterations": str(N)}, edit)
 
 
@@ -123,6 +129,7 @@ def test_example_4_8_below_threshold_7(genuine):
 def test_reported_delta_1e_20(genuine):
     def edit(w):
         w["reported_delta"] = "1e-20"
+
     rejected(regenerate(genuine["objpert/theorem-4.1"], witnesses=edit), 5, "dp_4_1", "1e-20")
 
 
@@ -131,6 +138,7 @@ def test_epsilon_below_eps0(genuine):
 
     def edit(w):
         w.pop("theorem_C13")
+
     forged = regenerate(doc, {"epsilon": "1/100"}, edit, drop=("target_delta",))
     rejected(forged, 5, "epsilon_admissible")
 
@@ -141,6 +149,7 @@ def test_smallest_n_that_is_not_smallest(genuine):
 
     def edit(w):
         w["iterations"] = N + 5
+
     rejected(regenerate(doc, witnesses=edit), 5, "threshold7_smallest", f"N = {N + 5} is the smallest")
 
 
@@ -158,8 +167,7 @@ def test_c13_first_passing_300(genuine):
     forged = regenerate(genuine["objpert/theorem-4.1"], witnesses=lambda w: _truncate_failures(w, 300))
     rep = rejected(forged, 5, "N = 300", "does not hold")
     assert "first_passing_c13" in json.dumps(forged["conclusions"])
-    assert any("radius_condition" in p or "dp_C13" in p or "epsilon_above_s_N" in p or "alpha_bar" in p
-               for p in rep.problems)
+    assert any("radius_condition" in p or "dp_C13" in p or "epsilon_above_s_N" in p or "alpha_bar" in p for p in rep.problems)
 
 
 def test_c13_calibration_first_passing_too_small(genuine):
@@ -175,6 +183,7 @@ def test_c13_calibration_bracket_pass_edited(genuine):
 
     def edit(w):  # a "pass" just above the certified failure, where the target is not met
         w["sigma_bracket"]["pass"] = str(exact(b["fail"]) * (1 + exact("1e-12")))
+
     try:
         forged = regenerate(doc, witnesses=edit)
     except InputError as err:  # it fails an earlier condition: the forger cannot even regenerate it
@@ -189,6 +198,7 @@ def test_c13_calibration_bracket_pass_edited(genuine):
 def test_calibration_with_10_iterations(genuine):
     def edit(w):
         w["iterations"] = 10
+
     forged = regenerate(genuine["objpert/calibration-4.13"], witnesses=edit)
     rep = rejected(forged, 5, "threshold7_holds", "N = 10 is the smallest N satisfying (7) and c_N <= eps/4")
     assert sum(not h for _, h, _ in rep.conclusions) >= 2  # the DP conclusion and the minimality
@@ -200,15 +210,16 @@ def test_calibration_n_one_above_the_smallest(genuine):
 
     def edit(w):
         w["iterations"] = N + 1
+
     rejected(regenerate(doc, witnesses=edit), 5, "smaller_counts_fail", f"N = {N + 1} is the smallest")
 
 
 def test_gaussian_benchmark_below_floor(genuine, monkeypatch):
     import certify.objpert.certificates as OC
+
     doc = genuine["objpert/gaussian-benchmark"]
     with monkeypatch.context() as m:  # the forger's evaluator does not validate
-        m.setattr(OC, "validate_gaussian_benchmark",
-                  lambda i: (exact(i["noise_multiplier"]), exact(i["epsilon"])))
+        m.setattr(OC, "validate_gaussian_benchmark", lambda i: (exact(i["noise_multiplier"]), exact(i["epsilon"])))
         forged = regenerate(doc, {"epsilon": "1/100"})
     assert [c["holds"] for c in forged["claims"] if c["name"] == "epsilon_admissible"] == [False]
     rejected(forged, 5, "hypothesis fails", "epsilon", "G^2/(2 sigma^2)")
@@ -217,12 +228,14 @@ def test_gaussian_benchmark_below_floor(genuine, monkeypatch):
 def test_referee_epsilon_upper_1(genuine):
     def edit(w):
         w["epsilon_upper"], w["epsilon_lower"] = "1", "1/2"
+
     rejected(regenerate(genuine["referee/objpert-rdp"], witnesses=edit), 5, "dp_at_delta", "(1, 1/1000000)-DP")
 
 
 def test_referee_reported_delta_too_small(genuine):
     def edit(w):
         w["reported_delta"] = "1e-30"
+
     rejected(regenerate(genuine["referee/objpert-rdp"], witnesses=edit), 5, "dp_at_epsilon")
 
 
@@ -240,14 +253,18 @@ def _permissive(monkeypatch_ctx, module, *names):
 
 
 @pytest.mark.parametrize("kind", ["dpsgd/renyi-wang", "dpsgd/renyi-birrell", "dpsgd/renyi-bok"])
-@pytest.mark.parametrize("edit,needle", [
-    ({"steps": "-1000"}, "steps: must be an integer >= 1, got -1000"),
-    ({"steps": "0"}, "steps: must be an integer >= 1, got 0"),
-    ({"delta": "2"}, "delta: must be in (0, 1), got 2"),
-])
+@pytest.mark.parametrize(
+    "edit,needle",
+    [
+        ({"steps": "-1000"}, "steps: must be an integer >= 1, got -1000"),
+        ({"steps": "0"}, "steps: must be an integer >= 1, got 0"),
+        ({"delta": "2"}, "delta: must be in (0, 1), got 2"),
+    ],
+)
 def test_steps_and_delta_out_of_range(genuine, monkeypatch, kind, edit, needle):
     import certify.dpsgd.baselines.certificates as BC
     import certify.dpsgd.certificates as DC
+
     doc = genuine[kind]
     with monkeypatch.context() as m:
         _permissive(m, BC if kind != "dpsgd/renyi-bok" else DC, "parse_steps", "parse_delta")
@@ -260,6 +277,7 @@ def test_steps_and_delta_out_of_range(genuine, monkeypatch, kind, edit, needle):
 
 def test_batch_size_dataset_size_disagree_with_p(genuine, monkeypatch):
     import certify.dpsgd.certificates as DC
+
     doc = genuine["dpsgd/renyi-bok"]
     assert doc["inputs"]["dataset_size"] == "600"
     with monkeypatch.context() as m:
@@ -274,18 +292,24 @@ def test_batch_size_without_dataset_size(genuine):
     rejected(reseal(doc), 5, "go together")
 
 
-@pytest.mark.parametrize("kind,key", [("dpsgd/rho-bok", "reported_rho"), ("dpsgd/renyi-bok", "reported_epsilon"),
-                                      ("dpsgd/renyi-wang", "reported_epsilon"),
-                                      ("dpsgd/renyi-birrell", "reported_epsilon")])
+@pytest.mark.parametrize(
+    "kind,key",
+    [
+        ("dpsgd/rho-bok", "reported_rho"),
+        ("dpsgd/renyi-bok", "reported_epsilon"),
+        ("dpsgd/renyi-wang", "reported_epsilon"),
+        ("dpsgd/renyi-birrell", "reported_epsilon"),
+    ],
+)
 def test_reported_bound_below_the_certified_one(genuine, kind, key):
     def edit(w):
         w[key] = "1e-5"
+
     rep = rejected(regenerate(genuine[kind], witnesses=edit), 5, "1e-5")
     assert any("rho_bound" in p or "dp (" in p for p in rep.problems)
 
 
-@pytest.mark.parametrize("gamma,needle", [("1/1024", "gamma"), ("0", "gamma"), ("2", "gamma"), ("x", "gamma"),
-                                          ("1/3", "gamma")])
+@pytest.mark.parametrize("gamma,needle", [("1/1024", "gamma"), ("0", "gamma"), ("2", "gamma"), ("x", "gamma"), ("1/3", "gamma")])
 def test_edited_gamma(genuine, gamma, needle):
     for kind in ("dpsgd/rho-bok", "dpsgd/renyi-bok"):
         doc = copy.deepcopy(genuine[kind])
@@ -334,7 +358,7 @@ def test_software_is_not_vouched_for(genuine):
 
 def test_huge_ball_refused_without_arithmetic(genuine):
     d = copy.deepcopy(genuine["objpert/gaussian-benchmark"])
-    d["quantities"]["epsilon_floor"]["ball"]["rad"] = ["1", 10 ** 12]
+    d["quantities"]["epsilon_floor"]["ball"]["rad"] = ["1", 10**12]
     rejected(reseal(d), 4, "out of range")
 
 
@@ -342,8 +366,7 @@ def test_huge_ball_refused_without_arithmetic(genuine):
 # The command line: conclusions first, exit codes 0 / 4 / 5 / 2, hostile files and options
 # --------------------------------------------------------------------------------------------
 def run(args, **kw):
-    return subprocess.run([sys.executable, "-m", "certify", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120, **kw)
+    return subprocess.run([sys.executable, "-m", "certify", *args], capture_output=True, text=True, cwd=ROOT, timeout=120, **kw)
 
 
 def test_cli_exit_codes_and_output(genuine, tmp_path):
@@ -367,12 +390,16 @@ def test_cli_exit_codes_and_output(genuine, tmp_path):
     assert r.returncode == 4 and "unknown input" in r.stderr and len(r.stderr.splitlines()) == 1
 
 
-@pytest.mark.parametrize("content", [
-    b"\xff\xfe\x00garbage",
-    b"[" * 100000 + b"]" * 100000,
-    b'{"schema": "certify/2", "precision": ' + b"9" * 5000 + b"}",
-    b"",
-], ids=["non-utf8", "nested-100000", "huge-integer", "empty"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"\xff\xfe\x00garbage",
+        b"[" * 100000 + b"]" * 100000,
+        b'{"schema": "certify/2", "precision": ' + b"9" * 5000 + b"}",
+        b"",
+    ],
+    ids=["non-utf8", "nested-100000", "huge-integer", "empty"],
+)
 def test_cli_hostile_files(tmp_path, content):
     f = tmp_path / "c.json"
     f.write_bytes(content)
@@ -409,16 +436,23 @@ def test_cli_directory_and_missing_file(tmp_path):
 def test_poisson_claimed_epsilon_below_the_certified_one(genuine):
     def edit(w):
         w["epsilon_bound"] = "1"
-    rejected(regenerate(genuine["dpsgd/renyi-poisson"], witnesses=edit), 5, "the run is (1, 1/100000)-DP",
-             "claim fails")
+
+    rejected(regenerate(genuine["dpsgd/renyi-poisson"], witnesses=edit), 5, "the run is (1, 1/100000)-DP", "claim fails")
 
 
-@pytest.mark.parametrize("edit,needle", [
-    ({"phase[0].steps": "-1000"}, "steps"), ({"phase[0].steps": "0"}, "steps"), ({"delta": "2"}, "delta"),
-    ({"phase[0].sampling_rate": "3/2"}, "sampling_rate"), ({"phase[0].noise_multiplier": "0"}, "noise_multiplier"),
-    ({"adjacency": "replace-one", "sensitivity": "2C"}, "sampling"), ({"sampling": "shuffling"}, "shuffl"),
-    ({"privacy_unit": "one user"}, "privacy_unit"),
-])
+@pytest.mark.parametrize(
+    "edit,needle",
+    [
+        ({"phase[0].steps": "-1000"}, "steps"),
+        ({"phase[0].steps": "0"}, "steps"),
+        ({"delta": "2"}, "delta"),
+        ({"phase[0].sampling_rate": "3/2"}, "sampling_rate"),
+        ({"phase[0].noise_multiplier": "0"}, "noise_multiplier"),
+        ({"adjacency": "replace-one", "sensitivity": "2C"}, "sampling"),
+        ({"sampling": "shuffling"}, "shuffl"),
+        ({"privacy_unit": "one user"}, "privacy_unit"),
+    ],
+)
 def test_poisson_hypotheses(genuine, edit, needle):
     doc = copy.deepcopy(genuine["dpsgd/renyi-poisson"])
     doc["inputs"].update(edit)
@@ -453,19 +487,27 @@ def test_bok_certificate_records_its_contract(genuine):
 def test_pld_epsilon_upper_below_the_certified_one(genuine, kind):
     def edit(w):
         w["epsilon_upper"] = "1/100"
+
     rejected(regenerate(genuine[kind], witnesses=edit), 5, "privacy")
 
 
 def test_pld_epsilon_lower_above_the_exact_one(genuine):
     def edit(w):
         w["epsilon_lower"] = "1/10"  # the composed pair's exact eps(1e-5) is about 0.088 < 0.1
+
     rejected(regenerate(genuine["pld/dpsgd poisson"], witnesses=edit), 5, "tightness")
 
 
-@pytest.mark.parametrize("edit,needle", [
-    ({"steps": "-20"}, "steps"), ({"delta": "2"}, "delta"), ({"grid": "0"}, "grid"),
-    ({"sampling": "poisson", "adjacency": "add-remove"}, "sensitivity"), ({"sampling": "shuffling"}, "shuffl"),
-])
+@pytest.mark.parametrize(
+    "edit,needle",
+    [
+        ({"steps": "-20"}, "steps"),
+        ({"delta": "2"}, "delta"),
+        ({"grid": "0"}, "grid"),
+        ({"sampling": "poisson", "adjacency": "add-remove"}, "sensitivity"),
+        ({"sampling": "shuffling"}, "shuffl"),
+    ],
+)
 def test_pld_hypotheses(genuine, edit, needle):
     doc = copy.deepcopy(genuine["pld/dpsgd"])
     doc["inputs"].update(edit)

@@ -10,6 +10,7 @@ finish within a bounded time and write nothing when it fails.
 * the full corpus (every numeric flag of every command x every hostile string) is marked slow and runs
   in a worker subprocess (``python tests/test_hostile.py worker``), so that a signal is caught too.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -33,38 +34,118 @@ OK_CODES = (0, 2, 3, 6)
 
 #: base command and its numeric flags
 BASES = {
-    "objpert": (["objpert", "--example", "4.8"],
-                ["--n", "--d", "--mu", "--zeta", "--eta", "--noise-multiplier", "--u", "--iterations", "--epsilon",
-                 "--target-delta"]),
+    "objpert": (
+        ["objpert", "--example", "4.8"],
+        ["--n", "--d", "--mu", "--zeta", "--eta", "--noise-multiplier", "--u", "--iterations", "--epsilon", "--target-delta"],
+    ),
     "objpert-sigma": (["objpert", "--example", "4.8", "--sigma", "1e-5"], ["--sigma"]),
-    "objpert-custom": (["objpert", "--n", "1000", "--d", "10", "--mu", "0.1", "--zeta", "1", "--loss", "custom",
-                        "--L1", "1", "--L2", "1", "--L3", "1", "--noise-multiplier", "5", "--u", "6",
-                        "--epsilon", "1"], ["--L1", "--L2", "--L3"]),
-    "objpert-utility": (["objpert", "--example", "4.8", "--utility"],
-                        ["--delta-S", "--comparator-norm", "--beta", "--gradient-norm"]),
-    "calibrate": (["calibrate", "--epsilon", "1", "--delta", "1e-7", "--n", "1000000", "--d", "10000"],
-                  ["--epsilon", "--delta", "--delta-S", "--comparator-norm", "--n", "--d", "--zeta"]),
-    "gaussian-benchmark": (["gaussian-benchmark", "--noise-multiplier", "5", "--epsilon", "1"],
-                           ["--noise-multiplier", "--epsilon"]),
-    "rho": (["rho", "--alpha", "8", "--sampling-rate", "0.01", "--noise-multiplier", "2"],
-            ["--alpha", "--sampling-rate", "--noise-multiplier", "--gamma"]),
-    "dpsgd": (["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"],
-              ["--sampling-rate", "--noise-multiplier", "--steps", "--delta", "--alpha", "--gamma"]),
-    "dpsgd-batch": (["dpsgd", "--batch-size", "600", "--dataset-size", "60000", "--noise-multiplier", "2",
-                     "--steps", "1000", "--delta", "1e-6"], ["--batch-size", "--dataset-size"]),
-    "dpsgd-wang": (["dpsgd", "--accountant", "wang", "--alpha", "8", "--sampling-rate", "0.01",
-                    "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"],
-                   ["--sampling-rate", "--noise-multiplier", "--steps", "--delta", "--alpha"]),
-    "objpert-rdp": (["objpert-rdp", "--L", "1", "--nu", "2", "--s", "1/4", "--lambda", "1", "--alpha", "3",
-                     "--epsilon", "2", "--delta", "1e-6"],
-                    ["--L", "--nu", "--s", "--lambda", "--alpha", "--epsilon", "--delta"]),
+    "objpert-custom": (
+        [
+            "objpert",
+            "--n",
+            "1000",
+            "--d",
+            "10",
+            "--mu",
+            "0.1",
+            "--zeta",
+            "1",
+            "--loss",
+            "custom",
+            "--L1",
+            "1",
+            "--L2",
+            "1",
+            "--L3",
+            "1",
+            "--noise-multiplier",
+            "5",
+            "--u",
+            "6",
+            "--epsilon",
+            "1",
+        ],
+        ["--L1", "--L2", "--L3"],
+    ),
+    "objpert-utility": (["objpert", "--example", "4.8", "--utility"], ["--delta-S", "--comparator-norm", "--beta", "--gradient-norm"]),
+    "calibrate": (
+        ["calibrate", "--epsilon", "1", "--delta", "1e-7", "--n", "1000000", "--d", "10000"],
+        ["--epsilon", "--delta", "--delta-S", "--comparator-norm", "--n", "--d", "--zeta"],
+    ),
+    "gaussian-benchmark": (["gaussian-benchmark", "--noise-multiplier", "5", "--epsilon", "1"], ["--noise-multiplier", "--epsilon"]),
+    "rho": (
+        ["rho", "--alpha", "8", "--sampling-rate", "0.01", "--noise-multiplier", "2"],
+        ["--alpha", "--sampling-rate", "--noise-multiplier", "--gamma"],
+    ),
+    "dpsgd": (
+        ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"],
+        ["--sampling-rate", "--noise-multiplier", "--steps", "--delta", "--alpha", "--gamma"],
+    ),
+    "dpsgd-batch": (
+        ["dpsgd", "--batch-size", "600", "--dataset-size", "60000", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"],
+        ["--batch-size", "--dataset-size"],
+    ),
+    "dpsgd-wang": (
+        ["dpsgd", "--accountant", "wang", "--alpha", "8", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"],
+        ["--sampling-rate", "--noise-multiplier", "--steps", "--delta", "--alpha"],
+    ),
+    "objpert-rdp": (
+        ["objpert-rdp", "--L", "1", "--nu", "2", "--s", "1/4", "--lambda", "1", "--alpha", "3", "--epsilon", "2", "--delta", "1e-6"],
+        ["--L", "--nu", "--s", "--lambda", "--alpha", "--epsilon", "--delta"],
+    ),
 }
 
-HOSTILE = ["1e+400", "1e-400", "1e99999", "1e-99999", "1e100001", "1e-100001", "nan", "inf", "-inf", "", " ",
-           "١٢", "١", "½", "0x10", "1/0", "--", "0", "-1", "1/3", "-1/100", "1e-300", "1e300", "1e-5000",
-           "1e5000", "1e30", "1e-30", "1e6", "1e-9", "1e10", "100", "0.5", "2", "1" + "0" * 5000, "9" * 20000,
-           "1e-100000", "1e100000", "1e", ".", "+", "1_000", "1,5", " 7 ", "3/-4", "1e-7/3", "1e99999/1e-99999",
-           "\t1\n", "1e99999999999999999999", "1" * 220001]
+HOSTILE = [
+    "1e+400",
+    "1e-400",
+    "1e99999",
+    "1e-99999",
+    "1e100001",
+    "1e-100001",
+    "nan",
+    "inf",
+    "-inf",
+    "",
+    " ",
+    "١٢",
+    "١",
+    "½",
+    "0x10",
+    "1/0",
+    "--",
+    "0",
+    "-1",
+    "1/3",
+    "-1/100",
+    "1e-300",
+    "1e300",
+    "1e-5000",
+    "1e5000",
+    "1e30",
+    "1e-30",
+    "1e6",
+    "1e-9",
+    "1e10",
+    "100",
+    "0.5",
+    "2",
+    "1" + "0" * 5000,
+    "9" * 20000,
+    "1e-100000",
+    "1e100000",
+    "1e",
+    ".",
+    "+",
+    "1_000",
+    "1,5",
+    " 7 ",
+    "3/-4",
+    "1e-7/3",
+    "1e99999/1e-99999",
+    "\t1\n",
+    "1e99999999999999999999",
+    "1" * 220001,
+]
 
 
 def corpus() -> list[list[str]]:
@@ -113,8 +194,7 @@ def check_outcome(argv, rc, out, err, out_path=None) -> None:
 
 
 def run_cli(args: list[str], timeout: float = 120, cwd: str = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "certify", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "certify", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
 # --------------------------------------------------------------------------------------------
@@ -142,10 +222,8 @@ REPRODUCERS = [
     (["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-400"], (0,)),
     # the 15 TiB allocation: refused before any work
     (["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "1e-9", "--steps", "1000", "--delta", "1e-6"], (2,)),
-    (["dpsgd", "--accountant", "lossless", "--sampling-rate", "0.01", "--noise-multiplier", "0.002", "--steps", "10",
-      "--delta", "1e-6"], (2,)),
-    (["dpsgd", "--accountant", "wang", "--sampling-rate", "0.01", "--noise-multiplier", "1e300", "--steps", "10",
-      "--delta", "1e-6"], (2,)),
+    (["dpsgd", "--accountant", "lossless", "--sampling-rate", "0.01", "--noise-multiplier", "0.002", "--steps", "10", "--delta", "1e-6"], (2,)),
+    (["dpsgd", "--accountant", "wang", "--sampling-rate", "0.01", "--noise-multiplier", "1e300", "--steps", "10", "--delta", "1e-6"], (2,)),
 ]
 
 
@@ -153,8 +231,7 @@ REPRODUCERS = [
 REPRODUCERS_FAST = [REPRODUCERS[i] for i in (0, 2, 6, 7, 14)]
 
 
-@pytest.mark.parametrize("args,codes", fast_subset(REPRODUCERS, keep=REPRODUCERS_FAST),
-                         ids=[" ".join(a)[:60] for a, _ in REPRODUCERS])
+@pytest.mark.parametrize("args,codes", fast_subset(REPRODUCERS, keep=REPRODUCERS_FAST), ids=[" ".join(a)[:60] for a, _ in REPRODUCERS])
 def test_issue_reproducers(args, codes, tmp_path):
     out = tmp_path / "cert.json"
     r = run_cli(args + ["--out", str(out)], timeout=120)
@@ -174,19 +251,22 @@ def test_tiny_values_printed_from_the_exponent():
 
     mpmath.mp.dps = 60
     x = arb(-10000).exp()
-    ref = mpmath.e ** -10000
+    ref = mpmath.e**-10000
     lo, hi = mpmath.mpf(lower_decimal(x)), mpmath.mpf(upper_decimal(x))
     assert lo <= ref <= hi and (hi - lo) / ref < mpmath.mpf("3e-9")
     assert upper_decimal(arb(2) ** -1000000) == "1.010034060e-301030"  # mpmath: 1.0100340591980302247e-301030
     assert lower_decimal(arb(2) ** 1000000) == "9.900656229e301029"
-    assert lower_decimal(-arb(2) ** 1000000) == "-9.900656230e301029"
+    assert lower_decimal(-(arb(2) ** 1000000)) == "-9.900656230e301029"
 
 
-@pytest.mark.parametrize("args", [
-    ["objpert", "--example", "4.8", "--iterations", "520000"],           # rho^(N/2) ~ 1e-8700
-    ["gaussian-benchmark", "--noise-multiplier", "1000", "--epsilon", "1"],  # delta ~ 1e-217000
-    ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1e400", "--delta", "1e-400"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["objpert", "--example", "4.8", "--iterations", "520000"],  # rho^(N/2) ~ 1e-8700
+        ["gaussian-benchmark", "--noise-multiplier", "1000", "--epsilon", "1"],  # delta ~ 1e-217000
+        ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1e400", "--delta", "1e-400"],
+    ],
+)
 def test_extreme_but_representable_values_certify_and_verify(args, tmp_path):
     out = str(tmp_path / "c.json")
     rc, o, e = run_inprocess(args + ["--out", out])
@@ -199,14 +279,13 @@ def test_extreme_but_representable_values_certify_and_verify(args, tmp_path):
 def test_values_beyond_the_exact_range_are_refused():
     from certify.balls import InputError, arb, ball_endpoints, ball_to_json, certain_ceil, upper_decimal
 
-    for x in (arb(-10 ** 12).exp(), arb(2) ** (2 ** 21)):
+    for x in (arb(-(10**12)).exp(), arb(2) ** (2**21)):
         for f in (upper_decimal, ball_to_json, ball_endpoints, certain_ceil):
             with pytest.raises(InputError, match="outside the range"):
                 f(x)
 
 
-@pytest.mark.parametrize("text", ["1e100001", "1e-100001", "1" * 220001, "1e99999999999999999", "١٢", "nan",
-                                  "inf", "0x10", "1/0", "", "--", "1_000"])
+@pytest.mark.parametrize("text", ["1e100001", "1e-100001", "1" * 220001, "1e99999999999999999", "١٢", "nan", "inf", "0x10", "1/0", "", "--", "1_000"])
 def test_exact_refuses_with_a_message(text):
     from certify.balls import InputError, exact
 
@@ -217,7 +296,7 @@ def test_exact_refuses_with_a_message(text):
 def test_integers_are_bounded():
     from certify.balls import InputError, exact_int
 
-    assert exact_int("1e3999", "--n") == 10 ** 3999
+    assert exact_int("1e3999", "--n") == 10**3999
     with pytest.raises(InputError, match="below 10\\^4000"):
         exact_int("1e4000", "--n")
 
@@ -246,15 +325,14 @@ def test_hostile_strings_property(tmp_path):
     st = hyp.strategies
     value = st.one_of(
         st.sampled_from(HOSTILE),
-        st.integers(min_value=-10 ** 50, max_value=10 ** 50).map(str),
+        st.integers(min_value=-(10**50), max_value=10**50).map(str),
         st.builds(lambda m, e: f"{m}e{e}", st.integers(1, 999), st.integers(-120000, 120000)),
         st.text(alphabet="0123456789eE+-./ x٣", max_size=12),
     )
     pairs = [(name, flag) for name in FAST_BASES for flag in BASES[name][1]]
     out = str(tmp_path / "cert.json")
 
-    @hyp.settings(max_examples=70, deadline=None, derandomize=True,
-                  suppress_health_check=list(hyp.HealthCheck))
+    @hyp.settings(max_examples=70, deadline=None, derandomize=True, suppress_health_check=list(hyp.HealthCheck))
     @hyp.given(pair=st.sampled_from(pairs), v=value)
     def prop(pair, v):
         name, flag = pair
@@ -277,8 +355,7 @@ GB = ["gaussian-benchmark", "--noise-multiplier", "5", "--epsilon", "1"]
 def test_bad_out_is_one_line_exit_2(where, tmp_path):
     f = tmp_path / "file"
     f.write_text("x")
-    path = {"dir": str(tmp_path), "missing": str(tmp_path / "no" / "c.json"), "proc": "/proc/certify-x.json",
-            "under-file": str(f / "c.json")}[where]
+    path = {"dir": str(tmp_path), "missing": str(tmp_path / "no" / "c.json"), "proc": "/proc/certify-x.json", "under-file": str(f / "c.json")}[where]
     rc, o, e = run_inprocess(GB + ["--out", path])
     assert rc == 2 and len(e.strip().splitlines()) == 1 and e.startswith("certify: error: --out: "), e
     assert o == ""
@@ -294,11 +371,11 @@ def test_bad_report_out_dir_cache_dir_fail_before_work(tmp_path):
         (["plot", "--figure", "5", "--out-dir", "/proc/certify-figs"], "--out-dir"),
         (["tables", "--paper", "bok", "--cache-dir", str(f / "cache")], "--cache-dir"),
         (["tables", "--paper", "bok", "--cache-dir", "/proc/certify-cache"], "--cache-dir"),
-        (["rho", "--alpha", "8", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--cache-dir", str(f)],
-         "--cache-dir"),
+        (["rho", "--alpha", "8", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--cache-dir", str(f)], "--cache-dir"),
         (["tables", "--paper", "bok", "--tables-dir", str(tmp_path / "none")], "--tables-dir"),
     ]
     import time
+
     for argv, flag in cases:
         t = time.perf_counter()
         rc, o, e = run_inprocess(argv, seconds=30)
@@ -315,8 +392,9 @@ def test_written_files_get_the_umask_mode(tmp_path):
         rc, _, e = run_inprocess(GB + ["--out", str(tmp_path / "c.json")])
         assert rc == 0, e
         assert (tmp_path / "c.json").stat().st_mode & 0o777 == 0o644
-        rc, _, e = run_inprocess(["rho", "--alpha", "8", "--sampling-rate", "0.01", "--noise-multiplier", "2",
-                                  "--cache-dir", str(tmp_path / "cache")])
+        rc, _, e = run_inprocess(
+            ["rho", "--alpha", "8", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--cache-dir", str(tmp_path / "cache")]
+        )
         assert rc == 0, e
         cached = list((tmp_path / "cache").iterdir())
         assert cached and all(f.stat().st_mode & 0o777 == 0o644 for f in cached), cached
@@ -374,8 +452,7 @@ def test_lossless_estimate_is_deterministic():
     pytest.importorskip("dp_accounting")
     runs = []
     for order in ("fwd", "rev", "fwd"):
-        r = subprocess.run([sys.executable, "-c", _LOSSLESS_SCRIPT, order], cwd=ROOT, capture_output=True, text=True,
-                           timeout=600)
+        r = subprocess.run([sys.executable, "-c", _LOSSLESS_SCRIPT, order], cwd=ROOT, capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stderr[-1000:]
         runs.append(sorted(r.stdout.splitlines(), key=lambda line: int(line.split()[0])))
     assert runs[0] == runs[1] == runs[2]
@@ -432,8 +509,7 @@ def _worker(names: list[str]) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BASES))
 def test_full_corpus(name):
-    r = subprocess.run([sys.executable, os.path.abspath(__file__), "worker", name], cwd=ROOT, capture_output=True,
-                       text=True, timeout=3600)
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "worker", name], cwd=ROOT, capture_output=True, text=True, timeout=3600)
     lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
     assert r.returncode == 0 and lines and lines[-1] == {"end": True}, (r.returncode, lines[-1:], r.stderr[-1500:])
     cases = lines[:-1]

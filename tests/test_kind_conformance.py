@@ -18,6 +18,7 @@ genuine certificate, then:
 A toy kind (``x <= 1`` for an exact input ``x``), declared by a toy package added to the registry at test
 time, passes the same checks: adding a kind is one package plus one registry line.
 """
+
 from __future__ import annotations
 
 import copy
@@ -138,16 +139,17 @@ def check_bad_input_names_the_field(kind):
     """Every recorded input, made unreadable or out of range, is reported under a certificate field (never a ``--flag``)."""
     doc = json.loads(_example_text(kind))
     for key in doc["inputs"]:
-        for bad in ("not-a-number", "-1"):    # unreadable, and out of the range of almost every parameter
+        for bad in ("not-a-number", "-1"):  # unreadable, and out of the range of almost every parameter
             d = copy.deepcopy(doc)
             d["inputs"][key] = bad
             rep = verify.verify_document(_reseal(d))
             if key not in FREE_TEXT_INPUTS and bad == "not-a-number":
                 assert rep.exit_code in (4, 5), (kind, key)
             labels = [m.group(1) for p in rep.problems for m in [_LABEL.search(p)] if m]
-            for label in labels:   # "inputs" (several fields at once), "inputs.<recorded name>", or a witness
-                assert (label == "inputs" or label.startswith("witnesses")
-                        or (label.startswith("inputs.") and label[len("inputs."):] in doc["inputs"])), (kind, key, bad, label)
+            for label in labels:  # "inputs" (several fields at once), "inputs.<recorded name>", or a witness
+                assert (
+                    label == "inputs" or label.startswith("witnesses") or (label.startswith("inputs.") and label[len("inputs.") :] in doc["inputs"])
+                ), (kind, key, bad, label)
 
 
 def check_verifies_at_higher_precision(kind):
@@ -168,18 +170,20 @@ def check_evaluator_reproduces_the_certificate(kind):
     assert {k: q.to_json() for k, q in ev.quantities.items()} == doc["quantities"], kind
     assert [c.to_json() for c in ev.claims] == doc["claims"], kind
     assert [c.to_json() for c in ev.conclusions] == doc["conclusions"], kind
-    assert list(ev.budget.to_json().items()) == list(doc["budget"].items()), kind   # same sources, same order
+    assert list(ev.budget.to_json().items()) == list(doc["budget"].items()), kind  # same sources, same order
     assert doc["conclusions"] and all(c["holds"] for c in doc["conclusions"]), kind
 
 
 def check_closed_schema(kind):
     """Unknown inputs, witnesses and entry keys are rejected (exit 4), naming them."""
     doc = json.loads(_example_text(kind))
-    for edit, needle in ((lambda d: d["inputs"].__setitem__("note", "1"), "unknown input(s) note"),
-                         (lambda d: d["witnesses"].__setitem__("extra", 1), "extra"),
-                         (lambda d: next(iter(d["quantities"].values())).__setitem__("trusted", True), "trusted"),
-                         (lambda d: d["claims"][0].__setitem__("verified", True), "verified"),
-                         (lambda d: d["conclusions"][0].__setitem__("note", "x"), "note")):
+    for edit, needle in (
+        (lambda d: d["inputs"].__setitem__("note", "1"), "unknown input(s) note"),
+        (lambda d: d["witnesses"].__setitem__("extra", 1), "extra"),
+        (lambda d: next(iter(d["quantities"].values())).__setitem__("trusted", True), "trusted"),
+        (lambda d: d["claims"][0].__setitem__("verified", True), "verified"),
+        (lambda d: d["conclusions"][0].__setitem__("note", "x"), "note"),
+    ):
         d = copy.deepcopy(doc)
         edit(d)
         rep = verify.verify_document(_reseal(d))
@@ -192,11 +196,15 @@ def check_edited_description_budget_and_conclusions(kind):
     name = next(iter(doc["quantities"]))
     key = next(iter(doc["budget"]), None)
     old = doc["conclusions"][0]["hypotheses"]
-    edits = [(lambda d: d["quantities"][name].__setitem__("description", d["quantities"][name]["description"] + " (optimal)"),
-              f"quantity {name}: description"),
-             (lambda d: d.__setitem__("conclusions", []), "conclusions: 0 recorded"),
-             (lambda d: d["conclusions"][0].__setitem__("hypotheses", [] if old else [d["claims"][0]["name"]]), "hypotheses"),
-             (lambda d: d["conclusions"][0].__setitem__("statement", "the release is (0, 0)-DP"), "statement")]
+    edits = [
+        (
+            lambda d: d["quantities"][name].__setitem__("description", d["quantities"][name]["description"] + " (optimal)"),
+            f"quantity {name}: description",
+        ),
+        (lambda d: d.__setitem__("conclusions", []), "conclusions: 0 recorded"),
+        (lambda d: d["conclusions"][0].__setitem__("hypotheses", [] if old else [d["claims"][0]["name"]]), "hypotheses"),
+        (lambda d: d["conclusions"][0].__setitem__("statement", "the release is (0, 0)-DP"), "statement"),
+    ]
     if key is not None:
         edits.append((lambda d: d["budget"].__setitem__(key, "none"), "budget"))
     for edit, needle in edits:
@@ -210,16 +218,24 @@ def check_edited_description_budget_and_conclusions(kind):
         load(json.dumps(d))
 
 
-ALL_CHECKS = (check_example_verifies, check_verifies_at_higher_precision, check_evaluator_reproduces_the_certificate,
-              check_serialisation, check_edited_upper_bound_rejected, check_dropped_claim_rejected,
-              check_closed_schema, check_edited_description_budget_and_conclusions,
-              check_unknown_kind_and_truncated_exit_2, check_bad_input_names_the_field)
+ALL_CHECKS = (
+    check_example_verifies,
+    check_verifies_at_higher_precision,
+    check_evaluator_reproduces_the_certificate,
+    check_serialisation,
+    check_edited_upper_bound_rejected,
+    check_dropped_claim_rejected,
+    check_closed_schema,
+    check_edited_description_budget_and_conclusions,
+    check_unknown_kind_and_truncated_exit_2,
+    check_bad_input_names_the_field,
+)
 
 
 def _run_all(kind, tmp_path, capsys):
     for check in ALL_CHECKS:
         args = {"kind": kind, "tmp_path": tmp_path, "capsys": capsys}
-        check(**{k: args[k] for k in check.__code__.co_varnames[:check.__code__.co_argcount]})
+        check(**{k: args[k] for k in check.__code__.co_varnames[: check.__code__.co_argcount]})
 
 
 # --------------------------------------------------------------------------------------------
@@ -291,13 +307,16 @@ def test_bad_input_names_the_certificate_field(kind):
 # --------------------------------------------------------------------------------------------
 # Field names: the CLI flag on the command line, the JSON field in `certify verify`
 # --------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("kind,key,flag", [
-    ("objpert/theorem-4.1", "mu", "--mu"),
-    ("dpsgd/renyi-bok", "noise_multiplier", "--noise-multiplier"),
-    ("dpsgd/renyi-bok", "sampling_rate", "--sampling-rate"),
-    ("pld/dpsgd", "steps", "--steps"),
-    ("referee/objpert-rdp", "alpha", "--alpha"),
-])
+@pytest.mark.parametrize(
+    "kind,key,flag",
+    [
+        ("objpert/theorem-4.1", "mu", "--mu"),
+        ("dpsgd/renyi-bok", "noise_multiplier", "--noise-multiplier"),
+        ("dpsgd/renyi-bok", "sampling_rate", "--sampling-rate"),
+        ("pld/dpsgd", "steps", "--steps"),
+        ("referee/objpert-rdp", "alpha", "--alpha"),
+    ],
+)
 def test_verify_names_the_json_field_not_the_flag(kind, key, flag):
     doc = json.loads(_example_text(kind))
     doc["inputs"][key] = "-1"
@@ -314,7 +333,7 @@ def test_field_name_mapping():
     assert verify.field_name(spec, "--mu", inputs) == "inputs.mu"
     assert verify.field_name(spec, "phase[0].steps", inputs) == "inputs.phase[0].steps"
     assert verify.field_name(spec, "inputs", inputs) == "inputs"
-    assert verify.field_name(spec, "--grid", inputs) == "--grid"   # not recorded: left as the validator said
+    assert verify.field_name(spec, "--grid", inputs) == "--grid"  # not recorded: left as the validator said
 
 
 def test_cli_still_names_the_flag(capsys):
@@ -389,12 +408,12 @@ def toy_entry(tmp_path, monkeypatch):
 
 
 def test_toy_kind_passes_the_suite(toy_entry, tmp_path, capsys):
-    assert TOY_KIND not in verify._KINDS                 # not imported yet: found through the registry
+    assert TOY_KIND not in verify._KINDS  # not imported yet: found through the registry
     assert TOY_KIND in verify.registered_kinds()
-    assert "toy" in cli.build_parser().format_help()     # its command, from the same registry line
+    assert "toy" in cli.build_parser().format_help()  # its command, from the same registry line
     _run_all(TOY_KIND, tmp_path, capsys)
     doc = json.loads(_example_text(TOY_KIND))
-    doc["inputs"]["x"] = "2"                             # a forger re-derives everything at x = 2
+    doc["inputs"]["x"] = "2"  # a forger re-derives everything at x = 2
     ev = verify.spec_for(TOY_KIND).evaluator(doc["inputs"], {})
     doc["quantities"] = {k: q.to_json() for k, q in ev.quantities.items()}
     doc["claims"] = [c.to_json() for c in ev.claims]

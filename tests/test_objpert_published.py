@@ -1,4 +1,5 @@
 """Every privacy number Watkins-Arora print (Example 4.8, C.4, C.5) reproduced and enclosed."""
+
 import os
 
 import pytest
@@ -81,10 +82,12 @@ def test_g_bar_is_one_at_eta_one_over_L_and_not_assumed_otherwise():
     with workprec(128):
         assert P.g_bar_N(p, 519) == 1 and P.g_bar_N(p, 1) == 0
         from certify.objpert.problem import make_problem, make_loss
-        q = make_problem(n="1000000", d="10000", mu="0.01", zeta="1", loss=make_loss("logistic"), u="6",
-                         noise_multiplier="5", eta="1/2")   # eta < 1/L: a = 1 - eta L = 0.87
+
+        q = make_problem(
+            n="1000000", d="10000", mu="0.01", zeta="1", loss=make_loss("logistic"), u="6", noise_multiplier="5", eta="1/2"
+        )  # eta < 1/L: a = 1 - eta L = 0.87
         g = P.g_bar_N(q, 3)
         # (36) at a = 0.87, N = 3: 1 - 3 a^2 / (1 + a + a^2)
         a = exact("0.87")
-        ref = 1 - 3 * a ** 2 / (1 + a + a ** 2)
+        ref = 1 - 3 * a**2 / (1 + a + a**2)
         assert g.lower().fmpq() <= ref <= g.upper().fmpq() and g < 1

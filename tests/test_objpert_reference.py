@@ -3,6 +3,7 @@
 At randomized exact parameters, every certified ball must contain the mpmath reference (computed
 by different routes: nu~_N by its sum, g-bar_N by a grid maximum, Q1 at extra precision) and be narrow.
 """
+
 from fractions import Fraction
 
 import mpmath as mp
@@ -31,16 +32,18 @@ def check(ball, ref, name, max_rel=1e-25):
             assert rad <= abs(ref) * max_rel, (name, "too wide", ball)
 
 
-problems = st.fixed_dictionaries({
-    "n": st.integers(10 ** 3, 10 ** 7),
-    "d": st.integers(1, 10 ** 5),
-    "mu": st.fractions(Fraction(1, 10 ** 4), Fraction(1, 2), max_denominator=10 ** 4),
-    "zeta": st.fractions(Fraction(1, 4), 4, max_denominator=100),
-    "nm": st.fractions(1, 30, max_denominator=10),
-    "u": st.fractions(0, 9, max_denominator=10),
-    "eta_frac": st.fractions(Fraction(1, 2), 1, max_denominator=20),
-    "loss": st.sampled_from(["logistic", "custom"]),
-})
+problems = st.fixed_dictionaries(
+    {
+        "n": st.integers(10**3, 10**7),
+        "d": st.integers(1, 10**5),
+        "mu": st.fractions(Fraction(1, 10**4), Fraction(1, 2), max_denominator=10**4),
+        "zeta": st.fractions(Fraction(1, 4), 4, max_denominator=100),
+        "nm": st.fractions(1, 30, max_denominator=10),
+        "u": st.fractions(0, 9, max_denominator=10),
+        "eta_frac": st.fractions(Fraction(1, 2), 1, max_denominator=20),
+        "loss": st.sampled_from(["logistic", "custom"]),
+    }
+)
 
 
 def build(prm):
@@ -52,11 +55,13 @@ def build(prm):
         loss = make_loss("custom", "3/2", "1/3", "1/5")
     L = prm["mu"] + L2 * prm["zeta"] ** 2
     eta = prm["eta_frac"] / L
-    p = make_problem(n=prm["n"], d=prm["d"], mu=str(prm["mu"]), zeta=str(prm["zeta"]), loss=loss, u=str(prm["u"]),
-                     noise_multiplier=str(prm["nm"]), eta=str(eta))
+    p = make_problem(
+        n=prm["n"], d=prm["d"], mu=str(prm["mu"]), zeta=str(prm["zeta"]), loss=loss, u=str(prm["u"]), noise_multiplier=str(prm["nm"]), eta=str(eta)
+    )
     G = 2 * Fraction(L1) * prm["zeta"] / prm["n"]
-    ref = R.Ref(prm["n"], prm["d"], prm["mu"], prm["zeta"], L1, L2, L3 if L3 else 0, prm["nm"] * G, prm["u"],
-                eta=eta, logistic=prm["loss"] == "logistic")
+    ref = R.Ref(
+        prm["n"], prm["d"], prm["mu"], prm["zeta"], L1, L2, L3 if L3 else 0, prm["nm"] * G, prm["u"], eta=eta, logistic=prm["loss"] == "logistic"
+    )
     return p, ref
 
 
@@ -69,7 +74,7 @@ def test_theorem_4_1_quantities_contain_reference(prm, extra_N, extra_eps):
         thr = P.threshold_7(c)
         check(thr, ref.threshold7(), "threshold7")
         N7 = certain_ceil(thr)
-        assume(N7 is not None and N7 < 10 ** 6)
+        assume(N7 is not None and N7 < 10**6)
         N = int(N7 + extra_N * N7)
         check(P.tau_star(p, c, N), ref.tau_star(N), "tau*")
         e0 = P.epsilon_0(p, c, N)
@@ -110,8 +115,18 @@ def test_theorem_C13_quantities_contain_reference(prm, N, eps):
 @pytest.mark.slow  # about 2 CPU s: a 400-point grid maximum at 50+ digits for five N
 def test_g_bar_sup_is_at_h_equal_L():
     """Lemma C.5's supremum: the grid maximum never exceeds the value at h = L (monotonicity)."""
-    p, ref = build({"n": 1000, "d": 10, "mu": Fraction(1, 100), "zeta": Fraction(1), "nm": Fraction(5),
-                    "u": Fraction(6), "eta_frac": Fraction(3, 5), "loss": "logistic"})
+    p, ref = build(
+        {
+            "n": 1000,
+            "d": 10,
+            "mu": Fraction(1, 100),
+            "zeta": Fraction(1),
+            "nm": Fraction(5),
+            "u": Fraction(6),
+            "eta_frac": Fraction(3, 5),
+            "loss": "logistic",
+        }
+    )
     for N in (1, 2, 5, 40, 700):
         with workprec(128):
             check(P.g_bar_N(p, N), ref.g_bar(N, grid=400), f"g_bar_{N}", max_rel=1e-20)

@@ -3,6 +3,7 @@
 Soundness/tightness against independent 60-digit mpmath evaluations at randomized parameters, the
 calibration round trip through `certify objpert`, the sharper method never worse, and bad input.
 """
+
 import json
 import os
 import subprocess
@@ -25,34 +26,41 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(problems, st.integers(1, 5000), st.fractions(Fraction(1, 1000), Fraction(99, 100), max_denominator=1000),
-       st.fractions(Fraction(1, 10), 10, max_denominator=10), st.fractions(Fraction(1, 1000), Fraction(1, 2),
-                                                                          max_denominator=1000))
+@given(
+    problems,
+    st.integers(1, 5000),
+    st.fractions(Fraction(1, 1000), Fraction(99, 100), max_denominator=1000),
+    st.fractions(Fraction(1, 10), 10, max_denominator=10),
+    st.fractions(Fraction(1, 1000), Fraction(1, 2), max_denominator=1000),
+)
 def test_utility_bounds_contain_reference(prm, N, dS, W, beta):
     from certify.objpert import utility as U
     from certify.objpert.problem import constants
+
     p, ref = build(prm)
     r = R.utility(ref, N, dS, W, beta)
     f = lambda x: fmpq(x.numerator, x.denominator)  # noqa: E731
     with workprec(128):
         c = constants(p)
         got = {
-            "E_opt": U.E_opt(p, c, N), "empirical_excess": U.empirical_excess(p, c, N),
-            "sample_term": U.sample_term(p, f(dS)), "population_excess": U.population_excess(p, c, N, f(dS)),
+            "E_opt": U.E_opt(p, c, N),
+            "empirical_excess": U.empirical_excess(p, c, N),
+            "sample_term": U.sample_term(p, f(dS)),
+            "population_excess": U.population_excess(p, c, N, f(dS)),
             "unregularized_excess": U.unregularized_excess(p, c, N, f(dS), f(W)),
-            "r_beta": U.r_beta(p, c, f(beta)), "R_beta": U.R_beta(p, c, f(beta)), "U_N": U.U_N(p, c, N, f(beta)),
+            "r_beta": U.r_beta(p, c, f(beta)),
+            "R_beta": U.R_beta(p, c, f(beta)),
+            "U_N": U.U_N(p, c, N, f(beta)),
         }
     for k, v in got.items():
         check(v, r[k], k)
 
 
 def test_utility_in_certificate_and_given_gradient_norm():
-    p = make_problem(n="1000000", d="10000", mu="0.01", zeta="1", loss=make_loss("logistic"), u="6",
-                     noise_multiplier="5")
+    p = make_problem(n="1000000", d="10000", mu="0.01", zeta="1", loss=make_loss("logistic"), u="6", noise_multiplier="5")
     cert = certify_theorem_4_1(p, "1", "1500", utility={"delta_S": "0.01", "comparator_norm": "1", "beta": "0.05"})
     q = cert.quantities
-    ref = R.utility(R.Ref(10 ** 6, 10 ** 4, "1/100", 1, 1, "1/4", 0, "1/100000", 6, logistic=True), 1500,
-                    Fraction(1, 100), 1, Fraction(1, 20))
+    ref = R.utility(R.Ref(10**6, 10**4, "1/100", 1, 1, "1/4", 0, "1/100000", 6, logistic=True), 1500, Fraction(1, 100), 1, Fraction(1, 20))
     for k in ("E_opt", "population_excess", "unregularized_excess", "U_N", "single_release_unregularized"):
         check(q[k].value, ref[k], k)
     assert verify_text(cert.dumps()).ok
@@ -60,11 +68,14 @@ def test_utility_in_certificate_and_given_gradient_norm():
     assert q["E_opt"].value > cert0.quantities["E_opt"].value  # a_R = 0 shrinks (12)
 
 
-@pytest.mark.parametrize("eps,delta,dS,W,n,d", [
-    ("1", "1e-7", "0.01", "1", 1000000, 10000),
-    ("1/2", "1e-6", "0.05", "3", 200000, 50),
-    ("1/10", "1e-9", "0.001", "1/2", 10 ** 7, 10 ** 5),
-])
+@pytest.mark.parametrize(
+    "eps,delta,dS,W,n,d",
+    [
+        ("1", "1e-7", "0.01", "1", 1000000, 10000),
+        ("1/2", "1e-6", "0.05", "3", 200000, 50),
+        ("1/10", "1e-9", "0.001", "1/2", 10**7, 10**5),
+    ],
+)
 def test_corollary_4_13_round_trip_and_sharper_method(eps, delta, dS, W, n, d):
     loss = make_loss("logistic")
     cor = K.certify_corollary_4_13(eps, delta, dS, W, n, d, "1", loss)
@@ -73,8 +84,9 @@ def test_corollary_4_13_round_trip_and_sharper_method(eps, delta, dS, W, n, d):
     w = cor.to_json()["witnesses"]
     # independent reference for the corollary's irrational quantities
     G = Fraction(2, n)
-    ref = R.corollary_4_13(eps, delta, dS, W, n, d, 1, 1, Fraction(1, 4), Fraction(int(exact(w["noise_multiplier"]).p),
-                                                                                        int(exact(w["noise_multiplier"]).q)) * G)
+    ref = R.corollary_4_13(
+        eps, delta, dS, W, n, d, 1, 1, Fraction(1, 4), Fraction(int(exact(w["noise_multiplier"]).p), int(exact(w["noise_multiplier"]).q)) * G
+    )
     for k in ("u", "mu_priv", "A", "mu_util"):
         check(cor.quantities[k].value, ref[k], k)
     # round trip: the published parameters, fed to Theorem 4.1, certify the target
@@ -93,13 +105,13 @@ def test_corollary_4_13_round_trip_and_sharper_method(eps, delta, dS, W, n, d):
 
 def test_tampered_sigma_bracket_rejected():
     loss = make_loss("logistic")
-    cor = K.certify_corollary_4_13("1", "1e-7", "0.01", "1", 10 ** 6, 10 ** 4, "1", loss)
+    cor = K.certify_corollary_4_13("1", "1e-7", "0.01", "1", 10**6, 10**4, "1", loss)
     w = cor.to_json()["witnesses"]
-    p = make_problem(n=10 ** 6, d=10 ** 4, mu=w["mu"], zeta="1", loss=loss, u=w["u"],
-                     noise_multiplier=w["noise_multiplier"])
+    p = make_problem(n=10**6, d=10**4, mu=w["mu"], zeta="1", loss=loss, u=w["u"], noise_multiplier=w["noise_multiplier"])
     doc = json.loads(K.certify_calibration_c13(p, exact("1"), exact("1e-7"), w["iterations"]).dumps())
     from certify.certificate import digest_of
     from certify.verify import verify_document
+
     lo = exact(doc["witnesses"]["sigma_bracket"]["fail"])
     doc["witnesses"]["sigma_bracket"]["pass"] = str(lo.p) + "/" + str(lo.q * 2)  # claims a pass far below
     doc["digest"] = digest_of(doc)
@@ -127,9 +139,14 @@ def test_calibrate_cli_prints_replay_command_that_certifies(tmp_path):
 
 
 CALIBRATE_BAD_INPUT = [
-    (["--epsilon", "2"], "--epsilon"), (["--epsilon", "0"], "--epsilon"), (["--delta", "1"], "--delta"),
-    (["--comparator-norm", "0"], "--comparator-norm"), (["--delta-S", "1"], "--delta-S"),
-    (["--delta-S", "0"], "--delta-S"), (["--n", "0"], "--n"), (["--epsilon", "1.0e0x"], "--epsilon"),
+    (["--epsilon", "2"], "--epsilon"),
+    (["--epsilon", "0"], "--epsilon"),
+    (["--delta", "1"], "--delta"),
+    (["--comparator-norm", "0"], "--comparator-norm"),
+    (["--delta-S", "1"], "--delta-S"),
+    (["--delta-S", "0"], "--delta-S"),
+    (["--n", "0"], "--n"),
+    (["--epsilon", "1.0e0x"], "--epsilon"),
 ]
 
 
@@ -145,8 +162,12 @@ def test_calibrate_bad_input(args, needle, tmp_path):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("opt,value", fast_subset([("--beta", "1"), ("--beta", "0"), ("--delta-S", "1.5"), ("--comparator-norm", "-0.5")],
-                                                   keep=[("--beta", "1"), ("--comparator-norm", "-0.5")]))
+@pytest.mark.parametrize(
+    "opt,value",
+    fast_subset(
+        [("--beta", "1"), ("--beta", "0"), ("--delta-S", "1.5"), ("--comparator-norm", "-0.5")], keep=[("--beta", "1"), ("--comparator-norm", "-0.5")]
+    ),
+)
 def test_objpert_utility_bad_input(opt, value):
     r = run(["objpert", "--example", "4.8", "--utility", opt, value])
     assert r.returncode == 2 and opt in r.stderr

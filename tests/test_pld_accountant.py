@@ -1,4 +1,5 @@
 """Certified PLD accountant: discretisation directions, rounding directions, certificates, CLI, bad input."""
+
 from __future__ import annotations
 
 import json
@@ -30,10 +31,10 @@ def _mp(x):
 def _curve(s: discretise.OneStep, h: fmpq, g):
     """g(gamma) of a one-step measure, evaluated independently in mpmath."""
     hh = _mp(h)
-    out = mp.mpf(s.inf) / 2 ** s.K
+    out = mp.mpf(s.inf) / 2**s.K
     for i, m in enumerate(s.masses):
         if m:
-            out += mp.mpf(m) / 2 ** s.K * max(0, 1 - g * mp.exp(-(s.lo + i) * hh))
+            out += mp.mpf(m) / 2**s.K * max(0, 1 - g * mp.exp(-(s.lo + i) * hh))
     return out
 
 
@@ -72,6 +73,7 @@ def test_products_round_outward():
     b = [rnd.randrange(0, 1 << K) for _ in range(25)]
     exact = [sum(a[i] * b[k - i] for i in range(len(a)) if 0 <= k - i < len(b)) for k in range(len(a) + len(b) - 1)]
     from flint import fmpz_poly
+
     P = compose.Pld(fmpz_poly(a), -3, 5, K, True)
     Q = compose.Pld(fmpz_poly(b), 2, 7, K, True)
     c = compose.multiply(P, Q, 0)
@@ -87,6 +89,7 @@ def test_products_round_outward():
 
 def test_truncation_moves_mass_the_right_way():
     from flint import fmpz_poly
+
     p = compose.Pld(fmpz_poly([1, 1, 1000, 1000, 1, 1]), 0, 0, 0, True)
     one = compose.Pld(fmpz_poly([1]), 0, 0, 0, True)
     c = compose.multiply(p, one, 2)
@@ -101,17 +104,22 @@ def test_certificate_verifies_and_tampering_is_caught():
     q = cert.quantities
     assert q["epsilon_lower"].value <= q["epsilon_upper"].value
     assert {c.name: c.holds for c in cert.claims} == {
-        "dominates[remove]": True, "dominated[remove]": True, "dominates[add]": True, "dominated[add]": True,
-        "privacy": True, "tightness": True}
+        "dominates[remove]": True,
+        "dominated[remove]": True,
+        "dominates[add]": True,
+        "dominated[add]": True,
+        "privacy": True,
+        "tightness": True,
+    }
     text = cert.dumps()
     assert verify_text(text).ok
     doc = json.loads(text)
-    doc["witnesses"]["epsilon_upper"] = doc["witnesses"]["epsilon_lower"]       # claim a smaller epsilon
+    doc["witnesses"]["epsilon_upper"] = doc["witnesses"]["epsilon_lower"]  # claim a smaller epsilon
     doc["digest"] = digest_of(doc)
     rep = verify_text(json.dumps(doc))
     assert not rep.ok
     doc = json.loads(text)
-    doc["witnesses"]["K"] = 40                                                   # a different composition
+    doc["witnesses"]["K"] = 40  # a different composition
     doc["digest"] = digest_of(doc)
     assert not verify_text(json.dumps(doc)).ok
 
@@ -120,19 +128,17 @@ def test_fixed_size_certificate_and_interval_monotone():
     cert = certify_pld(FIXED_SIZE_REPLACE_ONE, "0.01", "2", 100, "1e-6", "1e-2")
     assert verify_text(cert.dumps()).ok
     eu, el = cert.quantities["epsilon_upper"].value, cert.quantities["epsilon_lower"].value
-    assert (eu / el - 1) < 0.05           # second order in h: about 2.7e-4 at h = 1e-3, T = 1000
+    assert (eu / el - 1) < 0.05  # second order in h: about 2.7e-4 at h = 1e-3, T = 1000
     lo1, up1 = delta_interval(FIXED_SIZE_REPLACE_ONE, "0.01", "2", 100, "0.5", "1e-2")
     lo2, up2 = delta_interval(FIXED_SIZE_REPLACE_ONE, "0.01", "2", 100, "0.6", "1e-2")
     assert lo1 <= up1 and lo2 <= up2 and up2 <= up1 and lo2 <= lo1
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "certify", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run([sys.executable, "-m", "certify", *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 
-BASE = ["dpsgd", "--accountant", "pld", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "20",
-        "--delta", "1e-6"]
+BASE = ["dpsgd", "--accountant", "pld", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "20", "--delta", "1e-6"]
 
 
 def test_cli_summary_json_and_verify(tmp_path):
@@ -144,8 +150,19 @@ def test_cli_summary_json_and_verify(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-BAD_INPUT = [("--grid", "0"), ("--grid", "-1e-4"), ("--grid", "1"), ("--grid", "x"), ("--grid", "1e-9"), ("--sampling-rate", "1"),
-             ("--noise-multiplier", "0"), ("--steps", "0"), ("--delta", "1"), ("--delta", "0"), ("--noise-multiplier", "0.001")]
+BAD_INPUT = [
+    ("--grid", "0"),
+    ("--grid", "-1e-4"),
+    ("--grid", "1"),
+    ("--grid", "x"),
+    ("--grid", "1e-9"),
+    ("--sampling-rate", "1"),
+    ("--noise-multiplier", "0"),
+    ("--steps", "0"),
+    ("--delta", "1"),
+    ("--delta", "0"),
+    ("--noise-multiplier", "0.001"),
+]
 
 
 # fast suite: a zero and a non-number grid, a grid too fine to allocate, a noise too small to allocate (subprocesses)
@@ -166,11 +183,12 @@ def test_trim_matches_brute_force():
     from flint import fmpz_poly
 
     from certify.pld.compose import trim
+
     rnd = random.Random(3)
     for _ in range(200):
         n = rnd.randrange(1, 3000)
-        cs = [rnd.choice([0, 0, 1, 5, 100, 10 ** 6]) for _ in range(n - 1)] + [1]
-        tau = rnd.choice([0, 1, 10, 1000, 10 ** 7, 10 ** 9])
+        cs = [rnd.choice([0, 0, 1, 5, 100, 10**6]) for _ in range(n - 1)] + [1]
+        tau = rnd.choice([0, 1, 10, 1000, 10**7, 10**9])
         acc, k = 0, 0
         while k < n - 1 and acc + cs[k] <= tau:
             acc, k = acc + cs[k], k + 1
@@ -187,8 +205,9 @@ def test_cli_refuses_huge_composition_quickly():
 
 def test_tables_classification():
     from certify.pld.tables import classify
+
     lo, up = fmpq(72316, 100000), fmpq(72714, 100000)
-    assert classify("0.73", lo, up) == "confirmed"      # [0.725, 0.735] meets the enclosure
+    assert classify("0.73", lo, up) == "confirmed"  # [0.725, 0.735] meets the enclosure
     assert classify("0.72", lo, up) == "confirmed"
     assert classify("0.74", lo, up) == "above"
     assert classify("0.71", lo, up) == "below"
@@ -202,6 +221,7 @@ def test_huge_noise_multiplier_certifies_quickly(contract, sigma):
     """A far Gaussian tail (1e-21501706 at sigma = 1e6) once became an exact rational of millions of digits
     (a hang) or one FLINT cannot build (an abort at sigma >= 1e8); it is now bounded on the safe side."""
     import time
+
     t0 = time.perf_counter()
     cert = certify_pld(contract, "1/100", sigma, 10, "1e-5")
     assert time.perf_counter() - t0 < 20

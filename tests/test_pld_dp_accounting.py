@@ -6,6 +6,7 @@ allow 1e-6 absolute). Its optimistic estimate (privacy buckets: losses rounded d
 T h / 2) must not exceed eps_up -- it is a lower estimate and lies far below eps_low, which is the point
 of the certified lower bound.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -18,11 +19,12 @@ FLOAT_ERR = 1e-6
 
 def _dp(q, sigma, T, delta, grid):
     from dp_accounting.pld import privacy_loss_distribution as PLD
+
     out = []
     for pess in (True, False):
-        p = PLD.from_gaussian_mechanism(float(sigma), sampling_prob=float(q),
-                                        value_discretization_interval=float(grid),
-                                        pessimistic_estimate=pess, use_connect_dots=pess)
+        p = PLD.from_gaussian_mechanism(
+            float(sigma), sampling_prob=float(q), value_discretization_interval=float(grid), pessimistic_estimate=pess, use_connect_dots=pess
+        )
         out.append(p.self_compose(T).get_epsilon_for_delta(float(delta)))
     return out
 
@@ -45,7 +47,7 @@ def test_t1000_coarse_grid():
 @pytest.mark.parametrize("T", [1000, 10000, 100000])
 def test_benchmark_query(T):
     lo, up, pess, opt = _check("0.01", "2", T, "1e-6", "1e-4")
-    if T == 10000:   # the README's benchmark: float bracket 2.447 vs 1.947; certified at least 5x narrower
+    if T == 10000:  # the README's benchmark: float bracket 2.447 vs 1.947; certified at least 5x narrower
         assert (up - lo) * 5 < pess - opt
 
 
@@ -62,6 +64,7 @@ def test_tables_lossless_column_pair():
     certified enclosure up to its float error."""
     from certify.contract import FIXED_SIZE_REPLACE_ONE
     from certify.dpsgd.baselines.lossless import epsilon_lossless
+
     cert = certify_pld(FIXED_SIZE_REPLACE_ONE, "0.01", "2", 250, "1e-6", "1e-4")
     up = float(cert.quantities["epsilon_upper"].value.upper().fmpq())
     lo = float(cert.quantities["epsilon_lower"].value.lower().fmpq())

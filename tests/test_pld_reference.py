@@ -6,6 +6,7 @@ delta(eps) of the dominating pair must lie in [delta_low, delta_up]; the interva
 (its width is the discretisation cost: below 5 h relative here, larger relative widths occur only far in
 the tails where delta changes by a large factor per unit of loss).
 """
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,20 @@ from certify.contract import FIXED_SIZE_REPLACE_ONE, POISSON_ADD_REMOVE
 from certify.pld import delta_interval
 
 #: (q, sigma) parameter sets: 12 per contract
-SETS = [("0.001", "1"), ("0.01", "0.8"), ("0.01", "2"), ("0.02", "1.5"), ("0.05", "1"), ("0.05", "3"),
-        ("0.1", "1"), ("0.1", "2"), ("0.2", "1.2"), ("0.3", "2"), ("0.5", "4"), ("1/7", "5/3")]
+SETS = [
+    ("0.001", "1"),
+    ("0.01", "0.8"),
+    ("0.01", "2"),
+    ("0.02", "1.5"),
+    ("0.05", "1"),
+    ("0.05", "3"),
+    ("0.1", "1"),
+    ("0.1", "2"),
+    ("0.2", "1.2"),
+    ("0.3", "2"),
+    ("0.5", "4"),
+    ("1/7", "5/3"),
+]
 EPS = ("0.1", "0.6")
 
 
@@ -114,8 +127,16 @@ def test_three_steps(entry):
         # about h * k with k = -d log(delta) / d eps (large far in the tail): allow max(5 h, h k), k estimated
         # from the table's two eps values of the same set (a chord of log delta)
         others = [e for e in T3 if (e["contract"], e["q"], e["sigma"]) == (entry["contract"], entry["q"], entry["sigma"])]
-        k = max(abs(mp.log(mp.mpf(a["delta"]) / mp.mpf(b["delta"])) / (mp.mpf(a["eps"]) - mp.mpf(b["eps"])))
-                for a in others for b in others if a["eps"] != b["eps"]) if len(others) > 1 else mp.mpf(1)
+        k = (
+            max(
+                abs(mp.log(mp.mpf(a["delta"]) / mp.mpf(b["delta"])) / (mp.mpf(a["eps"]) - mp.mpf(b["eps"])))
+                for a in others
+                for b in others
+                if a["eps"] != b["eps"]
+            )
+            if len(others) > 1
+            else mp.mpf(1)
+        )
         if v > mp.mpf(10) ** -12:
             assert (up - lo) / v < max(5, k) * mp.mpf("1e-3"), (entry, lo, up, k)
 
@@ -172,6 +193,7 @@ def test_product_rescaling_rounds_small_masses_the_right_way():
     from flint import fmpz, fmpz_poly
 
     from certify.pld import compose
+
     rnd = random.Random(7)
     for _ in range(300):
         K = rnd.randrange(1, 90)
@@ -183,5 +205,5 @@ def test_product_rescaling_rounds_small_masses_the_right_way():
         up += [0] * (len(cs) - len(up))
         down += [0] * (len(cs) - len(down))
         for c, u, d in zip(cs, up, down):
-            assert u * s >= c and (u - 1) * s < max(c, 1), (K, c, u)     # a ceiling (1 allowed for c = 0)
-            assert d * s <= c < (d + 1) * s, (K, c, d)                    # the floor
+            assert u * s >= c and (u - 1) * s < max(c, 1), (K, c, u)  # a ceiling (1 allowed for c = 0)
+            assert d * s <= c < (d + 1) * s, (K, c, d)  # the floor

@@ -1,4 +1,5 @@
 """The certified Poisson accountant: agreement with dp_accounting at a fixed order, certificates, checker."""
+
 from __future__ import annotations
 
 import copy
@@ -44,15 +45,14 @@ def test_agrees_with_dp_accounting_at_a_fixed_order(phases, delta, alpha):
     from dp_accounting import rdp
 
     acc = rdp.RdpAccountant(orders=[alpha], neighboring_relation=dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
-    acc.compose(dpa.ComposedDpEvent([
-        dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(s)), t) for q, s, t in phases]))
+    acc.compose(dpa.ComposedDpEvent([dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(s)), t) for q, s, t in phases]))
     theirs = acc.get_epsilon(delta)
     cert = certify_poisson(_schedule(phases), _exact(delta), alpha)
     ours = float(epsilon_upper(cert))
     assert abs(ours - theirs) <= 1e-9 * abs(theirs)
     # never below the float value by more than its float error: dp_accounting's log A_alpha is a float
     # log-sum of alpha + 1 terms (a few ulps each), multiplied by T/(alpha - 1) and summed over phases
-    ulp = 2.0 ** -52
+    ulp = 2.0**-52
     float_error = sum(4 * (alpha + 1) * ulp * t / (alpha - 1) for _, _, t in phases) + 4 * ulp * abs(theirs)
     assert ours >= theirs - float_error
 
@@ -63,8 +63,10 @@ def test_epsilon_contains_the_mpmath_reference(phases, delta, alpha):
     cert = certify_poisson(sch, _exact(delta), alpha)
     lo, hi = ball_endpoints(cert.quantities["epsilon"].value)
     with mp.workdps(DPS):
-        K = sum(ph.steps * log_A_sum(alpha, f"{ph.sampling_rate.p}/{ph.sampling_rate.q}",
-                                     f"{ph.noise_multiplier.p}/{ph.noise_multiplier.q}") for ph in sch.phases)
+        K = sum(
+            ph.steps * log_A_sum(alpha, f"{ph.sampling_rate.p}/{ph.sampling_rate.q}", f"{ph.noise_multiplier.p}/{ph.noise_multiplier.q}")
+            for ph in sch.phases
+        )
         d = Fraction(delta)
         ref = ref_epsilon(K, alpha, f"{d.numerator}/{d.denominator}")
         to = lambda x: mp.mpf(int(x.p)) / int(x.q)  # noqa: E731
@@ -82,8 +84,15 @@ def test_certificate_shape_and_verification():
     assert set(doc["witnesses"]) == {"alpha", "epsilon_bound"}
     names = [c["name"] for c in doc["claims"]]
     assert names[-1] == "dp" and all(n.startswith("hyp:") for n in names[:-1])
-    assert {"hyp:phase[0].sampling_rate>0", "hyp:phase[0].sampling_rate<=1", "hyp:phase[0].noise_multiplier>0",
-            "hyp:phase[0].steps>=1", "hyp:delta>0", "hyp:delta<1", "hyp:alpha>1"} <= set(names)
+    assert {
+        "hyp:phase[0].sampling_rate>0",
+        "hyp:phase[0].sampling_rate<=1",
+        "hyp:phase[0].noise_multiplier>0",
+        "hyp:phase[0].steps>=1",
+        "hyp:delta>0",
+        "hyp:delta<1",
+        "hyp:alpha>1",
+    } <= set(names)
     assert all(c["holds"] for c in doc["claims"])
     # the headline bound is the epsilon ball's upper endpoint rounded up
     assert Fraction(doc["witnesses"]["epsilon_bound"]) >= Fraction(str(epsilon_upper(cert)))
@@ -94,13 +103,16 @@ def test_certificate_shape_and_verification():
 
 def test_checker_rejects_tampering():
     doc = certify_poisson(single("0.01", "1.1", 1000), "1e-5").to_json()
-    for mutate in (lambda d: d["inputs"].__setitem__("phase[0].noise_multiplier", "1"),
-                   lambda d: d["witnesses"].__setitem__("epsilon_bound", "1.0"),
-                   lambda d: d["inputs"].__setitem__("adjacency", "replace-one"),
-                   lambda d: d["quantities"]["epsilon"].__setitem__("upper", "1.0e0")):
+    for mutate in (
+        lambda d: d["inputs"].__setitem__("phase[0].noise_multiplier", "1"),
+        lambda d: d["witnesses"].__setitem__("epsilon_bound", "1.0"),
+        lambda d: d["inputs"].__setitem__("adjacency", "replace-one"),
+        lambda d: d["quantities"]["epsilon"].__setitem__("upper", "1.0e0"),
+    ):
         bad = copy.deepcopy(doc)
         mutate(bad)
         from certify.certificate import digest_of
+
         bad["digest"] = digest_of(bad)  # even with a recomputed digest the content is re-derived
         assert not verify_document(bad).ok
 
@@ -109,6 +121,7 @@ def test_checker_never_searches_and_is_cheap():
     import time
 
     from certify.poisson.accountant import clear_memo
+
     sch = single("0.003", "0.7", 30000)
     clear_memo()
     t0 = time.perf_counter()
@@ -131,7 +144,7 @@ def test_fractional_alpha_uses_the_chord_and_is_certified():
 
 def test_choice_is_near_the_best_grid_order():
     sch = single("0.01", "1.1", 1000)
-    a = choose_alpha(sch, fmpq(1, 10 ** 5))
+    a = choose_alpha(sch, fmpq(1, 10**5))
     best = min(epsilon_upper(certify_poisson(sch, "1e-5", k)) for k in range(2, 40))
     assert epsilon_upper(certify_poisson(sch, "1e-5", a)) <= best
 
@@ -150,23 +163,29 @@ def test_bad_delta(delta):
 
 def test_small_sigma_is_fast_and_finite():
     import time
+
     t0 = time.perf_counter()
     cert = certify_poisson(single("0.01", "0.01", 1000), "1e-5")
     assert time.perf_counter() - t0 < 0.5
     assert math.isfinite(float(epsilon_upper(cert)))
 
 
-@pytest.mark.parametrize("phases,delta,alpha", [([(0.01, 1.1, 1000)], 1e-5, "48/5"),
-                                                ([(0.004, 0.8, 10000)], 1e-6, "11/2"), ([(0.5, 0.3, 5)], 1e-5, "3/2"),
-                                                ([(0.01, 1.1, 500), (0.02, 0.9, 200), (0.1, 2.5, 50)], 1e-5, "85/16")])
+@pytest.mark.parametrize(
+    "phases,delta,alpha",
+    [
+        ([(0.01, 1.1, 1000)], 1e-5, "48/5"),
+        ([(0.004, 0.8, 10000)], 1e-6, "11/2"),
+        ([(0.5, 0.3, 5)], 1e-5, "3/2"),
+        ([(0.01, 1.1, 500), (0.02, 0.9, 200), (0.1, 2.5, 50)], 1e-5, "85/16"),
+    ],
+)
 def test_integral_mode_agrees_with_dp_accounting_at_fractional_orders(phases, delta, alpha):
     dpa = pytest.importorskip("dp_accounting")
     from dp_accounting import rdp
 
     a = Fraction(alpha)
     acc = rdp.RdpAccountant(orders=[float(a)], neighboring_relation=dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
-    acc.compose(dpa.ComposedDpEvent([
-        dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(s)), t) for q, s, t in phases]))
+    acc.compose(dpa.ComposedDpEvent([dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(s)), t) for q, s, t in phases]))
     theirs = acc.get_epsilon(delta)
     cert = certify_poisson(_schedule(phases), _exact(delta), alpha, fractional="integral")
     assert cert.quantities["rdp[0]"].equation == "MTZ19 Sec. 3 integral (or chord if smaller)"
@@ -177,8 +196,10 @@ def test_integral_mode_agrees_with_dp_accounting_at_fractional_orders(phases, de
     assert abs(ours - theirs) <= 1e-4 * abs(theirs)
     sch = _schedule(phases)
     with mp.workdps(DPS):
-        K = sum(ph.steps * log_A_quad(alpha, f"{ph.sampling_rate.p}/{ph.sampling_rate.q}",
-                                      f"{ph.noise_multiplier.p}/{ph.noise_multiplier.q}") for ph in sch.phases)
+        K = sum(
+            ph.steps * log_A_quad(alpha, f"{ph.sampling_rate.p}/{ph.sampling_rate.q}", f"{ph.noise_multiplier.p}/{ph.noise_multiplier.q}")
+            for ph in sch.phases
+        )
         d = Fraction(delta)
         ref = ref_epsilon(K, alpha, f"{d.numerator}/{d.denominator}")
         lo, hi = ball_endpoints(cert.quantities["epsilon"].value)
@@ -194,6 +215,6 @@ def test_integral_mode_chooses_a_tighter_epsilon():
     loose = certify_poisson(sch, "1e-5")
     assert epsilon_upper(tight) < epsilon_upper(loose)
     assert tight.witnesses["fractional"] == "integral"
-    assert 1.7116 < float(epsilon_upper(tight)) < 1.7118   # dp_accounting's float value: 1.71177
+    assert 1.7116 < float(epsilon_upper(tight)) < 1.7118  # dp_accounting's float value: 1.71177
     with pytest.raises(InputError, match="fractional"):
         certify_poisson(sch, "1e-5", fractional="exact")

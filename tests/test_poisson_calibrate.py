@@ -1,4 +1,5 @@
 """certify calibrate-dpsgd: a certified bracket s_fail < s_pass, and the monotonicity obligations behind it."""
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,7 @@ from certify.verify import verify_document
 def test_bracket_is_certified_and_narrow(eps, delta, steps, q):
     cal = calibrate(eps, delta, steps, q)
     assert cal.s_fail < cal.s_pass and cal.relative_width <= REL_WIDTH
-    for s in (cal.s_fail, cal.s_pass):           # exact dyadics
+    for s in (cal.s_fail, cal.s_pass):  # exact dyadics
         assert s.q & (s.q - 1) == 0
     assert verify_document(cal.passing.to_json()).ok and verify_document(cal.failing.to_json()).ok
     assert cal.passing.claims[-1].holds and cal.passing.claims[-1].rhs == str(fmpq(int(eps)))
@@ -25,14 +26,36 @@ def test_bracket_is_certified_and_narrow(eps, delta, steps, q):
 
 def test_cli_and_refusals(tmp_path, capsys):
     out, out_fail = tmp_path / "p.json", tmp_path / "f.json"
-    assert cli.main(["calibrate-dpsgd", "--epsilon", "2", "--delta", "1e-5", "--steps", "500", "--sampling-rate",
-                     "0.02", "--out", str(out), "--out-fail", str(out_fail)]) == 0
+    assert (
+        cli.main(
+            [
+                "calibrate-dpsgd",
+                "--epsilon",
+                "2",
+                "--delta",
+                "1e-5",
+                "--steps",
+                "500",
+                "--sampling-rate",
+                "0.02",
+                "--out",
+                str(out),
+                "--out-fail",
+                str(out_fail),
+            ]
+        )
+        == 0
+    )
     assert "s_pass" in capsys.readouterr().out
     assert json.loads(out.read_text())["kind"] == "dpsgd/renyi-poisson"
     assert json.loads(out_fail.read_text())["kind"] == "dpsgd/renyi-poisson-fails"
-    for args, field in [(["--epsilon", "0"], "--epsilon"), (["--delta", "1"], "--delta"),
-                        (["--sampling", "fixed-size", "--adjacency", "replace-one"], "--sampling"),
-                        (["--sampling", "shuffle"], "shuffl"), (["--epsilon", "1e-9"], "not reachable")]:
+    for args, field in [
+        (["--epsilon", "0"], "--epsilon"),
+        (["--delta", "1"], "--delta"),
+        (["--sampling", "fixed-size", "--adjacency", "replace-one"], "--sampling"),
+        (["--sampling", "shuffle"], "shuffl"),
+        (["--epsilon", "1e-9"], "not reachable"),
+    ]:
         base = {"--epsilon": "1", "--delta": "1e-5", "--steps": "100", "--sampling-rate": "0.01"}
         argv = ["calibrate-dpsgd"]
         for k, v in base.items():
@@ -47,10 +70,10 @@ def test_cli_and_refusals(tmp_path, capsys):
 @pytest.mark.slow  # about 3 CPU s of symbolic proofs
 def test_monotonicity_obligations_are_proved_and_can_fail():
     import sympy as sp
+
     for name in ("P-sigma-monotone", "P-q-monotone", "P-moments"):
         assert get(name).run().verdict == PROVED, name
     s = sp.Symbol("sigma", positive=True)
     # a wrong derivative (sign flipped) and a wrong moment are not proved
-    assert get("P-sigma-monotone").run(claimed=lambda k: k * (k - 1) / s ** 3 * sp.exp(k * (k - 1) / (2 * s ** 2))
-                                       ).verdict != PROVED
-    assert get("P-moments").run(claimed=lambda k: sp.exp(k * k / (2 * s ** 2))).verdict in ("false", UNDECIDED)
+    assert get("P-sigma-monotone").run(claimed=lambda k: k * (k - 1) / s**3 * sp.exp(k * (k - 1) / (2 * s**2))).verdict != PROVED
+    assert get("P-moments").run(claimed=lambda k: sp.exp(k * k / (2 * s**2))).verdict in ("false", UNDECIDED)

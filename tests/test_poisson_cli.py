@@ -1,4 +1,5 @@
 """`certify dpsgd --sampling poisson --adjacency add-remove`: summaries, certificates, and bad input (exit 2)."""
+
 from __future__ import annotations
 
 import json
@@ -47,6 +48,7 @@ def test_schedule_and_opacus_history(tmp_path, capsys):
     assert cli.main(POISSON + ["--schedule", str(sched), "--delta", "1e-5", "--out", str(out)]) == 0
     assert "3 phases, 750 steps" in capsys.readouterr().out
     from certify.verify import verify_text
+
     assert verify_text(out.read_text()).ok
     hist = tmp_path / "h.json"
     hist.write_text(json.dumps({"history": [[1.1, 0.01, 500], [0.9, 0.02, 200], [2.5, 0.1, 50]], "mechanism": "rdp"}))
@@ -59,17 +61,13 @@ def test_schedule_and_opacus_history(tmp_path, capsys):
 
 
 def test_negative_epsilon_is_explained(capsys):
-    assert cli.main(POISSON + ["--sampling-rate", "0.5", "--noise-multiplier", "1e12", "--steps", "1", "--delta",
-                               "0.5", "--alpha", "4096"]) == 0
+    assert cli.main(POISSON + ["--sampling-rate", "0.5", "--noise-multiplier", "1e12", "--steps", "1", "--delta", "0.5", "--alpha", "4096"]) == 0
     assert "in particular (0, delta)-DP" in capsys.readouterr().out
 
 
 def test_fixed_size_default_still_runs_bok(capsys):
-    assert cli.main(["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "10",
-                     "--delta", "1e-5", "--alpha", "4"]) == 0
+    assert cli.main(["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "10", "--delta", "1e-5", "--alpha", "4"]) == 0
     assert "Corollary 1" in capsys.readouterr().out
-
-
 
 
 def _p(q="0.01", s="1.1", t="10", d="1e-5"):
@@ -84,7 +82,7 @@ BAD = [
     (_p(t="0"), "--steps"),
     (_p(d="0"), "--delta"),
     (_p(d="1"), "--delta"),
-    (_p(q="1e-100000"), "--sampling-rate"),        # guarded before it reaches FLINT or a text conversion
+    (_p(q="1e-100000"), "--sampling-rate"),  # guarded before it reaches FLINT or a text conversion
     (_p(s="1e-7"), "--noise-multiplier"),
     (_p(t="1e16"), "--steps"),
     (["dpsgd", "--sampling", "bernoulli", "--adjacency", "add-remove"] + GOOD, "--sampling"),
@@ -106,8 +104,9 @@ def test_bad_input_exit_2_nothing_written(tmp_path, capsys, args, field):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("text,field", [("[]", "empty"), ("[{\"sampling_rate\": 0.1", "not valid JSON"),
-                                        ("sampling_rate,noise_multiplier,steps\n0.1,x,1\n", "row 2")])
+@pytest.mark.parametrize(
+    "text,field", [("[]", "empty"), ('[{"sampling_rate": 0.1', "not valid JSON"), ("sampling_rate,noise_multiplier,steps\n0.1,x,1\n", "row 2")]
+)
 def test_bad_schedule_exit_2(tmp_path, capsys, text, field):
     sched = tmp_path / "bad"
     sched.write_text(text)
@@ -121,8 +120,7 @@ def test_bad_schedule_exit_2(tmp_path, capsys, text, field):
 def test_opacus_history_conflicts(tmp_path, capsys):
     hist = tmp_path / "h.json"
     hist.write_text("[[1.1, 0.01, 10]]")
-    assert cli.main(["dpsgd", "--sampling", "fixed-size", "--adjacency", "replace-one", "--opacus-history",
-                     str(hist), "--delta", "1e-5"]) == 2
+    assert cli.main(["dpsgd", "--sampling", "fixed-size", "--adjacency", "replace-one", "--opacus-history", str(hist), "--delta", "1e-5"]) == 2
     assert "mixed contracts" in capsys.readouterr().err
     hist.write_text("[[NaN, 0.01, 10]]")
     assert cli.main(["dpsgd", "--opacus-history", str(hist), "--delta", "1e-5"]) == 2
@@ -130,20 +128,32 @@ def test_opacus_history_conflicts(tmp_path, capsys):
 
 
 def test_poisson_contract_with_the_pld_and_renyi_accountants(tmp_path):
-    base = ["dpsgd", "--sampling", "poisson", "--adjacency", "add-remove", "--sampling-rate", "0.01",
-            "--noise-multiplier", "2", "--steps", "100", "--delta", "1e-6"]
+    base = [
+        "dpsgd",
+        "--sampling",
+        "poisson",
+        "--adjacency",
+        "add-remove",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "2",
+        "--steps",
+        "100",
+        "--delta",
+        "1e-6",
+    ]
     out = tmp_path / "pld.json"
-    r = subprocess.run([sys.executable, "-m", "certify", *base, "--accountant", "pld", "--grid", "1e-2", "--out",
-                        str(out)], capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, "-m", "certify", *base, "--accountant", "pld", "--grid", "1e-2", "--out", str(out)], capture_output=True, text=True, cwd=ROOT
+    )
     assert r.returncode == 0, r.stderr
     assert "certified PLD" in r.stdout and "poisson sampling, add-remove adjacency" in r.stdout
     doc = json.loads(out.read_text())
     assert doc["kind"] == "pld/dpsgd" and doc["inputs"]["sampling"] == "poisson"
     r = subprocess.run([sys.executable, "-m", "certify", "verify", str(out)], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stdout + r.stderr
-    r = subprocess.run([sys.executable, "-m", "certify", *base, "--accountant", "renyi", "--json"],
-                       capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run([sys.executable, "-m", "certify", *base, "--accountant", "renyi", "--json"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and json.loads(r.stdout)["kind"] == "dpsgd/renyi-poisson", r.stderr
-    r = subprocess.run([sys.executable, "-m", "certify", *base, "--accountant", "bok"], capture_output=True, text=True,
-                       cwd=ROOT)
+    r = subprocess.run([sys.executable, "-m", "certify", *base, "--accountant", "bok"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--accountant" in r.stderr

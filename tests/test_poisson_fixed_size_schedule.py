@@ -5,6 +5,7 @@ Checked against an independent composition: each phase's rho from its own ``dpsg
 composed and converted in mpmath at 60 digits; and, where Proposition 2 (a) puts the maximum at u = 0,
 against the closed form J(0) evaluated by the separately written mpmath reference.
 """
+
 from __future__ import annotations
 
 import copy
@@ -32,8 +33,7 @@ PHASES = [("1/100", "2", 600), ("1/50", "3", 200)]
 
 
 def _schedule(phases):
-    return parse_schedule([{"sampling_rate": q, "noise_multiplier": s, "steps": t} for q, s, t in phases],
-                          contract=FIXED_SIZE_REPLACE_ONE)
+    return parse_schedule([{"sampling_rate": q, "noise_multiplier": s, "steps": t} for q, s, t in phases], contract=FIXED_SIZE_REPLACE_ONE)
 
 
 def _mp(x):
@@ -82,8 +82,7 @@ def test_against_an_independent_composition(cert):
         assert _mp(lo) <= (ref_lo + ref_hi) / 2 <= _mp(hi)
         assert abs(_mp(hi) - ref_hi) <= mp.mpf("1e-12") * ref_hi
     # and the composition is below running the worst phase's rho for all the steps
-    assert cert.quantities["rdp_total"].value.upper() <= 800 * max(
-        cert.quantities[f"phase[{i}].rho"].value.upper() for i in range(2))
+    assert cert.quantities["rdp_total"].value.upper() <= 800 * max(cert.quantities[f"phase[{i}].rho"].value.upper() for i in range(2))
 
 
 def test_closed_form_when_the_maximum_is_at_u0():
@@ -92,15 +91,16 @@ def test_closed_form_when_the_maximum_is_at_u0():
     c = certify_fixed_size_schedule(_schedule(phases), "1e-5", alpha=60)
     assert [w["method"] for w in c.witnesses["phases"]] == ["prop2a", "prop2a"]
     with mp.workdps(60):
-        j0 = log_A_sum(60, "1/1000", "2") / 59   # Delta = 2/sigma = 1/(sigma/2): the reference's sigma is 2
+        j0 = log_A_sum(60, "1/1000", "2") / 59  # Delta = 2/sigma = 1/(sigma/2): the reference's sigma is 2
         ref = _convert(4000 * j0, 60, "1e-5")
         lo, hi = ball_endpoints(c.quantities["epsilon"].value)
         assert _mp(lo) <= ref <= _mp(hi) and (_mp(hi) - _mp(lo)) / ref < mp.mpf("1e-25")
     # two phases of the same (p, sigma) compose to the one-phase dpsgd/renyi-bok certificate at that alpha
     from certify.dpsgd.accountant import certify_dpsgd
+
     one = certify_dpsgd("1/1000", "4", 4000, "1e-5", 60).certificate.quantities["epsilon"].value
     a, b = ball_endpoints(one)[1], ball_endpoints(c.quantities["epsilon"].value)[1]
-    assert abs(a - b) <= a / 10 ** 30   # the same bound up to the last bits of ball arithmetic (3000 + 1000 vs 4000)
+    assert abs(a - b) <= a / 10**30  # the same bound up to the last bits of ball arithmetic (3000 + 1000 vs 4000)
 
 
 def _reseal(d):
@@ -120,11 +120,11 @@ def _regenerate(d):
 
 def test_forger_edited_phase(doc):
     d = copy.deepcopy(doc)
-    d["inputs"]["phase[1].noise_multiplier"] = "4"   # more noise in phase 1, the rest as recorded
+    d["inputs"]["phase[1].noise_multiplier"] = "4"  # more noise in phase 1, the rest as recorded
     rep = verify_document(_reseal(d))
     assert rep.exit_code == 4, rep.problems
     d = copy.deepcopy(doc)
-    d["inputs"]["phase[0].steps"] = "60"             # fewer steps in phase 0: rdp_total and epsilon disagree
+    d["inputs"]["phase[0].steps"] = "60"  # fewer steps in phase 0: rdp_total and epsilon disagree
     rep = verify_document(_reseal(d))
     assert rep.exit_code == 4 and any("rdp_total" in p or "epsilon" in p for p in rep.problems), rep.problems
 
@@ -134,10 +134,10 @@ def test_forger_dropped_phase(doc):
     for f in ("sampling_rate", "noise_multiplier", "steps"):
         del d["inputs"][f"phase[1].{f}"]
     d["inputs"]["phases"] = "1"
-    rep = verify_document(_reseal(copy.deepcopy(d)))   # the second witness has no phase: refused
+    rep = verify_document(_reseal(copy.deepcopy(d)))  # the second witness has no phase: refused
     assert rep.exit_code == 4 and any("one rho witness per phase" in p for p in rep.problems), rep.problems
     d["witnesses"]["phases"] = d["witnesses"]["phases"][:1]
-    rep = verify_document(_reseal(copy.deepcopy(d)))   # consistent witnesses, but every number re-derived differs
+    rep = verify_document(_reseal(copy.deepcopy(d)))  # consistent witnesses, but every number re-derived differs
     assert rep.exit_code == 4, rep.problems
     # a self-consistent forgery of the one-phase run proves that run only: its conclusion names 1 phase
     forged = _regenerate(d)
@@ -154,7 +154,7 @@ def test_forger_lower_epsilon_bound(doc):
 def test_refusals():
     with pytest.raises(InputError, match="alpha"):
         certify_fixed_size_schedule(_schedule(PHASES), "1e-6", alpha=257)
-    with pytest.raises(InputError, match="at most 101"):   # sigma = 1/50 admits alpha <= 101 only (max_alpha)
+    with pytest.raises(InputError, match="at most 101"):  # sigma = 1/50 admits alpha <= 101 only (max_alpha)
         certify_fixed_size_schedule(_schedule([("1/100", "2", 10), ("1/100", "1/50", 10)]), "1e-6", alpha=200)
     with pytest.raises(InputError, match="sampling"):
         certify_fixed_size_schedule(_schedule([("1", "2", 10), ("1/2", "2", 10)]), "1e-6")
@@ -170,8 +170,14 @@ def _run(*args):
 
 def test_cli_schedule_file(tmp_path):
     sch = tmp_path / "s.json"
-    sch.write_text(json.dumps({"contract": {"sampling": "fixed-size", "adjacency": "replace-one"},
-                               "phases": [{"sampling_rate": q, "noise_multiplier": s, "steps": t} for q, s, t in PHASES]}))
+    sch.write_text(
+        json.dumps(
+            {
+                "contract": {"sampling": "fixed-size", "adjacency": "replace-one"},
+                "phases": [{"sampling_rate": q, "noise_multiplier": s, "steps": t} for q, s, t in PHASES],
+            }
+        )
+    )
     out = tmp_path / "c.json"
     r = _run("dpsgd", "--schedule", str(sch), "--delta", "1e-6", "--out", str(out))
     assert r.returncode == 0, r.stderr
@@ -184,8 +190,14 @@ def test_cli_schedule_file(tmp_path):
 
 
 def test_audit_of_a_two_phase_fixed_size_claim():
-    text = json.dumps({"epsilon": "2.3", "delta": "1e-6", "contract": {"sampling": "fixed-size", "adjacency": "replace-one"},
-                       "schedule": [{"sampling_rate": q, "noise_multiplier": s, "steps": t} for q, s, t in PHASES]})
+    text = json.dumps(
+        {
+            "epsilon": "2.3",
+            "delta": "1e-6",
+            "contract": {"sampling": "fixed-size", "adjacency": "replace-one"},
+            "schedule": [{"sampling_rate": q, "noise_multiplier": s, "steps": t} for q, s, t in PHASES],
+        }
+    )
     v = audit(loads_claim(text))
     assert v.outcome == "holds" and v.deciding.accountant == "bok"
     assert v.deciding.certificate.kind == KIND and verify_text(v.deciding.certificate.dumps()).ok
@@ -195,10 +207,20 @@ def test_api_dpsgd_epsilon_with_a_fixed_size_schedule(cert):
     from fractions import Fraction
 
     from certify.api import dpsgd_epsilon
-    r = dpsgd_epsilon(sampling="fixed-size", adjacency="replace-one", delta="1e-6",
-                      schedule=[{"sampling_rate": q, "noise_multiplier": s, "steps": t} for q, s, t in PHASES])
+
+    r = dpsgd_epsilon(
+        sampling="fixed-size",
+        adjacency="replace-one",
+        delta="1e-6",
+        schedule=[{"sampling_rate": q, "noise_multiplier": s, "steps": t} for q, s, t in PHASES],
+    )
     assert r.accountant == "bok" and r.certificate.kind == KIND and r.alpha == Fraction(cert.witnesses["alpha"])
     assert r.epsilon_float >= r.epsilon and verify_text(r.dumps()).ok
     with pytest.raises(InputError, match="accountant"):
-        dpsgd_epsilon(sampling="fixed-size", adjacency="replace-one", delta="1e-6", accountant="wang",
-                      schedule=[{"sampling_rate": q, "noise_multiplier": s, "steps": t} for q, s, t in PHASES])
+        dpsgd_epsilon(
+            sampling="fixed-size",
+            adjacency="replace-one",
+            delta="1e-6",
+            accountant="wang",
+            schedule=[{"sampling_rate": q, "noise_multiplier": s, "steps": t} for q, s, t in PHASES],
+        )

@@ -1,4 +1,5 @@
 """`certify proofs`: table, REPORT.md, exit status (non-zero when an obligation fails)."""
+
 import os
 import subprocess
 
@@ -15,8 +16,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.mark.slow
 def test_cli_table_and_report(tmp_path):
     report = tmp_path / "REPORT.md"
-    r = subprocess.run([sys.executable, "-m", "certify", "proofs", "--paper", "referee", "--report", str(report)],
-                       capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, "-m", "certify", "proofs", "--paper", "referee", "--report", str(report)], capture_output=True, text=True, cwd=ROOT
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     for col in ("obligation", "location", "method", "verdict", "time"):
         assert col in r.stdout
@@ -32,9 +34,9 @@ def test_cli_table_and_report(tmp_path):
 
 def test_failing_obligation_gives_nonzero_exit(tmp_path, monkeypatch, capsys):
     from certify.proofs import load_all
+
     load_all()
-    bad = core.Obligation("X-false", "referee", "nowhere (test)", "1 = 2",
-                          lambda: Outcome(FALSE, "test", "counterexample: 1 != 2"))
+    bad = core.Obligation("X-false", "referee", "nowhere (test)", "1 = 2", lambda: Outcome(FALSE, "test", "counterexample: 1 != 2"))
     monkeypatch.setitem(core.CATALOGUE, "referee", core.CATALOGUE["referee"][:1] + [bad])
     rc = cli.main(["proofs", "--paper", "referee", "--report", str(tmp_path / "R.md")])
     out = capsys.readouterr().out

@@ -1,5 +1,6 @@
 """Obligations of `certify objpert-rdp` (the objective-perturbation RDP curve): proved as stated, perturbed claims
 rejected; the ball box prover finds counterexamples."""
+
 import pytest
 import sympy as sp
 
@@ -27,13 +28,12 @@ def test_obligation_proved_as_stated(ob):
 PERTURBED = [
     ("R-limits", dict(at_one=lambda c: sp.sqrt(1 / sp.pi) * c)),
     ("R-decrease", dict(h2=lambda t: (R.phi_sym(t) / R.Phi_sym(t) ** 2) * (t * R.Phi_sym(t) + R.phi_sym(t)))),
-    ("R-renyi-def", dict(gaussian_value=lambda a, m: a * m ** 2 / 4)),
-    ("R-curve", dict(rdp=lambda a, ed, m: ed + a * m ** 2 / 2 + 2 * sp.log(2 * R.Phi_sym(m * (a - 1))) / (a - 1))),
+    ("R-renyi-def", dict(gaussian_value=lambda a, m: a * m**2 / 4)),
+    ("R-curve", dict(rdp=lambda a, ed, m: ed + a * m**2 / 2 + 2 * sp.log(2 * R.Phi_sym(m * (a - 1))) / (a - 1))),
 ]
 
 
-@pytest.mark.parametrize("oid,claim", fast_subset(PERTURBED, keep=[p for p in PERTURBED if p[0] not in SLOW]),
-                         ids=[p[0] for p in PERTURBED])
+@pytest.mark.parametrize("oid,claim", fast_subset(PERTURBED, keep=[p for p in PERTURBED if p[0] not in SLOW]), ids=[p[0] for p in PERTURBED])
 def test_perturbed_claim_rejected(oid, claim):
     out = get(oid).run(**claim)
     assert out.verdict == FALSE, (oid, out.verdict, out.detail)
@@ -62,8 +62,10 @@ def test_decrease_box_refutes_an_increasing_claim():
         a1, cc = xs
         t = cc * a1
         from certify.balls import Phi
+
         P = Phi(t)
         dens = (-t * t / 2).exp() / (2 * arb.pi()).sqrt()
         return (t * dens / P - (2 * P).log()) / (a1 * a1)
+
     res = prove_on_box(dg, [("1/4", "16"), ("1/4", "8")], ">", 0)
     assert res.verdict == FALSE

@@ -1,4 +1,5 @@
 """Proof obligations of the PLD accountant: all proved, and perturbed claims are rejected."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -22,7 +23,7 @@ def test_perturbed_claims_rejected():
     a, b, A, B = sp.symbols("a_inf b_inf A B", nonnegative=True)
     assert _ob("PLD-inf-mass").run(claimed=a * B + b * A).verdict != PROVED
     x = sp.Symbol("x", real=True)
-    out = _ob("PLD-slope").run(remove=lambda x_: (1 - sp.erf(x_ / sp.sqrt(2))) / 2)   # wrong sign
+    out = _ob("PLD-slope").run(remove=lambda x_: (1 - sp.erf(x_ / sp.sqrt(2))) / 2)  # wrong sign
     assert out.verdict == FALSE
     p1, p2, q1, q2, g = sp.symbols("p1 p2 q1 q2 gamma", positive=True)
     assert _ob("PLD-product").run(claimed=p2 * (p1 - g * q1)).verdict != PROVED

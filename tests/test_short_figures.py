@@ -5,6 +5,7 @@ every figure the summary prints as a bound is parsed and compared, exactly, with
 an upper figure must be >= the ball's upper endpoint, a lower figure <= its lower endpoint. A figure
 rounded the way a paper prints it must be labelled "as the paper prints it" and never be the headline.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,33 +26,99 @@ NUM = r"[-+]?[0-9]*\.?[0-9]+(?:e[-+]?[0-9]+)?"
 COMMANDS = {
     "objpert": ["objpert", "--example", "4.8"],
     "gaussian-benchmark": ["gaussian-benchmark", "--noise-multiplier", "5", "--epsilon", "1"],
-    "calibrate": ["calibrate", "--epsilon", "1", "--delta", "1e-7", "--delta-S", "0.01", "--comparator-norm", "1",
-                  "--n", "1000000", "--d", "10000", "--loss", "logistic"],
-    "objpert-rdp": ["objpert-rdp", "--L", "1", "--nu", "2", "--s", "1/4", "--lambda", "1", "--alpha", "3",
-                    "--epsilon", "2", "--delta", "1e-6"],
+    "calibrate": [
+        "calibrate",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-7",
+        "--delta-S",
+        "0.01",
+        "--comparator-norm",
+        "1",
+        "--n",
+        "1000000",
+        "--d",
+        "10000",
+        "--loss",
+        "logistic",
+    ],
+    "objpert-rdp": ["objpert-rdp", "--L", "1", "--nu", "2", "--s", "1/4", "--lambda", "1", "--alpha", "3", "--epsilon", "2", "--delta", "1e-6"],
     "rho": ["rho", "--alpha", "8", "--sampling-rate", "0.01", "--noise-multiplier", "2"],
     "rho-small-p": ["rho", "--alpha", "50", "--sampling-rate", "1e-30", "--noise-multiplier", "3"],
     "dpsgd": ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"],
-    "dpsgd-15.92": ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "1", "--steps", "1000",
-                    "--delta", "1e-6"],
-    "dpsgd-wang": ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6",
-                   "--accountant", "wang"],
-    "dpsgd-poisson": ["dpsgd", "--sampling", "poisson", "--adjacency", "add-remove", "--sampling-rate", "0.01",
-                      "--noise-multiplier", "1.1", "--steps", "1000", "--delta", "1e-5"],
-    "dpsgd-pld": ["dpsgd", "--accountant", "pld", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "100",
-                  "--delta", "1e-6", "--grid", "1e-2"],
-    "dpsgd-pld-poisson": ["dpsgd", "--accountant", "pld", "--sampling", "poisson", "--adjacency", "add-remove",
-                          "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "100", "--delta", "1e-6",
-                          "--grid", "1e-3"],
-    "dpsgd-birrell": ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000",
-                      "--delta", "1e-6", "--accountant", "birrell", "--alpha", "4"],
+    "dpsgd-15.92": ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "1", "--steps", "1000", "--delta", "1e-6"],
+    "dpsgd-wang": ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6", "--accountant", "wang"],
+    "dpsgd-poisson": [
+        "dpsgd",
+        "--sampling",
+        "poisson",
+        "--adjacency",
+        "add-remove",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "1.1",
+        "--steps",
+        "1000",
+        "--delta",
+        "1e-5",
+    ],
+    "dpsgd-pld": [
+        "dpsgd",
+        "--accountant",
+        "pld",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "2",
+        "--steps",
+        "100",
+        "--delta",
+        "1e-6",
+        "--grid",
+        "1e-2",
+    ],
+    "dpsgd-pld-poisson": [
+        "dpsgd",
+        "--accountant",
+        "pld",
+        "--sampling",
+        "poisson",
+        "--adjacency",
+        "add-remove",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "2",
+        "--steps",
+        "100",
+        "--delta",
+        "1e-6",
+        "--grid",
+        "1e-3",
+    ],
+    "dpsgd-birrell": [
+        "dpsgd",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "2",
+        "--steps",
+        "1000",
+        "--delta",
+        "1e-6",
+        "--accountant",
+        "birrell",
+        "--alpha",
+        "4",
+    ],
 }
 
 
 def _run(args, tmp_path):
     out = tmp_path / "cert.json"
-    proc = subprocess.run([sys.executable, "-m", "certify", *args, "--out", str(out)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "certify", *args, "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout, json.loads(out.read_text())
 
@@ -116,7 +183,7 @@ def test_paper_rounding_is_labelled_and_not_the_headline(tmp_path):
     summary, doc = _run(COMMANDS["dpsgd-15.92"], tmp_path)
     lo, hi = _endpoints(doc, "epsilon")
     line = next(ln for ln in summary.splitlines() if "epsilon <=" in ln)
-    assert line.lstrip().startswith("epsilon <=")        # the headline is the certified bound
+    assert line.lstrip().startswith("epsilon <=")  # the headline is the certified bound
     headline = Fraction(re.search(rf"epsilon <= ({NUM})", line).group(1))
     assert headline >= hi
     two = re.search(r"to 2 decimals rounded up: epsilon <= ([0-9.]+)", line)

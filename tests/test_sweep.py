@@ -2,6 +2,7 @@
 
 The fast versions (a dozen rows); the 1,000-row and real-cluster runs are in test_sweep_cluster.py (slow).
 """
+
 from __future__ import annotations
 
 import json
@@ -24,23 +25,26 @@ from fast_subset import fast_subset
 from sweep_helpers import ROOT, double_or_die, double_or_raise, renyi_rows, sweep, write_csv
 
 MIXED = [  # good rows of several certifying commands, then bad rows of every kind
-    {"command": "dpsgd", "sampling_rate": "0.01", "noise_multiplier": "2", "steps": "1000", "delta": "1e-6",
-     "alpha": "8"},
+    {"command": "dpsgd", "sampling_rate": "0.01", "noise_multiplier": "2", "steps": "1000", "delta": "1e-6", "alpha": "8"},
     {"command": "rho", "alpha": "8", "sampling_rate": "1/100", "noise_multiplier": "2"},
-    {"command": "dpsgd", "batch_size": "256", "dataset_size": "60000", "noise_multiplier": "1.1", "steps": "100",
-     "delta": "1e-5", "alpha": "6"},
+    {"command": "dpsgd", "batch_size": "256", "dataset_size": "60000", "noise_multiplier": "1.1", "steps": "100", "delta": "1e-5", "alpha": "6"},
     {"command": "gaussian-benchmark", "noise_multiplier": "5", "epsilon": "1"},
     {"command": "objpert-rdp", "L": "1", "nu": "2", "s": "1/4", "lambda": "1", "alpha": "3"},
-    {"command": "rho", "alpha": "8", "sampling_rate": "0.01", "noise_multiplier": "2"},   # row 2, p spelled otherwise
-    {"command": "dpsgd", "sampling_rate": "0.01", "noise_multiplier": "2", "steps": "1000", "delta": "1e-6",
-     "alpha": "8"},                                                                          # a duplicate of row 1
+    {"command": "rho", "alpha": "8", "sampling_rate": "0.01", "noise_multiplier": "2"},  # row 2, p spelled otherwise
+    {"command": "dpsgd", "sampling_rate": "0.01", "noise_multiplier": "2", "steps": "1000", "delta": "1e-6", "alpha": "8"},  # a duplicate of row 1
     {"command": "rho", "alpha": "300", "sampling_rate": "0.01", "noise_multiplier": "2"},  # bad value
-    {"command": "frobnicate", "alpha": "8"},                                               # unknown command
+    {"command": "frobnicate", "alpha": "8"},  # unknown command
     {"command": "rho", "alpha": "8", "sampling_rate": "0.01", "noise_multiplier": "2", "steps": "5"},  # no --steps
-    {"command": "tables"},                                                                 # not certifying
-    {"command": "dpsgd", "sampling_rate": "0.01", "noise_multiplier": "2", "steps": "1000", "delta": "1e-6",
-     "accountant": "lossless"},                                                            # writes no certificate
-    {"command": "rho", "alpha": "x", "sampling_rate": "0.01", "noise_multiplier": "2"},    # not a number
+    {"command": "tables"},  # not certifying
+    {
+        "command": "dpsgd",
+        "sampling_rate": "0.01",
+        "noise_multiplier": "2",
+        "steps": "1000",
+        "delta": "1e-6",
+        "accountant": "lossless",
+    },  # writes no certificate
+    {"command": "rho", "alpha": "x", "sampling_rate": "0.01", "noise_multiplier": "2"},  # not a number
 ]
 GOOD = 7
 
@@ -54,9 +58,7 @@ def _files(d) -> dict[str, bytes]:
 
 def test_csv_cells_are_exact_text(tmp_path):
     f = tmp_path / "q.csv"
-    f.write_text("command,sampling_rate,noise_multiplier,steps,delta\n"
-                 "dpsgd, 0.010 ,1/3,1000,1e-6\n\n"
-                 "rho,,2,,\n")
+    f.write_text("command,sampling_rate,noise_multiplier,steps,delta\ndpsgd, 0.010 ,1/3,1000,1e-6\n\nrho,,2,,\n")
     qs = Q.read_queries(str(f))
     assert [q.row for q in qs] == [1, 2]
     assert qs[0].cells == {"sampling_rate": "0.010", "noise_multiplier": "1/3", "steps": "1000", "delta": "1e-6"}
@@ -65,12 +67,14 @@ def test_csv_cells_are_exact_text(tmp_path):
 
 def test_jsonl_numbers_keep_their_text(tmp_path):
     f = tmp_path / "q.jsonl"
-    f.write_text('{"command": "rho", "alpha": 8, "sampling_rate": 0.010, "noise_multiplier": 1e-0, "gamma": null}\n'
-                 '\n'
-                 '{"command": "objpert", "utility": true, "example": "4.8"}\n'
-                 '[1, 2]\n'
-                 '{"command": "rho", "alpha": [8]}\n'
-                 '{"command": "rho", "alpha": \n')
+    f.write_text(
+        '{"command": "rho", "alpha": 8, "sampling_rate": 0.010, "noise_multiplier": 1e-0, "gamma": null}\n'
+        "\n"
+        '{"command": "objpert", "utility": true, "example": "4.8"}\n'
+        "[1, 2]\n"
+        '{"command": "rho", "alpha": [8]}\n'
+        '{"command": "rho", "alpha": \n'
+    )
     qs = Q.read_queries(str(f))
     assert qs[0].cells == {"alpha": "8", "sampling_rate": "0.010", "noise_multiplier": "1e-0"}
     assert qs[1].cells == {"utility": True, "example": "4.8"} and qs[1].error is None
@@ -86,13 +90,13 @@ def test_bad_csv_rows_are_row_errors(tmp_path):
 
 
 UNUSABLE = [
-    ("q.csv", "alpha,sampling_rate\n8,0.01\n"),          # no command column
-    ("q.csv", ""),                                         # empty
-    ("q.csv", "command\n"),                                # no rows
-    ("q.csv", "command,alpha,alpha\nrho,8,8\n"),           # duplicate column
-    ("q.jsonl", "not json\nnor this\n"),                   # no line is a JSON object
-    ("q.jsonl", '{"alpha": 8}\n'),                         # no command anywhere
-    ("q.bin", "\x00\x01\x02"),                             # binary
+    ("q.csv", "alpha,sampling_rate\n8,0.01\n"),  # no command column
+    ("q.csv", ""),  # empty
+    ("q.csv", "command\n"),  # no rows
+    ("q.csv", "command,alpha,alpha\nrho,8,8\n"),  # duplicate column
+    ("q.jsonl", "not json\nnor this\n"),  # no line is a JSON object
+    ("q.jsonl", '{"alpha": 8}\n'),  # no command anywhere
+    ("q.bin", "\x00\x01\x02"),  # binary
 ]
 
 
@@ -111,9 +115,13 @@ def test_unusable_queries_file_is_exit_2_and_writes_nothing(tmp_path, name, cont
 
 def test_missing_file_and_bad_options_are_exit_2(tmp_path):
     good = write_csv(tmp_path / "q.csv", MIXED[:1])
-    for args in ([tmp_path / "none.csv"], [good, "--workers", "0"], [good, "--workers", "x"],
-                 [good, "--scheduler", "tcp://127.0.0.1:1", "--executor", "local"],
-                 [good, "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"]):
+    for args in (
+        [tmp_path / "none.csv"],
+        [good, "--workers", "0"],
+        [good, "--workers", "x"],
+        [good, "--scheduler", "tcp://127.0.0.1:1", "--executor", "local"],
+        [good, "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"],
+    ):
         r = sweep(*args, "--out", tmp_path / "out")
         assert r.returncode == 2 and "Traceback" not in r.stderr, (args, r.stderr)
         assert not (tmp_path / "out").exists()
@@ -124,18 +132,20 @@ def test_missing_file_and_bad_options_are_exit_2(tmp_path):
 
 def test_columns_map_to_flags_of_the_parser():
     sub = runner.subparser("objpert")
-    q = Q.Query(1, "objpert", {"delta_S": "0.02", "L1": "1", "target-delta": "1e-7", "utility": "true",
-                               "n": "1000", "json": "false"})
+    q = Q.Query(1, "objpert", {"delta_S": "0.02", "L1": "1", "target-delta": "1e-7", "utility": "true", "n": "1000", "json": "false"})
     with pytest.raises(InputError, match="--json"):
         Q.argv_for(q, sub, reserved=("--out", "--json"))
     q.cells.pop("json")
     assert Q.argv_for(q, sub) == ["--L1=1", "--delta-S=0.02", "--n=1000", "--target-delta=1e-7", "--utility"]
     q.cells["utility"] = False
     assert "--utility" not in Q.argv_for(q, sub)
-    assert Q.argv_for(Q.Query(1, "objpert-rdp", {"lambda": "1", "L": "1"}), runner.subparser("objpert-rdp")) == \
-        ["--L=1", "--lambda=1"]
-    for cells, match in (({"frob": "1"}, "no flag --frob"), ({"utility": "maybe"}, "true or false"),
-                         ({"n": True}, "takes a value"), ({"out": "x.json"}, "sweep sets it")):
+    assert Q.argv_for(Q.Query(1, "objpert-rdp", {"lambda": "1", "L": "1"}), runner.subparser("objpert-rdp")) == ["--L=1", "--lambda=1"]
+    for cells, match in (
+        ({"frob": "1"}, "no flag --frob"),
+        ({"utility": "maybe"}, "true or false"),
+        ({"n": True}, "takes a value"),
+        ({"out": "x.json"}, "sweep sets it"),
+    ):
         with pytest.raises(InputError, match=match):
             Q.argv_for(Q.Query(1, "objpert", cells), sub, reserved=("--out",))
 
@@ -162,8 +172,7 @@ def test_runner_captures_the_certificate_the_cli_writes():
     argv = ["--alpha=8", "--noise-multiplier=2", "--sampling-rate=0.01"]
     out = runner.run_query(runner.Task("rho", tuple(argv)))
     assert out.status == "ok" and out.exit == 0 and out.error == ""
-    cli = subprocess.run([sys.executable, "-m", "certify", "rho", *argv, "--json"], capture_output=True, text=True,
-                         cwd=ROOT)
+    cli = subprocess.run([sys.executable, "-m", "certify", "rho", *argv, "--json"], capture_output=True, text=True, cwd=ROOT)
     assert cli.returncode == 0 and out.certificate == cli.stdout
     assert verify_text(out.certificate).ok
     doc = json.loads(out.certificate)
@@ -176,20 +185,22 @@ def test_runner_reports_errors_as_one_line():
     assert out.error.startswith("--alpha: must be an integer in [2, 256]")
     out = runner.run_query(runner.Task("rho", ("--alpha=8",)))  # argparse: a required flag is missing
     assert out.status == "error" and out.exit == 2 and "--noise-multiplier" in out.error and "\n" not in out.error
-    out = runner.run_query(runner.Task("dpsgd", ("--accountant=lossless", "--delta=1e-6", "--noise-multiplier=2",
-                                                 "--sampling-rate=0.01", "--steps=10")))
+    out = runner.run_query(
+        runner.Task("dpsgd", ("--accountant=lossless", "--delta=1e-6", "--noise-multiplier=2", "--sampling-rate=0.01", "--steps=10"))
+    )
     assert out.status == "error" and "no certificate" in out.error
 
 
 def test_headline_is_found_generically():
     q = {"rho": {"upper": "1e-3"}, "epsilon": {"upper": "2.436693804e0"}, "delta": {"upper": "5e-8"}}
-    claims = [{"statement": "N = 3 satisfies (7)", "holds": True},
-              {"statement": "the release is (1, 5.17e-8)-DP", "holds": True},
-              {"statement": "the release is (1, 1e-9)-DP", "holds": False}]
+    claims = [
+        {"statement": "N = 3 satisfies (7)", "holds": True},
+        {"statement": "the release is (1, 5.17e-8)-DP", "holds": True},
+        {"statement": "the release is (1, 1e-9)-DP", "holds": False},
+    ]
     doc = {"quantities": q, "claims": claims}
     assert headline(json.dumps(doc)) == "epsilon <= 2.436693804e0"
-    assert headline(json.dumps({**doc, "conclusion": {"statement": "the run is (2.44, 1e-6)-DP"}})) == \
-        "the run is (2.44, 1e-6)-DP"
+    assert headline(json.dumps({**doc, "conclusion": {"statement": "the run is (2.44, 1e-6)-DP"}})) == "the run is (2.44, 1e-6)-DP"
     del q["epsilon"]
     assert headline(json.dumps(doc)) == "the release is (1, 5.17e-8)-DP"
     assert headline(json.dumps({"quantities": q, "claims": claims[:1]})) == "rho <= 1e-3"
@@ -278,6 +289,7 @@ def _check_mixed_output(files):
     lines = files["summary.csv"].decode().splitlines()
     assert lines[0] == ",".join(COLUMNS) and len(lines) == 1 + len(MIXED)
     import csv
+
     rows = list(csv.DictReader(lines))
     assert [int(r["row"]) for r in rows] == list(range(1, len(MIXED) + 1))
     for r in rows[:GOOD]:
@@ -290,9 +302,17 @@ def _check_mixed_output(files):
     assert rows[0]["result"] == f"epsilon <= {eps}"
     errors = [r["error"] for r in rows[GOOD:]]
     assert all(r["status"] == "error" and r["certificate"] == "" for r in rows[GOOD:])
-    for err, want in zip(errors, ("--alpha: must be an integer in [2, 256]", "unknown command 'frobnicate'",
-                                  "'rho' has no flag --steps", "'tables' is not a certifying command",
-                                  "no certificate", "cannot read 'x'")):
+    for err, want in zip(
+        errors,
+        (
+            "--alpha: must be an integer in [2, 256]",
+            "unknown command 'frobnicate'",
+            "'rho' has no flag --steps",
+            "'tables' is not a certifying command",
+            "no certificate",
+            "cannot read 'x'",
+        ),
+    ):
         assert want in err, (want, err)
 
 
@@ -321,8 +341,13 @@ def test_interrupted_sweep_reruns_only_missing_rows(tmp_path):
     rows = renyi_rows(200)
     qs = write_csv(tmp_path / "q.csv", rows)
     out = tmp_path / "out"
-    p = subprocess.Popen([sys.executable, "-m", "certify", "sweep", qs, "--out", str(out), "--executor", "local",
-                          "--workers", "1"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "certify", "sweep", qs, "--out", str(out), "--executor", "local", "--workers", "1"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         summary = out / "summary.csv"
@@ -363,6 +388,7 @@ def test_unreachable_scheduler_fails_fast_and_writes_nothing(tmp_path):
         pytest.skip("dask is not installed")
     qs = write_csv(tmp_path / "q.csv", MIXED[:2])
     from sweep_helpers import free_port
+
     t0 = time.monotonic()
     r = sweep(qs, "--out", tmp_path / "out", "--scheduler", f"tcp://127.0.0.1:{free_port()}")
     assert time.monotonic() - t0 < 10

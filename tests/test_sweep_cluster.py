@@ -1,6 +1,7 @@
 """`certify sweep` at scale (slow): 1,000 Rényi queries give a byte-identical summary (and certificates) with
 1 and 2 local workers, a 2-worker Dask LocalCluster, and a real `dask scheduler` with two `dask worker`
 processes on 127.0.0.1 reached by its address, one of which is killed in the middle of the sweep."""
+
 from __future__ import annotations
 
 import os
@@ -55,9 +56,13 @@ def test_scheduler_address_with_a_worker_killed_midway(queries, reference, tmp_p
         pytest.skip("dask is not installed")
     out = tmp_path / "out"
     with DaskServices(workers=2) as dask:
-        p = subprocess.Popen([sys.executable, "-m", "certify", "sweep", queries, "--out", str(out),
-                              "--scheduler", dask.address], cwd=ROOT, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "certify", "sweep", queries, "--out", str(out), "--scheduler", dask.address],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             killed = False
             deadline = time.monotonic() + 300

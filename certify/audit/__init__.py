@@ -12,6 +12,7 @@ Python API::
     v.outcome            # "holds" | "not certified" | "refuted"; v.exit_code 0 / 7 / 8
     v.deciding.certificate.dumps()   # the accountant's certificate (certify verify re-checks it)
 """
+
 from .audit import HOLDS, NOT_CERTIFIED, REFUTED, Verdict, audit  # noqa: F401
 from .claim import AuditClaim, load_claim, loads_claim, parse_claim  # noqa: F401
 

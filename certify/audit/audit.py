@@ -42,6 +42,7 @@ gradient-canary adversaries of Nasr, Song, Thakurta, Papernot, Carlini 2021, "Ad
 lower bounds for differentially private machine learning"). It does NOT say that a release of the final
 model only, or a particular dataset, leaks that much.
 """
+
 from __future__ import annotations
 
 import time
@@ -60,22 +61,22 @@ DEFAULT_GRID = "1e-4"
 MAX_GRID = fmpq(1, 2)
 #: PLD is not tried beyond this many steps (guard: the certified PLD accountant's cost grows with T; at
 #: T = 1e6 it takes minutes, far beyond it the composition does not finish in reasonable time)
-MAX_PLD_STEPS = 10 ** 6
+MAX_PLD_STEPS = 10**6
 
 
 @dataclass
 class Attempt:
     """One certified accountant run: its bounds on epsilon at the claimed delta, and its certificate."""
 
-    accountant: str                 #: "renyi" (Poisson), "bok" (fixed-size) or "pld"
+    accountant: str  #: "renyi" (Poisson), "bok" (fixed-size) or "pld"
     seconds: float
     epsilon_upper: fmpq | None = None
-    epsilon_lower: fmpq | None = None   #: PLD only: certified lower bound on the composed pair's eps(delta)
+    epsilon_lower: fmpq | None = None  #: PLD only: certified lower bound on the composed pair's eps(delta)
     certificate: Certificate | None = None
     grid: fmpq | None = None
     alpha: str | None = None
-    proves: bool = False            #: the certificate proves the claim
-    refutes: bool = False           #: the certificate's lower bound refutes the claim (attained pair)
+    proves: bool = False  #: the certificate proves the claim
+    refutes: bool = False  #: the certificate's lower bound refutes the claim (attained pair)
     note: str = ""
 
 
@@ -84,7 +85,7 @@ class Verdict:
     claim: AuditClaim
     outcome: AuditOutcome
     attempts: list[Attempt] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)   #: why an accountant was not tried
+    skipped: list[str] = field(default_factory=list)  #: why an accountant was not tried
 
     @property
     def exit_code(self) -> int:
@@ -139,31 +140,39 @@ def _renyi(claim: AuditClaim) -> Attempt:
     eps_text = exact_str(claim.epsilon)
     if claim.contract.sampling == "poisson":
         from ..poisson.accountant import certify_poisson, epsilon_upper
-        cert = certify_poisson(claim.schedule, claim.delta)        # headline: its own certified bound
+
+        cert = certify_poisson(claim.schedule, claim.delta)  # headline: its own certified bound
         up = epsilon_upper(cert)
         proves = False
         if up <= claim.epsilon:  # restate the conclusion as exactly the claim (same alpha, same ball)
             try:
                 cert = certify_poisson(claim.schedule, claim.delta, epsilon_bound=eps_text)
                 proves = _claims_hold(cert) and cert.claims[-1].rhs == eps_text
-            except InputError:   # the balls did not prove epsilon <= claim: keep the certificate above
+            except InputError:  # the balls did not prove epsilon <= claim: keep the certificate above
                 pass
-        return Attempt("renyi", time.perf_counter() - t0, up, None, cert, alpha=cert.witnesses.get("alpha"),
-                       proves=proves)
+        return Attempt("renyi", time.perf_counter() - t0, up, None, cert, alpha=cert.witnesses.get("alpha"), proves=proves)
     if len(claim.schedule.phases) > 1:  # Bok's rho per phase, composed at one alpha (dpsgd/renyi-bok-schedule)
         from ..poisson.fixed_size import certify_fixed_size_schedule
+
         cert = certify_fixed_size_schedule(claim.schedule, claim.delta)
         up = ball_endpoints(cert.quantities["epsilon"].value)[1]
-        return Attempt("bok", time.perf_counter() - t0, up, None, cert, alpha=cert.witnesses["alpha"],
-                       proves=all(c.holds for c in cert.claims) and up <= claim.epsilon)
+        return Attempt(
+            "bok",
+            time.perf_counter() - t0,
+            up,
+            None,
+            cert,
+            alpha=cert.witnesses["alpha"],
+            proves=all(c.holds for c in cert.claims) and up <= claim.epsilon,
+        )
     from ..api import certify_schedule
+
     r = certify_schedule(claim.schedule, claim.delta)
     cert = r.certificate
     up = fmpq(r.epsilon.numerator, r.epsilon.denominator)
     # Bok's certificate may carry no claim (a branch-and-bound witness): its quantity epsilon is the bound
     every_claim = all(c.holds for c in cert.claims)
-    return Attempt("bok", time.perf_counter() - t0, up, None, cert, alpha=str(r.alpha),
-                   proves=every_claim and up <= claim.epsilon)
+    return Attempt("bok", time.perf_counter() - t0, up, None, cert, alpha=str(r.alpha), proves=every_claim and up <= claim.epsilon)
 
 
 class _Skip(Exception):
@@ -176,8 +185,7 @@ class _Skip(Exception):
 def homogeneous(schedule: Schedule) -> Phase | None:
     """The single phase equivalent to ``schedule`` if all phases share (q, sigma), else None."""
     first = schedule.phases[0]
-    if all(p.sampling_rate == first.sampling_rate and p.noise_multiplier == first.noise_multiplier
-           for p in schedule.phases):
+    if all(p.sampling_rate == first.sampling_rate and p.noise_multiplier == first.noise_multiplier for p in schedule.phases):
         return Phase(first.sampling_rate, first.noise_multiplier, sum(p.steps for p in schedule.phases))
     return None
 
@@ -185,15 +193,18 @@ def homogeneous(schedule: Schedule) -> Phase | None:
 def grid_ladder(grid) -> list[fmpq]:
     """Grids tried in turn, coarse to fine: 100 h and 10 h (when at most 1/2), then h."""
     from ..pld.accountant import parse_grid
+
     h = parse_grid(grid, "--grid")
     return [g for g in (100 * h, 10 * h) if g <= MAX_GRID] + [h]
 
 
 def _pld(claim: AuditClaim, phase: Phase, h: fmpq) -> Attempt:
     from ..pld import certify_pld
+
     t0 = time.perf_counter()
-    cert = certify_pld(claim.contract, exact_str(phase.sampling_rate), exact_str(phase.noise_multiplier),
-                       phase.steps, exact_str(claim.delta), grid=exact_str(h))
+    cert = certify_pld(
+        claim.contract, exact_str(phase.sampling_rate), exact_str(phase.noise_multiplier), phase.steps, exact_str(claim.delta), grid=exact_str(h)
+    )
     up = ball_endpoints(cert.quantities["epsilon_upper"].value)[1]
     lo = ball_endpoints(cert.quantities["epsilon_lower"].value)[0]
     sound_up = _claims_hold(cert, names=("privacy",), prefixes=("dominates[",))
@@ -204,9 +215,11 @@ def _pld(claim: AuditClaim, phase: Phase, h: fmpq) -> Attempt:
     if below and claim.contract.sampling == "poisson":
         a.refutes = True
     elif below:
-        a.note = ("the certified lower bound exceeds the claim for the pointwise-maximum pair used under "
-                  "fixed-size + replace-one, which is not known to be attained by a pair of datasets: this does "
-                  "not refute the claim")
+        a.note = (
+            "the certified lower bound exceeds the claim for the pointwise-maximum pair used under "
+            "fixed-size + replace-one, which is not known to be attained by a pair of datasets: this does "
+            "not refute the claim"
+        )
     return a
 
 
@@ -223,7 +236,7 @@ def audit(claim: AuditClaim, grid=DEFAULT_GRID, use_pld: bool = True) -> Verdict
             return v
     except _Skip as s:
         v.skipped.append(str(s))
-    except InputError as err:      # outside the Rényi accountant's own ranges: PLD may still apply
+    except InputError as err:  # outside the Rényi accountant's own ranges: PLD may still apply
         v.skipped.append(f"Rényi: {err}")
     except UndecidedError as err:
         v.skipped.append(f"Rényi: undecided ({err})")
@@ -232,24 +245,27 @@ def audit(claim: AuditClaim, grid=DEFAULT_GRID, use_pld: bool = True) -> Verdict
         return v
     phase = homogeneous(claim.schedule)
     if phase is None:
-        v.skipped.append(f"PLD: the certified PLD accountant takes one phase (a homogeneous schedule); this schedule "
-                         f"has {len(claim.schedule.phases)} phases with different (q, sigma)")
+        v.skipped.append(
+            f"PLD: the certified PLD accountant takes one phase (a homogeneous schedule); this schedule "
+            f"has {len(claim.schedule.phases)} phases with different (q, sigma)"
+        )
         return v
     if phase.sampling_rate >= 1:
         v.skipped.append("PLD: sampling rate q = 1 (no subsampling) is outside the PLD accountant's range (0, 1)")
         return v
     if phase.steps > MAX_PLD_STEPS:
-        v.skipped.append(f"PLD: T = {phase.steps} steps exceeds {MAX_PLD_STEPS} (guard: the certified PLD "
-                         "accountant would not finish in reasonable time)")
+        v.skipped.append(
+            f"PLD: T = {phase.steps} steps exceeds {MAX_PLD_STEPS} (guard: the certified PLD accountant would not finish in reasonable time)"
+        )
         return v
     for h in ladder:
         try:
             a = _pld(claim, phase, h)
         except InputError as err:
             v.skipped.append(f"PLD at grid {exact_str(h)}: {err}")
-            if err.parameter == "--grid":   # too coarse or too fine for these parameters: try the next grid
+            if err.parameter == "--grid":  # too coarse or too fine for these parameters: try the next grid
                 continue
-            return v                        # outside the PLD accountant's ranges: no grid helps
+            return v  # outside the PLD accountant's ranges: no grid helps
         except UndecidedError as err:
             v.skipped.append(f"PLD at grid {exact_str(h)}: undecided ({err})")
             continue
@@ -260,6 +276,6 @@ def audit(claim: AuditClaim, grid=DEFAULT_GRID, use_pld: bool = True) -> Verdict
         if a.refutes:
             v.outcome = REFUTED
             return v
-        if a.note:   # fixed-size: a lower bound above the claim; a finer grid cannot change the verdict
+        if a.note:  # fixed-size: a lower bound above the claim; a finer grid cannot change the verdict
             return v
     return v

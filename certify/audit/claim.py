@@ -32,6 +32,7 @@ adjacency it was computed under. So are shuffled batches, unknown contracts, NaN
 schedules, unknown keys and a mechanism whose own contract differs from the claim's. Every refusal is an
 :class:`~certify.balls.InputError` naming the field (exit 2 on the command line).
 """
+
 from __future__ import annotations
 
 import json
@@ -46,7 +47,7 @@ from ..poisson.schedule import Schedule, parse_delta, parse_schedule
 MECHANISMS = ("schedule", "opacus_history", "dp_event")
 KEYS = ("title", "source", "assumptions", "epsilon", "delta", "contract") + MECHANISMS
 #: guard: a claimed epsilon above this is not a privacy claim anyone audits (and keeps exp() in range)
-EPSILON_MAX = fmpq(10 ** 6)
+EPSILON_MAX = fmpq(10**6)
 MAX_BYTES = 16 * 1024 * 1024
 
 
@@ -58,7 +59,7 @@ class AuditClaim:
     delta: fmpq
     contract: Contract
     schedule: Schedule
-    mechanism: str                     #: "schedule", "opacus_history" or "dp_event"
+    mechanism: str  #: "schedule", "opacus_history" or "dp_event"
     title: str = ""
     source: str = ""
     assumptions: tuple[str, ...] = field(default_factory=tuple)
@@ -83,7 +84,7 @@ def show(q: fmpq) -> str:
     if rest == 1:
         k = max(twos, fives)
         if k <= 30:
-            digits = str(abs(p) * 10 ** k // d).rjust(k + 1, "0")
+            digits = str(abs(p) * 10**k // d).rjust(k + 1, "0")
             text = (digits[:-k] + "." + digits[-k:]).rstrip("0").rstrip(".") if k else digits
             return ("-" if p < 0 else "") + text
         if fives == 0 and twos <= 1100:
@@ -126,11 +127,14 @@ def _parse_epsilon(value) -> fmpq:
 
 def _parse_contract(obj) -> Contract:
     if obj is None:
-        raise InputError("contract", "missing: a claim must state its accounting contract, e.g. "
-                         "{\"sampling\": \"poisson\", \"adjacency\": \"add-remove\"} (an epsilon without "
-                         "its sampling scheme and adjacency cannot be audited)")
+        raise InputError(
+            "contract",
+            "missing: a claim must state its accounting contract, e.g. "
+            '{"sampling": "poisson", "adjacency": "add-remove"} (an epsilon without '
+            "its sampling scheme and adjacency cannot be audited)",
+        )
     if not isinstance(obj, dict):
-        raise InputError("contract", "must be an object {\"sampling\": ..., \"adjacency\": ...}")
+        raise InputError("contract", 'must be an object {"sampling": ..., "adjacency": ...}')
     for k in ("sampling", "adjacency"):
         if k not in obj:
             raise InputError(f"contract.{k}", "missing: the contract must state both sampling and adjacency")
@@ -139,8 +143,7 @@ def _parse_contract(obj) -> Contract:
     extra = set(obj) - {"sampling", "adjacency"}
     if extra:
         raise InputError("contract", f"unknown key(s) {', '.join(sorted(map(str, extra)))}")
-    return parse_contract(obj["sampling"], obj["adjacency"], sampling_name="contract.sampling",
-                          adjacency_name="contract.adjacency")
+    return parse_contract(obj["sampling"], obj["adjacency"], sampling_name="contract.sampling", adjacency_name="contract.adjacency")
 
 
 class _Event:
@@ -157,8 +160,7 @@ def _event_of(obj, path: str, depth: int = 0):
         return obj
     name = obj.get("class_name")
     if not isinstance(name, str) or not name.isidentifier():
-        raise InputError(path, "an event must be an object with a 'class_name' (the JSON form of "
-                         "dp_accounting's DpEvent.to_named_tuple())")
+        raise InputError(path, "an event must be an object with a 'class_name' (the JSON form of dp_accounting's DpEvent.to_named_tuple())")
     cls = type(name, (_Event,), {})
     ev = cls()
     for k, v in obj.items():
@@ -187,8 +189,7 @@ def parse_claim(exact_obj, float_obj=None) -> AuditClaim:
         raise InputError(bad, "NaN and infinities are not numbers: refused")
     unknown = set(exact_obj) - set(KEYS)
     if unknown:
-        raise InputError("claim", f"unknown key(s) {', '.join(sorted(map(str, unknown)))} "
-                         f"(expected {', '.join(KEYS)})")
+        raise InputError("claim", f"unknown key(s) {', '.join(sorted(map(str, unknown)))} (expected {', '.join(KEYS)})")
     for k in ("title", "source"):
         if k in exact_obj and not isinstance(exact_obj[k], str):
             raise InputError(k, "must be a string")
@@ -215,8 +216,11 @@ def parse_claim(exact_obj, float_obj=None) -> AuditClaim:
         schedule = parse_schedule(exact_obj["schedule"], contract=contract, name="schedule")
     elif mech == "opacus_history":
         if contract != POISSON_ADD_REMOVE:
-            raise InputError("contract", f"an Opacus history is accounted by Opacus as poisson + add-remove, but the "
-                             f"claim states {contract.sampling} + {contract.adjacency}: mixed contracts are refused")
+            raise InputError(
+                "contract",
+                f"an Opacus history is accounted by Opacus as poisson + add-remove, but the "
+                f"claim states {contract.sampling} + {contract.adjacency}: mixed contracts are refused",
+            )
         schedule = opacus_history(float_obj["opacus_history"], "opacus_history")
     else:
         event = _event_of(float_obj["dp_event"], "dp_event")
@@ -224,12 +228,14 @@ def parse_claim(exact_obj, float_obj=None) -> AuditClaim:
         schedule = from_dp_event(event, relation)
         if schedule.contract != contract:
             c = schedule.contract
-            raise InputError("contract", f"the dp_event describes {c.sampling} sampling but the claim states "
-                             f"{contract.sampling} + {contract.adjacency}: mixed contracts are refused")
+            raise InputError(
+                "contract",
+                f"the dp_event describes {c.sampling} sampling but the claim states "
+                f"{contract.sampling} + {contract.adjacency}: mixed contracts are refused",
+            )
     if contract.sampling == "fixed-size" and any(p.sampling_rate >= 1 for p in schedule.phases):
         raise InputError(f"{mech}", "fixed-size sampling needs a sampling rate b/n < 1")
-    return AuditClaim(epsilon, delta, contract, schedule, mech, exact_obj.get("title", ""),
-                      exact_obj.get("source", ""), tuple(assumptions))
+    return AuditClaim(epsilon, delta, contract, schedule, mech, exact_obj.get("title", ""), exact_obj.get("source", ""), tuple(assumptions))
 
 
 def loads_claim(text: str, name: str = "claim") -> AuditClaim:

@@ -5,6 +5,7 @@ exceeds the claim, nothing refutes it), 8 refuted (a certified lower bound prove
 contract's attained worst-case pair), 2 bad input (one line naming the field, nothing written),
 3 undecided at the highest precision.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,18 +37,37 @@ exit status: 0 holds, 7 not certified, 8 refuted, 2 bad input, 3 undecided.
 
 
 def register(sub) -> None:
-    p = sub.add_parser("audit", help="check a DP-SGD privacy claim: holds (0), not certified (7), refuted (8)",
-                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "audit",
+        help="check a DP-SGD privacy claim: holds (0), not certified (7), refuted (8)",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("claim", metavar="CLAIM", help="the claim file (JSON; see above and NOTES/README)")
-    p.add_argument("--out", metavar="CERT", help="when the claim holds: write the certificate that proves it "
-                   "(check it with `certify verify CERT`); nothing is written otherwise")
-    p.add_argument("--evidence", metavar="FILE", help="when the claim does not hold: write the certificate of the "
-                   "best certified bounds (for a refutation, the PLD certificate whose claim 'tightness' refutes it)")
-    p.add_argument("--json", action="store_true", help="print the audit report as JSON (it embeds the certificate; "
-                   "the report itself is not a certificate: `certify verify` checks the embedded certificate)")
-    p.add_argument("--grid", metavar="H", default=DEFAULT_GRID,
-                   help=f"finest PLD loss grid (default {DEFAULT_GRID}); 100h and 10h are tried first (any grid "
-                        "gives valid bounds; finer is tighter and slower)")
+    p.add_argument(
+        "--out",
+        metavar="CERT",
+        help="when the claim holds: write the certificate that proves it (check it with `certify verify CERT`); nothing is written otherwise",
+    )
+    p.add_argument(
+        "--evidence",
+        metavar="FILE",
+        help="when the claim does not hold: write the certificate of the "
+        "best certified bounds (for a refutation, the PLD certificate whose claim 'tightness' refutes it)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the audit report as JSON (it embeds the certificate; "
+        "the report itself is not a certificate: `certify verify` checks the embedded certificate)",
+    )
+    p.add_argument(
+        "--grid",
+        metavar="H",
+        default=DEFAULT_GRID,
+        help=f"finest PLD loss grid (default {DEFAULT_GRID}); 100h and 10h are tried first (any grid "
+        "gives valid bounds; finer is tighter and slower)",
+    )
     p.add_argument("--no-pld", action="store_true", help="Rényi only (milliseconds)")
     p.add_argument("--no-floats", action="store_true", help="skip dp_accounting's float cross-check")
     p.set_defaults(func=run)
@@ -88,24 +108,33 @@ def summary(v: Verdict, floats, seconds: float) -> str:
         L.append(f"    skipped: {s}")
     d = v.deciding
     if v.outcome == HOLDS:
-        L.append(f"VERDICT: HOLDS (exit 0): certified epsilon <= {_dec_up(d.epsilon_upper)} <= "
-                 f"{show(cl.epsilon)} at delta = {show(cl.delta)} ({d.accountant}"
-                 + (f", grid {show(d.grid)}" if d.grid is not None else "") + ")")
+        L.append(
+            f"VERDICT: HOLDS (exit 0): certified epsilon <= {_dec_up(d.epsilon_upper)} <= "
+            f"{show(cl.epsilon)} at delta = {show(cl.delta)} ({d.accountant}" + (f", grid {show(d.grid)}" if d.grid is not None else "") + ")"
+        )
     elif v.outcome == REFUTED:
-        L.append(f"VERDICT: REFUTED (exit 8): certified epsilon >= {lower_decimal(d.epsilon_lower, 6)} > "
-                 f"{show(cl.epsilon)} at delta = {show(cl.delta)}, for the dominating pair of the contract:")
-        L.append("  no pair of neighbouring datasets gives more, and a worst-case pair attains it (one example whose "
-                 "clipped gradient is the same vector of norm C at every step, all others with zero gradient);")
-        L.append("  so DP-SGD under this contract is NOT (epsilon, delta)-DP as claimed, for every loss that "
-                 "admits such a pair (e.g. a linear term).")
-        L.append("  (Zhu, Dong, Wang 2022; Nasr et al. 2021.) This concerns releasing all noisy gradients / iterates; "
-                 "a final-model-only analysis is not refuted.")
+        L.append(
+            f"VERDICT: REFUTED (exit 8): certified epsilon >= {lower_decimal(d.epsilon_lower, 6)} > "
+            f"{show(cl.epsilon)} at delta = {show(cl.delta)}, for the dominating pair of the contract:"
+        )
+        L.append(
+            "  no pair of neighbouring datasets gives more, and a worst-case pair attains it (one example whose "
+            "clipped gradient is the same vector of norm C at every step, all others with zero gradient);"
+        )
+        L.append(
+            "  so DP-SGD under this contract is NOT (epsilon, delta)-DP as claimed, for every loss that admits such a pair (e.g. a linear term)."
+        )
+        L.append(
+            "  (Zhu, Dong, Wang 2022; Nasr et al. 2021.) This concerns releasing all noisy gradients / iterates; "
+            "a final-model-only analysis is not refuted."
+        )
     else:
         b, lo = v.best_upper, v.best_lower
-        L.append(f"VERDICT: NOT CERTIFIED (exit 7): best certified upper bound epsilon <= "
-                 f"{_dec_up(b.epsilon_upper) if b else '-'} ({b.accountant if b else 'none'}) exceeds the claimed "
-                 f"{show(cl.epsilon)}; nothing refutes it"
-                 + (f" (best certified lower bound {lower_decimal(lo.epsilon_lower, 6)})" if lo else ""))
+        L.append(
+            f"VERDICT: NOT CERTIFIED (exit 7): best certified upper bound epsilon <= "
+            f"{_dec_up(b.epsilon_upper) if b else '-'} ({b.accountant if b else 'none'}) exceeds the claimed "
+            f"{show(cl.epsilon)}; nothing refutes it" + (f" (best certified lower bound {lower_decimal(lo.epsilon_lower, 6)})" if lo else "")
+        )
     version, values = floats
     if version is None and values == []:
         L.append("float cross-check: dp_accounting not installed (or --no-floats): none")
@@ -126,22 +155,41 @@ def report(v: Verdict, floats, seconds: float) -> dict:
     version, values = floats
     return {
         "report": "certify/audit-report (not a certificate; check the embedded certificate with certify verify)",
-        "verdict": v.outcome, "exit_status": v.exit_code,
-        "claim": {"title": cl.title, "source": cl.source, "epsilon": exact_str(cl.epsilon),
-                  "delta": exact_str(cl.delta), "contract": cl.contract.to_inputs(), "mechanism": cl.mechanism,
-                  "phases": [{"sampling_rate": exact_str(p.sampling_rate),
-                              "noise_multiplier": exact_str(p.noise_multiplier), "steps": p.steps}
-                             for p in cl.schedule.phases],
-                  "assumptions": list(cl.assumptions)},
-        "attempts": [{"accountant": a.accountant, "grid": exact_str(a.grid) if a.grid is not None else None,
-                      "epsilon_upper": exact_str(a.epsilon_upper) if a.epsilon_upper is not None else None,
-                      "epsilon_lower": exact_str(a.epsilon_lower) if a.epsilon_lower is not None else None,
-                      "proves": a.proves, "refutes": a.refutes, "seconds": round(a.seconds, 4), "note": a.note}
-                     for a in v.attempts],
+        "verdict": v.outcome,
+        "exit_status": v.exit_code,
+        "claim": {
+            "title": cl.title,
+            "source": cl.source,
+            "epsilon": exact_str(cl.epsilon),
+            "delta": exact_str(cl.delta),
+            "contract": cl.contract.to_inputs(),
+            "mechanism": cl.mechanism,
+            "phases": [
+                {"sampling_rate": exact_str(p.sampling_rate), "noise_multiplier": exact_str(p.noise_multiplier), "steps": p.steps}
+                for p in cl.schedule.phases
+            ],
+            "assumptions": list(cl.assumptions),
+        },
+        "attempts": [
+            {
+                "accountant": a.accountant,
+                "grid": exact_str(a.grid) if a.grid is not None else None,
+                "epsilon_upper": exact_str(a.epsilon_upper) if a.epsilon_upper is not None else None,
+                "epsilon_lower": exact_str(a.epsilon_lower) if a.epsilon_lower is not None else None,
+                "proves": a.proves,
+                "refutes": a.refutes,
+                "seconds": round(a.seconds, 4),
+                "note": a.note,
+            }
+            for a in v.attempts
+        ],
         "skipped": v.skipped,
-        "float_cross_check": {"library": "dp_accounting", "version": version, "certified": False,
-                              "values": [{"accountant": f.name, "epsilon": f.epsilon, "note": f.note,
-                                          "seconds": round(f.seconds, 4)} for f in values]},
+        "float_cross_check": {
+            "library": "dp_accounting",
+            "version": version,
+            "certified": False,
+            "values": [{"accountant": f.name, "epsilon": f.epsilon, "note": f.note, "seconds": round(f.seconds, 4)} for f in values],
+        },
         "statement": statement(v),
         "certificate": cert.to_json() if cert is not None and v.outcome == HOLDS else None,
         "evidence": cert.to_json() if cert is not None and v.outcome != HOLDS else None,
@@ -152,7 +200,7 @@ def report(v: Verdict, floats, seconds: float) -> dict:
 def run(args) -> int:
     t0 = time.perf_counter()
     claim = load_claim(args.claim)
-    grid_ladder(args.grid)                       # validate --grid and the output directories before any work
+    grid_ladder(args.grid)  # validate --grid and the output directories before any work
     for opt, path in (("--out", args.out), ("--evidence", args.evidence)):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             raise InputError(opt, f"directory {os.path.dirname(os.path.abspath(path))} does not exist")

@@ -8,6 +8,7 @@ REPLACE_ONE (dp_accounting measures the noise multiplier against the replace-one
 sigma relative to C is 2z), with b/n the exact sampling rate in lowest terms. dp_accounting is never
 required: without it the audit says so and goes on.
 """
+
 from __future__ import annotations
 
 import time
@@ -24,7 +25,7 @@ MAX_FLOAT_PHASES = 200
 
 @dataclass
 class FloatValue:
-    name: str            #: e.g. "RdpAccountant", "PLDAccountant (grid 1e-4)"
+    name: str  #: e.g. "RdpAccountant", "PLDAccountant (grid 1e-4)"
     epsilon: float | None
     seconds: float
     note: str = ""
@@ -38,8 +39,9 @@ def dp_accounting_version() -> str | None:
     try:
         import importlib.metadata as md
         import dp_accounting  # noqa: F401
+
         return md.version("dp-accounting")
-    except Exception:   # not installed (or broken): no cross-check
+    except Exception:  # not installed (or broken): no cross-check
         return None
 
 
@@ -64,18 +66,17 @@ def cross_check(claim: AuditClaim, grid: fmpq, pld: bool = True) -> tuple[str | 
     import dp_accounting as dpa
     from dp_accounting.pld import pld_privacy_accountant
     from dp_accounting.rdp import rdp_privacy_accountant
-    rel = (dpa.NeighboringRelation.ADD_OR_REMOVE_ONE if claim.contract.adjacency == "add-remove"
-           else dpa.NeighboringRelation.REPLACE_ONE)
+
+    rel = dpa.NeighboringRelation.ADD_OR_REMOVE_ONE if claim.contract.adjacency == "add-remove" else dpa.NeighboringRelation.REPLACE_ONE
     delta = _f(claim.delta)
     out = []
-    accountants = [("RdpAccountant (default orders)",
-                    lambda: rdp_privacy_accountant.RdpAccountant(neighboring_relation=rel))]
+    accountants = [("RdpAccountant (default orders)", lambda: rdp_privacy_accountant.RdpAccountant(neighboring_relation=rel))]
     if len(claim.schedule.phases) > MAX_FLOAT_PHASES:
-        return version, [FloatValue("dp_accounting", None, 0.0, f"not run: {len(claim.schedule.phases)} phases "
-                                    f"(guard: at most {MAX_FLOAT_PHASES})")]
+        return version, [FloatValue("dp_accounting", None, 0.0, f"not run: {len(claim.schedule.phases)} phases (guard: at most {MAX_FLOAT_PHASES})")]
     if pld and claim.schedule.total_steps <= MAX_PLD_STEPS:
-        accountants.append((f"PLDAccountant (grid {_f(grid):g})", lambda: pld_privacy_accountant.PLDAccountant(
-            rel, value_discretization_interval=_f(grid))))
+        accountants.append(
+            (f"PLDAccountant (grid {_f(grid):g})", lambda: pld_privacy_accountant.PLDAccountant(rel, value_discretization_interval=_f(grid)))
+        )
     for name, make in accountants:
         t0 = time.perf_counter()
         try:

@@ -8,6 +8,7 @@ Modules follow the paper: :mod:`.problem` (inputs of (5)), :mod:`.mixture` (poin
 :mod:`.small_p` (the p^2 term of Proposition 5 with a rigorous remainder, for tiny p), :mod:`.proofs` (the
 proof obligations of the paper's hand calculations), :mod:`.tables_hook` (Tables 1-6 for ``certify tables``).
 """
+
 import sys
 
 # rho is of order p^2: at p = 1e-2200 it is ~1e-4400, whose exact dyadic endpoints need ~4500 decimal digits in the
@@ -20,8 +21,11 @@ if 0 < sys.get_int_max_str_digits() < 100_000:
 KEY = "bok"
 TITLE = "Bok (2026), Renyi vs lossless accountants for DP-SGD"
 COMMANDS = ("certify.dpsgd.commands",)
-KINDS = {"dpsgd/rho-bok": "certify.dpsgd.certificates", "dpsgd/renyi-bok": "certify.dpsgd.certificates",
-         "dpsgd/renyi-wang": "certify.dpsgd.baselines.certificates",
-         "dpsgd/renyi-birrell": "certify.dpsgd.baselines.certificates"}
+KINDS = {
+    "dpsgd/rho-bok": "certify.dpsgd.certificates",
+    "dpsgd/renyi-bok": "certify.dpsgd.certificates",
+    "dpsgd/renyi-wang": "certify.dpsgd.baselines.certificates",
+    "dpsgd/renyi-birrell": "certify.dpsgd.baselines.certificates",
+}
 PROOFS = "certify.dpsgd.proofs"
 TABLES = "certify.dpsgd.tables_hook"

@@ -12,6 +12,7 @@ entry holds only the *witness* of the search (leaves and trapezoidal rules); it 
 the checker's own evaluator before use, so a stale or tampered cache can cost time but never
 soundness.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,8 +25,21 @@ from dataclasses import dataclass
 from ..balls import InputError, ctx, escalate, exact_str, fmpq, upper_decimal
 from ..certificate import Certificate, Evaluation
 from .certificates import (
-    KIND_RENYI, KIND_RHO, REPORT_DIGITS, conclude_dp, conclude_rho, fill_renyi, fill_rho, fixed_size_inputs,
-    RhoFacts, method_hypotheses, parse_delta, parse_gamma, parse_steps, witness_from_json, witness_json,
+    KIND_RENYI,
+    KIND_RHO,
+    REPORT_DIGITS,
+    conclude_dp,
+    conclude_rho,
+    fill_renyi,
+    fill_rho,
+    fixed_size_inputs,
+    RhoFacts,
+    method_hypotheses,
+    parse_delta,
+    parse_gamma,
+    parse_steps,
+    witness_from_json,
+    witness_json,
 )
 from .estimate import choose_alpha
 from .problem import Problem, parse_alpha, parse_p, parse_sigma
@@ -46,8 +60,9 @@ def _cache_dir(cache_dir: str | None) -> str | None:
 
 
 def _disk_key(prob: Problem, gamma: fmpq | None, prec: int) -> str:
-    text = json.dumps({"kind": "dpsgd-rho-witness/2", "inputs": prob.inputs(),
-                       "gamma": None if gamma is None else exact_str(gamma), "prec": prec}, sort_keys=True)
+    text = json.dumps(
+        {"kind": "dpsgd-rho-witness/2", "inputs": prob.inputs(), "gamma": None if gamma is None else exact_str(gamma), "prec": prec}, sort_keys=True
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -62,6 +77,7 @@ def _disk_load(cache_dir: str, key: str) -> SearchResult | None:
 
 def _disk_store(cache_dir: str, key: str, res: SearchResult) -> None:
     from ..cli import write_atomically  # the one atomic-write helper (umask mode, temp removed on error)
+
     os.makedirs(cache_dir, exist_ok=True)
     write_atomically(os.path.join(cache_dir, f"rho-{key}.json"), json.dumps(witness_json(res)), "--cache-dir")
 
@@ -119,6 +135,7 @@ def _produce(prob: Problem, gamma, cache_dir, build) -> tuple[Evaluation, dict, 
 
     A disk-cached witness that the evaluator rejects is discarded and the search is re-run.
     """
+
     def compute(prec):
         res, source = find_rho_witness(prob, gamma, cache_dir)
         cache = _POINTS.setdefault((prob, prec), {})
@@ -131,8 +148,10 @@ def _produce(prob: Problem, gamma, cache_dir, build) -> tuple[Evaluation, dict, 
         except InputError as err:
             if source != "disk":
                 raise
-            sys.stderr.write(f"certify: warning: cached rho witness for alpha={prob.alpha}, p={exact_str(prob.p)}, "
-                             f"sigma={exact_str(prob.sigma)} rejected by the checker ({err}); recomputing\n")
+            sys.stderr.write(
+                f"certify: warning: cached rho witness for alpha={prob.alpha}, p={exact_str(prob.p)}, "
+                f"sigma={exact_str(prob.sigma)} rejected by the checker ({err}); recomputing\n"
+            )
             res, source = rho_search(prob, gamma), "search"
             ev = Evaluation()
             facts = build(ev, res, cache)
@@ -158,8 +177,7 @@ def certify_rho(prob: Problem, gamma=None, cache_dir: str | None = None) -> Acco
     t0 = time.perf_counter()
     prob = _validated_problem(prob)
     gamma = None if gamma is None else parse_gamma(gamma, "gamma")
-    ev, facts, res, source, prec = _produce(prob, gamma, cache_dir,
-                                            lambda ev, res, cache: fill_rho(prob, res, ev, cache))
+    ev, facts, res, source, prec = _produce(prob, gamma, cache_dir, lambda ev, res, cache: fill_rho(prob, res, ev, cache))
     rho_text = upper_decimal(ev.quantities["rho"].value, REPORT_DIGITS)
     conclude_rho(ev, prob, rho_text)
     wit = witness_json(res, facts.keys)
@@ -171,8 +189,7 @@ def certify_rho(prob: Problem, gamma=None, cache_dir: str | None = None) -> Acco
     return AccountantRun(cert, facts, res, source, time.perf_counter() - t0)
 
 
-def certify_dpsgd(p, sigma, steps, delta, alpha=None, gamma=None, cache_dir: str | None = None,
-                  extra_inputs: dict | None = None) -> AccountantRun:
+def certify_dpsgd(p, sigma, steps, delta, alpha=None, gamma=None, cache_dir: str | None = None, extra_inputs: dict | None = None) -> AccountantRun:
     """Certificate `dpsgd/renyi-bok`: (eps, delta)-DP of T steps of DP-SGD by Corollary 1 / (6).
 
     Every number is exact (str such as "0.01" or "1/100", int, fractions.Fraction or fmpq; a float is
@@ -191,12 +208,10 @@ def certify_dpsgd(p, sigma, steps, delta, alpha=None, gamma=None, cache_dir: str
     if alpha is None:
         alpha, n_eval = choose_alpha(p, sigma, steps, delta)
     prob = Problem(alpha, p, sigma)
-    ev, facts, res, source, prec = _produce(
-        prob, gamma, cache_dir, lambda ev, res, cache: fill_renyi(prob, steps, delta, res, ev, cache))
+    ev, facts, res, source, prec = _produce(prob, gamma, cache_dir, lambda ev, res, cache: fill_renyi(prob, steps, delta, res, ev, cache))
     eps_text = upper_decimal(ev.quantities["epsilon"].value, REPORT_DIGITS)
     hyps = method_hypotheses(ev)
-    conclude_dp(ev, f"DP-SGD with p = {exact_str(p)}, sigma = {exact_str(sigma)} (Bok 2026)", alpha, steps, delta,
-                eps_text, hyps)
+    conclude_dp(ev, f"DP-SGD with p = {exact_str(p)}, sigma = {exact_str(sigma)} (Bok 2026)", alpha, steps, delta, eps_text, hyps)
     inputs = prob.inputs()
     inputs.update({"steps": str(steps), "delta": exact_str(delta)})
     if gamma is not None:

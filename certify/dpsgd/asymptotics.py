@@ -13,6 +13,7 @@ Regime T -> infinity, p -> 0, T p^2 -> nu (Section 6.1), Delta = 2/sigma:
   + O(p^4) for Birrell et al. (m >= 4), with c = e^(4/s^2) - e^(2/s^2) and
   d = e^(12/s^2) - e^(8/s^2) - 2 e^(4/s^2) + 2 e^(2/s^2) (Appendix A.5).
 """
+
 from __future__ import annotations
 
 from ..balls import Q, arb, ball, fmpq, gaussian_delta
@@ -20,7 +21,7 @@ from ..balls import Q, arb, ball, fmpq, gaussian_delta
 
 def _e(k: int, sigma: fmpq) -> arb:
     """e^(k/sigma^2)."""
-    return ball(fmpq(k) / sigma ** 2).exp()
+    return ball(fmpq(k) / sigma**2).exp()
 
 
 def _lemma3_bracket(sigma: fmpq) -> arb:
@@ -62,6 +63,5 @@ def prop5_coefficients(alpha: int, sigma: fmpq) -> dict[str, arb]:
     """p^2 and p^3 coefficients of Proposition 5 for our bound (8) and Birrell et al.'s (9)."""
     c = _e(4, sigma) - _e(2, sigma)
     d = _e(12, sigma) - _e(8, sigma) - 2 * _e(4, sigma) + 2 * _e(2, sigma)
-    birrell3 = (arb(alpha) * (alpha + 2) / 2
-                * ((_e(4, sigma) - 1) * (_e(24, sigma) - 4 * _e(12, sigma) + 6 * _e(4, sigma) - 3)).sqrt())
+    birrell3 = arb(alpha) * (alpha + 2) / 2 * ((_e(4, sigma) - 1) * (_e(24, sigma) - 4 * _e(12, sigma) + 6 * _e(4, sigma) - 3)).sqrt()
     return {"p2": alpha * c, "ours_p3": -arb(alpha) / 2 * d, "birrell_p3": birrell3}

@@ -19,12 +19,23 @@ Quantities (every ball contains the exact value; ``lower``/``upper`` round outwa
 Claims: Proposition 2 (a) ((19)) or (b), when the certificate uses it to skip the search; ``small_p``
 (p^2 c2(1/2) > R) for the small-p route.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..balls import (
-    InputError, Tri, arb, ball, compare, exact, exact_int, exact_str, fmpq, upper_decimal, require_in,
+    InputError,
+    Tri,
+    arb,
+    ball,
+    compare,
+    exact,
+    exact_int,
+    exact_str,
+    fmpq,
+    upper_decimal,
+    require_in,
 )
 from ..certificate import Budget, Evaluation
 from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, NOTE_SUFFIX, check_notes, contract_from_inputs
@@ -67,8 +78,10 @@ def witness_json(res: SearchResult, keys: list | None = None) -> dict:
         "method": res.method,
         "gamma": exact_str(res.gamma),
         "leaves": leaves,
-        "points": [{"u": exact_str(u), "a": exact_str(r.a), "b": exact_str(r.b), "h": exact_str(r.h),
-                    "strip": exact_str(r.strip)} for u, r in sorted(res.rules.items())],
+        "points": [
+            {"u": exact_str(u), "a": exact_str(r.a), "b": exact_str(r.b), "h": exact_str(r.h), "strip": exact_str(r.strip)}
+            for u, r in sorted(res.rules.items())
+        ],
         "u_lower": exact_str(res.u_lower),
         # per leaf, the curvature level and the theta_k (numerators over 2^40) of its sums (42'),
         # so the checker never chooses
@@ -98,8 +111,7 @@ def witness_from_json(w: dict) -> SearchResult:
             raise InputError("witnesses", f"a point must be an object, got {pt!r}")
         try:
             u = exact(pt["u"], "point u")
-            rule = Rule(exact(pt["a"], "rule a"), exact(pt["b"], "rule b"), exact(pt["h"], "rule h"),
-                        exact(pt["strip"], "rule strip"))
+            rule = Rule(exact(pt["a"], "rule a"), exact(pt["b"], "rule b"), exact(pt["h"], "rule h"), exact(pt["strip"], "rule strip"))
         except KeyError as err:
             raise InputError("witnesses", f"a point needs u, a, b, h and strip (missing {err})") from None
         check_rule(rule)
@@ -108,8 +120,7 @@ def witness_from_json(w: dict) -> SearchResult:
     curv = w.get("curvature") or []
     if not isinstance(curv, list) or not all(isinstance(c, dict) and isinstance(c.get("thetas"), list) for c in curv):
         raise InputError("witnesses", "curvature must be a list of {level, thetas} objects, one per leaf")
-    res = SearchResult(method, gamma, leaves, rules, u_lower, thetas=[tuple(c["thetas"]) for c in curv],
-                       levels=[c.get("level") for c in curv])
+    res = SearchResult(method, gamma, leaves, rules, u_lower, thetas=[tuple(c["thetas"]) for c in curv], levels=[c.get("level") for c in curv])
     res.recorded_bounds = bounds
     stopped = w.get("stopped_early", False)
     if not isinstance(stopped, bool):
@@ -119,8 +130,7 @@ def witness_from_json(w: dict) -> SearchResult:
     if b is not None:
         if not isinstance(b, dict):
             raise InputError("witnesses", "budget must be an object")
-        res.budget = SearchLimits(exact_int(b.get("max_evaluations"), "budget.max_evaluations"),
-                            exact(b.get("max_seconds"), "budget.max_seconds"))
+        res.budget = SearchLimits(exact_int(b.get("max_evaluations"), "budget.max_evaluations"), exact(b.get("max_seconds"), "budget.max_seconds"))
         res.stopped_by = str(b.get("stopped_by", ""))
     return res
 
@@ -135,8 +145,7 @@ def check_cover(leaves: list[tuple[fmpq, fmpq]]) -> None:
         if not l < r:
             raise InputError("witnesses", f"leaf {i} [{exact_str(l)}, {exact_str(r)}] is empty or reversed")
         if i + 1 < len(leaves) and leaves[i + 1][0] != r:
-            raise InputError("witnesses", f"leaves {i} and {i + 1} do not meet at {exact_str(r)}: "
-                             "the leaves do not cover [0, 1/2]")
+            raise InputError("witnesses", f"leaves {i} and {i + 1} do not meet at {exact_str(r)}: the leaves do not cover [0, 1/2]")
     if leaves[-1][1] != HALF:
         raise InputError("witnesses", f"leaves must end at u = 1/2, end at {exact_str(leaves[-1][1])}")
 
@@ -160,14 +169,14 @@ def _pb(prob: Problem, u: fmpq, res: SearchResult, cache: dict | None):
 class RhoFacts:
     """What the rho evaluation found, for the command's summary (not part of the certificate)."""
 
-    method: str                              # the witness's route: prop2a, prop2b, small-p or the branch-and-bound
-    u_star: str = ""                         # where the lower bound was found (exact text)
-    leaf: tuple[fmpq, fmpq] | None = None    # the interval holding the largest key
-    point: object = None                     # the point bound at u* (mixture.PointBound), when evaluated
-    gap: fmpq | None = None                  # largest leaf key - J-lower(u*) (branch-and-bound only)
+    method: str  # the witness's route: prop2a, prop2b, small-p or the branch-and-bound
+    u_star: str = ""  # where the lower bound was found (exact text)
+    leaf: tuple[fmpq, fmpq] | None = None  # the interval holding the largest key
+    point: object = None  # the point bound at u* (mixture.PointBound), when evaluated
+    gap: fmpq | None = None  # largest leaf key - J-lower(u*) (branch-and-bound only)
     leaves: int = 0
-    keys: list | None = None                 # one certified key per leaf (branch-and-bound only)
-    stopped_early: bool = False              # the search stopped at its budget before gamma
+    keys: list | None = None  # one certified key per leaf (branch-and-bound only)
+    stopped_early: bool = False  # the search stopped at its budget before gamma
 
 
 def fill_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict | None = None) -> RhoFacts:
@@ -177,8 +186,7 @@ def fill_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict | Non
     check_cover(res.leaves)
     if cache is None:
         cache = {}  # one point bound per (u, rule), shared by the leaf keys and J_lower(u*)
-    J0 = ev.add("J(0)", J_zero(prob), "(5) at u = 0",
-                "closed form: log(sum_k C(alpha,k)(1-p)^(alpha-k) p^k exp(k(k-1)Delta^2/2))/(alpha-1)")
+    J0 = ev.add("J(0)", J_zero(prob), "(5) at u = 0", "closed form: log(sum_k C(alpha,k)(1-p)^(alpha-k) p^k exp(k(k-1)Delta^2/2))/(alpha-1)")
     facts = RhoFacts(res.method)
     if res.method == "prop2a":
         if res.leaves != [(fmpq(0), HALF)]:
@@ -186,8 +194,7 @@ def fill_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict | Non
         lhs, rhs = prop2a_sides(prob)
         ev.add("prop2a_lhs", lhs, "(19)", "p exp((alpha-1)(1-p) Delta^2/2)")
         ev.add("prop2a_rhs", rhs, "(19)", "alpha/(alpha-1)")
-        holds = ev.claim("prop2a", "Proposition 2 (a), (19): the maximum of (5) is at u = 0",
-                         "prop2a_lhs", ">=", "prop2a_rhs", "(19)")
+        holds = ev.claim("prop2a", "Proposition 2 (a), (19): the maximum of (5) is at u = 0", "prop2a_lhs", ">=", "prop2a_rhs", "(19)")
         if not holds:
             raise InputError("witnesses", "the certificate uses Proposition 2 (a) but (19) fails")
         rho = J0
@@ -196,13 +203,12 @@ def fill_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict | Non
         if res.leaves != [(fmpq(0), HALF)]:
             raise InputError("witnesses", "small-p certificates have the single leaf [0, 1/2]")
         sp = small_p_bounds(prob)
-        ev.add("c2(1/2)", sp["c2"], "Prop. 5",
-               "p^2 coefficient of F(1/2) - 1: alpha(alpha-1) e^(Delta^2/2) expm1(Delta^2/2)")
-        ev.add("remainder", sp["R"], "small_p",
-               "R >= |F(u) - 1 - p^2 c2(u)| for all u (third-order Taylor remainder)")
+        ev.add("c2(1/2)", sp["c2"], "Prop. 5", "p^2 coefficient of F(1/2) - 1: alpha(alpha-1) e^(Delta^2/2) expm1(Delta^2/2)")
+        ev.add("remainder", sp["R"], "small_p", "R >= |F(u) - 1 - p^2 c2(u)| for all u (third-order Taylor remainder)")
         ev.add("p2_term", sp["main"], "Prop. 5", "p^2 c2(1/2)")
-        holds = ev.claim("small_p", "the p^2 term exceeds the remainder: p^2 c2(1/2) > R (rho is bounded below)",
-                         "p2_term", ">", "remainder", "small_p")
+        holds = ev.claim(
+            "small_p", "the p^2 term exceeds the remainder: p^2 c2(1/2) > R (rho is bounded below)", "p2_term", ">", "remainder", "small_p"
+        )
         if not holds:
             raise InputError("witnesses", "the certificate uses the small-p route but p^2 c2(1/2) > R fails")
         rho = sp["rho_lo"].union(sp["rho_hi"])
@@ -211,10 +217,13 @@ def fill_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict | Non
         sides = prop2b_sides(prob)
         if sides is None:
             raise InputError("witnesses", "Proposition 2 (b) needs sigma^2 > alpha")
-        ev.add("prop2b_lhs", sides[0], "Prop. 2 (b)",
-               "p/(1-p) exp(2/sigma^2 + 6/(sigma^2-alpha)) (3 + ((12 sqrt2+8) alpha + 8 sqrt2 - 8)/(sigma^2-alpha))")
-        holds = ev.claim("prop2b", "Proposition 2 (b): the maximum of (5) is at u = 0 or u = 1/2",
-                         "prop2b_lhs", "<=", "1", "Prop. 2 (b)")
+        ev.add(
+            "prop2b_lhs",
+            sides[0],
+            "Prop. 2 (b)",
+            "p/(1-p) exp(2/sigma^2 + 6/(sigma^2-alpha)) (3 + ((12 sqrt2+8) alpha + 8 sqrt2 - 8)/(sigma^2-alpha))",
+        )
+        holds = ev.claim("prop2b", "Proposition 2 (b): the maximum of (5) is at u = 0 or u = 1/2", "prop2b_lhs", "<=", "1", "Prop. 2 (b)")
         if not holds:
             raise InputError("witnesses", "the certificate uses Proposition 2 (b) but its condition fails")
         pb = _pb(prob, HALF, res, cache)
@@ -246,12 +255,19 @@ def fill_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict | Non
             keys.append(k)
             rec = getattr(res, "recorded_bounds", None)
             if rec and rec[i] is not None and not k <= rec[i]:
-                raise InputError("witnesses", f"leaf {i} [{exact_str(l)}, {exact_str(r)}]: recorded bound "
-                                 f"{exact_str(rec[i])} is below the recomputed key {upper_decimal(k, 12)}")
-            ev.add(f"leaf[{i}]", ball(k), "(37)",
-                   f"key Q(l, r) >= max J on the leaf [{exact_str(l)}, {exact_str(r)}] (kappa >= max(0, -J'') "
-                   f"on the leaf, B.3.2 sharpened, level {res.levels[i]})",
-                   bound="upper")
+                raise InputError(
+                    "witnesses",
+                    f"leaf {i} [{exact_str(l)}, {exact_str(r)}]: recorded bound "
+                    f"{exact_str(rec[i])} is below the recomputed key {upper_decimal(k, 12)}",
+                )
+            ev.add(
+                f"leaf[{i}]",
+                ball(k),
+                "(37)",
+                f"key Q(l, r) >= max J on the leaf [{exact_str(l)}, {exact_str(r)}] (kappa >= max(0, -J'') "
+                f"on the leaf, B.3.2 sharpened, level {res.levels[i]})",
+                bound="upper",
+            )
         pbl = _pb(prob, res.u_lower, res, cache)
         jl = ev.add("J_lower(u*)", pbl.J_lo, "B.3.1", f"J-lower at u* = {exact_str(res.u_lower)}")
         imax = max(range(len(keys)), key=lambda i: keys[i])
@@ -262,18 +278,24 @@ def fill_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict | Non
         stopped = not gap <= res.gamma
         rec = getattr(res, "recorded_stopped_early", None)
         if rec is not None and rec is not stopped:
-            raise InputError("witnesses", f"stopped_early is recorded as {str(rec).lower()} but the leaves give a gap "
-                             f"{upper_decimal(gap, 3)} {'>' if stopped else '<='} gamma = {exact_str(res.gamma)}")
+            raise InputError(
+                "witnesses",
+                f"stopped_early is recorded as {str(rec).lower()} but the leaves give a gap "
+                f"{upper_decimal(gap, 3)} {'>' if stopped else '<='} gamma = {exact_str(res.gamma)}",
+            )
         res.stopped_early = stopped
         # the witness gamma: the search stops when the largest key minus the best lower bound is <= gamma, or
         # earlier at its evaluation budget; then the claim below is false (the bound rho is valid either way)
         ev.add("gamma", ball(res.gamma), "B.2", "branch-and-bound tolerance gamma (witness)")
-        ev.add("search_gap", top - arb(jl.lower()), "B.2",
-               "largest leaf key minus J-lower(u*)" + (": above gamma, the search STOPPED EARLY at its budget "
-                                                       "(rho is valid, looser than gamma)" if stopped else ""),
-               bound="upper")
-        ev.claim("search_met_gamma", "the search stopped at its tolerance: largest key - J-lower(u*) <= gamma",
-                 "search_gap", "<=", "gamma", "B.2")
+        ev.add(
+            "search_gap",
+            top - arb(jl.lower()),
+            "B.2",
+            "largest leaf key minus J-lower(u*)"
+            + (": above gamma, the search STOPPED EARLY at its budget (rho is valid, looser than gamma)" if stopped else ""),
+            bound="upper",
+        )
+        ev.claim("search_met_gamma", "the search stopped at its tolerance: largest key - J-lower(u*) <= gamma", "search_gap", "<=", "gamma", "B.2")
         facts.u_star, facts.leaf, facts.point = exact_str(res.u_lower), res.leaves[imax], pbl
         facts.gap, facts.leaves, facts.keys, facts.stopped_early = gap, len(res.leaves), keys, stopped
     ev.add("rho", rho, "(5)", "one-step Rényi bound rho(alpha, p, 2/sigma) = max_u J(u)")
@@ -285,14 +307,15 @@ def fill_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict | Non
 def budget_of(ev: Evaluation, facts: RhoFacts, res: SearchResult) -> dict:
     """Where the width of rho went (re-derived by the checker from the same evaluation)."""
     rho = ev.quantities["rho"].value
-    b = {"gamma (branch-and-bound tolerance)": exact_str(res.gamma),
-         "rho width (upper - lower)": upper_decimal(rho.upper().fmpq() - rho.lower().fmpq(), 3)}
+    b = {
+        "gamma (branch-and-bound tolerance)": exact_str(res.gamma),
+        "rho width (upper - lower)": upper_decimal(rho.upper().fmpq() - rho.lower().fmpq(), 3),
+    }
     if facts.gap is not None:
         b["branch-and-bound gap (max leaf key - best J-lower)"] = upper_decimal(facts.gap, 3)
     pb = facts.point
     if pb is not None and pb.u != 0:
-        b["point bound width at u* (J-upper - J-lower)"] = upper_decimal(
-            pb.J_hi.upper().fmpq() - pb.J_lo.lower().fmpq(), 3)
+        b["point bound width at u* (J-upper - J-lower)"] = upper_decimal(pb.J_hi.upper().fmpq() - pb.J_lo.lower().fmpq(), 3)
         b["trapezoid discretisation at u* (on F)"] = upper_decimal(pb.disc, 3)
         b["tail truncation at u* (on F)"] = upper_decimal(pb.tails, 3)
     b["rounding at u = 0 (radius of J(0))"] = upper_decimal(ev.quantities["J(0)"].value.rad(), 3)
@@ -327,8 +350,7 @@ def check_batch(inputs: dict, p: fmpq, names=("batch_size", "dataset_size")) -> 
         raise InputError(names[0] if b is None else names[1], "batch_size and dataset_size go together")
     q = parse_batch(b, n, *names)
     if q != p:
-        raise InputError(names[0], f"batch_size/dataset_size = {exact_str(q)} disagrees with the sampling rate "
-                                   f"p = {exact_str(p)}")
+        raise InputError(names[0], f"batch_size/dataset_size = {exact_str(q)} disagrees with the sampling rate p = {exact_str(p)}")
 
 
 def fixed_size_inputs(extra: dict | None, p: fmpq) -> dict[str, str]:
@@ -340,8 +362,7 @@ def fixed_size_inputs(extra: dict | None, p: fmpq) -> dict[str, str]:
     extra = dict(extra or {})
     unknown = set(extra) - {"batch_size", "dataset_size"} - set(CONTRACT_INPUTS)
     if unknown:
-        raise InputError("extra_inputs", f"only batch_size, dataset_size, the contract fields and notes may be "
-                         f"recorded, got {sorted(unknown)}")
+        raise InputError("extra_inputs", f"only batch_size, dataset_size, the contract fields and notes may be recorded, got {sorted(unknown)}")
     check_batch(extra, p)
     out = {**FIXED_SIZE_REPLACE_ONE.to_inputs(), **extra}
     validate_fixed_size_contract(out)
@@ -381,28 +402,33 @@ def method_hypotheses(ev: Evaluation) -> list[str]:
 
 def conclude_rho(ev: Evaluation, prob: Problem, rho_text: str) -> None:
     """Claim + conclusion "rho <= x" (x: the reported upper bound)."""
-    ev.claim("rho_bound", f"rho({prob.alpha}, {exact_str(prob.p)}, 2/{exact_str(prob.sigma)}) <= {rho_text}",
-             "rho", "<=", rho_text, "(5)")
+    ev.claim("rho_bound", f"rho({prob.alpha}, {exact_str(prob.p)}, 2/{exact_str(prob.sigma)}) <= {rho_text}", "rho", "<=", rho_text, "(5)")
     hyps = method_hypotheses(ev)
-    ev.conclude("rho", f"one DP-SGD step (alpha = {prob.alpha}, p = {exact_str(prob.p)}, sigma = "
-                f"{exact_str(prob.sigma)}) has Renyi divergence rho <= {rho_text} (Theorem 1 / (5))", "rho_bound", hyps)
+    ev.conclude(
+        "rho",
+        f"one DP-SGD step (alpha = {prob.alpha}, p = {exact_str(prob.p)}, sigma = "
+        f"{exact_str(prob.sigma)}) has Renyi divergence rho <= {rho_text} (Theorem 1 / (5))",
+        "rho_bound",
+        hyps,
+    )
 
 
-def conclude_dp(ev: Evaluation, what: str, alpha: int, steps: int, delta: fmpq, eps_text: str,
-                extra_hypotheses=()) -> None:
+def conclude_dp(ev: Evaluation, what: str, alpha: int, steps: int, delta: fmpq, eps_text: str, extra_hypotheses=()) -> None:
     """Claim + conclusion "(eps, delta)-DP" resting on the ranges of (6)."""
     hyps = dp_hypotheses(ev, alpha, steps, delta) + list(extra_hypotheses)
     ev.claim("dp", f"epsilon <= {eps_text}", "epsilon", "<=", eps_text, "(6)")
-    ev.conclude("dp", f"{what}: T = {steps} steps are ({eps_text}, {exact_str(delta)})-DP (Corollary 1 / (6) "
-                f"at alpha = {alpha})", "dp", hyps)
+    ev.conclude("dp", f"{what}: T = {steps} steps are ({eps_text}, {exact_str(delta)})-DP (Corollary 1 / (6) at alpha = {alpha})", "dp", hyps)
 
 
-def fill_renyi(prob: Problem, steps: int, delta: fmpq, res: SearchResult, ev: Evaluation,
-               cache: dict | None = None) -> RhoFacts:
+def fill_renyi(prob: Problem, steps: int, delta: fmpq, res: SearchResult, ev: Evaluation, cache: dict | None = None) -> RhoFacts:
     facts = fill_rho(prob, res, ev, cache)
     rho = ev.quantities["rho"].value
-    ev.add("epsilon", eps_ball(rho, prob.alpha, steps, delta), "(6)",
-           "Corollary 1: T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1); upper endpoint is the certified epsilon")
+    ev.add(
+        "epsilon",
+        eps_ball(rho, prob.alpha, steps, delta),
+        "(6)",
+        "Corollary 1: T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1); upper endpoint is the certified epsilon",
+    )
     return facts
 
 
@@ -410,8 +436,11 @@ def fill_renyi(prob: Problem, steps: int, delta: fmpq, res: SearchResult, ev: Ev
 # Registered evaluators (the checker's entry points): inputs + witnesses -> Evaluation, no search
 # --------------------------------------------------------------------------------------------
 def _problem_from_inputs(inputs: dict) -> Problem:
-    return Problem(parse_alpha(inputs["alpha"], "alpha"), parse_p(inputs["sampling_rate"], "sampling_rate"),
-                   parse_sigma(inputs["noise_multiplier"], "noise_multiplier"))
+    return Problem(
+        parse_alpha(inputs["alpha"], "alpha"),
+        parse_p(inputs["sampling_rate"], "sampling_rate"),
+        parse_sigma(inputs["noise_multiplier"], "noise_multiplier"),
+    )
 
 
 def validate_rho(inputs: dict) -> Problem:
@@ -443,9 +472,10 @@ def check_gamma(prob: Problem, inputs: dict, res: SearchResult) -> None:
     """The witness gamma is the recorded input gamma (``--gamma``) or else the default of the search."""
     want = parse_gamma(inputs["gamma"], "gamma") if "gamma" in inputs else default_gamma(prob)
     if res.gamma != want:
-        raise InputError("witnesses.gamma", f"is {exact_str(res.gamma)}, but the search ran with "
-                                            f"{'the given' if 'gamma' in inputs else 'the default'} "
-                                            f"gamma = {exact_str(want)}")
+        raise InputError(
+            "witnesses.gamma",
+            f"is {exact_str(res.gamma)}, but the search ran with {'the given' if 'gamma' in inputs else 'the default'} gamma = {exact_str(want)}",
+        )
 
 
 def evaluate_rho_bok(inputs: dict, witnesses: dict) -> Evaluation:
@@ -465,21 +495,29 @@ def evaluate_renyi_bok(inputs: dict, witnesses: dict) -> Evaluation:
     check_gamma(prob, inputs, res)
     fill_renyi(prob, steps, delta, res, ev)
     hyps = method_hypotheses(ev)
-    conclude_dp(ev, f"DP-SGD with p = {exact_str(prob.p)}, sigma = {exact_str(prob.sigma)} (Bok 2026)", prob.alpha,
-                steps, delta, reported(witnesses, "reported_epsilon"), hyps)
+    conclude_dp(
+        ev,
+        f"DP-SGD with p = {exact_str(prob.p)}, sigma = {exact_str(prob.sigma)} (Bok 2026)",
+        prob.alpha,
+        steps,
+        delta,
+        reported(witnesses, "reported_epsilon"),
+        hyps,
+    )
     return ev
 
 
 def _example_rho():
     from .accountant import certify_rho
+
     return certify_rho(Problem(8, exact("1/100"), exact("2"))).certificate
 
 
 def _example_renyi():
     from .accountant import certify_dpsgd
+
     return certify_dpsgd("1/100", "2", 1000, "1e-6", extra_inputs={"batch_size": "6", "dataset_size": "600"}).certificate
 
 
 register(KIND_RHO, evaluate_rho_bok, validate_rho, RHO_INPUTS, SEARCH_WITNESSES + ("reported_rho",), example=_example_rho)
-register(KIND_RENYI, evaluate_renyi_bok, validate_renyi, RENYI_INPUTS, SEARCH_WITNESSES + ("reported_epsilon",),
-         example=_example_renyi)
+register(KIND_RENYI, evaluate_renyi_bok, validate_renyi, RENYI_INPUTS, SEARCH_WITNESSES + ("reported_epsilon",), example=_example_renyi)

@@ -1,4 +1,5 @@
 """`certify rho` and `certify dpsgd`: the certified Rényi accountant of Bok (2026) on the command line."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,8 +12,7 @@ from .accountant import certify_dpsgd, certify_rho
 from .certificates import parse_delta, parse_steps
 from .problem import Problem, check_baseline_sigma, parse_alpha, parse_batch, parse_p, parse_sigma
 
-_SAMPLING_HELP = ("sampling rate p = b/n in (0, 1), exact (0.01, 1/100); or give --batch-size and "
-                  "--dataset-size instead (p = b/n exactly)")
+_SAMPLING_HELP = "sampling rate p = b/n in (0, 1), exact (0.01, 1/100); or give --batch-size and --dataset-size instead (p = b/n exactly)"
 
 _ACCOUNTANT_TEXT = """\
 One DP-SGD step with fixed-size batches (b of n drawn without replacement, replace-one adjacency,
@@ -72,12 +72,16 @@ def _stopped_line(out) -> list[str]:
     if not _stopped_early(out):
         return []
     w = out.witness
-    why = {"evaluations": f"its evaluation budget ({w.budget.max_evaluations} point evaluations, --max-evaluations)",
-           "seconds": f"its time budget ({exact_str(w.budget.max_seconds)} s, --max-seconds; a machine-dependent stop)",
-           "resolution": "the finest interval width (the point bounds cannot resolve the gap)"}
+    why = {
+        "evaluations": f"its evaluation budget ({w.budget.max_evaluations} point evaluations, --max-evaluations)",
+        "seconds": f"its time budget ({exact_str(w.budget.max_seconds)} s, --max-seconds; a machine-dependent stop)",
+        "resolution": "the finest interval width (the point bounds cannot resolve the gap)",
+    }
     why = why.get(w.stopped_by, "its budget")
-    return [f"  STOPPED EARLY at {why}: the bound is valid but its gap {upper_decimal(out.facts.gap, 3)} "
-            f"exceeds the tolerance gamma = {exact_str(w.gamma)} (exit status 6)"]
+    return [
+        f"  STOPPED EARLY at {why}: the bound is valid but its gap {upper_decimal(out.facts.gap, 3)} "
+        f"exceeds the tolerance gamma = {exact_str(w.gamma)} (exit status 6)"
+    ]
 
 
 def _where(out) -> str:
@@ -89,8 +93,10 @@ def _where(out) -> str:
     if f.method == "prop2b":
         return f"u = {f.u_star} (Proposition 2 (b) proved in balls: only u = 0 and u = 1/2 evaluated)"
     l, r = f.leaf
-    return (f"u* = {f.u_star} gives the lower bound; the largest leaf key is on [{exact_str(l)}, {exact_str(r)}] "
-            f"({f.leaves} leaves, {out.witness.evaluations or 'cached'} point evaluations)")
+    return (
+        f"u* = {f.u_star} gives the lower bound; the largest leaf key is on [{exact_str(l)}, {exact_str(r)}] "
+        f"({f.leaves} leaves, {out.witness.evaluations or 'cached'} point evaluations)"
+    )
 
 
 def _width(out) -> str:
@@ -101,8 +107,7 @@ def _width(out) -> str:
 
 def _search_lines(out) -> list[str]:
     """The summary lines every rho search prints: where the maximum is, the bracket width, how the search ended."""
-    return [f"  maximiser: {_where(out)}", f"  width: {_width(out)}", *_stopped_line(out),
-            f"  ({out.seconds:.3f} s, rho from {out.source})"]
+    return [f"  maximiser: {_where(out)}", f"  width: {_width(out)}", *_stopped_line(out), f"  ({out.seconds:.3f} s, rho from {out.source})"]
 
 
 def _summary_rho(out) -> str:
@@ -146,8 +151,9 @@ def _two_decimals(x, up) -> str:
 
 
 #: which input drives a quantity out of the exact range (cli.check_range), and what is admissible
-RANGE_HINTS = {name: ("--sampling-rate", "p and 1/sigma not both astronomically small: rho and epsilon must stay "
-                                         "above 1e-315652") for name in ("rho", "epsilon")}
+RANGE_HINTS = {
+    name: ("--sampling-rate", "p and 1/sigma not both astronomically small: rho and epsilon must stay above 1e-315652") for name in ("rho", "epsilon")
+}
 
 
 def cmd_rho(args) -> int:
@@ -169,6 +175,7 @@ def cmd_dpsgd(args) -> int:
     delta = parse_delta(args.delta)
     if args.accountant == "pld":
         from ..pld.commands import run_pld
+
         return run_pld(args, p, sigma, steps, delta)
     alpha = None if args.alpha is None else parse_alpha(args.alpha)
     if args.accountant != "bok":
@@ -196,35 +203,56 @@ def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
     import sys
 
     from ..balls import InputError, exact_str, lower_decimal, upper_decimal
-    head = (f"DP-SGD with p={exact_str(p)}, sigma={exact_str(sigma)}, T={steps} steps, delta={exact_str(delta)}\n"
-            f"  {FIXED_SIZE_REPLACE_ONE.statement()}")
+
+    head = (
+        f"DP-SGD with p={exact_str(p)}, sigma={exact_str(sigma)}, T={steps} steps, delta={exact_str(delta)}\n  {FIXED_SIZE_REPLACE_ONE.statement()}"
+    )
     if args.accountant == "lossless":
         if args.out:
             raise InputError("--out", "the lossless column is a float estimate: no certificate is written")
         from .baselines.lossless import epsilon_lossless
+
         est = epsilon_lossless(_float(p), _float(sigma), steps, _float(delta))  # an estimate, not certified
         if args.json:
-            sys.stdout.write(json.dumps({"accountant": "lossless", "certified": False, "epsilon_estimate": repr(est),
-                                         "inputs": {"sampling_rate": exact_str(p), "noise_multiplier": exact_str(sigma),
-                                                    "steps": str(steps), "delta": exact_str(delta)}}, indent=2) + "\n")
+            sys.stdout.write(
+                json.dumps(
+                    {
+                        "accountant": "lossless",
+                        "certified": False,
+                        "epsilon_estimate": repr(est),
+                        "inputs": {
+                            "sampling_rate": exact_str(p),
+                            "noise_multiplier": exact_str(sigma),
+                            "steps": str(steps),
+                            "delta": exact_str(delta),
+                        },
+                    },
+                    indent=2,
+                )
+                + "\n"
+            )
         else:
-            sys.stdout.write(f"{head}\n  epsilon ~ {est:.6f}  (lossless PLD accountant: float FFT composition, "
-                             "an ESTIMATE, not certified; no certificate)\n")
+            sys.stdout.write(
+                f"{head}\n  epsilon ~ {est:.6f}  (lossless PLD accountant: float FFT composition, an ESTIMATE, not certified; no certificate)\n"
+            )
         return 0
     from .baselines.certificates import certify_baseline
+
     check_baseline_sigma(sigma)
     cert = certify_baseline(args.accountant, p, sigma, steps, delta, alpha, extra)
     cli.check_range(cert, RANGE_HINTS)
     q = cert.quantities
     a = int(q["alpha"].value.mid().fmpq().p)
     e = q["epsilon"].value
-    name = {"wang": "Wang et al. (dp_accounting's fixed-size replace-one RDP)",
-            "birrell": "Birrell et al. Theorem 3.4 (min over m in {3, 4, 5})"}[args.accountant]
-    summary = (f"{head}\n  accountant: {name}, certified in balls\n"
-               f"  epsilon in [{lower_decimal(e, 6)}, {upper_decimal(e, 6)}] "
-               + (f"(at the given alpha = {a}; " if alpha is not None
-                  else f"(min over alpha, smallest at alpha = {a}; ")
-               + "the upper endpoint is the certified epsilon)\n")
+    name = {"wang": "Wang et al. (dp_accounting's fixed-size replace-one RDP)", "birrell": "Birrell et al. Theorem 3.4 (min over m in {3, 4, 5})"}[
+        args.accountant
+    ]
+    summary = (
+        f"{head}\n  accountant: {name}, certified in balls\n"
+        f"  epsilon in [{lower_decimal(e, 6)}, {upper_decimal(e, 6)}] "
+        + (f"(at the given alpha = {a}; " if alpha is not None else f"(min over alpha, smallest at alpha = {a}; ")
+        + "the upper endpoint is the certified epsilon)\n"
+    )
     cli.emit(cert, summary, args)
     return 0
 
@@ -233,52 +261,81 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sampling-rate", type=cli.exact_text, metavar="P", help=_SAMPLING_HELP)
     p.add_argument("--batch-size", type=cli.exact_text, metavar="B", help="batch size b (integer, 1 <= b < n)")
     p.add_argument("--dataset-size", type=cli.exact_text, metavar="n", help="dataset size n (integer)")
-    p.add_argument("--noise-multiplier", type=cli.exact_text, required=True, metavar="SIGMA",
-                   help="noise multiplier sigma > 0 (noise std sigma*C; Delta = 2/sigma under replace-one)")
-    p.add_argument("--gamma", type=cli.exact_text, metavar="G",
-                   help="branch-and-bound tolerance on rho (default: a power of two <= 1e-7 * J(0), "
-                        "far below what moves a printed epsilon)")
-    p.add_argument("--max-evaluations", type=cli.exact_text, metavar="N",
-                   help="branch-and-bound budget: at most N point evaluations (default 2000, a few seconds; "
-                        "deterministic). A search that stops at its budget before reaching gamma says STOPPED "
-                        "EARLY, records stopped_early in the certificate (the bound is valid, only looser) and exits 6")
-    p.add_argument("--max-seconds", type=cli.exact_text, metavar="S",
-                   help="wall-clock safety net of the branch-and-bound (default 60 s); a stop by time depends on the "
-                        "machine, so prefer --max-evaluations for reproducible certificates")
-    p.add_argument("--cache-dir", metavar="DIR",
-                   help="on-disk rho cache keyed by the exact inputs (default: $CERTIFY_CACHE_DIR if set; "
-                        "cached witnesses are re-checked before use)")
+    p.add_argument(
+        "--noise-multiplier",
+        type=cli.exact_text,
+        required=True,
+        metavar="SIGMA",
+        help="noise multiplier sigma > 0 (noise std sigma*C; Delta = 2/sigma under replace-one)",
+    )
+    p.add_argument(
+        "--gamma",
+        type=cli.exact_text,
+        metavar="G",
+        help="branch-and-bound tolerance on rho (default: a power of two <= 1e-7 * J(0), far below what moves a printed epsilon)",
+    )
+    p.add_argument(
+        "--max-evaluations",
+        type=cli.exact_text,
+        metavar="N",
+        help="branch-and-bound budget: at most N point evaluations (default 2000, a few seconds; "
+        "deterministic). A search that stops at its budget before reaching gamma says STOPPED "
+        "EARLY, records stopped_early in the certificate (the bound is valid, only looser) and exits 6",
+    )
+    p.add_argument(
+        "--max-seconds",
+        type=cli.exact_text,
+        metavar="S",
+        help="wall-clock safety net of the branch-and-bound (default 60 s); a stop by time depends on the "
+        "machine, so prefer --max-evaluations for reproducible certificates",
+    )
+    p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="on-disk rho cache keyed by the exact inputs (default: $CERTIFY_CACHE_DIR if set; cached witnesses are re-checked before use)",
+    )
     cli.add_output_options(p)
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "rho", help="certify the one-step Rényi bound rho(alpha, p, 2/sigma) of Bok (2026) (5), sigma the noise multiplier",
-        description=_ACCOUNTANT_TEXT, formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example: certify rho --alpha 8 --sampling-rate 0.01 --noise-multiplier 2")
-    p.add_argument("--alpha", type=cli.exact_text, required=True, metavar="A",
-                   help="integer Rényi order, 2 <= A <= 256")
+        "rho",
+        help="certify the one-step Rényi bound rho(alpha, p, 2/sigma) of Bok (2026) (5), sigma the noise multiplier",
+        description=_ACCOUNTANT_TEXT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example: certify rho --alpha 8 --sampling-rate 0.01 --noise-multiplier 2",
+    )
+    p.add_argument("--alpha", type=cli.exact_text, required=True, metavar="A", help="integer Rényi order, 2 <= A <= 256")
     _common(p)
     p.set_defaults(func=cmd_rho)
 
     d = subparsers.add_parser(
-        "dpsgd", help="certify (epsilon, delta) of DP-SGD by Bok (2026) Corollary 1 / (6)",
-        description=_ACCOUNTANT_TEXT
-        + "\nepsilon = T rho(alpha) + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1)"
+        "dpsgd",
+        help="certify (epsilon, delta) of DP-SGD by Bok (2026) Corollary 1 / (6)",
+        description=_ACCOUNTANT_TEXT + "\nepsilon = T rho(alpha) + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1)"
         " (Corollary 1 / (6)); alpha is chosen by float estimates using unimodality (Proposition 3), "
         "then certified at that alpha only (any alpha is valid).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example: certify dpsgd --sampling-rate 0.01 --noise-multiplier 2 --steps 1000 --delta 1e-6")
+        epilog="example: certify dpsgd --sampling-rate 0.01 --noise-multiplier 2 --steps 1000 --delta 1e-6",
+    )
     d.add_argument("--steps", type=cli.exact_text, required=True, metavar="T", help="number of DP-SGD steps T >= 1")
     d.add_argument("--delta", type=cli.exact_text, required=True, metavar="DELTA", help="delta in (0, 1), exact (1e-6)")
-    d.add_argument("--alpha", type=cli.exact_text, metavar="A",
-                   help="fix the Rényi order (integer in [2, 256]) instead of choosing it")
-    d.add_argument("--accountant", choices=["bok", "wang", "birrell", "lossless", "pld", "renyi"], default="bok",
-                   help="fixed-size + replace-one: bok (default: the certified accountant of the paper), wang or "
-                        "birrell (baselines, certified), lossless (PLD, a float estimate, no certificate), pld "
-                        "(certified PLD); poisson + add-remove: renyi (default; Mironov-Talwar-Zhang) or pld")
-    d.add_argument("--grid", type=cli.exact_text, metavar="H", default="1e-4",
-                   help="--accountant pld: loss-grid spacing h > 0, <= 1/2 (default 1e-4, the published column's)")
+    d.add_argument("--alpha", type=cli.exact_text, metavar="A", help="fix the Rényi order (integer in [2, 256]) instead of choosing it")
+    d.add_argument(
+        "--accountant",
+        choices=["bok", "wang", "birrell", "lossless", "pld", "renyi"],
+        default="bok",
+        help="fixed-size + replace-one: bok (default: the certified accountant of the paper), wang or "
+        "birrell (baselines, certified), lossless (PLD, a float estimate, no certificate), pld "
+        "(certified PLD); poisson + add-remove: renyi (default; Mironov-Talwar-Zhang) or pld",
+    )
+    d.add_argument(
+        "--grid",
+        type=cli.exact_text,
+        metavar="H",
+        default="1e-4",
+        help="--accountant pld: loss-grid spacing h > 0, <= 1/2 (default 1e-4, the published column's)",
+    )
     _common(d)
     add_contract_options(d)
     d.set_defaults(func=cmd_dpsgd)

@@ -103,6 +103,7 @@ endpoints (rounded down); the results are exact rationals. Floats only choose th
 is valid; the chosen ones are recorded in the certificate, so the checker never chooses and its result
 cannot depend on the platform's floating point); the bounds are evaluated at KAPPA_PREC = 64 bits (they are needed to a few digits only).
 """
+
 from __future__ import annotations
 
 import math
@@ -156,7 +157,7 @@ def kappa1(prob: Problem, r: fmpq) -> arb:
     raw = {(i, j): E_bound(prob, i, j, rb) for i in range(3) for j in range(5)}
     # 0 <= v, w <= 1, so E[v^i w^j h] <= E[v^i' w^j' h] for i' <= i, j' <= j: take the smallest bound
     E = {}
-    for (i, j) in _PAIRS:
+    for i, j in _PAIRS:
         best = raw[i, j]
         for i2 in range(i + 1):
             for j2 in range(j + 1):
@@ -168,9 +169,21 @@ def kappa1(prob: Problem, r: fmpq) -> arb:
     one = arb(1)
     E = {ij: e.min(one) for ij, e in E.items()}
     F1 = c.D2 * (al * (al - 1)) * (E[1, 1] + E[0, 2])
-    F2 = c.D2 * c.D2 * (al * (al - 1)) * (
-        (al + 1) * (al + 2) * E[0, 4] + 2 * al * (al + 1) * E[1, 3] + al * (al - 1) * E[2, 2]
-        + 4 * (al + 1) * E[0, 3] + 5 * al * E[1, 2] + (al - 1) * E[2, 1] + 2 * E[0, 2] + E[1, 1])
+    F2 = (
+        c.D2
+        * c.D2
+        * (al * (al - 1))
+        * (
+            (al + 1) * (al + 2) * E[0, 4]
+            + 2 * al * (al + 1) * E[1, 3]
+            + al * (al - 1) * E[2, 2]
+            + 4 * (al + 1) * E[0, 3]
+            + 5 * al * E[1, 2]
+            + (al - 1) * E[2, 1]
+            + 2 * E[0, 2]
+            + E[1, 1]
+        )
+    )
     # (38): |J''| <= (|F''|/F + (F'/F)^2)/(alpha - 1)
     return (F2 + F1 * F1) / (al - 1)
 
@@ -198,7 +211,7 @@ def _term_index(prob: Problem):
 
     al = prob.alpha
     J, Mx = [], []
-    for (i, j) in _UPPER:
+    for i, j in _UPPER:
         for k in range(al - i + 1):
             J.append(j)
             Mx.append(i + k)
@@ -245,8 +258,8 @@ def split_thetas(prob: Problem, thetas, level: str = "full") -> dict[tuple[int, 
         bad = next(q for q in thetas if type(q) is not int or not 0 <= q <= one)
         raise InputError("witnesses", f"theta numerators must be integers in [0, 2^{THETA_BITS}], got {bad!r}")
     out, pos = {}, 0
-    for (i, j) in LEVELS[level]:
-        out[i, j] = list(thetas[pos:pos + prob.alpha - i + 1])
+    for i, j in LEVELS[level]:
+        out[i, j] = list(thetas[pos : pos + prob.alpha - i + 1])
         pos += prob.alpha - i + 1
     return out
 
@@ -270,7 +283,7 @@ def _theta_choice(prob: Problem, l: fmpq, r: fmpq) -> dict[tuple[int, int], list
     j_, m, n = _term_index(prob)
     lgp = lp - lq
     lf, rf = float(l), float(r)
-    scale = float(2 ** THETA_BITS)
+    scale = float(2**THETA_BITS)
     # Newton on g(t) = t - lgp - a(2j + m - 1 - 2n sigmoid(t)) (increasing in t), for the three u at once
     a = (np.asarray([lf, 0.5 * (lf + rf), rf]) * D2)[:, None]
     lo = lgp - a * 2 * n - 1.0
@@ -291,15 +304,15 @@ def _theta_choice(prob: Problem, l: fmpq, r: fmpq) -> dict[tuple[int, int], list
     s = j_ - n * cands
     c = D2 * s * (s + m - 1)
     vals = e1 + e0 + np.maximum(lf * c, rf * c)
-    vals = np.where(np.isnan(vals), np.inf, vals)   # overflowed estimates never win
+    vals = np.where(np.isnan(vals), np.inf, vals)  # overflowed estimates never win
     # ties go to the first minimum (deterministic); float noise can only change which valid theta is used
     best = np.argmin(vals, axis=0)
     chosen = cands[best, np.arange(len(m))]
     chosen = np.where(np.isfinite(chosen), np.clip(chosen, 0.0, 1.0), 0.0)
     qs = np.round(chosen * scale).astype(np.int64).tolist()
     out, pos = {}, 0
-    for (i, j) in _UPPER:
-        out[i, j] = qs[pos:pos + al - i + 1]
+    for i, j in _UPPER:
+        out[i, j] = qs[pos : pos + al - i + 1]
         pos += al - i + 1
     return out
 
@@ -314,13 +327,12 @@ class _KConsts:
         self.D2 = c.D2
         self.alpha = al
         self.lq, self.lp = c.q.log(), c.p.log()
-        self.half_D2_mm1 = [self.D2 * (m * (m - 1)) / 2 for m in range(al + 1)]   # Delta^2 m(m-1)/2
+        self.half_D2_mm1 = [self.D2 * (m * (m - 1)) / 2 for m in range(al + 1)]  # Delta^2 m(m-1)/2
         self.comb = {i: [math.comb(al - i, k) for k in range(al - i + 1)] for i in range(3)}
         self._base: dict[tuple[int, int], list[arb]] = {}
         self.f0_terms = c.f0_terms
         self.p, self.q = c.p, c.q
         self.theta_part: dict[int, arb] = {}
-
 
     def base(self, i: int, j: int) -> list[arb]:
         """theta-free part of the log of the k-th term of (42') without log C(alpha-i, k) (the sums multiply
@@ -328,8 +340,7 @@ class _KConsts:
         b = self._base.get((i, j))
         if b is None:
             al, n = self.alpha, self.alpha - 1 + j
-            b = [(al - i - k - n) * self.lq + (i + k + j) * self.lp + self.half_D2_mm1[i + k]
-                 for k in range(al - i + 1)]
+            b = [(al - i - k - n) * self.lq + (i + k + j) * self.lp + self.half_D2_mm1[i + k] for k in range(al - i + 1)]
             self._base[i, j] = b
         return b
 
@@ -375,7 +386,7 @@ def N_bound(prob: Problem, i: int, j: int, l: fmpq, r: fmpq, qs: list[int] | Non
     one = 1 << B
     base = kc.base(i, j)
     comb = kc.comb[i]
-    scale = arb((1, -2 * B))                      # exact 2^(-2B)
+    scale = arb((1, -2 * B))  # exact 2^(-2B)
     D2l, D2r = kc.D2 * ball(l) * scale, kc.D2 * ball(r) * scale
     cache = kc.theta_part
     total = arb(0)
@@ -398,7 +409,7 @@ def _F_low(prob: Problem, r: fmpq, prec: int) -> arb:
     kc = _kconsts(prob, prec)
     al = prob.alpha
     tot = arb(0)
-    x = (kc.D2 * ball(r)).exp()     # e^(Delta^2 r); e^(k Delta^2 r) = x^k
+    x = (kc.D2 * ball(r)).exp()  # e^(Delta^2 r); e^(k Delta^2 r) = x^k
     xk = arb(1)
     for k in range(al + 1):
         tot += kc.f0_terms[k] * (kc.q + kc.p * xk) ** (1 - al)
@@ -418,7 +429,7 @@ def N_lower(prob: Problem, i: int, j: int, l: fmpq, r: fmpq) -> arb:
     n = al - 1 + j
     D2 = kc.D2
     D2l, D2r = D2 * ball(l), D2 * ball(r)
-    base = kc.base(i, j)   # carries -n log q: add it back, the Jensen factor is (q + p e^(...))^(-n)
+    base = kc.base(i, j)  # carries -n log q: add it back, the Jensen factor is (q + p e^(...))^(-n)
     comb = kc.comb[i]
     total = arb(0)
     for k in range(al - i + 1):
@@ -438,7 +449,7 @@ def moment_bounds(prob: Problem, l: fmpq, r: fmpq, lower: bool = False, thetas=N
     one = arb(1)
     M = {}
     qs = split_thetas(prob, thetas) if thetas is not None else _theta_choice_cached(prob, l, r)
-    for (i, j) in _PAIRS:
+    for i, j in _PAIRS:
         M[i, j] = arb((N_bound(prob, i, j, l, r, qs[i, j]) / Fl).upper()).min(one)
     # 0 <= v, w <= 1: M_ij <= M_i'j' for i' <= i, j' <= j
     M[0, 3] = M[0, 3].min(M[0, 2])
@@ -484,7 +495,7 @@ def _kappa_pair(prob: Problem, l: fmpq, r: fmpq, prec: int, thetas: tuple | None
         kpos, kneg, poslo = _sides(prob, l, r, thetas)
         k2 = kappa2(prob).upper().fmpq()
         if not (kpos.is_finite() and kneg.is_finite() and poslo.is_finite()):
-            return k2, k2   # (45) alone is always valid
+            return k2, k2  # (45) alone is always valid
         two = max(kpos.upper().fmpq(), kneg.upper().fmpq())
         two = min(two, k2)
         # -J'' <= kneg - poslo <= kneg: the smaller upper endpoint (rounded up), at least 0

@@ -5,6 +5,7 @@ of the certified computation, and any alpha gives a valid bound (Corollary 1).
 The estimate of rho is max(J(0), J(1/2)) (the observed U shape of u -> J(u)), J(0) by log-sum-exp of
 the closed form, J(1/2) by the trapezoid rule on the log-integrand of (35).
 """
+
 from __future__ import annotations
 
 import math
@@ -15,7 +16,7 @@ from .problem import ALPHA_MAX, ALPHA_MIN, Problem, max_alpha
 from .mixture import log_integrand_float, log_p_float
 
 #: most grid points of the trapezoid estimate of J(1/2) (the spacing grows instead: 2^16 floats)
-MAX_GRID = 2 ** 16
+MAX_GRID = 2**16
 
 
 def _f(q) -> float:
@@ -42,8 +43,9 @@ def J0_float(prob: Problem) -> float:
     al = prob.alpha
     lp, lq = log_p_float(prob)
     D2 = (2 / _f(prob.sigma)) ** 2
-    terms = [math.lgamma(al + 1) - math.lgamma(k + 1) - math.lgamma(al - k + 1) + (al - k) * lq + k * lp
-             + D2 * k * (k - 1) / 2 for k in range(al + 1)]
+    terms = [
+        math.lgamma(al + 1) - math.lgamma(k + 1) - math.lgamma(al - k + 1) + (al - k) * lq + k * lp + D2 * k * (k - 1) / 2 for k in range(al + 1)
+    ]
     m = max(terms)
     return (m + math.log(sum(math.exp(t - m) for t in terms))) / (al - 1)
 

@@ -70,6 +70,7 @@ complex-ball evaluations in Arb's adaptive Gauss-Legendre (``acb.integral``): a 
 strip c) is a small exact witness that the checker re-evaluates as is; it is *chosen* by floats (a
 choice only: every well-formed rule gives valid bounds).
 """
+
 from __future__ import annotations
 
 import math
@@ -121,13 +122,13 @@ class PointBound:
     """Certified bounds at one u: F_lo <= F(u) <= F_hi and J_lo <= J(u) <= J_hi (balls; use lower/upper)."""
 
     u: fmpq
-    rule: Rule | None       # the trapezoidal rule (None at u = 0: closed form)
+    rule: Rule | None  # the trapezoidal rule (None at u = 0: closed form)
     F_lo: arb
     F_hi: arb
     J_lo: arb
     J_hi: arb
-    tails: arb              # rigorous bound on the nodes outside the window (0 at u = 0)
-    disc: arb               # rigorous bound on the discretisation error E_disc (0 at u = 0)
+    tails: arb  # rigorous bound on the nodes outside the window (0 at u = 0)
+    disc: arb  # rigorous bound on the discretisation error E_disc (0 at u = 0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -143,13 +144,14 @@ class _Consts:
         al = prob.alpha
         self.binom = [math.comb(al, k) for k in range(al + 1)]
         # terms of F(0), (5) at u = 0
-        self.f0_terms = [self.binom[k] * self.q ** (al - k) * self.p ** k * (self.D2 * (k * (k - 1)) / 2).exp()
-                         for k in range(al + 1)]
+        self.f0_terms = [self.binom[k] * self.q ** (al - k) * self.p**k * (self.D2 * (k * (k - 1)) / 2).exp() for k in range(al + 1)]
         self.F0 = sum(self.f0_terms[1:], self.f0_terms[0])
         # F(0) - 1 without cancellation: sum_k C(alpha,k)(1-p)^(alpha-k) p^k = 1, so
         # F(0) - 1 = sum_(k>=2) C(alpha,k)(1-p)^(alpha-k) p^k expm1(k(k-1) Delta^2/2), every term >= 0
-        self.F0m1 = sum((self.binom[k] * self.q ** (al - k) * self.p ** k * (self.D2 * (k * (k - 1)) / 2).expm1()
-                         for k in range(3, al + 1)), self.binom[2] * self.q ** (al - 2) * self.p ** 2 * self.D2.expm1())
+        self.F0m1 = sum(
+            (self.binom[k] * self.q ** (al - k) * self.p**k * (self.D2 * (k * (k - 1)) / 2).expm1() for k in range(3, al + 1)),
+            self.binom[2] * self.q ** (al - 2) * self.p**2 * self.D2.expm1(),
+        )
         self.J0 = self.F0m1.log1p() / (al - 1)
         self.inv_sqrt_2pi = 1 / (2 * arb.pi()).sqrt()
         self.q_pow_1ma = self.q ** (1 - al)
@@ -225,10 +227,9 @@ class _Integrand:
         beta = beta2.sqrt()
         self.beta = beta
         self.beta2 = beta2
-        self.coef = [c.binom[k] * c.q ** (al - k) * c.p ** k
-                     * (c.D2 * (k * (k - 1)) / 2 - beta2 * (k * k) / 8).exp() for k in range(al + 1)]
-        self.G_poly = arb_poly(self.coef)       # G(v) = G_poly(e^(beta v/2)), Horner in C
-        self.pp = c.p * (-beta2 / 2).exp()      # D(v) = q + pp t^2, t = e^(beta v/2)
+        self.coef = [c.binom[k] * c.q ** (al - k) * c.p**k * (c.D2 * (k * (k - 1)) / 2 - beta2 * (k * k) / 8).exp() for k in range(al + 1)]
+        self.G_poly = arb_poly(self.coef)  # G(v) = G_poly(e^(beta v/2)), Horner in C
+        self.pp = c.p * (-beta2 / 2).exp()  # D(v) = q + pp t^2, t = e^(beta v/2)
         self.q = c.q
         self.c = c
         self.half_beta = beta / 2
@@ -275,7 +276,7 @@ class _Integrand:
     def _left_tangent(self, ab: arb, hb: arb) -> arb:
         """The tangent form of the left tail bound (module docstring): log D >= its tangent at a (ball; upper bound)."""
         al1 = self.alpha - 1
-        w = self.pp * (self.beta * ab).exp()          # p e^(beta a - beta^2/2)
+        w = self.pp * (self.beta * ab).exp()  # p e^(beta a - beta^2/2)
         Da = self.q + w
         theta = w / Da
         tot = arb(0)
@@ -331,8 +332,10 @@ def _log_coefs_float(prob: Problem, u: float) -> tuple[list[float], float, float
     lp, lq = log_p_float(prob)
     D2 = math.exp(2 * (math.log(2 * int(prob.sigma.q)) - math.log(int(prob.sigma.p))))
     beta2 = 2.0 * u * D2
-    lc = [math.lgamma(al + 1) - math.lgamma(k + 1) - math.lgamma(al - k + 1) + (al - k) * lq + k * lp
-          + D2 * k * (k - 1) / 2 - beta2 * k * k / 8 for k in range(al + 1)]
+    lc = [
+        math.lgamma(al + 1) - math.lgamma(k + 1) - math.lgamma(al - k + 1) + (al - k) * lq + k * lp + D2 * k * (k - 1) / 2 - beta2 * k * k / 8
+        for k in range(al + 1)
+    ]
     return lc, math.sqrt(beta2), lp, lq
 
 
@@ -448,7 +451,7 @@ def _dyadic_below(x: float) -> fmpq:
     if x >= 1 / RULE_GRID:
         return fmpq(int(x * RULE_GRID), RULE_GRID)
     k = math.ceil(-math.log2(x))
-    return fmpq(1, 2 ** k)
+    return fmpq(1, 2**k)
 
 
 def point_bounds(prob: Problem, u: fmpq, rule: Rule | None) -> PointBound:

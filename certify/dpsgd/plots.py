@@ -11,6 +11,7 @@
 Plotted points of certified quantities are upper endpoints of certified enclosures; the lossless curve
 is a float estimate. Each figure's caption line says which values are certified.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,6 +29,7 @@ CAPTIONS = {
 def _plt():
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -41,6 +43,7 @@ def _save(fig, path: str) -> None:
     import io
 
     from ..cli import write_atomically
+
     buf = io.BytesIO()
     fig.savefig(buf, dpi=110, format="png", metadata={"Software": None})
     write_atomically(path, buf.getvalue(), "--out-dir")
@@ -52,6 +55,7 @@ def _up(x: arb) -> float:
 
 def _eps_rows(p: str, sigma: str, delta: str, tables_dir: str, cache_dir: str | None):
     from .tables import T_GRID, compute_all
+
     rows = [{"p": p, "sigma": sigma, "T": str(T), "delta": delta} for T in T_GRID]
     res = compute_all(rows, cache_dir, jobs=1)[f"{p}|{sigma}"]
     cols = {"ours": [], "birrell": [], "wang": [], "lossless": []}
@@ -68,8 +72,12 @@ def _eps_panels(panels, title, path, tables_dir, cache_dir, fig_no):
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.2))
     for ax, (p, sigma, delta) in zip(axes, panels):
         Ts, cols = _eps_rows(p, sigma, delta, tables_dir, cache_dir)
-        for k, label, style in (("ours", "Our bounds", "o-"), ("birrell", "Birrell et al.", "s--"),
-                                ("wang", "Wang et al.", "^--"), ("lossless", "Lossless accountants", "x:")):
+        for k, label, style in (
+            ("ours", "Our bounds", "o-"),
+            ("birrell", "Birrell et al.", "s--"),
+            ("wang", "Wang et al.", "^--"),
+            ("lossless", "Lossless accountants", "x:"),
+        ):
             ys = [min(y, 60) for y in cols[k]]
             ax.plot(Ts, ys, style, label=label)
         ax.set_xscale("log", base=2)
@@ -98,6 +106,7 @@ def figure4(path, cache_dir):
     from .asymptotics import delta_lossless_limit, delta_ours_limit_bound
     from .baselines.lossless import _composed
     from .problem import Problem
+
     plt = _plt()
     nu, sigma = fmpq(1, 2), fmpq(2)
     Ts = [2000, 4000, 8000, 16000, 32000]
@@ -111,6 +120,7 @@ def figure4(path, cache_dir):
                 best = None
                 for alpha in range(2, 40):
                     from .estimate import rho_float
+
                     lf = (alpha - 1) * (T * rho_float(Problem(alpha, p, sigma)) - eps_i)
                     if best is None or lf < best[0]:
                         best = (lf, alpha)
@@ -143,6 +153,7 @@ def figure5(path, cache_dir):
     from .asymptotics import prop5_coefficients
     from .baselines.birrell import rho_birrell
     from .problem import Problem
+
     plt = _plt()
     sigma = fmpq(3)
     alphas = list(range(2, 17))
@@ -182,11 +193,9 @@ def plot(figure: int, out_dir: str, tables_dir: str, cache_dir: str | None) -> s
     tmp = path  # each figure is rendered in memory and written atomically by _save
     with ctx.workprec(128):
         if figure == 2:
-            _eps_panels([("0.01", "2", "1e-6"), ("0.01", "6", "1e-6")], "Figure 2: sigma in {2, 6}, p = 0.01",
-                        tmp, tables_dir, cache_dir, 2)
+            _eps_panels([("0.01", "2", "1e-6"), ("0.01", "6", "1e-6")], "Figure 2: sigma in {2, 6}, p = 0.01", tmp, tables_dir, cache_dir, 2)
         elif figure == 3:
-            _eps_panels([("0.0025", "4", "1e-6"), ("0.04", "4", "1e-6")], "Figure 3: p in {0.0025, 0.04}, sigma = 4",
-                        tmp, tables_dir, cache_dir, 3)
+            _eps_panels([("0.0025", "4", "1e-6"), ("0.04", "4", "1e-6")], "Figure 3: p in {0.0025, 0.04}, sigma = 4", tmp, tables_dir, cache_dir, 3)
         elif figure == 4:
             figure4(tmp, cache_dir)
         else:

@@ -5,6 +5,7 @@ the certifiers in :mod:`certify.dpsgd.mixture`, :mod:`certify.dpsgd.curvature` a
 :mod:`certify.dpsgd.search` consume it. Delta = 2/sigma is the replace-one sensitivity in units of
 the noise standard deviation (Section 2 of the paper).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,19 +18,22 @@ ALPHA_MIN, ALPHA_MAX = 2, 256
 #: sigma >= 2 sqrt((alpha - 1)/10^6) (0.002 at alpha = 2, 0.0053 at alpha = 8, 0.032 at alpha = 256).
 #: The witnesses of the u = 0 closed form grow like exp((alpha - 1) Delta^2 / 2); beyond the budget they
 #: leave the range 2^-2^20 .. 2^2^20 that certificates hold exactly (see certify.balls.MAX_EXPONENT).
-NOISE_BUDGET = 10 ** 6
+NOISE_BUDGET = 10**6
 SIGMA_MIN = fmpq(1, 500)  # the budget at alpha = 2: no alpha is admissible below it
 
 
 #: The baseline columns (Wang, Birrell) evaluate alternating sums whose cancellation grows with sigma
 #: (seconds at 10^6, minutes beyond); their admissible noise is SIGMA_MIN <= sigma <= BASELINE_SIGMA_MAX.
-BASELINE_SIGMA_MAX = 10 ** 6
+BASELINE_SIGMA_MAX = 10**6
 
 
 def check_baseline_sigma(sigma: fmpq, name: str = "--noise-multiplier") -> None:
     if sigma > BASELINE_SIGMA_MAX:
-        raise InputError(name, f"the Wang and Birrell columns need sigma in [{exact_str(SIGMA_MIN)}, 10^6] "
-                               f"(their bound is the delta floor long before), got {_short(sigma)}")
+        raise InputError(
+            name,
+            f"the Wang and Birrell columns need sigma in [{exact_str(SIGMA_MIN)}, 10^6] "
+            f"(their bound is the delta floor long before), got {_short(sigma)}",
+        )
 
 
 def max_alpha(sigma: fmpq) -> int:
@@ -42,9 +46,12 @@ def check_noise(alpha: int, sigma: fmpq, name: str = "--noise-multiplier") -> No
     """InputError unless (alpha - 1) (2/sigma)^2 <= NOISE_BUDGET (the admissible range of sigma at alpha)."""
     if 4 * (alpha - 1) > NOISE_BUDGET * sigma * sigma:
         need = 2 * ((alpha - 1) / NOISE_BUDGET) ** 0.5  # the message only; the test above is exact
-        raise InputError(name, f"at alpha = {alpha} the noise multiplier must be >= 2 sqrt((alpha-1)/10^6) "
-                               f"~ {need:.4g} (the certified quantities would exceed 2^(2^20)), got "
-                               f"{_short(sigma)}; smaller alphas admit smaller sigma, down to {exact_str(SIGMA_MIN)}")
+        raise InputError(
+            name,
+            f"at alpha = {alpha} the noise multiplier must be >= 2 sqrt((alpha-1)/10^6) "
+            f"~ {need:.4g} (the certified quantities would exceed 2^(2^20)), got "
+            f"{_short(sigma)}; smaller alphas admit smaller sigma, down to {exact_str(SIGMA_MIN)}",
+        )
 
 
 def _short(q: fmpq) -> str:
@@ -62,13 +69,13 @@ class Problem:
     """
 
     alpha: int
-    p: fmpq       # sampling rate b/n
-    sigma: fmpq   # noise multiplier
+    p: fmpq  # sampling rate b/n
+    sigma: fmpq  # noise multiplier
 
     def __post_init__(self):
         check_noise(self.alpha, self.sigma)
 
-    def __hash__(self) -> int:   # cached: Problem keys many lru caches on hot paths
+    def __hash__(self) -> int:  # cached: Problem keys many lru caches on hot paths
         try:
             return self._hash
         except AttributeError:
@@ -85,8 +92,7 @@ class Problem:
         return (str(self.alpha), exact_str(self.p), exact_str(self.sigma))
 
     def inputs(self) -> dict[str, str]:
-        return {"alpha": str(self.alpha), "sampling_rate": exact_str(self.p),
-                "noise_multiplier": exact_str(self.sigma)}
+        return {"alpha": str(self.alpha), "sampling_rate": exact_str(self.p), "noise_multiplier": exact_str(self.sigma)}
 
 
 def parse_alpha(value, name: str = "--alpha") -> int:
@@ -100,7 +106,7 @@ def parse_alpha(value, name: str = "--alpha") -> int:
 
 #: smallest admissible sampling rate: rho ~ p^2 and the search tolerance gamma ~ 1e-7 rho are recorded as
 #: exact text, which stays under the 100000-digit limit of the dpsgd package down to here
-P_MIN = fmpq(1, 10 ** 40000)
+P_MIN = fmpq(1, 10**40000)
 
 
 def parse_p(value, name: str = "--sampling-rate") -> fmpq:
@@ -108,16 +114,14 @@ def parse_p(value, name: str = "--sampling-rate") -> fmpq:
     if not (0 < p < 1):
         raise InputError(name, f"must be in (0, 1), got {_short(p)}")
     if p < P_MIN:
-        raise InputError(name, f"must be at least 1e-40000 (the certificate records rho ~ p^2 and its tolerance as "
-                         f"exact text), got {_short(p)}")
+        raise InputError(name, f"must be at least 1e-40000 (the certificate records rho ~ p^2 and its tolerance as exact text), got {_short(p)}")
     return p
 
 
 def parse_sigma(value, name: str = "--noise-multiplier") -> fmpq:
     s = exact(value, name)
     if not s >= SIGMA_MIN:
-        raise InputError(name, f"must be >= {exact_str(SIGMA_MIN)} (= 0.002; at alpha the bound is "
-                               f"2 sqrt((alpha-1)/10^6)), got {_short(s)}")
+        raise InputError(name, f"must be >= {exact_str(SIGMA_MIN)} (= 0.002; at alpha the bound is 2 sqrt((alpha-1)/10^6)), got {_short(s)}")
     return s
 
 

@@ -30,6 +30,7 @@ The witness (:class:`SearchResult`) lists the leaves, for each leaf endpoint its
 each leaf its curvature level and theta_k, and the point giving the lower bound; the checker
 re-evaluates exactly those and chooses nothing.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -46,7 +47,7 @@ from .small_p import small_p_bounds
 
 HALF = fmpq(1, 2)
 #: default gamma relative to J(0): small enough that T * gamma never moves a printed epsilon.
-GAMMA_REL = fmpq(1, 10 ** 7)
+GAMMA_REL = fmpq(1, 10**7)
 #: default evaluation budget of the branch-and-bound (point evaluations; deterministic: the certificate
 #: does not depend on the machine). Measured: a few seconds in the hard cases (tiny p, p near 1).
 MAX_EVALUATIONS = 2000
@@ -56,7 +57,7 @@ MAX_SECONDS = 60
 #: the small-p route is tried only below this p (above it its remainder is never below gamma)
 SMALL_P_MAX = fmpq(1, 1000)
 #: intervals narrower than this are not split further
-MIN_WIDTH = fmpq(1, 2 ** 40)
+MIN_WIDTH = fmpq(1, 2**40)
 
 
 @dataclass(frozen=True)
@@ -93,12 +94,12 @@ def budget(b: SearchLimits):
 
 @dataclass
 class SearchResult:
-    method: str                      # "prop2a", "prop2b" or "branch-and-bound"
+    method: str  # "prop2a", "prop2b" or "branch-and-bound"
     gamma: fmpq
     leaves: list[tuple[fmpq, fmpq]]  # partition of [0, 1/2]
-    rules: dict[fmpq, Rule]          # u -> trapezoidal rule for every u > 0 used
-    u_lower: fmpq                    # point whose J-lower is the lower bound
-    evaluations: int = 0             # point evaluations done by the search
+    rules: dict[fmpq, Rule]  # u -> trapezoidal rule for every u > 0 used
+    u_lower: fmpq  # point whose J-lower is the lower bound
+    evaluations: int = 0  # point evaluations done by the search
     stats: dict = field(default_factory=dict)
     #: per leaf, the theta_k of (42') used by its curvature bound (branch-and-bound only; recorded in the witness)
     thetas: list = field(default_factory=list)
@@ -151,7 +152,7 @@ def default_gamma(prob: Problem) -> fmpq:
     """Largest power of two <= GAMMA_REL * J(0) (J(0) > 0 is the u = 0 closed form)."""
     target = J_zero(prob).lower().fmpq() * GAMMA_REL
     if not target > 0:
-        return fmpq(1, 2 ** 60)
+        return fmpq(1, 2**60)
     return fmpq(1, 2 ** _halvings(target))
 
 
@@ -213,8 +214,7 @@ def small_p_applies(prob: Problem, gamma: fmpq) -> bool:
     return b["rho_hi"].upper().fmpq() - b["rho_lo"].lower().fmpq() <= gamma
 
 
-def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = True,
-               limits: SearchLimits | None = None) -> SearchResult:
+def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = True, limits: SearchLimits | None = None) -> SearchResult:
     """Certify rho(alpha, p, Delta) (5): shortcut by Prop. 2 when it holds, else branch-and-bound (B.2).
 
     The branch-and-bound stops at its tolerance gamma or at its budget (``limits``, default the innermost
@@ -271,7 +271,7 @@ def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = T
         m = (l + r) / 2
         ev(m)
         iters += 1
-        for (a, b) in ((l, m), (m, r)):
+        for a, b in ((l, m), (m, r)):
             k = ev.key(a, b)
             if k > ev.B:
                 heapq.heappush(heap, (-k, a, b))
@@ -286,7 +286,7 @@ def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = T
     # the search ended with, if larger); fewer leaves make the certificate and its check cheaper
     target = upper if upper > ev.B + gamma else ev.B + gamma
     merged = _coarsen(ev, leaves, target)
-    R = max(ev.key(l, r) for l, r in merged)   # the certified upper bound of rho
+    R = max(ev.key(l, r) for l, r in merged)  # the certified upper bound of rho
     res = SearchResult("branch-and-bound", gamma, merged, {}, ev.u_best, len(ev.points), n_before)
     res.rules, pbs = _economical_rules(ev, merged, R)
     hi = {u: pb.J_hi.upper().fmpq() for u, pb in pbs.items()}

@@ -49,6 +49,7 @@ is about p R/(p^3 c2(1/2)), i.e. proportional to p: for sigma = 3 and alpha <= 2
 or so, and it works for p as small as the exact input allows (1e-2200 and
 below: Arb exponents are unbounded). The checker re-evaluates these closed forms; there is nothing to search.
 """
+
 from __future__ import annotations
 
 import math
@@ -76,19 +77,19 @@ def remainder(prob: Problem) -> arb:
         j = 3 - i
         if i > al:
             continue
-        fall = math.prod(al - t for t in range(i))           # (alpha)_i
-        rise = math.prod(al - 1 + t for t in range(j))       # |(1-alpha)_j|
+        fall = math.prod(al - t for t in range(i))  # (alpha)_i
+        rise = math.prod(al - 1 + t for t in range(j))  # |(1-alpha)_j|
         outer = math.comb(3, i) * fall * rise * q ** (1 - al - j)
         inner = arb(0)
-        for r in ((0,) if i == 0 else (0, i)):
-            for s in ((0,) if j == 0 else (0, j)):
+        for r in (0,) if i == 0 else (0, i):
+            for s in (0,) if j == 0 else (0, j):
                 pm = arb(1)
                 for m in range(al - i + 1):
                     a = m + r
                     inner += math.comb(al - i, m) * pm * (D2 * (a * (a - 1) + s * (a + s - 1)) / 2).exp()
                     pm *= p
         total += outer * inner
-    return p ** 3 / 6 * total
+    return p**3 / 6 * total
 
 
 def small_p_bounds(prob: Problem) -> dict:

@@ -29,6 +29,7 @@ Caching: the Rényi cells are cached on disk as witnesses and re-derived on ever
 :func:`compute_group`). The certified lossless enclosures are never cached: a cached enclosure could only
 be re-checked by recomputing it (the PLD checker re-runs the composition), so each run recomputes them.
 """
+
 from __future__ import annotations
 
 import csv
@@ -57,6 +58,7 @@ def read_published(tables_dir: str) -> list[dict]:
     path = os.path.join(tables_dir, "published", PUBLISHED)
     if not os.path.exists(path):
         from ..balls import InputError
+
         raise InputError("--tables-dir", f"{path} not found (run from the repository root or pass --tables-dir)")
     rows = []
     with open(path, newline="") as fh:
@@ -92,8 +94,9 @@ def _pair(x: arb) -> list[str]:
 CERTIFIED_FIELDS = ("ours", "ours_alpha", "wang", "wang_alpha", "birrell", "birrell_alpha")
 
 
-def compute_group(p_text: str, sigma_text: str, todo: list[tuple[int, str]], cache_dir: str | None,
-                  with_lossless: bool = True, known: dict | None = None) -> dict:
+def compute_group(
+    p_text: str, sigma_text: str, todo: list[tuple[int, str]], cache_dir: str | None, with_lossless: bool = True, known: dict | None = None
+) -> dict:
     """All four columns for every (T, delta) of one (p, sigma); values as exact [lo, hi] strings.
 
     ``known``: cells read from the on-disk cell cache. They are witnesses, not results: each is
@@ -116,8 +119,10 @@ def compute_group(p_text: str, sigma_text: str, todo: list[tuple[int, str]], cac
             cell = _cell(p_text, sigma_text, T, d_text, J0, cache_dir, old, with_lossless)
             if old is not None and any(old.get(k) != cell[k] for k in CERTIFIED_FIELDS):
                 bad = [k for k in CERTIFIED_FIELDS if old.get(k) != cell[k]]
-                warnings.append(f"certify: warning: cached cell p={p_text} sigma={sigma_text} T={T} delta={d_text} "
-                                f"failed its re-check ({', '.join(bad)} differ); discarded and recomputed")
+                warnings.append(
+                    f"certify: warning: cached cell p={p_text} sigma={sigma_text} T={T} delta={d_text} "
+                    f"failed its re-check ({', '.join(bad)} differ); discarded and recomputed"
+                )
                 cell = _cell(p_text, sigma_text, T, d_text, J0, cache_dir, None, with_lossless)
             out[f"{T}|{d_text}"] = cell
     if warnings:
@@ -125,8 +130,7 @@ def compute_group(p_text: str, sigma_text: str, todo: list[tuple[int, str]], cac
     return out
 
 
-def _cell(p_text: str, sigma_text: str, T: int, d_text: str, J0: dict, cache_dir, old: dict | None,
-          with_lossless: bool) -> dict:
+def _cell(p_text: str, sigma_text: str, T: int, d_text: str, J0: dict, cache_dir, old: dict | None, with_lossless: bool) -> dict:
     """One table cell (all columns); with a cached cell ``old``, its alpha is reused and its lossless estimate kept."""
     from .accountant import certify_dpsgd
     from .baselines.columns import epsilon_birrell, epsilon_wang
@@ -151,12 +155,12 @@ def _cell(p_text: str, sigma_text: str, T: int, d_text: str, J0: dict, cache_dir
     ours = arb(lower.lower()).union(arb(eps.upper()))
     w, wa = epsilon_wang(p, sigma, T, delta)
     b, ba = epsilon_birrell(p, sigma, T, delta)
-    cell = {"ours": _pair(ours), "ours_alpha": alpha, "wang": _pair(w), "wang_alpha": wa,
-            "birrell": _pair(b), "birrell_alpha": ba}
+    cell = {"ours": _pair(ours), "ours_alpha": alpha, "wang": _pair(w), "wang_alpha": wa, "birrell": _pair(b), "birrell_alpha": ba}
     if with_lossless and old is not None and isinstance(old.get("lossless"), str):
         cell["lossless"] = old["lossless"]  # a float estimate, not certified: reused as is
     elif with_lossless:
         from .baselines.lossless import epsilon_lossless
+
         cell["lossless"] = repr(epsilon_lossless(float(p_text), float(sigma_text), T, float(d_text)))
     return cell
 
@@ -167,6 +171,7 @@ _JHALF: dict = {}
 def J_half_lower(prob) -> arb:
     """A certified lower bound on J(1/2) <= rho (point bound of B.3.1; the window only affects tightness)."""
     from .mixture import choose_rule, point_bounds
+
     key = (prob, ctx.prec)
     if key not in _JHALF:
         half = fmpq(1, 2)
@@ -226,6 +231,7 @@ def task_cost(task: tuple) -> float:
     one-step window of small sigma (fitted to measured times: about 3e-5 s per atom at sigma >= 4);
     Rényi: about 3 s per (p, sigma) cold, 1 s with cached witnesses."""
     import math
+
     if task[0] == "renyi":
         return 3.0 if not task[6] else 1.0
     _, p, s, cells, grid = task
@@ -239,6 +245,7 @@ def run_task(task: tuple) -> dict:
     """Run one task (in a worker; a module-level function for the executor). Returns the cells as exact
     strings, warnings, and the worker's usage: its pid, its peak resident set (``ru_maxrss``) and CPU time."""
     import resource
+
     t0, c0 = time.perf_counter(), time.process_time()
     if task[0] == "renyi":
         _, p, s, todo, cache_dir, with_lossless, known = task
@@ -246,17 +253,26 @@ def run_task(task: tuple) -> dict:
         warnings = cells.pop("_warnings", [])
     else:
         from ..pld.tables import lossless_cells
+
         _, p, s, todo, grid = task
         res = lossless_cells(p, s, todo, grid)
         cells = {f"{T}|{d}": (None if lo is None else [exact_str(lo), exact_str(up)]) for (T, d), (lo, up) in sorted(res.items())}
         warnings = []
-    return {"kind": task[0], "group": f"{p}|{s}", "cells": cells, "warnings": warnings,
-            "usage": {"pid": os.getpid(), "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                      "cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - t0}}
+    return {
+        "kind": task[0],
+        "group": f"{p}|{s}",
+        "cells": cells,
+        "warnings": warnings,
+        "usage": {
+            "pid": os.getpid(),
+            "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "cpu_s": time.process_time() - c0,
+            "wall_s": time.perf_counter() - t0,
+        },
+    }
 
 
-def execute(tasks: list[tuple], jobs: int = 2, scheduler: str | None = None, executor_kind: str | None = None,
-            progress=None) -> list[dict]:
+def execute(tasks: list[tuple], jobs: int = 2, scheduler: str | None = None, executor_kind: str | None = None, progress=None) -> list[dict]:
     """Every task's result, in the order of ``tasks`` (whatever the order of completion).
 
     Runs on :func:`certify.sweep.executor.make_executor` (Dask if installed, else a local process pool;
@@ -275,6 +291,7 @@ def execute(tasks: list[tuple], jobs: int = 2, scheduler: str | None = None, exe
                 progress(done, len(tasks), res)
         return out
     from ..sweep.executor import make_executor
+
     with make_executor(executor_kind, None if scheduler else jobs, scheduler) as ex:
         if progress:
             progress(done, len(tasks))
@@ -308,6 +325,7 @@ def _write_cell_cache(cache_dir: str | None, results: dict) -> None:
     """The Rényi cells (witnesses for the next run). The certified lossless enclosures are never cached."""
     if cache_dir:
         from ..cli import write_atomically
+
         os.makedirs(cache_dir, exist_ok=True)
         write_atomically(os.path.join(cache_dir, CACHE_FILE), json.dumps(results), "--cache-dir")
 
@@ -327,8 +345,7 @@ def _merge(task_results: list[dict], results: dict) -> dict:
     return results
 
 
-def compute_all(rows: list[dict], cache_dir: str | None, jobs: int = 2, progress=None,
-                with_lossless: bool = True) -> dict:
+def compute_all(rows: list[dict], cache_dir: str | None, jobs: int = 2, progress=None, with_lossless: bool = True) -> dict:
     """The Rényi columns of every needed cell (and the float lossless estimate when ``with_lossless``: the
     figures' use), one task per (p, sigma) on the executor; cells cached on disk as witnesses when asked."""
     tasks = renyi_tasks(rows, cache_dir, with_lossless)
@@ -382,6 +399,7 @@ def classify_lossless(cell: dict | None, text: str) -> tuple[str, str, fmpq]:
     exact eps), ``below`` (it understates it: refuted as an upper bound; a ">= x" cell whose eps_low < x),
     ``undecided`` (no eps_up found in the composed window)."""
     from ..pld.tables import classify as pld_classify
+
     pair = None if cell is None else cell.get("lossless")
     if not isinstance(pair, list) or len(pair) != 2:  # None, or a float estimate (not certified)
         return "not certified (no eps_up in the window)", "undecided", fmpq(0)
@@ -459,9 +477,11 @@ def classify(rows: list[dict], results: dict) -> list[dict]:
     return out
 
 
-FIELDS = (["table", "delta", "p", "sigma", "T"]
-          + [f"{c}{s}" for c in COLUMNS for s in ("_published", "", "_verdict", "_distance")]
-          + ["relative_difference_published", "relative_difference"])
+FIELDS = (
+    ["table", "delta", "p", "sigma", "T"]
+    + [f"{c}{s}" for c in COLUMNS for s in ("_published", "", "_verdict", "_distance")]
+    + ["relative_difference_published", "relative_difference"]
+)
 #: verdicts of the certified lossless column (pld/tables.py); every other column: confirmed / mismatch
 LOSSLESS_VERDICTS = ("confirmed", "above", "below", "undecided")
 
@@ -534,22 +554,30 @@ def outputs(rows: list[dict]) -> dict[str, str]:
     return out
 
 
-def compute_tables(rows: list[dict], cache_dir: str | None, jobs: int = 2, scheduler: str | None = None,
-                   executor_kind: str | None = None, grid: str = LOSSLESS_GRID, progress=None) -> dict:
+def compute_tables(
+    rows: list[dict],
+    cache_dir: str | None,
+    jobs: int = 2,
+    scheduler: str | None = None,
+    executor_kind: str | None = None,
+    grid: str = LOSSLESS_GRID,
+    progress=None,
+) -> dict:
     """{group: {cell: {column: value}}} for ``rows``: the Rényi tasks (cached cells re-derived) and the
     certified lossless tasks (never cached) on one executor, biggest first; usage reported on stderr."""
     t0 = time.perf_counter()
     renyi = renyi_tasks(rows, cache_dir)
     done = execute(renyi + lossless_tasks(rows, grid), jobs, scheduler, executor_kind, progress)
-    results = _merge(done[:len(renyi)], {f"{t[1]}|{t[2]}": {} for t in renyi})
+    results = _merge(done[: len(renyi)], {f"{t[1]}|{t[2]}": {} for t in renyi})
     if renyi:
         _write_cell_cache(cache_dir, results)
     _report_usage(done, time.perf_counter() - t0)
-    return _merge(done[len(renyi):], results)
+    return _merge(done[len(renyi) :], results)
 
 
-def run(tables_dir: str, cache_dir: str | None, jobs: int = 2, scheduler: str | None = None,
-        executor_kind: str | None = None, grid: str = LOSSLESS_GRID) -> tuple[list[dict], dict[str, str]]:
+def run(
+    tables_dir: str, cache_dir: str | None, jobs: int = 2, scheduler: str | None = None, executor_kind: str | None = None, grid: str = LOSSLESS_GRID
+) -> tuple[list[dict], dict[str, str]]:
     """Every cell of Tables 1-6 on one executor: the Rényi tasks (one per (p, sigma), cached cells re-derived)
     and the certified lossless tasks (one per (p, sigma), never cached: recomputed on every run), biggest
     first. Returns the classified rows and the files' texts (identical for any worker count and order)."""
@@ -559,10 +587,15 @@ def run(tables_dir: str, cache_dir: str | None, jobs: int = 2, scheduler: str | 
 
     def progress(done, total, res=None):
         bar = "#" * int(30 * done / max(total, 1))
-        last = "" if res is None else (f"; last: {res['kind']} p={res['group'].replace('|', ' sigma=')} "
-                                       f"{res['usage']['cpu_s']:.0f} s CPU, {res['usage']['maxrss_mib']:.0f} MiB")
-        line = (f"bok: tasks (Rényi and certified lossless, per (p, sigma)) [{bar:<30}] {done}/{total} "
-                f"({time.perf_counter() - t0:.0f} s{last})")
+        last = (
+            ""
+            if res is None
+            else (
+                f"; last: {res['kind']} p={res['group'].replace('|', ' sigma=')} "
+                f"{res['usage']['cpu_s']:.0f} s CPU, {res['usage']['maxrss_mib']:.0f} MiB"
+            )
+        )
+        line = f"bok: tasks (Rényi and certified lossless, per (p, sigma)) [{bar:<30}] {done}/{total} ({time.perf_counter() - t0:.0f} s{last})"
         sys.stderr.write(("\r" + line) if tty else (line + "\n"))
         if tty and done == total:
             sys.stderr.write("\n")
@@ -581,5 +614,7 @@ def _report_usage(done: list[dict], wall: float) -> None:
         peak[u["pid"]] = max(peak.get(u["pid"], 0.0), u["maxrss_mib"])
     cpu = sum(res["usage"]["cpu_s"] for res in done)
     lossless_cpu = sum(res["usage"]["cpu_s"] for res in done if res["kind"] == "lossless")
-    sys.stderr.write(f"bok: {len(done)} tasks in {wall:.0f} s wall, {cpu:.0f} s CPU in the tasks ({lossless_cpu:.0f} s lossless); "
-                     f"peak resident memory per process: {', '.join(f'{v:.0f} MiB' for v in sorted(peak.values(), reverse=True))}\n")
+    sys.stderr.write(
+        f"bok: {len(done)} tasks in {wall:.0f} s wall, {cpu:.0f} s CPU in the tasks ({lossless_cpu:.0f} s lossless); "
+        f"peak resident memory per process: {', '.join(f'{v:.0f} MiB' for v in sorted(peak.values(), reverse=True))}\n"
+    )

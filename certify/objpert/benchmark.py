@@ -12,6 +12,7 @@ log-determinant term, no truncation and Delta_xi = 0) gives
 
 Both depend on sigma/G only. Each function returns a two-sided ball enclosure.
 """
+
 from __future__ import annotations
 
 from ..balls import Q1, ball, fmpq, gaussian_delta
@@ -29,4 +30,4 @@ def integrated_tail_bound(s: fmpq, eps: fmpq):
     Valid (Lemma C.12) when eps >= 1/(2 s^2) = G^2/(2 sigma^2), i.e. threshold t >= 0.
     """
     s_, e_ = ball(s), ball(eps)
-    return 2 / s_ * Q1(s_ * (e_ - 1 / (2 * s_ ** 2)))
+    return 2 / s_ * Q1(s_ * (e_ - 1 / (2 * s_**2)))

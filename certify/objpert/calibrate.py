@@ -22,11 +22,25 @@ Sharper (Theorem C.13, beyond the paper): at the same sigma, mu the first N cert
 pass. Pass/fail is not proven monotone in sigma (r_u and R-bar grow with sigma), so the bracket
 certifies a change of verdict found by bisection, not global minimality.
 """
+
 from __future__ import annotations
 
 from ..balls import (
-    InputError, Tri, arb, ball, certain_ceil, compare, ctx, escalate, exact, exact_int, exact_str,
-    fmpq, upper_decimal, require_in, decide,
+    InputError,
+    Tri,
+    arb,
+    ball,
+    certain_ceil,
+    compare,
+    ctx,
+    escalate,
+    exact,
+    exact_int,
+    exact_str,
+    fmpq,
+    upper_decimal,
+    require_in,
+    decide,
 )
 from ..bracket import grow_then_bisect
 from ..certificate import Budget, Certificate, Evaluation
@@ -34,7 +48,12 @@ from ..verify import register
 from . import privacy as P
 from . import utility as U
 from .certificates import (
-    PROBLEM_INPUTS, _evaluate_c13, parse_epsilon, parse_iterations, parse_target_delta, search_c13,
+    PROBLEM_INPUTS,
+    _evaluate_c13,
+    parse_epsilon,
+    parse_iterations,
+    parse_target_delta,
+    search_c13,
 )
 from .problem import GLMProblem, Loss, constants, make_loss, make_problem, problem_from_inputs
 
@@ -58,13 +77,13 @@ def L_ell(loss: Loss, zeta: fmpq) -> fmpq:
 
 def mu_priv(loss: Loss, zeta: fmpq, n: int, eps: fmpq) -> arb:
     """mu_priv = L2 zeta^2/(n (e^(eps/4) - 1)) (Corollary 4.13)."""
-    return ball(loss.L2 * zeta ** 2 / n) / (ball(eps) / 4).expm1()
+    return ball(loss.L2 * zeta**2 / n) / (ball(eps) / 4).expm1()
 
 
 def A_term(loss: Loss, zeta: fmpq, n: int, d: int, sigma: fmpq, delta_S: fmpq) -> arb:
     """A = d sigma^2 + 16 L_l^2 (32 + log(1/delta_S))/n (Section 4.3, Corollary 4.13)."""
     Ll = L_ell(loss, zeta)
-    return ball(d * sigma ** 2) + ball(16 * Ll ** 2 / n) * (32 + ball(1 / delta_S).log())
+    return ball(d * sigma**2) + ball(16 * Ll**2 / n) * (32 + ball(1 / delta_S).log())
 
 
 def mu_util(A: arb, W: fmpq) -> arb:
@@ -76,13 +95,12 @@ def c_N(problem: GLMProblem, c, N: int) -> arb:
     """c_N of Corollary 4.13."""
     h = P.rho_half_power(c, N)
     gs = c.G / c.sigma
-    return (gs * h + gs * gs * (2 * h + h * h) / 2
-            + arb.const_e() * c.eta * c.mu / 2 * c.min_1_MG_over_L * N * h)
+    return gs * h + gs * gs * (2 * h + h * h) / 2 + arb.const_e() * c.eta * c.mu / 2 * c.min_1_MG_over_L * N * h
 
 
 def q_mu(problem: GLMProblem) -> arb:
     """q(mu) = log(1 + L2 zeta^2/(n mu)) (proof of Corollary 4.13)."""
-    return ball(problem.loss.L2 * problem.zeta ** 2 / (problem.n * problem.mu)).log1p()
+    return ball(problem.loss.L2 * problem.zeta**2 / (problem.n * problem.mu)).log1p()
 
 
 def _check_targets(eps, delta, delta_S, W):
@@ -99,9 +117,19 @@ def _check_targets(eps, delta, delta_S, W):
 
 
 def _base_inputs(n, d, zeta, loss: Loss, eps, delta, delta_S, W) -> dict:
-    return {"n": str(n), "d": str(d), "zeta": exact_str(zeta), "loss": loss.name, "L1": exact_str(loss.L1),
-            "L2": exact_str(loss.L2), "L3": loss.L3_text(), "epsilon": exact_str(eps), "delta": exact_str(delta),
-            "delta_S": exact_str(delta_S), "comparator_norm": exact_str(W)}
+    return {
+        "n": str(n),
+        "d": str(d),
+        "zeta": exact_str(zeta),
+        "loss": loss.name,
+        "L1": exact_str(loss.L1),
+        "L2": exact_str(loss.L2),
+        "L3": loss.L3_text(),
+        "epsilon": exact_str(eps),
+        "delta": exact_str(delta),
+        "delta_S": exact_str(delta_S),
+        "comparator_norm": exact_str(W),
+    }
 
 
 def _loss_from(inputs):
@@ -119,9 +147,9 @@ COR_WITNESSES = ("u", "noise_multiplier", "mu", "iterations", "threshold7_ceilin
 def validate_corollary_4_13(inputs: dict):
     """The producer's validators on a certificate's inputs: (loss, eps, delta, delta_S, W, n, d, zeta)."""
     loss = _loss_from(inputs)
-    e, dl, dS, w, n, d, z = parse_calibration(inputs["epsilon"], inputs["delta"], inputs["delta_S"],
-                                              inputs["comparator_norm"], inputs["n"], inputs["d"], inputs["zeta"],
-                                              loss)
+    e, dl, dS, w, n, d, z = parse_calibration(
+        inputs["epsilon"], inputs["delta"], inputs["delta_S"], inputs["comparator_norm"], inputs["n"], inputs["d"], inputs["zeta"], loss
+    )
     return loss, e, dl, dS, w, n, d, z
 
 
@@ -171,10 +199,14 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
         raise InputError("witnesses", "iterations is beyond the producer's search range")
     if N > N7:
         fails = sum(1 for M in range(N7, N) if compare(c_N(problem, c, M), ">", eps / 4) is Tri.TRUE)
-        ev.add("smaller_counts_failing_c_N", arb(fails), "Cor. 4.13",
-               f"counts N' in [ceil(7), N-1] = [{N7}, {N - 1}] re-checked to have c_N' > eps/4", integer=True)
-        ev.claim("smaller_counts_fail", f"every N' in [{N7}, {N - 1}] has c_N' > eps/4", "smaller_counts_failing_c_N",
-                 ">=", str(N - N7), "Cor. 4.13")
+        ev.add(
+            "smaller_counts_failing_c_N",
+            arb(fails),
+            "Cor. 4.13",
+            f"counts N' in [ceil(7), N-1] = [{N7}, {N - 1}] re-checked to have c_N' > eps/4",
+            integer=True,
+        )
+        ev.claim("smaller_counts_fail", f"every N' in [{N7}, {N - 1}] has c_N' > eps/4", "smaller_counts_failing_c_N", ">=", str(N - N7), "Cor. 4.13")
         hyps.append("smaller_counts_fail")
     elif N < N7:
         ev.claim("iterations_at_least_ceiling", f"N = {N} >= ceil of (7) = {N7}", str(N), ">=", str(N7), "(7)")
@@ -182,44 +214,55 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
     ev.add("q_mu", q_mu(problem), "Cor. 4.13", "q(mu) = log(1 + L2 zeta^2/(n mu))")
     ev.claim("q_mu_small", f"q(mu) <= eps/4 = {quarter}", "q_mu", "<=", quarter, "Cor. 4.13")
     ev.add("gaussian_floor", (c.G / c.sigma) ** 2 / 2, "Cor. 4.13", "G^2/(2 sigma^2)")
-    ev.claim("gaussian_floor_small", f"G^2/(2 sigma^2) <= eps/32 = {exact_str(eps / 32)}", "gaussian_floor", "<=",
-             exact_str(eps / 32), "Cor. 4.13")
+    ev.claim("gaussian_floor_small", f"G^2/(2 sigma^2) <= eps/32 = {exact_str(eps / 32)}", "gaussian_floor", "<=", exact_str(eps / 32), "Cor. 4.13")
     e0 = ev.add("epsilon0", P.epsilon_0(problem, c, N), "(9)", "eps_0 = G^2/(2 sigma^2) + q(mu) + c_N")
     ev.add("epsilon_hat", e0 + c.G / c.sigma * ball(u_pub), "Cor. 4.13", "eps-hat = eps_0 + (G/sigma) u")
-    ev.claim("epsilon_hat_25_32", f"eps-hat <= 25 eps/32 = {exact_str(25 * eps / 32)}", "epsilon_hat", "<=",
-             exact_str(25 * eps / 32), "Cor. 4.13")
+    ev.claim("epsilon_hat_25_32", f"eps-hat <= 25 eps/32 = {exact_str(25 * eps / 32)}", "epsilon_hat", "<=", exact_str(25 * eps / 32), "Cor. 4.13")
     ev.claim("epsilon_hat_lt_eps", f"eps-hat < eps = {e_text}", "epsilon_hat", "<", e_text, "Cor. 4.13")
-    ev.add("delta_hat", P.truncation_mass(problem) + 2 * c.G / c.sigma * _Q1u(u_pub), "Cor. 4.13",
-                "delta-hat = e^(-u^2/2) + (2G/sigma) Q1(u)")
-    ev.claim("delta_hat_lt_delta", f"delta-hat < delta = {exact_str(delta)}", "delta_hat", "<",
-             exact_str(delta), "Cor. 4.13")
-    ev.conclude("dp_corollary_4_13", f"the release with sigma/G = {exact_str(s_pub)}, u = {exact_str(u_pub)}, "
-                f"mu = {exact_str(mu_pub)}, eta = 1/L, N = {N} is ({e_text}, {exact_str(delta)})-DP (Corollary 4.13)",
-                "delta_hat_lt_delta", ["u_published_ge_u", "mu_ge_mu_priv", "threshold7_holds", "q_mu_small",
-                                       "gaussian_floor_small", "epsilon_hat_lt_eps"])
-    ev.conclude("iterations_smallest", f"N = {N} is the smallest N satisfying (7) and c_N <= eps/4 = {quarter}",
-                "c_N_small", hyps)
-    ev.conclude("mu_utility", f"mu = {exact_str(mu_pub)} >= max{{mu_util, mu_priv}} (the corollary's choice of mu)",
-                "mu_ge_mu_util", ["mu_ge_mu_priv"])
+    ev.add("delta_hat", P.truncation_mass(problem) + 2 * c.G / c.sigma * _Q1u(u_pub), "Cor. 4.13", "delta-hat = e^(-u^2/2) + (2G/sigma) Q1(u)")
+    ev.claim("delta_hat_lt_delta", f"delta-hat < delta = {exact_str(delta)}", "delta_hat", "<", exact_str(delta), "Cor. 4.13")
+    ev.conclude(
+        "dp_corollary_4_13",
+        f"the release with sigma/G = {exact_str(s_pub)}, u = {exact_str(u_pub)}, "
+        f"mu = {exact_str(mu_pub)}, eta = 1/L, N = {N} is ({e_text}, {exact_str(delta)})-DP (Corollary 4.13)",
+        "delta_hat_lt_delta",
+        ["u_published_ge_u", "mu_ge_mu_priv", "threshold7_holds", "q_mu_small", "gaussian_floor_small", "epsilon_hat_lt_eps"],
+    )
+    ev.conclude("iterations_smallest", f"N = {N} is the smallest N satisfying (7) and c_N <= eps/4 = {quarter}", "c_N_small", hyps)
+    ev.conclude(
+        "mu_utility", f"mu = {exact_str(mu_pub)} >= max{{mu_util, mu_priv}} (the corollary's choice of mu)", "mu_ge_mu_util", ["mu_ge_mu_priv"]
+    )
     # utility (Theorem 4.7 at the published parameters; the corollary's display for comparison)
     eopt = ev.add("E_opt", U.E_opt(problem, c, N), "(12)", "E_opt(N) with ||grad F(0;S)|| <= L1 zeta")
-    ev.add("utility_bound", A / ball(mu_pub) + ball(mu_pub * W * W / 2) + 2 * eopt, "Thm 4.7 / Cor. 4.13",
-           "E_z[R_0(w_N)] - R_0(w-bar) for all ||w-bar|| <= W, probability >= 1 - delta_S")
+    ev.add(
+        "utility_bound",
+        A / ball(mu_pub) + ball(mu_pub * W * W / 2) + 2 * eopt,
+        "Thm 4.7 / Cor. 4.13",
+        "E_z[R_0(w_N)] - R_0(w-bar) for all ||w-bar|| <= W, probability >= 1 - delta_S",
+    )
     mp_, mu_ = ev.quantities["mu_priv"].value, ev.quantities["mu_util"].value
     cor = W * (2 * A).sqrt() + 2 * eopt
     if not (mu_ >= mp_):
         cor = cor + mp_ * ball(W * W) / 2
-    ev.add("corollary_utility", cor, "Cor. 4.13",
-           "the corollary's display W sqrt(2A) + mu_priv W^2/2 + 2 E_opt(N) (mu_priv term omitted when mu_util >= mu_priv)")
-    ev.budget = Budget(arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits",
-                       publication_rounding=f"u and mu rounded up to {PUBLISH_DIGITS} significant digits",
-                       quadrature="none", tail_truncation="none",
-                       search_gap="none: every N from ceil(7) to N-1 re-checked to have c_N > eps/4")
+    ev.add(
+        "corollary_utility",
+        cor,
+        "Cor. 4.13",
+        "the corollary's display W sqrt(2A) + mu_priv W^2/2 + 2 E_opt(N) (mu_priv term omitted when mu_util >= mu_priv)",
+    )
+    ev.budget = Budget(
+        arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits",
+        publication_rounding=f"u and mu rounded up to {PUBLISH_DIGITS} significant digits",
+        quadrature="none",
+        tail_truncation="none",
+        search_gap="none: every N from ceil(7) to N-1 re-checked to have c_N > eps/4",
+    )
     return ev
 
 
 def _Q1u(u: fmpq) -> arb:
     from ..balls import Q1
+
     return Q1(u)
 
 
@@ -241,8 +284,7 @@ def corollary_4_13_parameters(eps, delta, delta_S, W, n: int, d: int, zeta: fmpq
         N += 1
         if N > 100 * max(N7, 1000):
             raise InputError("--epsilon", "no N found with c_N <= eps/4")
-    return {"u": exact_str(u_pub), "noise_multiplier": exact_str(s_pub), "mu": exact_str(mu_pub),
-            "iterations": N, "threshold7_ceiling": N7}
+    return {"u": exact_str(u_pub), "noise_multiplier": exact_str(s_pub), "mu": exact_str(mu_pub), "iterations": N, "threshold7_ceiling": N7}
 
 
 def parse_calibration(eps, delta, delta_S, W, n, d, zeta, loss: Loss):
@@ -273,8 +315,9 @@ def certify_corollary_4_13(eps, delta, delta_S, W, n, d, zeta, loss: Loss) -> Ce
 # Sharper calibration by Theorem C.13
 # --------------------------------------------------------------------------------------------
 def _with_multiplier(problem: GLMProblem, s: fmpq) -> GLMProblem:
-    return make_problem(n=problem.n, d=problem.d, mu=problem.mu, zeta=problem.zeta, loss=problem.loss, u=problem.u,
-                        noise_multiplier=s, eta=problem.eta)
+    return make_problem(
+        n=problem.n, d=problem.d, mu=problem.mu, zeta=problem.zeta, loss=problem.loss, u=problem.u, noise_multiplier=s, eta=problem.eta
+    )
 
 
 def c13_passes(problem: GLMProblem, N: int, eps: fmpq, target: fmpq) -> tuple[bool, str]:
@@ -282,7 +325,7 @@ def c13_passes(problem: GLMProblem, N: int, eps: fmpq, target: fmpq) -> tuple[bo
     return verdict == P.PASS, verdict
 
 
-def sigma_bracket(problem: GLMProblem, N: int, eps: fmpq, target: fmpq, rel_width: fmpq = fmpq(1, 10 ** 6)):
+def sigma_bracket(problem: GLMProblem, N: int, eps: fmpq, target: fmpq, rel_width: fmpq = fmpq(1, 10**6)):
     """Bisection on dyadic sigma/G between a certified failure and a certified pass at fixed N, mu.
 
     Starts from the problem's own multiplier (which must pass) and halves until a failure.
@@ -290,17 +333,22 @@ def sigma_bracket(problem: GLMProblem, N: int, eps: fmpq, target: fmpq, rel_widt
     hi = problem.noise_multiplier
     ok, why = c13_passes(_with_multiplier(problem, hi), N, eps, target)
     if not ok:
-        raise InputError("--noise-multiplier", f"the starting sigma/G = {exact_str(hi)} fails Theorem C.13 at "
-                                               f"N = {N} ({why}); no bracket to refine")
+        raise InputError("--noise-multiplier", f"the starting sigma/G = {exact_str(hi)} fails Theorem C.13 at N = {N} ({why}); no bracket to refine")
     reasons = {}
 
     def passes(s: fmpq) -> bool:
         ok, reasons[s] = c13_passes(_with_multiplier(problem, s), N, eps, target)
         return ok
 
-    lo, hi = grow_then_bisect(passes, hi / 2, hi, rel_width, grow_up=False, too_far=lambda s: s < fmpq(1, 2 ** 40),
-                              exhausted=InputError("--noise-multiplier",
-                                                   "Theorem C.13 passes for every tried sigma/G down to 2^-40"))
+    lo, hi = grow_then_bisect(
+        passes,
+        hi / 2,
+        hi,
+        rel_width,
+        grow_up=False,
+        too_far=lambda s: s < fmpq(1, 2**40),
+        exhausted=InputError("--noise-multiplier", "Theorem C.13 passes for every tried sigma/G down to 2^-40"),
+    )
     return lo, reasons[lo], hi
 
 
@@ -314,8 +362,12 @@ def validate_calibration_c13(inputs: dict):
     problem = problem_from_inputs(inputs)
     if problem.noise_multiplier is None:
         raise InputError("inputs", "noise_multiplier (sigma/G) is required for the sigma/G bracket")
-    return (problem, parse_epsilon(inputs["epsilon"], "epsilon"), parse_target_delta(inputs["target_delta"], "target_delta"),
-            parse_iterations(inputs["bracket_iterations"], "bracket_iterations"))
+    return (
+        problem,
+        parse_epsilon(inputs["epsilon"], "epsilon"),
+        parse_target_delta(inputs["target_delta"], "target_delta"),
+        parse_iterations(inputs["bracket_iterations"], "bracket_iterations"),
+    )
 
 
 def evaluate_calibration_c13(inputs: dict, witnesses: dict) -> Evaluation:
@@ -327,42 +379,55 @@ def evaluate_calibration_c13(inputs: dict, witnesses: dict) -> Evaluation:
     _evaluate_c13(ev, problem, c, eps, target, witnesses, max(N7 or 1, N))
     b = witnesses["sigma_bracket"]
     if not isinstance(b, dict) or set(b) != BRACKET_KEYS or b["note"] != BRACKET_NOTE:
-        raise InputError("witnesses", f"sigma_bracket must be an object with keys {sorted(BRACKET_KEYS)} "
-                                      f"and note {BRACKET_NOTE!r}")
+        raise InputError("witnesses", f"sigma_bracket must be an object with keys {sorted(BRACKET_KEYS)} and note {BRACKET_NOTE!r}")
     s_fail, s_pass = exact(b["fail"], "fail"), exact(b["pass"], "pass")
     if not 0 < s_fail < s_pass:
         raise InputError("witnesses", "sigma bracket must have 0 < fail < pass")
     ok_f, why_f = c13_passes(_with_multiplier(problem, s_fail), N, eps, target)
     if ok_f or why_f != b["fail_reason"]:
-        raise InputError("witnesses", f"sigma/G = {b['fail']} at N = {N}: recorded failure "
-                                      f"{b['fail_reason']!r} not confirmed ({why_f})")
+        raise InputError("witnesses", f"sigma/G = {b['fail']} at N = {N}: recorded failure {b['fail_reason']!r} not confirmed ({why_f})")
     p_pass = _with_multiplier(problem, s_pass)
     verdict, _, delta_pass = P.c13_verdict(p_pass, constants(p_pass), N, eps, target)
     if delta_pass is None:
         raise InputError("witnesses", f"sigma/G = {b['pass']} at N = {N} does not pass ({verdict})")
-    ev.add("noise_multiplier_fail", ball(s_fail), "Theorem C.13",
-           f"sigma/G certified to fail at N = {N} ({b['fail_reason']})")
+    ev.add("noise_multiplier_fail", ball(s_fail), "Theorem C.13", f"sigma/G certified to fail at N = {N} ({b['fail_reason']})")
     ev.add("noise_multiplier_pass", ball(s_pass), "Theorem C.13", f"sigma/G certified to pass at N = {N}")
     ev.add("noise_multiplier_given", ball(problem.noise_multiplier), "Cor. 4.13", "sigma/G of the starting calibration")
-    ev.claim("bracket_not_larger", "certified sigma/G <= the starting sigma/G", "noise_multiplier_pass", "<=",
-             "noise_multiplier_given", "Theorem C.13")
-    ev.add("delta_N_at_noise_multiplier_pass", delta_pass, "(50)",
-           f"delta_N(eps) at N = {N} and sigma/G = {b['pass']} (alpha-bar > 0, (47), eps >= s_N proved)")
+    ev.claim(
+        "bracket_not_larger", "certified sigma/G <= the starting sigma/G", "noise_multiplier_pass", "<=", "noise_multiplier_given", "Theorem C.13"
+    )
+    ev.add(
+        "delta_N_at_noise_multiplier_pass",
+        delta_pass,
+        "(50)",
+        f"delta_N(eps) at N = {N} and sigma/G = {b['pass']} (alpha-bar > 0, (47), eps >= s_N proved)",
+    )
     t_text = exact_str(target)
-    ev.claim("bracket_pass", f"at N = {N}, sigma/G = {b['pass']}: delta_N(eps) <= {t_text} (Theorem C.13)",
-             "delta_N_at_noise_multiplier_pass", "<=", t_text, "Theorem C.13")
-    ev.conclude("sigma_pass", f"at N = {N} and the same mu, sigma/G = {b['pass']} gives "
-                f"({exact_str(eps)}, {t_text})-DP by Theorem C.13 (sigma/G = {b['fail']} certified to fail)",
-                "bracket_pass", ["bracket_not_larger"])
-    ev.budget = Budget(arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits", quadrature="none",
-                       tail_truncation="none",
-                       search_gap=f"N: none (every smaller N witnessed); sigma/G: bracket of relative width "
-                                  f"{upper_decimal(ball((s_pass - s_fail) / s_pass), 2)}")
+    ev.claim(
+        "bracket_pass",
+        f"at N = {N}, sigma/G = {b['pass']}: delta_N(eps) <= {t_text} (Theorem C.13)",
+        "delta_N_at_noise_multiplier_pass",
+        "<=",
+        t_text,
+        "Theorem C.13",
+    )
+    ev.conclude(
+        "sigma_pass",
+        f"at N = {N} and the same mu, sigma/G = {b['pass']} gives "
+        f"({exact_str(eps)}, {t_text})-DP by Theorem C.13 (sigma/G = {b['fail']} certified to fail)",
+        "bracket_pass",
+        ["bracket_not_larger"],
+    )
+    ev.budget = Budget(
+        arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits",
+        quadrature="none",
+        tail_truncation="none",
+        search_gap=f"N: none (every smaller N witnessed); sigma/G: bracket of relative width {upper_decimal(ball((s_pass - s_fail) / s_pass), 2)}",
+    )
     return ev
 
 
-def certify_calibration_c13(problem: GLMProblem, eps: fmpq, target: fmpq, N_fixed: int,
-                            extra_inputs: dict | None = None) -> Certificate:
+def certify_calibration_c13(problem: GLMProblem, eps: fmpq, target: fmpq, N_fixed: int, extra_inputs: dict | None = None) -> Certificate:
     if not isinstance(problem, GLMProblem):
         raise InputError("problem", "must be a GLMProblem (certify.objpert.problem.make_problem)")
     eps, target = parse_epsilon(eps, "--epsilon"), parse_target_delta(target, "--delta")
@@ -370,8 +435,7 @@ def certify_calibration_c13(problem: GLMProblem, eps: fmpq, target: fmpq, N_fixe
     if problem.noise_multiplier is None:
         raise InputError("--noise-multiplier", "the sigma/G bracket needs the problem's noise multiplier sigma/G")
     inputs = problem.inputs()
-    inputs.update({"epsilon": exact_str(eps), "target_delta": exact_str(target),
-                   "bracket_iterations": str(N_fixed)})
+    inputs.update({"epsilon": exact_str(eps), "target_delta": exact_str(target), "bracket_iterations": str(N_fixed)})
     if extra_inputs:
         inputs.update(extra_inputs)
 
@@ -393,12 +457,9 @@ def _example_corollary_4_13() -> Certificate:
 
 def _example_calibration_c13() -> Certificate:
     w = _example_corollary_4_13().witnesses
-    p = make_problem(n=200000, d=50, mu=w["mu"], zeta="1", loss=make_loss("logistic"), u=w["u"],
-                     noise_multiplier=w["noise_multiplier"])
+    p = make_problem(n=200000, d=50, mu=w["mu"], zeta="1", loss=make_loss("logistic"), u=w["u"], noise_multiplier=w["noise_multiplier"])
     return certify_calibration_c13(p, "1/2", "1e-6", w["iterations"])
 
 
-register(KIND_COR, evaluate_corollary_4_13, validate_corollary_4_13, COR_INPUTS, COR_WITNESSES,
-         example=_example_corollary_4_13)
-register(KIND_C13, evaluate_calibration_c13, validate_calibration_c13, C13_INPUTS, ("theorem_C13", "sigma_bracket"),
-         example=_example_calibration_c13)
+register(KIND_COR, evaluate_corollary_4_13, validate_corollary_4_13, COR_INPUTS, COR_WITNESSES, example=_example_corollary_4_13)
+register(KIND_C13, evaluate_calibration_c13, validate_calibration_c13, C13_INPUTS, ("theorem_C13", "sigma_bracket"), example=_example_calibration_c13)

@@ -12,11 +12,26 @@ An evaluator recomputes every quantity and claim from the recorded inputs and wi
 current working precision; producers run the search, then call the same evaluator, so what is
 written is exactly what the checker will re-derive.
 """
+
 from __future__ import annotations
 
 from ..balls import (
-    InputError, Tri, arb, ball, certain_ceil, compare, escalate, exact, exact_int,
-    ctx, exact_str, fmpq, lower_decimal, upper_decimal, require_in, decide,
+    InputError,
+    Tri,
+    arb,
+    ball,
+    certain_ceil,
+    compare,
+    escalate,
+    exact,
+    exact_int,
+    ctx,
+    exact_str,
+    fmpq,
+    lower_decimal,
+    upper_decimal,
+    require_in,
+    decide,
 )
 from ..certificate import Budget, Certificate, Evaluation
 from ..verify import register
@@ -104,46 +119,45 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
     ev.add("iterations", arb(N), "(7)", f"iteration count N ({rule})", integer=True)
     ev.claim("threshold7_holds", f"N = {N} satisfies (7)", "iterations", ">=", "threshold7", "(7)")
     if rule == RULE_SMALLEST:
-        ev.claim("threshold7_smallest", f"N - 1 = {N - 1} does not satisfy (7)", "threshold7", ">",
-                 str(N - 1), "(7)")
+        ev.claim("threshold7_smallest", f"N - 1 = {N - 1} does not satisfy (7)", "threshold7", ">", str(N - 1), "(7)")
 
     ev.add("rho_half_N", P.rho_half_power(c, N), "(9)", "rho^(N/2)")
     ev.add("tau_star", P.tau_star(problem, c, N), "(8)", "log-determinant term tau*")
-    ev.add("epsilon0_gaussian", P.gaussian_terms_9(c, N), "(9)",
-           "Gaussian-ratio part of eps_0: (G/sigma) rho^(N/2) + G^2 (1 + rho^(N/2))^2/(2 sigma^2)")
+    ev.add(
+        "epsilon0_gaussian", P.gaussian_terms_9(c, N), "(9)", "Gaussian-ratio part of eps_0: (G/sigma) rho^(N/2) + G^2 (1 + rho^(N/2))^2/(2 sigma^2)"
+    )
     e0 = ev.add("epsilon0", P.epsilon_0(problem, c, N), "(9)", "smallest certified epsilon eps_0")
     ev.claim("epsilon_admissible", f"eps = {eps_text} >= eps_0", eps_text, ">=", "epsilon0", "(9)")
     trunc = ev.add("delta_truncation", P.truncation_mass(problem), "(10)", "truncation mass e^(-u^2/2)")
-    div = ev.add("delta_divergence", P.divergence_term(c, eps, e0), "(10)",
-                 "divergence term (2G/sigma) Q1((sigma/G)(eps - eps_0))")
+    div = ev.add("delta_divergence", P.divergence_term(c, eps, e0), "(10)", "divergence term (2G/sigma) Q1((sigma/G)(eps - eps_0))")
     ev.add("delta", trunc + div, "(10)", f"delta(eps) at eps = {eps_text}: upper bound on the privacy profile")
     reported = witnesses["reported_delta"]
     if not isinstance(reported, str):
         raise InputError("witnesses.reported_delta", "must be exact text")
     if exact(reported, "witnesses.reported_delta") <= 0:
         raise InputError("witnesses.reported_delta", "must be > 0")
-    ev.claim("dp_4_1", f"the release is ({eps_text}, {reported})-DP by Theorem 4.1 (delta <= {reported})",
-             "delta", "<=", reported, "Theorem 4.1")
-    ev.conclude("dp_theorem_4_1", f"after N = {N} iterations the release is ({eps_text}, {reported})-DP "
-                f"(Theorem 4.1)", "dp_4_1", ["threshold7_holds", "epsilon_admissible"])
+    ev.claim("dp_4_1", f"the release is ({eps_text}, {reported})-DP by Theorem 4.1 (delta <= {reported})", "delta", "<=", reported, "Theorem 4.1")
+    ev.conclude(
+        "dp_theorem_4_1",
+        f"after N = {N} iterations the release is ({eps_text}, {reported})-DP (Theorem 4.1)",
+        "dp_4_1",
+        ["threshold7_holds", "epsilon_admissible"],
+    )
     if rule == RULE_SMALLEST:
-        ev.conclude("iterations_smallest", f"N = {N} is the smallest iteration count satisfying (7)",
-                    "threshold7_smallest", ["threshold7_holds"])
+        ev.conclude("iterations_smallest", f"N = {N} is the smallest iteration count satisfying (7)", "threshold7_smallest", ["threshold7_holds"])
     if "delta_S" in inputs:
         _evaluate_utility(ev, problem, c, N, inputs)
     if target is not None:
         target_text = exact_str(target)
-        ev.claim("target_4_1", f"Theorem 4.1 at N = {N}: delta(eps) <= target {target_text}", "delta", "<=",
-                 target_text, "Theorem 4.1")
+        ev.claim("target_4_1", f"Theorem 4.1 at N = {N}: delta(eps) <= target {target_text}", "delta", "<=", target_text, "Theorem 4.1")
         _evaluate_c13(ev, problem, c, eps, target, witnesses, N)
     ev.budget = Budget(
         arithmetic_rounding="all width is ball-arithmetic rounding of closed forms at "
-                            f"{ctx.prec} bits; radius of delta: "
-                            f"{upper_decimal(ev.quantities['delta'].value.rad(), 3)}",
+        f"{ctx.prec} bits; radius of delta: "
+        f"{upper_decimal(ev.quantities['delta'].value.rad(), 3)}",
         quadrature="none (Q1 in closed form via the confluent hypergeometric U)",
         tail_truncation="none",
-        search_gap="none: every N below the first passing count is witnessed to fail"
-                   if target is not None else "no search",
+        search_gap="none: every N below the first passing count is witnessed to fail" if target is not None else "no search",
     )
     return ev
 
@@ -172,22 +186,27 @@ def _evaluate_utility(ev: Evaluation, problem: GLMProblem, c, N: int, inputs: di
     src = "given ||grad F(0;S)||" if g is not None else "||grad F(0;S)|| <= L1 zeta"
     ev.add("E_opt", U.E_opt(problem, c, N, g), "(12)", f"finite-optimization correction E_opt(N) ({src})")
     ev.add("perturbation_cost", U.perturbation_cost(problem, c), "Theorem 4.10", "d sigma^2/mu")
-    ev.add("empirical_excess", U.empirical_excess(problem, c, N, g), "Theorem 4.10",
-           "E_z[F(w_N) - F(w*_S)] <= d sigma^2/(2 mu) + E_opt(N)")
+    ev.add("empirical_excess", U.empirical_excess(problem, c, N, g), "Theorem 4.10", "E_z[F(w_N) - F(w*_S)] <= d sigma^2/(2 mu) + E_opt(N)")
     ev.add("sample_term", U.sample_term(problem, dS), "Theorem 4.9", "16 L_l^2 (32 + log(1/delta_S))/(mu n)")
-    ev.add("population_excess", U.population_excess(problem, c, N, dS, g), "Theorem 4.9",
-           "E_z[R_mu(w_N) - R_mu(w*)], probability >= 1 - delta_S over S")
-    ev.add("unregularized_excess", U.unregularized_excess(problem, c, N, dS, W, g), "Theorem 4.7",
-           "E_z[R_0(w_N)] - R_0(w-bar) for every ||w-bar|| <= W")
+    ev.add(
+        "population_excess", U.population_excess(problem, c, N, dS, g), "Theorem 4.9", "E_z[R_mu(w_N) - R_mu(w*)], probability >= 1 - delta_S over S"
+    )
+    ev.add(
+        "unregularized_excess", U.unregularized_excess(problem, c, N, dS, W, g), "Theorem 4.7", "E_z[R_0(w_N)] - R_0(w-bar) for every ||w-bar|| <= W"
+    )
     ev.add("r_beta", U.r_beta(problem, c, beta), "Corollary 4.11", "r_beta = sigma (sqrt(d) + sqrt(2 log(1/beta)))")
     ev.add("R_beta", U.R_beta(problem, c, beta), "Corollary 4.11", "R_beta = (L_l + r_beta)/mu")
-    un = ev.add("U_N", U.U_N(problem, c, N, beta), "Corollary 4.11",
-                "F(w_N) - F(w*_S) <= U_N(beta) with probability >= 1 - beta over Z")
+    un = ev.add("U_N", U.U_N(problem, c, N, beta), "Corollary 4.11", "F(w_N) - F(w*_S) <= U_N(beta) with probability >= 1 - beta over Z")
     st = ev.quantities["sample_term"].value
-    ev.add("single_release_population", 2 * un + st, "Corollary 4.11",
-           "R_mu(w_N) - R_mu(w*) <= 2 U_N + sample term, probability >= 1 - delta_S - beta")
-    ev.add("single_release_unregularized", 2 * un + st + ball(problem.mu * W * W / 2), "Corollary 4.11",
-           "R_0(w_N) - R_0(w-bar) for every ||w-bar|| <= W, same event")
+    ev.add(
+        "single_release_population", 2 * un + st, "Corollary 4.11", "R_mu(w_N) - R_mu(w*) <= 2 U_N + sample term, probability >= 1 - delta_S - beta"
+    )
+    ev.add(
+        "single_release_unregularized",
+        2 * un + st + ball(problem.mu * W * W / 2),
+        "Corollary 4.11",
+        "R_0(w_N) - R_0(w-bar) for every ||w-bar|| <= W, same event",
+    )
 
 
 def c13_cap(N_ref: int) -> int:
@@ -195,8 +214,7 @@ def c13_cap(N_ref: int) -> int:
     return max(20 * N_ref, 1000)
 
 
-def _evaluate_c13(ev: Evaluation, problem: GLMProblem, c, eps: fmpq, target: fmpq, witnesses: dict,
-                  N_ref: int) -> None:
+def _evaluate_c13(ev: Evaluation, problem: GLMProblem, c, eps: fmpq, target: fmpq, witnesses: dict, N_ref: int) -> None:
     w = witnesses.get("theorem_C13")
     if not isinstance(w, dict):
         raise InputError("witnesses", "theorem_C13 witness missing")
@@ -207,8 +225,7 @@ def _evaluate_c13(ev: Evaluation, problem: GLMProblem, c, eps: fmpq, target: fmp
         raise InputError("witnesses", f"theorem_C13.radii must be {C13_RADII!r}")
     N1 = exact_int(w["first_passing_iterations"], "witnesses.theorem_C13.first_passing_iterations")
     if not 1 <= N1 <= c13_cap(N_ref):
-        raise InputError("witnesses", f"theorem_C13.first_passing_iterations must be in [1, {c13_cap(N_ref)}] "
-                                      "(the search range)")
+        raise InputError("witnesses", f"theorem_C13.first_passing_iterations must be in [1, {c13_cap(N_ref)}] (the search range)")
     runs = w["failures"]
     if not isinstance(runs, list):
         raise InputError("witnesses", "theorem_C13.failures must be a list of runs")
@@ -216,24 +233,22 @@ def _evaluate_c13(ev: Evaluation, problem: GLMProblem, c, eps: fmpq, target: fmp
     last_fail = None
     for run in runs:
         if not isinstance(run, dict) or set(run) != {"from", "to", "reason"}:
-            raise InputError("witnesses", f"theorem_C13 failure runs are {{from, to, reason}} objects, "
-                                          f"got {run!r}"[:200])
+            raise InputError("witnesses", f"theorem_C13 failure runs are {{from, to, reason}} objects, got {run!r}"[:200])
         lo, hi, reason = exact_int(run["from"], "from"), exact_int(run["to"], "to"), run["reason"]
         if lo != expected_from or hi < lo or reason not in P.REASONS:
             raise InputError("witnesses", f"theorem_C13 failure runs must cover 1..N-1 in order; bad run {run!r}")
         for N in range(lo, hi + 1):
             verdict, q, delta = P.c13_verdict(problem, c, N, eps, target)
             if verdict != reason:
-                raise InputError("witnesses", f"Theorem C.13 at N = {N}: recorded reason {reason!r} "
-                                              f"not confirmed (balls give {verdict!r})")
+                raise InputError("witnesses", f"Theorem C.13 at N = {N}: recorded reason {reason!r} not confirmed (balls give {verdict!r})")
             last_fail = (N, verdict, q, delta)
         expected_from = hi + 1
     if expected_from != N1:
         raise InputError("witnesses", f"failure runs end at {expected_from - 1}, not at N - 1 = {N1 - 1}")
-    ev.add("witnessed_failures", arb(N1 - 1), "Theorem C.13",
-           "number of smaller counts N re-checked to fail, each for its recorded reason", integer=True)
-    ev.claim("c13_first", f"every N in 1..{N1 - 1} fails Theorem C.13 (witnessed)", "witnessed_failures",
-             ">=", str(N1 - 1), "Theorem C.13")
+    ev.add(
+        "witnessed_failures", arb(N1 - 1), "Theorem C.13", "number of smaller counts N re-checked to fail, each for its recorded reason", integer=True
+    )
+    ev.claim("c13_first", f"every N in 1..{N1 - 1} fails Theorem C.13 (witnessed)", "witnessed_failures", ">=", str(N1 - 1), "Theorem C.13")
     verdict, q, delta = P.c13_verdict(problem, c, N1, eps, target)
     ev.add("first_passing_iterations", arb(N1), "Theorem C.13", "first N certified by Theorem C.13", integer=True)
     ev.add("gamma_N", q.gamma_N, "Lemma A.9", "gamma_N = (1 - (1 - eta L)^N)/L")
@@ -253,11 +268,21 @@ def _evaluate_c13(ev: Evaluation, problem: GLMProblem, c, eps: fmpq, target: fmp
         delta = P.truncation_mass(problem) + P.divergence_term(c, eps, q.s_N)
     ev.add("delta_N", delta, "(50)", f"delta_N(eps) at N = {N1}")
     target_text = exact_str(target)
-    ev.claim("dp_C13", f"Theorem C.13: the release at N = {N1} is ({eps_text}, delta_N)-DP with delta_N <= "
-             f"{target_text}", "delta_N", "<=", target_text, "Theorem C.13")
-    ev.conclude("first_passing_c13", f"the first N certified by Theorem C.13 (radii of C.4) is N = {N1}: the "
-                f"release is ({eps_text}, {target_text})-DP there and every smaller N fails",
-                "dp_C13", ["c13_first", "alpha_bar_positive", "radius_condition", "epsilon_above_s_N"])
+    ev.claim(
+        "dp_C13",
+        f"Theorem C.13: the release at N = {N1} is ({eps_text}, delta_N)-DP with delta_N <= {target_text}",
+        "delta_N",
+        "<=",
+        target_text,
+        "Theorem C.13",
+    )
+    ev.conclude(
+        "first_passing_c13",
+        f"the first N certified by Theorem C.13 (radii of C.4) is N = {N1}: the "
+        f"release is ({eps_text}, {target_text})-DP there and every smaller N fails",
+        "dp_C13",
+        ["c13_first", "alpha_bar_positive", "radius_condition", "epsilon_above_s_N"],
+    )
     if last_fail is not None and last_fail[0] == N1 - 1 and last_fail[1] == P.FAIL_DELTA:
         ev.add("delta_N_previous", last_fail[3], "(50)", f"delta_N(eps) at N = {N1 - 1} (fails the target)")
 
@@ -269,8 +294,7 @@ def _bracket(x) -> str:
     return f"[{lower_decimal(x, 8)}, {upper_decimal(x, 8)}]"
 
 
-def certify_theorem_4_1(problem: GLMProblem, epsilon, iterations=None, target_delta=None,
-                        progress=None, utility: dict | None = None) -> Certificate:
+def certify_theorem_4_1(problem: GLMProblem, epsilon, iterations=None, target_delta=None, progress=None, utility: dict | None = None) -> Certificate:
     """Produce the Theorem 4.1 certificate (and the C.13 search with a target delta).
 
     Raises InputError for eps < eps_0, an iteration count below (7), or an unreachable target.
@@ -299,15 +323,12 @@ def certify_theorem_4_1(problem: GLMProblem, epsilon, iterations=None, target_de
         else:
             N, rule = N_given, RULE_GIVEN
             if not decide(N, ">=", thr, "N >= threshold (7)"):
-                raise InputError("--iterations", f"N = {N} is below threshold (7) = {_bracket(thr)}; "
-                                                 f"Theorem 4.1 needs N >= {certain_ceil(thr)}")
+                raise InputError("--iterations", f"N = {N} is below threshold (7) = {_bracket(thr)}; Theorem 4.1 needs N >= {certain_ceil(thr)}")
         e0 = P.epsilon_0(problem, c, N)
         if not decide(eps, ">=", e0, "eps >= eps_0"):
-            raise InputError("--epsilon", f"must be >= eps_0 = {_bracket(e0)} of (9) at N = {N}, "
-                                          f"got {exact_str(eps)}")
+            raise InputError("--epsilon", f"must be >= eps_0 = {_bracket(e0)} of (9) at N = {N}, got {exact_str(eps)}")
         delta = P.truncation_mass(problem) + P.divergence_term(c, eps, e0)
-        witnesses = {"iterations": N, "iterations_rule": rule,
-                     "reported_delta": upper_decimal(delta, REPORT_DIGITS)}
+        witnesses = {"iterations": N, "iterations_rule": rule, "reported_delta": upper_decimal(delta, REPORT_DIGITS)}
         if target is not None:
             witnesses["theorem_C13"] = search_c13(problem, c, eps, target, N, progress)
         ev = evaluate_theorem_4_1(inputs, witnesses)
@@ -320,8 +341,9 @@ def search_c13(problem: GLMProblem, c, eps: fmpq, target: fmpq, N7: int, progres
     """First N >= 1 certified by Theorem C.13 (radii of C.4), with failure runs as witnesses."""
     floor = P.truncation_mass(problem)
     if compare(floor, ">=", target) is Tri.TRUE:
-        raise InputError("--delta", f"unreachable: every delta_N(eps) exceeds the truncation mass "
-                                           f"e^(-u^2/2) = {_bracket(floor)}; raise --u or the target")
+        raise InputError(
+            "--delta", f"unreachable: every delta_N(eps) exceeds the truncation mass e^(-u^2/2) = {_bracket(floor)}; raise --u or the target"
+        )
     cap = c13_cap(N7)
     runs: list[dict] = []
     for N in range(1, cap + 1):
@@ -345,9 +367,8 @@ def parse_benchmark(noise_multiplier, epsilon, names=("--noise-multiplier", "--e
     s = exact(noise_multiplier, names[0])
     require_in(names[0], s, 0, what="sigma/G")
     eps = exact(epsilon, names[1])
-    if eps < 1 / (2 * s ** 2):
-        raise InputError(names[1], f"must be >= G^2/(2 sigma^2) = {exact_str(1 / (2 * s ** 2))} "
-                                   f"(threshold t >= 0 in Lemma C.12), got {exact_str(eps)}")
+    if eps < 1 / (2 * s**2):
+        raise InputError(names[1], f"must be >= G^2/(2 sigma^2) = {exact_str(1 / (2 * s**2))} (threshold t >= 0 in Lemma C.12), got {exact_str(eps)}")
     return s, eps
 
 
@@ -359,19 +380,24 @@ def evaluate_gaussian_benchmark(inputs: dict, witnesses: dict) -> Evaluation:
     s, eps = validate_gaussian_benchmark(inputs)
     ev = Evaluation()
     eps_text = exact_str(eps)
-    ev.add("epsilon_floor", ball(1 / (2 * s ** 2)), "C.5", "G^2/(2 sigma^2): Gaussian-ratio floor")
+    ev.add("epsilon_floor", ball(1 / (2 * s**2)), "C.5", "G^2/(2 sigma^2): Gaussian-ratio floor")
     ev.claim("epsilon_admissible", f"eps = {eps_text} >= G^2/(2 sigma^2)", eps_text, ">=", "epsilon_floor", "C.5")
-    ev.add("delta_gaussian", gaussian_profile(s, eps), "C.5",
-           "exact Gaussian-mechanism profile delta_G(eps) (Dong et al. 2022, Cor. 2.13)")
-    ev.add("delta_integrated_tail", integrated_tail_bound(s, eps), "C.5 / Lemma C.12",
-           "integrated-tail certificate (2G/sigma) Q1((sigma/G)(eps - G^2/(2 sigma^2)))")
-    ev.claim("tail_dominates", "delta_G(eps) <= integrated-tail bound", "delta_gaussian", "<=",
-             "delta_integrated_tail", "C.5")
-    ev.conclude("benchmark", f"at sigma/G = {exact_str(s)}, eps = {eps_text} the integrated-tail certificate "
-                "(Lemma C.12) dominates the exact Gaussian profile delta_G(eps)", "tail_dominates",
-                ["epsilon_admissible"])
-    ev.budget = Budget(arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits", quadrature="none",
-                       tail_truncation="none", search_gap="no search")
+    ev.add("delta_gaussian", gaussian_profile(s, eps), "C.5", "exact Gaussian-mechanism profile delta_G(eps) (Dong et al. 2022, Cor. 2.13)")
+    ev.add(
+        "delta_integrated_tail",
+        integrated_tail_bound(s, eps),
+        "C.5 / Lemma C.12",
+        "integrated-tail certificate (2G/sigma) Q1((sigma/G)(eps - G^2/(2 sigma^2)))",
+    )
+    ev.claim("tail_dominates", "delta_G(eps) <= integrated-tail bound", "delta_gaussian", "<=", "delta_integrated_tail", "C.5")
+    ev.conclude(
+        "benchmark",
+        f"at sigma/G = {exact_str(s)}, eps = {eps_text} the integrated-tail certificate "
+        "(Lemma C.12) dominates the exact Gaussian profile delta_G(eps)",
+        "tail_dominates",
+        ["epsilon_admissible"],
+    )
+    ev.budget = Budget(arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits", quadrature="none", tail_truncation="none", search_gap="no search")
     return ev
 
 
@@ -388,10 +414,16 @@ def certify_gaussian_benchmark(noise_multiplier, epsilon) -> Certificate:
 
 def _example_theorem_4_1() -> Certificate:
     from .tables import example_problem
+
     return certify_theorem_4_1(example_problem("1/100"), "1", "1500", "1e-7")
 
 
-register(KIND_41, evaluate_theorem_4_1, validate_theorem_4_1, THEOREM_4_1_INPUTS, THEOREM_4_1_WITNESSES,
-         example=_example_theorem_4_1)
-register(KIND_C5, evaluate_gaussian_benchmark, validate_gaussian_benchmark, ("noise_multiplier", "epsilon"), (),
-         example=lambda: certify_gaussian_benchmark("5", "1"))
+register(KIND_41, evaluate_theorem_4_1, validate_theorem_4_1, THEOREM_4_1_INPUTS, THEOREM_4_1_WITNESSES, example=_example_theorem_4_1)
+register(
+    KIND_C5,
+    evaluate_gaussian_benchmark,
+    validate_gaussian_benchmark,
+    ("noise_multiplier", "epsilon"),
+    (),
+    example=lambda: certify_gaussian_benchmark("5", "1"),
+)

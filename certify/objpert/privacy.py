@@ -22,6 +22,7 @@ Theorem C.13 (exact finite-N form) at radii r, r' (Appendix C.4 takes r = r_u, r
     s_N = r Delta_xi/sigma^2 + (G + Delta_xi)^2/(2 sigma^2) + tau        (C.4; (49) without the t term)
     delta_N(eps) = e^(-u^2/2) + (2G/sigma) Q1((eps - s_N) sigma/G)        (C.4; (50) at t = (eps - s_N) sigma/G)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -49,7 +50,7 @@ def threshold_7(c: Constants) -> arb:
 
 def rho_half_power(c: Constants, N: int) -> arb:
     """rho^(N/2) (for odd N the square root of rho^N)."""
-    return (c.rho ** N).sqrt()
+    return (c.rho**N).sqrt()
 
 
 def tau_star(problem: GLMProblem, c: Constants, N: int) -> arb:
@@ -65,19 +66,19 @@ def epsilon_0(problem: GLMProblem, c: Constants, N: int) -> arb:
     """eps_0 of (9): (G/sigma) rho^(N/2) + G^2 (1 + rho^(N/2))^2/(2 sigma^2) + tau*."""
     h = rho_half_power(c, N)
     g_over_s = c.G / c.sigma
-    return g_over_s * h + g_over_s ** 2 * (1 + h) ** 2 / 2 + tau_star(problem, c, N)
+    return g_over_s * h + g_over_s**2 * (1 + h) ** 2 / 2 + tau_star(problem, c, N)
 
 
 def gaussian_terms_9(c: Constants, N: int) -> arb:
     """The Gaussian-ratio part of (9): (G/sigma) rho^(N/2) + G^2 (1 + rho^(N/2))^2/(2 sigma^2)."""
     h = rho_half_power(c, N)
     g_over_s = c.G / c.sigma
-    return g_over_s * h + g_over_s ** 2 * (1 + h) ** 2 / 2
+    return g_over_s * h + g_over_s**2 * (1 + h) ** 2 / 2
 
 
 def truncation_mass(problem: GLMProblem) -> arb:
     """First term of (10) and (50) at r = r_u: e^(-u^2/2) bounds Pr(||Pi_C Z|| > r_u) (Cor. E.4)."""
-    return (-ball(problem.u) ** 2 / 2).exp()
+    return (-(ball(problem.u) ** 2) / 2).exp()
 
 
 def divergence_term(c: Constants, eps: fmpq, eps_floor: arb) -> arb:
@@ -99,7 +100,7 @@ def gamma_N(c: Constants, N: int) -> arb:
 
 def nu_tilde_N(c: Constants, N: int) -> arb:
     """nu~_N of (22) in closed form: N - (1 + rho)(1 - rho^N)/(eta mu) + N rho^N (>= 0)."""
-    rN = c.rho ** N
+    rN = c.rho**N
     em = c.eta * c.mu
     v = N - (1 + c.rho) * (1 - rN) / em + N * rN
     return v.nonnegative_part()  # nu~_N >= 0 by (22): a sum of nonnegative terms
@@ -115,11 +116,11 @@ def g_bar_N(problem: GLMProblem, N: int) -> arb:
     """
     a = 1 - problem.eta * problem.L  # exact rational in [0, rho]
     if N == 1:
-        return arb(0)     # g_1 = 1 - 1*a^0/1 = 0
+        return arb(0)  # g_1 = 1 - 1*a^0/1 = 0
     if a == 0:
         return arb(1)
     ab = ball(a)
-    D = (1 - ab ** N) / (1 - ab)
+    D = (1 - ab**N) / (1 - ab)
     return 1 - N * ab ** (N - 1) / D
 
 
@@ -132,8 +133,8 @@ class C13:
     nu_tilde_N: arb
     g_bar_N: arb
     alpha_bar: arb
-    radius_step: arb      # G (1 - rho^N)/(mu alpha-bar): must be <= r' - r, (47)
-    radius_gap: arb       # r' - r
+    radius_step: arb  # G (1 - rho^N)/(mu alpha-bar): must be <= r' - r, (47)
+    radius_gap: arb  # r' - r
     Delta_xi: arb
     tau: arb
     s_N: arb
@@ -145,19 +146,19 @@ def theorem_C13(problem: GLMProblem, c: Constants, N: int) -> C13:
     The radius condition and tau are only meaningful when alpha-bar > 0; callers decide that first
     (``radius_step`` and ``tau`` are then finite balls; otherwise they may be non-finite).
     """
-    rN = c.rho ** N
+    rN = c.rho**N
     rNm1 = c.rho ** (N - 1)
     gam = gamma_N(c, N)
     nut = nu_tilde_N(c, N)
     gbar = g_bar_N(problem, N)
-    corr = c.eta * c.M * c.R_bar * c.B * nut * rNm1          # eta M R-bar B nu~_N rho^(N-1)
-    abar = gam - corr                                          # (47)
+    corr = c.eta * c.M * c.R_bar * c.B * nut * rNm1  # eta M R-bar B nu~_N rho^(N-1)
+    abar = gam - corr  # (47)
     radius_step = c.G * (1 - rN) / (c.mu * abar)
-    radius_gap = c.r_prime - c.r_u                             # = 2 L G / mu
-    dxi = 2 * c.mu * rN * c.R_bar                              # (48)
-    tau0 = gbar * ball(problem.Delta_H / (2 * problem.n * problem.mu)).log1p()   # (41)
-    tau = tau0 + 2 * corr / abar                               # (48)
-    s = c.r_u * dxi / c.sigma ** 2 + (c.G + dxi) ** 2 / (2 * c.sigma ** 2) + tau
+    radius_gap = c.r_prime - c.r_u  # = 2 L G / mu
+    dxi = 2 * c.mu * rN * c.R_bar  # (48)
+    tau0 = gbar * ball(problem.Delta_H / (2 * problem.n * problem.mu)).log1p()  # (41)
+    tau = tau0 + 2 * corr / abar  # (48)
+    s = c.r_u * dxi / c.sigma**2 + (c.G + dxi) ** 2 / (2 * c.sigma**2) + tau
     return C13(N, gam, nut, gbar, abar, radius_step, radius_gap, dxi, tau, s)
 
 

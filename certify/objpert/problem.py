@@ -12,6 +12,7 @@ idea: the mechanism as data). :func:`constants` turns it into the balls every bo
 Everything exact stays an exact rational; only sqrt(d*) and the logistic L3 = 1/(6 sqrt 3) are
 balls, evaluated at the working precision in force when :func:`constants` is called.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -51,8 +52,7 @@ def make_loss(name: str | None, L1=None, L2=None, L3=None) -> Loss:
     require_in("--L1", l1, 0, shown="> 0 (bound on |l'|)")
     require_in("--L2", l2, 0, shown="> 0 (bound on l'')")
     if l3 <= 0:
-        raise InputError("--L3", f"must be > 0 (Lipschitz constant of l''; the threshold (7) divides "
-                                 f"by min{{1, MG/L}}), got {exact_str(l3)}")
+        raise InputError("--L3", f"must be > 0 (Lipschitz constant of l''; the threshold (7) divides by min{{1, MG/L}}), got {exact_str(l3)}")
     return Loss("custom", l1, l2, l3)
 
 
@@ -71,14 +71,14 @@ class GLMProblem:
     loss: Loss
     sigma: fmpq
     u: fmpq
-    eta: fmpq                 # step size, default 1/L
+    eta: fmpq  # step size, default 1/L
     noise_multiplier: fmpq | None = None  # recorded when sigma was given as sigma/G
 
     # ---- exact derived constants (Section 3.1) ----
     @property
     def L(self) -> fmpq:
         """Smoothness L = mu + L2 zeta^2 (Lemma B.1)."""
-        return self.mu + self.loss.L2 * self.zeta ** 2
+        return self.mu + self.loss.L2 * self.zeta**2
 
     @property
     def G(self) -> fmpq:
@@ -88,7 +88,7 @@ class GLMProblem:
     @property
     def Delta_H(self) -> fmpq:
         """Delta_H = 2 L2 zeta^2 (Section 3.1)."""
-        return 2 * self.loss.L2 * self.zeta ** 2
+        return 2 * self.loss.L2 * self.zeta**2
 
     @property
     def d_star(self) -> int:
@@ -103,9 +103,16 @@ class GLMProblem:
     def inputs(self) -> dict[str, str]:
         """The exact inputs as text, as recorded in certificates."""
         d = {
-            "n": str(self.n), "d": str(self.d), "mu": exact_str(self.mu), "zeta": exact_str(self.zeta),
-            "loss": self.loss.name, "L1": exact_str(self.loss.L1), "L2": exact_str(self.loss.L2),
-            "L3": self.loss.L3_text(), "sigma": exact_str(self.sigma), "u": exact_str(self.u),
+            "n": str(self.n),
+            "d": str(self.d),
+            "mu": exact_str(self.mu),
+            "zeta": exact_str(self.zeta),
+            "loss": self.loss.name,
+            "L1": exact_str(self.loss.L1),
+            "L2": exact_str(self.loss.L2),
+            "L3": self.loss.L3_text(),
+            "sigma": exact_str(self.sigma),
+            "u": exact_str(self.u),
             "eta": exact_str(self.eta),
         }
         if self.noise_multiplier is not None:
@@ -113,8 +120,7 @@ class GLMProblem:
         return d
 
 
-def make_problem(*, n, d, mu, zeta, loss: Loss, u, sigma=None, noise_multiplier=None,
-                 eta=None) -> GLMProblem:
+def make_problem(*, n, d, mu, zeta, loss: Loss, u, sigma=None, noise_multiplier=None, eta=None) -> GLMProblem:
     """Parse and validate the inputs of Theorem 4.1; raise InputError naming the bad parameter."""
     n_, d_ = positive_int(n, "--n"), positive_int(d, "--d")
     mu_ = exact(mu, "--mu")
@@ -123,7 +129,7 @@ def make_problem(*, n, d, mu, zeta, loss: Loss, u, sigma=None, noise_multiplier=
     require_in("--zeta", zeta_, 0, what="feature bound")
     u_ = exact(u, "--u")
     require_in("--u", u_, 0, None, "[)", what="truncation parameter")
-    L = mu_ + loss.L2 * zeta_ ** 2
+    L = mu_ + loss.L2 * zeta_**2
     G = 2 * loss.L1 * zeta_ / n_
     if (sigma is None) == (noise_multiplier is None):
         raise InputError("--sigma", "give exactly one of --sigma and --noise-multiplier (sigma/G)")
@@ -141,9 +147,12 @@ def make_problem(*, n, d, mu, zeta, loss: Loss, u, sigma=None, noise_multiplier=
         eta_ = exact(eta, "--eta")
         if eta_ <= 0 or eta_ > 1 / L:
             also = f"; also eta*mu = {exact_str(eta_ * mu_)} >= 1" if eta_ * mu_ >= 1 else ""
-            raise InputError("--eta", f"step size must satisfy 0 < eta <= 1/L = {exact_str(1 / L)} "
-                                      f"(L = mu + L2 zeta^2 = {exact_str(L)}) and eta*mu < 1, "
-                                      f"got {exact_str(eta_)}{also}")
+            raise InputError(
+                "--eta",
+                f"step size must satisfy 0 < eta <= 1/L = {exact_str(1 / L)} "
+                f"(L = mu + L2 zeta^2 = {exact_str(L)}) and eta*mu < 1, "
+                f"got {exact_str(eta_)}{also}",
+            )
     if eta_ * mu_ >= 1:
         raise InputError("--eta", f"eta*mu must be < 1 (Section 3.2), got eta*mu = {exact_str(eta_ * mu_)}")
     return GLMProblem(n_, d_, mu_, zeta_, loss, sigma_, u_, eta_, nm)
@@ -151,13 +160,12 @@ def make_problem(*, n, d, mu, zeta, loss: Loss, u, sigma=None, noise_multiplier=
 
 def problem_from_inputs(inputs: dict[str, str]) -> GLMProblem:
     """Rebuild a problem from a certificate's recorded inputs (the checker's entry point)."""
-    loss = (make_loss("logistic") if inputs["loss"] == "logistic"
-            else make_loss("custom", inputs["L1"], inputs["L2"], inputs["L3"]))
-    if loss.name == "logistic" and (inputs.get("L1"), inputs.get("L2"), inputs.get("L3")) != (
-            "1", "1/4", "1/(6*sqrt(3))"):
+    loss = make_loss("logistic") if inputs["loss"] == "logistic" else make_loss("custom", inputs["L1"], inputs["L2"], inputs["L3"])
+    if loss.name == "logistic" and (inputs.get("L1"), inputs.get("L2"), inputs.get("L3")) != ("1", "1/4", "1/(6*sqrt(3))"):
         raise InputError("inputs", "logistic loss constants altered")
-    problem = make_problem(n=inputs["n"], d=inputs["d"], mu=inputs["mu"], zeta=inputs["zeta"], loss=loss,
-                     u=inputs["u"], sigma=inputs["sigma"], eta=inputs["eta"])
+    problem = make_problem(
+        n=inputs["n"], d=inputs["d"], mu=inputs["mu"], zeta=inputs["zeta"], loss=loss, u=inputs["u"], sigma=inputs["sigma"], eta=inputs["eta"]
+    )
     if "noise_multiplier" in inputs:
         nm = exact(inputs["noise_multiplier"], "noise_multiplier")
         if nm * problem.G != problem.sigma:
@@ -197,13 +205,26 @@ class Constants:
 def constants(problem: GLMProblem) -> Constants:
     """The constants of Section 3 and Theorem 4.1 as balls (exact where the value is rational)."""
     L, G, mu = ball(problem.L), ball(problem.G), ball(problem.mu)
-    M = problem.loss.L3_ball() * ball(problem.zeta ** 3)            # Lemma B.2: M = L3 zeta^3
+    M = problem.loss.L3_ball() * ball(problem.zeta**3)  # Lemma B.2: M = L3 zeta^3
     sigma = ball(problem.sigma)
-    r_u = sigma * (arb(problem.d_star).sqrt() + ball(problem.u))    # r_u = sigma (sqrt(d*) + u)
-    r_prime = r_u + ball(2 * problem.L * problem.G / problem.mu)           # r' = r_u + 2 L G / mu
+    r_u = sigma * (arb(problem.d_star).sqrt() + ball(problem.u))  # r_u = sigma (sqrt(d*) + u)
+    r_prime = r_u + ball(2 * problem.L * problem.G / problem.mu)  # r' = r_u + 2 L G / mu
     L1_zeta = ball(problem.loss.L1 * problem.zeta)
-    R_bar = (r_prime + L1_zeta) / mu                      # R-bar = (r' + L1 zeta)/mu
-    B = ball(1 / problem.mu)                                    # B = 1/mu
-    return Constants(L=L, M=M, G=G, Delta_H=ball(problem.Delta_H), eta=ball(problem.eta), mu=mu, rho=ball(problem.rho),
-                     sigma=sigma, r_u=r_u, r_prime=r_prime, R_bar=R_bar, B=B, L1_zeta=L1_zeta,
-                     min_1_MG_over_L=arb(1).min(M * G / L))
+    R_bar = (r_prime + L1_zeta) / mu  # R-bar = (r' + L1 zeta)/mu
+    B = ball(1 / problem.mu)  # B = 1/mu
+    return Constants(
+        L=L,
+        M=M,
+        G=G,
+        Delta_H=ball(problem.Delta_H),
+        eta=ball(problem.eta),
+        mu=mu,
+        rho=ball(problem.rho),
+        sigma=sigma,
+        r_u=r_u,
+        r_prime=r_prime,
+        R_bar=R_bar,
+        B=B,
+        L1_zeta=L1_zeta,
+        min_1_MG_over_L=arb(1).min(M * G / L),
+    )

@@ -15,6 +15,7 @@ endpoint: the utility statements are upper bounds on expected or high-probabilit
 L_l = L1 zeta (Assumption 7 for GLMs, Theorem E.10). a_R uses ||grad F(0;S)|| <= L1 zeta unless the
 actual gradient norm is given.
 """
+
 from __future__ import annotations
 
 from ..balls import arb, ball, fmpq
@@ -31,14 +32,13 @@ def E_opt(problem: GLMProblem, c: Constants, N: int, gradient_norm: fmpq | None 
     """Finite-optimization correction E_opt(N) of (12)."""
     a, b = a_R(problem, gradient_norm), ball(1 / problem.mu)
     s, sd = c.sigma, arb(problem.d).sqrt()
-    rN = c.rho ** N
-    return (c.L / 2 * rN * rN * (b * b * problem.d * s * s + 2 * a * b * s * sd + a * a)
-            + rN * (b * problem.d * s * s + a * s * sd))
+    rN = c.rho**N
+    return c.L / 2 * rN * rN * (b * b * problem.d * s * s + 2 * a * b * s * sd + a * a) + rN * (b * problem.d * s * s + a * s * sd)
 
 
 def perturbation_cost(problem: GLMProblem, c: Constants) -> arb:
     """d sigma^2/mu: twice the perturbation term d sigma^2/(2 mu) of Theorem 4.10."""
-    return problem.d * c.sigma ** 2 / c.mu
+    return problem.d * c.sigma**2 / c.mu
 
 
 def sample_term(problem: GLMProblem, delta_S: fmpq) -> arb:
@@ -75,5 +75,5 @@ def R_beta(problem: GLMProblem, c: Constants, beta: fmpq) -> arb:
 def U_N(problem: GLMProblem, c: Constants, N: int, beta: fmpq) -> arb:
     """Corollary 4.11: U_N(beta) = r_beta^2/(2 mu) + (L/2) rho^(2N) R_beta^2 + rho^N r_beta R_beta."""
     r, R = r_beta(problem, c, beta), R_beta(problem, c, beta)
-    rN = c.rho ** N
+    rN = c.rho**N
     return r * r / (2 * c.mu) + c.L / 2 * rN * rN * R * R + rN * r * R

@@ -7,6 +7,7 @@ Modules: ``curve`` (the Renyi bound, its zCDP constant and (eps, delta) profile 
 
 The certificate kind keeps its name ``referee/objpert-rdp`` and the proofs report its key ``referee``.
 """
+
 # registry hooks (see certify/registry.py)
 KEY = "referee"
 TITLE = "Referee report on arXiv:2411.13682 (objective perturbation, Corollary 5.2)"

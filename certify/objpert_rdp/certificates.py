@@ -7,6 +7,7 @@ claim D_alpha <= rho_DP alpha; at epsilon: delta(epsilon); at delta: the witness
 by this profile) and delta(eps_lower) > delta proved (the bracket is tight to the witnessed width).
 The evaluator recomputes everything from inputs and witnesses; it never searches.
 """
+
 from __future__ import annotations
 
 from ..balls import InputError, ball, ctx, escalate, exact, exact_str, upper_decimal
@@ -45,8 +46,11 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
         ev.add("renyi_alpha", C.rdp(c, a), "Cor. 5.2", f"Renyi bound D_alpha at alpha = {at}")
         ev.add("zcdp_times_alpha", rho * ball(a), "Cor. 5.2", f"rho_DP * alpha at alpha = {at}")
         ev.claim("renyi_le_zcdp", f"D_{at} <= rho_DP * {at} (zCDP)", "renyi_alpha", "<=", "zcdp_times_alpha", SOURCE)
-        ev.conclude("renyi", f"the release satisfies Renyi DP of order {at} with D_{at} <= the Renyi bound, and "
-                    f"D_{at} <= rho_DP * {at} (Corollary 5.2)", "renyi_le_zcdp")
+        ev.conclude(
+            "renyi",
+            f"the release satisfies Renyi DP of order {at} with D_{at} <= the Renyi bound, and D_{at} <= rho_DP * {at} (Corollary 5.2)",
+            "renyi_le_zcdp",
+        )
     if "epsilon" in inputs:
         e = C.check_epsilon(inputs["epsilon"])
         ev.add("delta_epsilon", C.delta(c, e), "profile", f"delta(eps) at eps = {exact_str(e)} (privacy profile)")
@@ -54,18 +58,17 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
         if not isinstance(rd, str) or exact(rd, "witnesses.reported_delta") <= 0:
             raise InputError("witnesses.reported_delta", "must be exact text > 0 (the reported delta(eps))")
         ev.claim("dp_at_epsilon", f"delta({exact_str(e)}) <= {rd}", "delta_epsilon", "<=", rd, "profile")
-        ev.conclude("dp_epsilon", f"the release is ({exact_str(e)}, {rd})-DP (privacy profile of Corollary 5.2)",
-                    "dp_at_epsilon")
+        ev.conclude("dp_epsilon", f"the release is ({exact_str(e)}, {rd})-DP (privacy profile of Corollary 5.2)", "dp_at_epsilon")
     if "delta" in inputs:
         d = C.check_delta(inputs["delta"])
         dt = exact_str(d)
         hi = exact(witnesses["epsilon_upper"], "witnesses.epsilon_upper")
         ev.add("epsilon_upper", ball(hi), "profile", "witnessed epsilon with delta(epsilon) <= delta")
         ev.add("delta_at_epsilon_upper", C.delta(c, hi), "profile", f"delta at eps = {exact_str(hi)}")
-        ev.claim("dp_at_delta", f"the release is ({exact_str(hi)}, {dt})-DP (delta(eps_upper) <= {dt})",
-                 "delta_at_epsilon_upper", "<=", dt, "profile")
-        ev.conclude("dp_delta", f"the release is ({exact_str(hi)}, {dt})-DP (privacy profile of Corollary 5.2)",
-                    "dp_at_delta")
+        ev.claim(
+            "dp_at_delta", f"the release is ({exact_str(hi)}, {dt})-DP (delta(eps_upper) <= {dt})", "delta_at_epsilon_upper", "<=", dt, "profile"
+        )
+        ev.conclude("dp_delta", f"the release is ({exact_str(hi)}, {dt})-DP (privacy profile of Corollary 5.2)", "dp_at_delta")
         lo_text = witnesses.get("epsilon_lower")
         if lo_text is not None:
             lo = exact(lo_text, "witnesses.epsilon_lower")
@@ -73,20 +76,24 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
                 raise InputError("witnesses", "epsilon_lower must be < epsilon_upper")
             ev.add("epsilon_lower", ball(lo), "profile", "witnessed epsilon with delta(epsilon) > delta")
             ev.add("delta_at_epsilon_lower", C.delta(c, lo), "profile", f"delta at eps = {exact_str(lo)}")
-            ev.claim("bracket_lower", f"delta({exact_str(lo)}) > {dt}: no epsilon below the bracket works",
-                     "delta_at_epsilon_lower", ">", dt, "profile")
-            ev.conclude("bracket", f"the smallest epsilon with delta(epsilon) <= {dt} lies in "
-                        f"({exact_str(lo)}, {exact_str(hi)}]", "bracket_lower", ["dp_at_delta"])
+            ev.claim(
+                "bracket_lower", f"delta({exact_str(lo)}) > {dt}: no epsilon below the bracket works", "delta_at_epsilon_lower", ">", dt, "profile"
+            )
+            ev.conclude(
+                "bracket",
+                f"the smallest epsilon with delta(epsilon) <= {dt} lies in ({exact_str(lo)}, {exact_str(hi)}]",
+                "bracket_lower",
+                ["dp_at_delta"],
+            )
         elif hi != 0:
             raise InputError("witnesses", "epsilon_lower is required unless epsilon_upper = 0")
-    ev.budget = Budget(arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits "
-                                           "(closed forms; Phi via erfc / confluent U)",
-                       quadrature="none", tail_truncation="none",
-                       search_gap=("epsilon bracket of relative width <= 1e-9 (witnessed both ways)"
-                                   if "delta" in inputs else "no search"))
+    ev.budget = Budget(
+        arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits (closed forms; Phi via erfc / confluent U)",
+        quadrature="none",
+        tail_truncation="none",
+        search_gap=("epsilon bracket of relative width <= 1e-9 (witnessed both ways)" if "delta" in inputs else "no search"),
+    )
     return ev
-
-
 
 
 def certify_curve(L, nu, s, lam, alpha=None, epsilon=None, delta=None) -> Certificate:
@@ -119,5 +126,4 @@ def certify_curve(L, nu, s, lam, alpha=None, epsilon=None, delta=None) -> Certif
     return escalate(attempt, what="the objective-perturbation Renyi certificate")
 
 
-register(KIND, evaluate, validate, INPUTS, WITNESSES,
-         example=lambda: certify_curve("1", "2", "1/4", "1", alpha="3", epsilon="2", delta="1e-6"))
+register(KIND, evaluate, validate, INPUTS, WITNESSES, example=lambda: certify_curve("1", "2", "1/4", "1", alpha="3", epsilon="2", delta="1e-6"))

@@ -1,4 +1,5 @@
 """CLI: ``certify objpert-rdp`` (the referee report's objective-perturbation Renyi curve)."""
+
 from __future__ import annotations
 
 import argparse
@@ -22,21 +23,21 @@ def register(sub) -> None:
             "delta(eps) = 2 delta_G(eps - eps_det) above the kink eps_det + mu^2/2, 1 - 2 e^(eps - eps_det) Phi(-mu)\n"
             "below. Every number is a proven enclosure (Arb balls, rounded outward); claims are decided in\n"
             "ball arithmetic and the certificate is re-checked by `certify verify`.\n\n"
-            "All numbers are exact: integers, decimals (0.01, 1e-7) or fractions (1/3)."),
-        epilog="example: certify objpert-rdp --L 1 --nu 2 --s 1/4 --lambda 1 --alpha 3 --epsilon 2 --delta 1e-6")
+            "All numbers are exact: integers, decimals (0.01, 1e-7) or fractions (1/3)."
+        ),
+        epilog="example: certify objpert-rdp --L 1 --nu 2 --s 1/4 --lambda 1 --alpha 3 --epsilon 2 --delta 1e-6",
+    )
     g = p.add_argument_group("mechanism")
     g.add_argument("--L", type=exact_text, required=True, help="Lipschitz constant of the loss, L > 0")
     g.add_argument("--nu", type=exact_text, required=True, help="noise scale of the objective perturbation, nu > 0")
-    g.add_argument("--s", type=exact_text, required=True,
-                   help="curvature (smoothness) bound of the loss entering log(1 + s/lambda), s >= 0")
+    g.add_argument("--s", type=exact_text, required=True, help="curvature (smoothness) bound of the loss entering log(1 + s/lambda), s >= 0")
     g.add_argument("--lambda", dest="lam", type=exact_text, required=True, help="regulariser lambda > 0")
     g = p.add_argument_group("privacy question (at least one)")
-    g.add_argument("--alpha", type=exact_text,
-                   help="Renyi order alpha > 1: the Renyi bound D_alpha and D_alpha <= rho_DP alpha")
+    g.add_argument("--alpha", type=exact_text, help="Renyi order alpha > 1: the Renyi bound D_alpha and D_alpha <= rho_DP alpha")
     g.add_argument("--epsilon", type=exact_text, help="epsilon >= 0: the profile delta(epsilon)")
-    g.add_argument("--delta", type=exact_text,
-                   help="delta in (0, 1): the smallest epsilon (witnessed bracket, relative width 1e-9) "
-                        "with delta(epsilon) <= delta")
+    g.add_argument(
+        "--delta", type=exact_text, help="delta in (0, 1): the smallest epsilon (witnessed bracket, relative width 1e-9) with delta(epsilon) <= delta"
+    )
     add_output_options(p)
     p.set_defaults(func=run)
 
@@ -49,9 +50,12 @@ def _row(cert, name) -> str:
 def run(args) -> int:
     cert = certify_curve(args.L, args.nu, args.s, args.lam, args.alpha, args.epsilon, args.delta)
     check_range(cert, {"delta_epsilon": ("--epsilon", "an epsilon for which delta(epsilon) stays above 1e-315652")})
-    lines = ["Objective perturbation, Renyi curve of Corollary 5.2 (arXiv:2411.13682; referee report)",
-             "inputs: " + " ".join(f"{k}={v}" for k, v in cert.inputs.items()),
-             f"working precision: {cert.precision} bits; enclosures rounded outward", ""]
+    lines = [
+        "Objective perturbation, Renyi curve of Corollary 5.2 (arXiv:2411.13682; referee report)",
+        "inputs: " + " ".join(f"{k}={v}" for k, v in cert.inputs.items()),
+        f"working precision: {cert.precision} bits; enclosures rounded outward",
+        "",
+    ]
     lines += [_row(cert, k) for k in cert.quantities]
     if cert.claims:
         lines += ["", "claims (decided in ball arithmetic):"]

@@ -20,6 +20,7 @@ and the (eps, delta) profile of l is, with e = eps - eps_det,
 Every function returns a ball containing the exact value (two-sided; no rounding direction of its
 own); Phi is certify.balls.Phi, accurate far into the tails.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -125,14 +126,23 @@ def delta(c: Curve, eps: fmpq) -> arb:
     return out
 
 
-def epsilon_bracket(c: Curve, target: fmpq, rel_width: fmpq = fmpq(1, 10 ** 9), max_steps: int = 200):
+def epsilon_bracket(c: Curve, target: fmpq, rel_width: fmpq = fmpq(1, 10**9), max_steps: int = 200):
     """Exact rationals (eps_lo, eps_hi) with delta(eps_hi) <= target and delta(eps_lo) > target proved
     (eps_lo is None when delta(0) <= target, eps_hi = 0 then). delta is nonincreasing in eps.
     Raises UndecidedError if a comparison stays undecided (caller raises the precision)."""
+
     def ok(e: fmpq) -> bool:
         return decide(delta(c, e), "<=", ball(target), f"delta({exact_str(e)}) <= {exact_str(target)} undecided")
 
     if ok(fmpq(0)):
         return None, fmpq(0)
-    return grow_then_bisect(ok, fmpq(0), fmpq(1), rel_width, grow_up=True, too_far=lambda e: e > 2 ** 2000,
-                            exhausted=InputError("--delta", "no epsilon found (target too small)"), max_steps=max_steps)
+    return grow_then_bisect(
+        ok,
+        fmpq(0),
+        fmpq(1),
+        rel_width,
+        grow_up=True,
+        too_far=lambda e: e > 2**2000,
+        exhausted=InputError("--delta", "no epsilon found (target too small)"),
+        max_steps=max_steps,
+    )

@@ -17,6 +17,7 @@ Python API (stable):
   -> (delta_low, delta_up)``: exact rationals with delta_low <= delta(epsilon) <= delta_up for the exact
   curve of the composed dominating pair (worst direction).
 """
+
 from __future__ import annotations
 
 from ..balls import InputError, UndecidedError, exact, exact_str, fmpq, outward_rational, workprec
@@ -48,8 +49,7 @@ def _contract(contract) -> Contract:
 
 def _parse(contract, sampling_rate, noise_multiplier, steps, grid):
     c = _contract(contract)
-    return (c, parse_rate(sampling_rate, c), parse_sigma(noise_multiplier), parse_steps(steps),
-            parse_grid(grid, "--grid"))
+    return (c, parse_rate(sampling_rate, c), parse_sigma(noise_multiplier), parse_steps(steps), parse_grid(grid, "--grid"))
 
 
 def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DEFAULT_GRID) -> Certificate:
@@ -61,9 +61,11 @@ def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DE
     r = run(c, q, sigma, T, pl, lower=names[:1])
     eps_up = readoff.epsilon_pass(r.side(True), delta, h)
     if eps_up is None:
-        raise InputError("--grid", f"too coarse to certify anything: even the largest loss of the grid "
-                         f"{exact_str(h)} does not bring delta below {exact_str(delta)}")
-    if len(names) > 1:   # the lower bound from the direction that decides eps_up (a choice, recorded)
+        raise InputError(
+            "--grid",
+            f"too coarse to certify anything: even the largest loss of the grid {exact_str(h)} does not bring delta below {exact_str(delta)}",
+        )
+    if len(names) > 1:  # the lower bound from the direction that decides eps_up (a choice, recorded)
         with workprec(pl.K + EXTRA_PREC):
             ups = {n: readoff.delta_at(r.composed[(n, True)], eps_up, h).mid() for n in names}
         lower = (max(names, key=lambda n: ups[n]),)
@@ -72,14 +74,19 @@ def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DE
     else:
         lower = names
     eps_low = readoff.epsilon_fail(r.side(False), delta, h, eps_up)
-    inputs = {**c.to_inputs(), "sampling_rate": exact_str(q), "noise_multiplier": exact_str(sigma),
-              "steps": str(T), "delta": exact_str(delta), "grid": exact_str(h)}
+    inputs = {
+        **c.to_inputs(),
+        "sampling_rate": exact_str(q),
+        "noise_multiplier": exact_str(sigma),
+        "steps": str(T),
+        "delta": exact_str(delta),
+        "grid": exact_str(h),
+    }
     cert = make_certificate(inputs, pl, r, delta, eps_up, eps_low, h, lower)
     return cert
 
 
-def delta_interval(contract, sampling_rate, noise_multiplier, steps, epsilon, grid=DEFAULT_GRID,
-                   delta_hint="1e-10") -> tuple[fmpq, fmpq]:
+def delta_interval(contract, sampling_rate, noise_multiplier, steps, epsilon, grid=DEFAULT_GRID, delta_hint="1e-10") -> tuple[fmpq, fmpq]:
     """(delta_low, delta_up), exact rationals bracketing the composed pair's exact delta(epsilon)
     (worst direction). ``delta_hint`` only sizes the window/truncation (smaller = tighter, slower)."""
     c, q, sigma, T, h = _parse(contract, sampling_rate, noise_multiplier, steps, grid)

@@ -6,6 +6,7 @@ checker (:mod:`certify.pld.certificates`) calls the same function on the recorde
 nothing. Costs: one-step discretisation O(grid points) ball evaluations per profile and side; composition
 ceil(log2 T) squarings + popcount(T) - 1 products of FLINT integer polynomials per profile and side.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,8 +31,9 @@ def parse_grid(value, name: str = "--grid") -> fmpq:
     h = exact(value, name)
     require_in(name, h, 0)
     if h > MAX_GRID:
-        raise InputError(name, f"too coarse to certify anything useful: must be <= {exact_str(MAX_GRID)} "
-                         f"(the published column uses 1e-4), got {exact_str(h)}")
+        raise InputError(
+            name, f"too coarse to certify anything useful: must be <= {exact_str(MAX_GRID)} (the published column uses 1e-4), got {exact_str(h)}"
+        )
     return h
 
 
@@ -74,9 +76,12 @@ def _check_layout(lay: Layout, name: str = "--grid") -> None:
     span = lay.hi - lay.lo + 1
     points = (lay.core_hi - lay.core_lo + 1) + (span - (lay.core_hi - lay.core_lo + 1)) // lay.stride + 2
     if span > MAX_ONE_STEP_SPAN or points > MAX_ONE_STEP_POINTS:
-        raise InputError(name, f"too fine for this --noise-multiplier / --sampling-rate (they set the loss range): "
-                         f"one step would need {points} grid points over "
-                         f"{span} grid cells (at most {MAX_ONE_STEP_POINTS} / {MAX_ONE_STEP_SPAN}); use a coarser grid")
+        raise InputError(
+            name,
+            f"too fine for this --noise-multiplier / --sampling-rate (they set the loss range): "
+            f"one step would need {points} grid points over "
+            f"{span} grid cells (at most {MAX_ONE_STEP_POINTS} / {MAX_ONE_STEP_SPAN}); use a coarser grid",
+        )
 
 
 def bits_for(delta: fmpq) -> int:
@@ -90,13 +95,13 @@ def plan(contract: Contract, q: fmpq, sigma: fmpq, steps: int, delta: fmpq, h: f
     K from :func:`bits_for`."""
     K = bits_for(delta) if K is None else K
     d = shift(contract, sigma)
-    eta = max(float(delta) * 2.0 ** -20 / steps, 1e-300)
+    eta = max(float(delta) * 2.0**-20 / steps, 1e-300)
     lays = {}
     for prof in profiles(contract):
         lay = discretise.layout(prof, q, d, h, eta)
         _check_layout(lay)
         lays[prof.name] = lay
-    tau = int((delta * (fmpq(1) * 2 ** K) / 2 ** 30).floor())
+    tau = int((delta * (fmpq(1) * 2**K) / 2**30).floor())
     return Plan(h, K, tau, lays)
 
 
@@ -110,8 +115,8 @@ def _one_steps(members: tuple, name: str, q: fmpq, d: fmpq, h: fmpq, lay: Layout
 @dataclass
 class Run:
     plan: Plan
-    one_step: dict = field(default_factory=dict)     # (profile, side) -> OneStep
-    composed: dict = field(default_factory=dict)     # (profile, side) -> Pld
+    one_step: dict = field(default_factory=dict)  # (profile, side) -> OneStep
+    composed: dict = field(default_factory=dict)  # (profile, side) -> Pld
 
     def side(self, pessimistic: bool) -> list:
         return [v for (n, s), v in self.composed.items() if s == pessimistic]
@@ -157,5 +162,8 @@ def _guard_width(s, steps: int) -> None:
     var = sum((i - mean) ** 2 * float(m) for i, m in enumerate(s.masses)) / total
     est = 24 * math.sqrt(steps * var)
     if est > compose.MAX_ATOMS:
-        raise InputError("--steps", f"the {steps}-fold composition would need about {est:.3g} atoms at this grid "
-                         f"(at most {compose.MAX_ATOMS}); use a coarser --grid or fewer steps")
+        raise InputError(
+            "--steps",
+            f"the {steps}-fold composition would need about {est:.3g} atoms at this grid "
+            f"(at most {compose.MAX_ATOMS}); use a coarser --grid or fewer steps",
+        )

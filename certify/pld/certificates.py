@@ -28,6 +28,7 @@ Claims (hypotheses first, then the conclusions):
 Conclusions: ``privacy`` (resting on every ``dominates[<p>]``) and, with a lower bound, ``tightness``
 (resting on every ``dominated[<p>]``).
 """
+
 from __future__ import annotations
 
 from ..balls import InputError, ball, exact, exact_str, fmpq, workprec, require_in
@@ -56,8 +57,7 @@ WITNESSES = ("K", "tau", "layouts", "epsilon_upper", "epsilon_lower", "lower_pro
 def parse_inputs(inputs: dict):
     """The producer's validators on the certificate's inputs (also ``certify verify``'s)."""
     contract = contract_from_inputs(inputs)
-    parse_contract(contract.sampling, contract.adjacency, "pld", sampling_name="sampling",
-                   adjacency_name="adjacency", accountant_name="accountant")
+    parse_contract(contract.sampling, contract.adjacency, "pld", sampling_name="sampling", adjacency_name="adjacency", accountant_name="accountant")
     q = parse_rate(inputs.get("sampling_rate"), contract)
     sigma = parse_sigma(inputs.get("noise_multiplier"))
     steps = parse_steps(inputs.get("steps"))
@@ -70,47 +70,76 @@ def fill(ev: Evaluation, r, delta: fmpq, eps_up: fmpq, eps_low: fmpq, h: fmpq) -
     """Quantities and claims of a run (shared by producer and checker)."""
     for (name, pess), s in r.one_step.items():
         tag = "upper" if pess else "lower"
-        bits = r.plan.K + 64                                    # a dyadic lower bound of the exact margin
+        bits = r.plan.K + 64  # a dyadic lower bound of the exact margin
         m = s.checks["margin"]
-        m = fmpq(int((m * (fmpq(1) * 2 ** bits)).floor()), 2 ** bits)
-        ev.add(f"margin_{tag}[{name}]", ball(m),
-               "discretise: pessimistic check" if pess else "discretise: optimistic check",
-               "min over the used grid points (and gamma = 0) of " +
-               ("g_up - upper(curve): >= 0 means the one-step measure's curve dominates the profile for every "
-                "gamma >= 0" if pess else
-                "lower(tangent) - g_low: >= 0 means the profile dominates the one-step measure's curve"))
-    ev.add("epsilon_upper", ball(eps_up), "readoff: eps_pass",
-           "certified epsilon: the run is (epsilon_upper, delta)-DP")
-    ev.add("epsilon_lower", ball(eps_low), "readoff: eps_fail",
-           "certified lower bound on the exact eps(delta) of the composed dominating pair")
+        m = fmpq(int((m * (fmpq(1) * 2**bits)).floor()), 2**bits)
+        ev.add(
+            f"margin_{tag}[{name}]",
+            ball(m),
+            "discretise: pessimistic check" if pess else "discretise: optimistic check",
+            "min over the used grid points (and gamma = 0) of "
+            + (
+                "g_up - upper(curve): >= 0 means the one-step measure's curve dominates the profile for every gamma >= 0"
+                if pess
+                else "lower(tangent) - g_low: >= 0 means the profile dominates the one-step measure's curve"
+            ),
+        )
+    ev.add("epsilon_upper", ball(eps_up), "readoff: eps_pass", "certified epsilon: the run is (epsilon_upper, delta)-DP")
+    ev.add("epsilon_lower", ball(eps_low), "readoff: eps_fail", "certified lower bound on the exact eps(delta) of the composed dominating pair")
     with workprec(r.plan.K + EXTRA_PREC):
         du = readoff.delta_upper(r.side(True), eps_up, h)
         dl = readoff.delta_lower(r.side(False), eps_low, h)
-    ev.add("delta_upper", du, "readoff: delta_up(epsilon_upper)",
-           "m_inf + sum m_i (1 - e^(eps - l_i))_+ of the composed pessimistic measures (worst direction)")
-    ev.add("delta_lower", dl, "readoff: delta_low(epsilon_lower)",
-           "the same read-off of the composed optimistic measures (worst direction)")
-    for (name, pess) in r.one_step:
+    ev.add(
+        "delta_upper",
+        du,
+        "readoff: delta_up(epsilon_upper)",
+        "m_inf + sum m_i (1 - e^(eps - l_i))_+ of the composed pessimistic measures (worst direction)",
+    )
+    ev.add("delta_lower", dl, "readoff: delta_low(epsilon_lower)", "the same read-off of the composed optimistic measures (worst direction)")
+    for name, pess in r.one_step:
         tag = "upper" if pess else "lower"
-        ev.claim(f"{'dominates' if pess else 'dominated'}[{name}]",
-                 (f"the pessimistic one-step measure dominates the {name} profile for every gamma >= 0" if pess else
-                  f"the {name} profile dominates the optimistic one-step measure for every gamma >= 0"),
-                 f"margin_{tag}[{name}]", ">=", "0", "discretise")
-    ev.claim(HEADLINE, "delta_up(epsilon_upper) <= delta: the run is (epsilon_upper, delta)-DP",
-             "delta_upper", "<=", exact_str(delta), "readoff")
+        ev.claim(
+            f"{'dominates' if pess else 'dominated'}[{name}]",
+            (
+                f"the pessimistic one-step measure dominates the {name} profile for every gamma >= 0"
+                if pess
+                else f"the {name} profile dominates the optimistic one-step measure for every gamma >= 0"
+            ),
+            f"margin_{tag}[{name}]",
+            ">=",
+            "0",
+            "discretise",
+        )
+    ev.claim(HEADLINE, "delta_up(epsilon_upper) <= delta: the run is (epsilon_upper, delta)-DP", "delta_upper", "<=", exact_str(delta), "readoff")
     d, eu, el = exact_str(delta), exact_str(eps_up), exact_str(eps_low)
-    ev.conclude(HEADLINE, f"the run is ({eu}, {d})-DP (certified PLD accountant, grid {exact_str(h)})", HEADLINE,
-                [c.name for c in ev.claims if c.name.startswith("dominates[")])
+    ev.conclude(
+        HEADLINE,
+        f"the run is ({eu}, {d})-DP (certified PLD accountant, grid {exact_str(h)})",
+        HEADLINE,
+        [c.name for c in ev.claims if c.name.startswith("dominates[")],
+    )
     if eps_low > 0:  # epsilon_lower = 0: no lower bound was found at this grid (eps >= 0 says nothing)
-        ev.claim("tightness", "delta_low(epsilon_lower) > delta: the exact eps(delta) of the composed pair exceeds "
-                 "epsilon_lower", "delta_lower", ">", d, "readoff")
-        ev.conclude("tightness", f"the exact epsilon at delta = {d} of the composed dominating pair exceeds {el}",
-                    "tightness", [c.name for c in ev.claims if c.name.startswith("dominated[")])
-    ev.budget = Budget.of({
-        "composed_atoms": {f"{n}/{'pessimistic' if s else 'optimistic'}": str(c.atoms)
-                           for (n, s), c in sorted(r.composed.items())},
-        "width": "eps_up - eps_low: one-step discretisation (connect-the-dots vs tangents, both O(h^2) per step) "
-                 "+ 2^-K rounding + truncation (<= tau per product) + bisection resolution 2^-24"})
+        ev.claim(
+            "tightness",
+            "delta_low(epsilon_lower) > delta: the exact eps(delta) of the composed pair exceeds epsilon_lower",
+            "delta_lower",
+            ">",
+            d,
+            "readoff",
+        )
+        ev.conclude(
+            "tightness",
+            f"the exact epsilon at delta = {d} of the composed dominating pair exceeds {el}",
+            "tightness",
+            [c.name for c in ev.claims if c.name.startswith("dominated[")],
+        )
+    ev.budget = Budget.of(
+        {
+            "composed_atoms": {f"{n}/{'pessimistic' if s else 'optimistic'}": str(c.atoms) for (n, s), c in sorted(r.composed.items())},
+            "width": "eps_up - eps_low: one-step discretisation (connect-the-dots vs tangents, both O(h^2) per step) "
+            "+ 2^-K rounding + truncation (<= tau per product) + bisection resolution 2^-24",
+        }
+    )
 
 
 def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
@@ -129,8 +158,7 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
     return ev
 
 
-def make_certificate(inputs: dict, pl: Plan, r, delta: fmpq, eps_up: fmpq, eps_low: fmpq, h: fmpq,
-                     lower: tuple) -> Certificate:
+def make_certificate(inputs: dict, pl: Plan, r, delta: fmpq, eps_up: fmpq, eps_low: fmpq, h: fmpq, lower: tuple) -> Certificate:
     ev = Evaluation()
     fill(ev, r, delta, eps_up, eps_low, h)
     w = pl.to_json()
@@ -142,6 +170,7 @@ def make_certificate(inputs: dict, pl: Plan, r, delta: fmpq, eps_up: fmpq, eps_l
 
 def _example() -> Certificate:
     from . import certify_pld
+
     return certify_pld(("fixed-size", "replace-one"), "1/100", "2", 20, "1e-5", grid="1e-2")
 
 

@@ -4,6 +4,7 @@ Called from :mod:`certify.dpsgd.commands` after the common flags are parsed; tak
 ``--sampling``/``--adjacency`` when those flags exist (default: fixed-size + replace-one, the default of
 ``certify dpsgd``).
 """
+
 from __future__ import annotations
 
 import time
@@ -23,6 +24,7 @@ def contract_from(args):
 def summary(cert, seconds: float) -> str:
     i, q = cert.inputs, cert.quantities
     from ..contract import Contract
+
     c = Contract(i["sampling"], i["adjacency"])
     up, lo = q["epsilon_upper"].value, q["epsilon_lower"].value
     width = up - lo
@@ -32,12 +34,9 @@ def summary(cert, seconds: float) -> str:
         f"  {c.statement()}",
         f"  accountant: certified PLD (lossless), grid h = {i['grid']} (exact integer composition, outward rounding)",
         f"  epsilon <= {upper_decimal(up, 6)}   (certified: the run is (epsilon, delta)-DP; rounded up)",
-        f"  epsilon >= {lower_decimal(lo, 6)}   (certified lower bound on the exact eps(delta) of the composed "
-        "dominating pair; rounded down)",
-        f"  bracket width {upper_decimal(width, 3)}"
-        + (f"  (eps_up/eps_low - 1 = {upper_decimal(rel, 3)})" if rel is not None else ""),
-        f"  delta_up(eps_up) <= {upper_decimal(q['delta_upper'].value, 6)}, delta_low(eps_low) >= "
-        f"{lower_decimal(q['delta_lower'].value, 6)}",
+        f"  epsilon >= {lower_decimal(lo, 6)}   (certified lower bound on the exact eps(delta) of the composed dominating pair; rounded down)",
+        f"  bracket width {upper_decimal(width, 3)}" + (f"  (eps_up/eps_low - 1 = {upper_decimal(rel, 3)})" if rel is not None else ""),
+        f"  delta_up(eps_up) <= {upper_decimal(q['delta_upper'].value, 6)}, delta_low(eps_low) >= {lower_decimal(q['delta_lower'].value, 6)}",
         f"  ({seconds:.2f} s)",
     ]
     return "\n".join(lines) + "\n"

@@ -30,6 +30,7 @@ Repeated squaring: A^T is the product of the powers A^(2^j) over the set bits of
 squarings plus popcount(T) - 1 products); the powers are cached per one-step measure and threshold, so a
 sweep over T shares them.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -88,7 +89,7 @@ def _end_cut(p: fmpz_poly, tau: int, limit: int, from_top: bool) -> tuple[int, i
         if m >= limit:
             return m, _end_sum(p, n, m, from_top)
         m *= 4
-    hi = m - 1                       # invariant: sum(lo) <= tau < sum(m)
+    hi = m - 1  # invariant: sum(lo) <= tau < sum(m)
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if _end_sum(p, n, mid, from_top) <= tau:
@@ -149,8 +150,10 @@ def multiply(a: Pld, b: Pld, tau: int) -> Pld:
     """The product measure, rescaled to 2^-K outward and truncated (module docstring)."""
     K = a.K
     if a.atoms + b.atoms - 1 > MAX_ATOMS:
-        raise InputError("--grid", f"too fine for this many steps: a composed PLD would need "
-                         f"{a.atoms + b.atoms - 1} atoms (at most {MAX_ATOMS}); use a coarser grid")
+        raise InputError(
+            "--grid",
+            f"too fine for this many steps: a composed PLD would need {a.atoms + b.atoms - 1} atoms (at most {MAX_ATOMS}); use a coarser grid",
+        )
     scale = fmpz(1) << K
     c = a.poly * b.poly
     if a.pessimistic:
@@ -170,14 +173,14 @@ def multiply(a: Pld, b: Pld, tau: int) -> Pld:
     if a.pessimistic:
         c = c.right_shift(k_low) if k_low else c
         if m_low:
-            c = c + m_low                      # onto the first kept atom (losses raised)
+            c = c + m_low  # onto the first kept atom (losses raised)
         c = c.truncate(keep)
-        inf += m_high                          # the top atoms go to +inf
+        inf += m_high  # the top atoms go to +inf
     else:
         c = c.right_shift(k_low) if k_low else c
         c = c.truncate(keep)
         if m_high:
-            c = c + fmpz_poly([m_high]).left_shift(keep - 1)   # onto the last kept atom (losses lowered)
+            c = c + fmpz_poly([m_high]).left_shift(keep - 1)  # onto the last kept atom (losses lowered)
     return Pld(c, offset + k_low, inf, K, a.pessimistic)
 
 

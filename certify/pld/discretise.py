@@ -47,6 +47,7 @@ Why a check at the grid points suffices. f is convex; g is linear on every [gamm
   rounded DOWN; then g(gamma_j) <= w_j is CHECKED in balls at every grid point.
 Masses are integers M_j = m_j 2^K (fixed point); nothing here is a float except the window choice.
 """
+
 from __future__ import annotations
 
 import math
@@ -104,7 +105,7 @@ def _log_mix(q: float, u: float) -> float:
 #: tail mass of the dense core of the one-step grid: at most CORE_ETA, and at most 2^10 times the window's
 #: tail eta (so the strided region only holds mass far below delta / T); outside it every STRIDE-th point
 CORE_ETA = 1e-10
-CORE_FACTOR = 2.0 ** 10
+CORE_FACTOR = 2.0**10
 STRIDE = 8
 
 
@@ -148,10 +149,10 @@ def window(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, eta: float) -> tuple
     z = math.sqrt(2 * math.log(1 / max(eta, 1e-300))) + 1
     lo, hi = 0.0, 0.0
     for m in profile.members:
-        if m == "remove":   # P = mixture: losses in [log(1-q), L(Delta + z)]
+        if m == "remove":  # P = mixture: losses in [log(1-q), L(Delta + z)]
             lo = min(lo, math.log1p(-qf))
             hi = max(hi, _log_mix(qf, df * z + df * df / 2))
-        else:               # P = N(0,1): losses in [-L(z), -log(1-q)]
+        else:  # P = N(0,1): losses in [-L(z), -log(1-q)]
             lo = min(lo, -_log_mix(qf, df * z - df * df / 2))
             hi = max(hi, -math.log1p(-qf))
     return math.floor(lo / hf) - 1, math.ceil(hi / hf) + 1
@@ -243,6 +244,7 @@ class Samples:
 
 def sample(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, lay: Layout, K: int) -> Samples:
     from .pairs import value_and_slope
+
     idx = lay.indices()
     with workprec(K + EXTRA_PREC):
         gammas = _gamma_balls(idx, h)
@@ -275,18 +277,18 @@ def pessimistic(sm: Samples, K: int) -> OneStep:
     with workprec(K + EXTRA_PREC):
         d: list[fmpq] = []
         for v in sm.d:
-            d.append(v if not d or v < d[-1] else d[-1])              # running minimum: still >= f
-        margin = 1 << GUARD                                        # 2^-K in units 2^-S
+            d.append(v if not d or v < d[-1] else d[-1])  # running minimum: still >= f
+        margin = 1 << GUARD  # 2^-K in units 2^-S
         xs = [0] + [int((g.mid().fmpq() * (fmpz(1) << S)).floor()) for g in gammas]
         ys = [1 << S] + [_scaled(v, S, True) + margin for v in d]
         hull = _lower_hull(xs, ys)
         hm = _hull_masses(xs, ys, hull, GUARD, up=True)
         masses = {idx[k - 1]: M for k, M in hm.items() if M}
-        inf = -((-ys[hull[-1]]) >> GUARD)                          # ceil(y_last / 2^(S-K))
+        inf = -((-ys[hull[-1]]) >> GUARD)  # ceil(y_last / 2^(S-K))
         # the proof: g(gamma_j) >= d_j at every used grid point, g(0) >= 1
         vals = curve_at_grid(masses, inf, idx, gammas)
         total = sum(masses.values()) + inf
-        margin = fmpq(total - (1 << K))                            # g(0) - 1, units 2^-K
+        margin = fmpq(total - (1 << K))  # g(0) - 1, units 2^-K
         for j, (gv, dj) in enumerate(zip(vals, d)):
             if not gv.is_finite():
                 raise DiscretisationError(f"pessimistic check undecided at grid index {idx[j]}")
@@ -294,13 +296,18 @@ def pessimistic(sm: Samples, K: int) -> OneStep:
         if margin < 0:
             raise DiscretisationError("pessimistic check failed: the curve is not >= the upper values")
         pos = {j: k for k, j in enumerate(idx)}
-        q_side = sum((M / gammas[pos[j]] for j, M in masses.items()), arb(0)) / 2 ** K
+        q_side = sum((M / gammas[pos[j]] for j, M in masses.items()), arb(0)) / 2**K
     vec = [0] * (hi - lo + 1)
     for j, M in masses.items():
         vec[j - lo] = M
-    checks = {"margin": margin / (fmpz(1) << K), "grid_points_checked": len(idx), "atoms": len(masses),
-              "masses_nonnegative": True,
-              "total_P_mass_upper": _dec(fmpq(total, 1 << K)), "Q_side_mass_upper": _dec(q_side.upper().fmpq())}
+    checks = {
+        "margin": margin / (fmpz(1) << K),
+        "grid_points_checked": len(idx),
+        "atoms": len(masses),
+        "masses_nonnegative": True,
+        "total_P_mass_upper": _dec(fmpq(total, 1 << K)),
+        "Q_side_mass_upper": _dec(q_side.upper().fmpq()),
+    }
     return OneStep(profile.name, True, K, lo, vec, inf, checks)
 
 
@@ -319,8 +326,8 @@ def optimistic(sm: Samples, K: int) -> OneStep:
     lo = idx[0]
     with workprec(K + EXTRA_PREC):
         n = len(idx)
-        a = [None] * n   # lower bound of ell_(k-1)(gamma_k)
-        b = [None] * n   # lower bound of ell_k(gamma_k)
+        a = [None] * n  # lower bound of ell_(k-1)(gamma_k)
+        b = [None] * n  # lower bound of ell_k(gamma_k)
         a[0] = (1 - gammas[0]).lower().fmpq()
         for k in range(n - 1):
             t0, t1 = sm.t[k], sm.t[k + 1]
@@ -329,24 +336,22 @@ def optimistic(sm: Samples, K: int) -> OneStep:
             v0, s0 = max(sm.tangents[k], key=lambda vs: (vs[0] + vs[1] * (gammas[k + 1] - t0)).mid())
             v1, s1 = max(sm.tangents[k + 1], key=lambda vs: (vs[0] + vs[1] * (gammas[k] - t1)).mid())
             b[k] = outward_rational((v0 + s0 * (gammas[k] - t0) + v1 + s1 * (gammas[k] - t1)) / 2, False, tiny_bits(K))
-            a[k + 1] = outward_rational((v0 + s0 * (gammas[k + 1] - t0) + v1 + s1 * (gammas[k + 1] - t1)) / 2, False,
-                                        tiny_bits(K))
+            a[k + 1] = outward_rational((v0 + s0 * (gammas[k + 1] - t0) + v1 + s1 * (gammas[k + 1] - t1)) / 2, False, tiny_bits(K))
         b[n - 1] = a[n - 1]
         w = [min(x, y) for x, y in zip(a, b)]
         c = next((k for k in range(1, n) if not w[k] > 0), n - 1)
         if a[c] < 0:
             c -= 1
         if c < 1:
-            raise DiscretisationError("optimistic discretisation: no positive tangent values in the window "
-                                      "(grid too coarse)")
+            raise DiscretisationError("optimistic discretisation: no positive tangent values in the window (grid too coarse)")
         margin = 1 << GUARD
-        xs = [0] + [int((g.mid().fmpq() * one).floor()) for g in gammas[:c + 1]]
+        xs = [0] + [int((g.mid().fmpq() * one).floor()) for g in gammas[: c + 1]]
         ys = [1 << S] + [max(0, _scaled(x, S, False) - margin) for x in w[:c]] + [0]
         hull = _lower_hull(xs, ys)
         hm = _hull_masses(xs, ys, hull, GUARD, up=False)
         masses = {idx[k - 1]: M for k, M in hm.items() if M}
-        vals = curve_at_grid(masses, 0, idx[:c + 1], gammas[:c + 1])
-        margin = fmpq((1 << K) - sum(masses.values()))            # 1 - g(0), units 2^-K
+        vals = curve_at_grid(masses, 0, idx[: c + 1], gammas[: c + 1])
+        margin = fmpq((1 << K) - sum(masses.values()))  # 1 - g(0), units 2^-K
         for k in range(c):
             if not vals[k].is_finite():
                 raise DiscretisationError(f"optimistic check undecided at grid index {idx[k]}")
@@ -356,12 +361,18 @@ def optimistic(sm: Samples, K: int) -> OneStep:
     vec = [0] * (idx[c] - lo + 1)
     for j, M in masses.items():
         vec[j - lo] = M
-    checks = {"margin": margin / (fmpz(1) << K), "grid_points_checked": c + 1, "atoms": len(masses),
-              "masses_nonnegative": True,
-              "cut_index": idx[c], "total_P_mass_lower": _dec(fmpq(sum(masses.values()), 1 << K))}
+    checks = {
+        "margin": margin / (fmpz(1) << K),
+        "grid_points_checked": c + 1,
+        "atoms": len(masses),
+        "masses_nonnegative": True,
+        "cut_index": idx[c],
+        "total_P_mass_lower": _dec(fmpq(sum(masses.values()), 1 << K)),
+    }
     return OneStep(profile.name, False, K, lo, vec, 0, checks)
 
 
 def _dec(x: fmpq) -> str:
     from ..balls import upper_decimal
+
     return upper_decimal(ball(x), 12)

@@ -39,6 +39,7 @@ Rounding: :func:`value_and_slope` returns balls of f(t) and f'(t) at an exact po
 the upper endpoint of f(t) bounds f(e^(jh)) from above (f non-increasing) and the tangent at t is a
 global minorant.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -72,6 +73,7 @@ def shift(contract: Contract, sigma: fmpq) -> fmpq:
 def _consts(q: fmpq, delta: fmpq) -> tuple:
     """Balls of q, 1-q, Delta, Delta^2/2, 1/sqrt 2 at the current precision (cached per precision)."""
     from ..balls import ctx
+
     key = (q, delta, ctx.prec)
     c = _CONSTS.get(key)
     if c is None:
@@ -96,7 +98,7 @@ def value_and_slope(member: str, q: fmpq, delta: fmpq, gamma: fmpq) -> tuple[arb
         if gamma <= 1 - q:
             return ball(1 - gamma), arb(-1)
         g = arb(gamma)
-        excess = g - pb                                  # gamma - 1 + q > 0
+        excess = g - pb  # gamma - 1 + q > 0
         x1 = ((excess / qb).log() + d2) / d
         tail = (x1 * r2).erfc() / 2
         return qb * ((x1 - d) * r2).erfc() / 2 - excess * tail, -tail
@@ -106,7 +108,7 @@ def value_and_slope(member: str, q: fmpq, delta: fmpq, gamma: fmpq) -> tuple[arb
         if gamma == 0:
             return arb(1), -arb(1)
         g = arb(gamma)
-        gap = 1 - g * pb                                 # 1 - gamma (1-q) > 0
+        gap = 1 - g * pb  # 1 - gamma (1-q) > 0
         x2 = ((gap / (g * qb)).log() + d2) / d
         c1, c2 = (-x2 * r2).erfc() / 2, (-(x2 - d) * r2).erfc() / 2
         return gap * c1 - g * qb * c2, -(pb * c1 + qb * c2)

@@ -14,6 +14,7 @@ The checkable algebra behind the accountant's soundness argument:
 What the checks in balls prove at run time (g_up >= f, g_low <= tangents at every grid point) is recorded
 in each certificate, not here.
 """
+
 from __future__ import annotations
 
 import sympy as sp
@@ -28,11 +29,14 @@ q = sp.Symbol("q", positive=True)
 D = sp.Symbol("Delta", positive=True)
 
 
-@obligation(PAPER, "PLD-slope", "certify/pld/pairs.py, value_and_slope",
-            "d/dgamma of the closed-form hockey-stick curves equals -Q(S_gamma): -Phibar(x1) (remove), "
-            "-[(1-q) Phi(x2) + q Phi(x2 - Delta)] (add)")
+@obligation(
+    PAPER,
+    "PLD-slope",
+    "certify/pld/pairs.py, value_and_slope",
+    "d/dgamma of the closed-form hockey-stick curves equals -Q(S_gamma): -Phibar(x1) (remove), -[(1-q) Phi(x2) + q Phi(x2 - Delta)] (add)",
+)
 def slope(remove=lambda x_: -(1 - Phi_sym(x_)), add=lambda x_: -((1 - q) * Phi_sym(x_) + q * Phi_sym(x_ - D))):
-    z = sp.exp(D * x - D ** 2 / 2)
+    z = sp.exp(D * x - D**2 / 2)
     # remove: gamma(x) = 1 - q + q z (x = x1 is the threshold); f = q Phibar(x - D) - (gamma - 1 + q) Phibar(x)
     g_r = 1 - q + q * z
     f_r = q * (1 - Phi_sym(x - D)) - (g_r - 1 + q) * (1 - Phi_sym(x))
@@ -41,13 +45,16 @@ def slope(remove=lambda x_: -(1 - Phi_sym(x_)), add=lambda x_: -((1 - q) * Phi_s
     g_a = 1 / (1 - q + q * z)
     f_a = (1 - g_a * (1 - q)) * Phi_sym(x) - g_a * q * Phi_sym(x - D)
     d_a = sp.diff(f_a, x) / sp.diff(g_a, x)
-    return combine([("remove", equal(sp.simplify(d_r), remove(x), what="remove slope")),
-                    ("add", equal(sp.simplify(d_a), add(x), what="add slope"))])
+    return combine([("remove", equal(sp.simplify(d_r), remove(x), what="remove slope")), ("add", equal(sp.simplify(d_a), add(x), what="add slope"))])
 
 
-@obligation(PAPER, "PLD-product", "certify/pld/discretise.py, module docstring",
-            "(p1 p2 - gamma q1 q2)_+ = p2 (p1 - gamma e^(-L2) q1)_+ for p2 > 0, e^(-L2) = q2/p2: so "
-            "H_gamma(P1 x P2 || Q1 x Q2) = E_{y~P2}[H_{gamma e^(-L2(y))}(P1||Q1)] and curve domination composes")
+@obligation(
+    PAPER,
+    "PLD-product",
+    "certify/pld/discretise.py, module docstring",
+    "(p1 p2 - gamma q1 q2)_+ = p2 (p1 - gamma e^(-L2) q1)_+ for p2 > 0, e^(-L2) = q2/p2: so "
+    "H_gamma(P1 x P2 || Q1 x Q2) = E_{y~P2}[H_{gamma e^(-L2(y))}(P1||Q1)] and curve domination composes",
+)
 def product(claimed=None):
     p1, p2, q1, q2, g = sp.symbols("p1 p2 q1 q2 gamma", positive=True)
     inner = p1 - g * (q2 / p2) * q1
@@ -57,28 +64,45 @@ def product(claimed=None):
     return combine([("arguments agree", equal(lhs, claimed)), ("p2 > 0", positive(p2))])
 
 
-@obligation(PAPER, "PLD-inf-mass", "certify/pld/compose.py, multiply",
-            "the +inf mass of A x B: (a_inf + |A|)(b_inf + |B|) - |A||B| = a_inf |B| + b_inf |A| + a_inf b_inf")
+@obligation(
+    PAPER,
+    "PLD-inf-mass",
+    "certify/pld/compose.py, multiply",
+    "the +inf mass of A x B: (a_inf + |A|)(b_inf + |B|) - |A||B| = a_inf |B| + b_inf |A| + a_inf b_inf",
+)
 def inf_mass(claimed=None):
     a, b, A, B = sp.symbols("a_inf b_inf A B", nonnegative=True)
     claimed = a * B + b * A + a * b if claimed is None else claimed
     return equal((a + A) * (b + B) - A * B, claimed)
 
 
-@obligation(PAPER, "PLD-readoff-monotone", "certify/pld/readoff.py; certify/pld/discretise.py 'Objects'",
-            "where l > eps, the read-off term m (1 - e^(eps - l)) is non-decreasing in m and in l")
+@obligation(
+    PAPER,
+    "PLD-readoff-monotone",
+    "certify/pld/readoff.py; certify/pld/discretise.py 'Objects'",
+    "where l > eps, the read-off term m (1 - e^(eps - l)) is non-decreasing in m and in l",
+)
 def readoff_monotone():
     m = sp.Symbol("m", positive=True)
-    u = sp.Symbol("u", positive=True)            # u = l - eps > 0
-    w = sp.Symbol("w", positive=True)            # w = e^u - 1 > 0, so 1 - e^(-u) = w / (1 + w)
+    u = sp.Symbol("u", positive=True)  # u = l - eps > 0
+    w = sp.Symbol("w", positive=True)  # w = e^u - 1 > 0, so 1 - e^(-u) = w / (1 + w)
     term = m * (1 - sp.exp(-u))
-    return combine([("1 - e^(-u) = w/(1+w)", equal((1 - sp.exp(-u)).subs(u, sp.log(1 + w)), w / (1 + w))),
-                    ("d/dm", positive(sp.diff(m * w / (1 + w), m))), ("d/dl", positive(sp.diff(term, u)))])
+    return combine(
+        [
+            ("1 - e^(-u) = w/(1+w)", equal((1 - sp.exp(-u)).subs(u, sp.log(1 + w)), w / (1 + w))),
+            ("d/dm", positive(sp.diff(m * w / (1 + w), m))),
+            ("d/dl", positive(sp.diff(term, u))),
+        ]
+    )
 
 
-@obligation(PAPER, "PLD-hinge", "certify/pld/discretise.py, _hull_masses",
-            "a hinge m (1 - gamma e^(-l))_+ has slope -m e^(-l) left of gamma = e^l and 0 right of it: the mass "
-            "at a kink gamma_j is gamma_j times the slope change")
+@obligation(
+    PAPER,
+    "PLD-hinge",
+    "certify/pld/discretise.py, _hull_masses",
+    "a hinge m (1 - gamma e^(-l))_+ has slope -m e^(-l) left of gamma = e^l and 0 right of it: the mass "
+    "at a kink gamma_j is gamma_j times the slope change",
+)
 def hinge():
     m, l, g = sp.symbols("m l gamma", positive=True)
     left = sp.diff(m * (1 - g * sp.exp(-l)), g)

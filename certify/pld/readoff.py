@@ -18,6 +18,7 @@ delta(eps) is non-increasing in eps (each term is), so for a target delta:
 Both are found by bisection on dyadics of resolution 2^-RESOLUTION_BITS (a search; the checker only
 re-evaluates the two recorded points).
 """
+
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -89,6 +90,7 @@ def _tiny(delta: fmpq) -> int:
 
 def epsilon_pass(pess: Sequence[Pld], delta: fmpq, h: fmpq) -> fmpq | None:
     """Smallest dyadic eps found with upper(delta_up(eps)) <= delta (None if even the top of the window fails)."""
+
     def passes(e: fmpq) -> bool:
         d = delta_upper(pess, e, h)
         return d.is_finite() and outward_rational(d, True, _tiny(delta)) <= delta
@@ -104,6 +106,7 @@ def epsilon_pass(pess: Sequence[Pld], delta: fmpq, h: fmpq) -> fmpq | None:
 
 def epsilon_fail(opt: Sequence[Pld], delta: fmpq, h: fmpq, hi: fmpq) -> fmpq:
     """Largest dyadic eps found in [0, hi] with lower(delta_low(eps)) > delta (0 if none: no information)."""
+
     def fails(e: fmpq) -> bool:
         d = delta_lower(opt, e, h)
         return d.is_finite() and outward_rational(d, False, _tiny(delta)) > delta

@@ -22,6 +22,7 @@ nearest, :func:`certify.published.printed_interval`):
   the column's pair: refuted as an upper bound);
 * ``>=20`` cells: confirmed when eps_low >= 20 (certified), else ``below``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,8 +39,7 @@ from ..published import printed_interval
 from . import compose, readoff
 from .accountant import parse_grid, plan, run
 
-DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tables",
-                    "published", "bok2026_tables_1_to_6.csv")
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tables", "published", "bok2026_tables_1_to_6.csv")
 
 
 def lossless_group(p: str, sigma: str, delta: str, steps: list[int], grid: str = "1e-4") -> dict[int, tuple]:
@@ -115,9 +115,17 @@ def main(argv=None) -> int:
             lo, up = res[T]
             verdict = "undecided" if lo is None else classify(row["lossless"], lo, up)
             counts[verdict] += 1
-            cell = {"table": row["table"], "delta": delta, "p": p, "sigma": sigma, "T": row["T"],
-                    "published": row["lossless"], "eps_low": None if lo is None else lower_decimal(lo, 8),
-                    "eps_up": None if up is None else upper_decimal(up, 8), "verdict": verdict}
+            cell = {
+                "table": row["table"],
+                "delta": delta,
+                "p": p,
+                "sigma": sigma,
+                "T": row["T"],
+                "published": row["lossless"],
+                "eps_low": None if lo is None else lower_decimal(lo, 8),
+                "eps_up": None if up is None else upper_decimal(up, 8),
+                "verdict": verdict,
+            }
             line = json.dumps(cell)
             print(line, flush=True)
             if a.out:

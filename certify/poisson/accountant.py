@@ -8,6 +8,7 @@ alpha is *chosen* by floats in log space (numpy, memoised per (q, sigma) and per
 order 2..256 and a coarse grid to 4096, then fractional orders a +- j/16 around the best integer (the
 chord makes them cheap). The certificate records alpha exactly; the checker re-evaluates at it only.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,8 +34,7 @@ def _log(q: fmpq) -> float:
 
 
 @lru_cache(maxsize=4096)
-def _choose(phases: tuple[tuple[float, float, int], ...], log_delta: float,
-            fractional: str = "chord") -> tuple[int, int]:
+def _choose(phases: tuple[tuple[float, float, int], ...], log_delta: float, fractional: str = "chord") -> tuple[int, int]:
     """(numerator, denominator) of the chosen alpha: floats only, a choice that needs no proof."""
     K = np.zeros(len(ORDERS))
     for q, s, t in phases:
@@ -76,9 +76,9 @@ def choose_alpha(schedule: Schedule, delta: fmpq, fractional: str = "chord") -> 
 
 
 @lru_cache(maxsize=1024)
-def _evaluated(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | None = None,
-               fractional: str = "chord"):
+def _evaluated(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | None = None, fractional: str = "chord"):
     """The evaluation (quantities and claims) of a query, memoised: a deterministic function of exact inputs."""
+
     def compute(prec):
         return evaluate(schedule, delta, alpha, epsilon_bound, fractional), prec
 
@@ -89,6 +89,7 @@ def clear_memo() -> None:
     """Forget every memoised value (float choices, ball sums, evaluations): for cold measurements and tests."""
     from ..certificate import exact_operand
     from . import certificates, rdp
+
     _evaluated.cache_clear()
     certificates._parse_inputs.cache_clear()
     exact_operand.cache_clear()
@@ -98,8 +99,9 @@ def clear_memo() -> None:
     rdp.log_A_floats.cache_clear()
 
 
-def certify_poisson(schedule: Schedule, delta, alpha=None, *, notes: dict | None = None,
-                    epsilon_bound: str | None = None, fractional: str = "chord") -> Certificate:
+def certify_poisson(
+    schedule: Schedule, delta, alpha=None, *, notes: dict | None = None, epsilon_bound: str | None = None, fractional: str = "chord"
+) -> Certificate:
     """Certificate ``dpsgd/renyi-poisson`` for the run ``schedule`` (poisson + add-remove) at ``delta``.
 
     ``alpha`` (exact, 1 < alpha <= 4096) fixes the Rényi order; by default it is chosen by floats. The

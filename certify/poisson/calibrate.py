@@ -16,6 +16,7 @@ dyadics s_fail < s_pass with relative width (s_pass - s_fail)/s_pass <= 1e-4:
 and by monotonicity every sigma <= s_fail fails: s_pass is the smallest passing sigma of this accountant up
 to the bracket. The bracket is found by bisection on float estimates (a choice), then certified.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,7 +37,7 @@ from .schedule import schedule_inputs
 KIND_FAILS = "dpsgd/renyi-poisson-fails"
 GRID = tuple(int(a) for a in ORDERS[1:])
 GRID_TEXT = "integers 2..256 and " + ", ".join(str(a) for a in GRID if a > 256)
-REL_WIDTH = fmpq(1, 10 ** 4)
+REL_WIDTH = fmpq(1, 10**4)
 BITS = 40  # dyadic endpoints m / 2^e with at most 40 significant bits
 
 
@@ -55,7 +56,7 @@ class Calibration:
 
 def parse_epsilon(value, name: str = "--epsilon") -> fmpq:
     e = guard_size(exact(value, name), name)
-    require_in(name, e, 0, 10 ** 6, "(]", shown="in (0, 1e6]")
+    require_in(name, e, 0, 10**6, "(]", shown="in (0, 1e6]")
     return e
 
 
@@ -74,11 +75,13 @@ def _float_sigma(q: float, steps: int, log_delta: float, target: float) -> float
     """Float estimate of the smallest sigma with min_G eps <= target (bisection in log sigma)."""
     lo, hi = 1e-6, 1e6
     if _eps_floats(q, hi, steps, log_delta).min() > target:
-        raise InputError("--epsilon", f"target {target:g} is not reachable: even sigma = 1e6 gives more (the "
-                         "conversion's log(1/delta) term alone exceeds it)")
+        raise InputError(
+            "--epsilon", f"target {target:g} is not reachable: even sigma = 1e6 gives more (the conversion's log(1/delta) term alone exceeds it)"
+        )
     if _eps_floats(q, lo, steps, log_delta).min() <= target:
-        raise InputError("--epsilon", f"target {target:g} is met already at sigma = 1e-6 (the smallest noise "
-                         "multiplier accepted): nothing to calibrate")
+        raise InputError(
+            "--epsilon", f"target {target:g} is met already at sigma = 1e-6 (the smallest noise multiplier accepted): nothing to calibrate"
+        )
     for _ in range(200):
         mid = math.sqrt(lo * hi)
         if _eps_floats(q, mid, steps, log_delta).min() <= target:
@@ -93,7 +96,7 @@ def _float_sigma(q: float, steps: int, log_delta: float, target: float) -> float
 def _dyadic(x: float, up: bool) -> fmpq:
     """A dyadic m/2^e next to x (above if ``up``) with BITS significant bits."""
     m, e = math.frexp(x)
-    scale = 2 ** BITS
+    scale = 2**BITS
     n = math.ceil(m * scale) if up else math.floor(m * scale)
     e -= BITS
     return fmpq(n) * fmpq(2) ** e if e >= 0 else fmpq(n, 2 ** (-e))
@@ -119,20 +122,34 @@ def evaluate_fails(schedule: Schedule, delta: fmpq, target: fmpq) -> Evaluation:
     for a in GRID:
         e = epsilon_ball(ph.steps * log_A_int(a, ph.sampling_rate, ph.noise_multiplier) / (a - 1), fmpq(a), delta)
         lowest = e if lowest is None else lowest.min(e)
-    ev.add("epsilon_min", lowest, EQ_CONVERT, f"min over alpha in G ({GRID_TEXT}) of T eps_RDP(alpha) + "
-           "log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1) (MTZ19 Sec. 3, integer orders)")
-    ev.claim("fails", f"at sigma = {s} the Rényi accountant over the grid G certifies no epsilon <= {t} at delta = "
-             f"{d}: every order of G gives more (poisson sampling, add-remove adjacency, q = {q}, T = {ph.steps})",
-             "epsilon_min", ">", t, EQ_CONVERT)
-    ev.conclude("fails", f"sigma = {s} does not meet the target ({t}, {d}) by this accountant", "fails",
-                [c.name for c in ev.claims if c.name.startswith("hyp:")])
+    ev.add(
+        "epsilon_min",
+        lowest,
+        EQ_CONVERT,
+        f"min over alpha in G ({GRID_TEXT}) of T eps_RDP(alpha) + "
+        "log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1) (MTZ19 Sec. 3, integer orders)",
+    )
+    ev.claim(
+        "fails",
+        f"at sigma = {s} the Rényi accountant over the grid G certifies no epsilon <= {t} at delta = "
+        f"{d}: every order of G gives more (poisson sampling, add-remove adjacency, q = {q}, T = {ph.steps})",
+        "epsilon_min",
+        ">",
+        t,
+        EQ_CONVERT,
+    )
+    ev.conclude(
+        "fails",
+        f"sigma = {s} does not meet the target ({t}, {d}) by this accountant",
+        "fails",
+        [c.name for c in ev.claims if c.name.startswith("hyp:")],
+    )
     ev.budget = Budget.of({"orders": f"{len(GRID)} orders re-evaluated"})
     return ev
 
 
 def certify_fails(schedule: Schedule, delta: fmpq, target: fmpq) -> Certificate:
-    ev, prec = escalate(lambda prec: (evaluate_fails(schedule, delta, target), prec),
-                        what="the failing side of the calibration")
+    ev, prec = escalate(lambda prec: (evaluate_fails(schedule, delta, target), prec), what="the failing side of the calibration")
     if not ev.claims[-1].holds:
         raise InputError("--epsilon", "internal: the failing side does not fail")  # the caller widens first
     inputs = schedule_inputs(schedule)
@@ -162,18 +179,18 @@ def validate_fails(inputs: dict) -> None:
 
 def _example_fails() -> Certificate:
     from .schedule import parse_schedule
-    schedule = parse_schedule([{"sampling_rate": "1/100", "noise_multiplier": "1/2", "steps": 1000}],
-                              contract=POISSON_ADD_REMOVE)
+
+    schedule = parse_schedule([{"sampling_rate": "1/100", "noise_multiplier": "1/2", "steps": 1000}], contract=POISSON_ADD_REMOVE)
     return certify_fails(schedule, exact("1e-5"), exact("1"))
 
 
-register(KIND_FAILS, evaluate_renyi_poisson_fails, validate_fails, lambda k: is_schedule_input(k, ("orders", "epsilon_target")), (),
-         example=_example_fails)
+register(
+    KIND_FAILS, evaluate_renyi_poisson_fails, validate_fails, lambda k: is_schedule_input(k, ("orders", "epsilon_target")), (), example=_example_fails
+)
 
 
 def _passes_at(ph: Phase, delta: fmpq, target: fmpq, alpha: int) -> bool:
-    e = epsilon_ball(ph.steps * log_A_int(alpha, ph.sampling_rate, ph.noise_multiplier) / (alpha - 1),
-                     fmpq(alpha), delta)
+    e = epsilon_ball(ph.steps * log_A_int(alpha, ph.sampling_rate, ph.noise_multiplier) / (alpha - 1), fmpq(alpha), delta)
     return compare(e, "<=", ball(target)) is Tri.TRUE
 
 
@@ -203,27 +220,34 @@ def calibrate(epsilon, delta, steps, sampling_rate) -> Calibration:
         ev = evaluate_fails(fail_sched, delta, target)
         if not ev.claims[-1].holds:
             continue
-        passing = certify_poisson(Schedule(POISSON_ADD_REMOVE, (ph_pass,), source="calibration"), delta, alpha,
-                                  epsilon_bound=exact_str(target))
+        passing = certify_poisson(Schedule(POISSON_ADD_REMOVE, (ph_pass,), source="calibration"), delta, alpha, epsilon_bound=exact_str(target))
         failing = certify_fails(fail_sched, delta, target)
         return Calibration(s_fail, s_pass, passing, failing, fmpq(alpha))
-    raise InputError("--epsilon", "could not certify a bracket of relative width <= 1e-4 around "
-                     f"sigma ~ {s_star:.6g} (the target sits where the balls cannot separate the two sides)")
+    raise InputError(
+        "--epsilon",
+        "could not certify a bracket of relative width <= 1e-4 around "
+        f"sigma ~ {s_star:.6g} (the target sits where the balls cannot separate the two sides)",
+    )
 
 
 def summary(cal: Calibration, target: fmpq, delta: fmpq, steps: int, q: fmpq, seconds: float) -> str:
     ep = cal.passing.quantities["epsilon"].value
     ef = cal.failing.quantities["epsilon_min"].value
-    return "\n".join([
-        f"noise multiplier for (epsilon={exact_str(target)}, delta={exact_str(delta)}), q={exact_str(q)}, T={steps}:",
-        f"  s_pass = {exact_str(cal.s_pass)} ~ {upper_decimal(cal.s_pass, 8)}: epsilon <= "
-        f"{upper_decimal(ep, 8)} at alpha = {exact_str(cal.alpha)} (certified)",
-        f"  s_fail = {exact_str(cal.s_fail)} ~ {lower_decimal(cal.s_fail, 8)}: every order of the grid gives "
-        f"epsilon >= {lower_decimal(ef, 8)} > target (certified)",
-        f"  relative width (s_pass - s_fail)/s_pass = {upper_decimal(cal.relative_width, 3)} (<= 1e-4)",
-        "  accountant: Rényi DP of the Poisson-subsampled Gaussian (MTZ19), min over the orders G = "
-        f"{GRID_TEXT}; epsilon is non-increasing in sigma (proof obligation P-sigma-monotone, "
-        "certify proofs --paper mtz-poisson), so s_pass is minimal up to the bracket for this accountant",
-        f"  {POISSON_ADD_REMOVE.statement()}",
-        f"  ({seconds:.3f} s)",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                f"noise multiplier for (epsilon={exact_str(target)}, delta={exact_str(delta)}), q={exact_str(q)}, T={steps}:",
+                f"  s_pass = {exact_str(cal.s_pass)} ~ {upper_decimal(cal.s_pass, 8)}: epsilon <= "
+                f"{upper_decimal(ep, 8)} at alpha = {exact_str(cal.alpha)} (certified)",
+                f"  s_fail = {exact_str(cal.s_fail)} ~ {lower_decimal(cal.s_fail, 8)}: every order of the grid gives "
+                f"epsilon >= {lower_decimal(ef, 8)} > target (certified)",
+                f"  relative width (s_pass - s_fail)/s_pass = {upper_decimal(cal.relative_width, 3)} (<= 1e-4)",
+                "  accountant: Rényi DP of the Poisson-subsampled Gaussian (MTZ19), min over the orders G = "
+                f"{GRID_TEXT}; epsilon is non-increasing in sigma (proof obligation P-sigma-monotone, "
+                "certify proofs --paper mtz-poisson), so s_pass is minimal up to the bracket for this accountant",
+                f"  {POISSON_ADD_REMOVE.statement()}",
+                f"  ({seconds:.3f} s)",
+            ]
+        )
+        + "\n"
+    )

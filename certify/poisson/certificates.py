@@ -20,6 +20,7 @@ Claims: one per hypothesis (q in (0, 1], sigma > 0, T >= 1 for every phase; delt
 4096), then the headline ``dp``: epsilon <= epsilon_bound, i.e. the run is (epsilon_bound, delta)-DP
 under the recorded contract.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -53,8 +54,7 @@ def epsilon_ball(rdp_total: arb, alpha: fmpq, delta: fmpq) -> arb:
     return rdp_total + (am1 / al).log() - (ball(delta).log() + al.log()) / am1
 
 
-def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | None = None,
-             fractional: str = "chord") -> Evaluation:
+def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | None = None, fractional: str = "chord") -> Evaluation:
     """Every quantity and claim of the certificate at the current precision (producer and checker).
 
     ``epsilon_bound`` None (producer): the headline bound is the upper endpoint of the epsilon ball
@@ -62,8 +62,9 @@ def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | 
     is evaluated (:func:`certify.poisson.rdp.rdp_ball`). Raises InputError when a hypothesis fails.
     """
     if schedule.contract != POISSON_ADD_REMOVE:
-        raise InputError("sampling", f"kind {KIND} certifies poisson + add-remove only, got "
-                         f"{schedule.contract.sampling} + {schedule.contract.adjacency}")
+        raise InputError(
+            "sampling", f"kind {KIND} certifies poisson + add-remove only, got {schedule.contract.sampling} + {schedule.contract.adjacency}"
+        )
     ev = Evaluation()
     for i, ph in enumerate(schedule.phases):
         q, s = exact_str(ph.sampling_rate), exact_str(ph.noise_multiplier)
@@ -78,33 +79,54 @@ def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | 
     _hyp(ev, f"hyp:alpha<={ALPHA_MAX}", f"Rényi order alpha = {a} <= {ALPHA_MAX}", a, "<=", str(ALPHA_MAX))
 
     integer = alpha.q == 1
-    ev.add("alpha", ball(alpha), "witness", "Rényi order (chosen by float estimates; any alpha > 1 is valid)",
-           integer=integer)
+    ev.add("alpha", ball(alpha), "witness", "Rényi order (chosen by float estimates; any alpha > 1 is valid)", integer=integer)
     total = arb(0)
     for i, ph in enumerate(schedule.phases):
-        how = "" if integer else (", by the chord of K = (alpha-1) eps_RDP between the integers around alpha"
-                                  if fractional == "chord" else ", by the defining integral in balls (Arb "
-                                  "quadrature + Gaussian tail bounds), or the chord when that is smaller")
-        r = ev.add(f"rdp[{i}]", rdp_ball(alpha, ph.sampling_rate, ph.noise_multiplier, fractional),
-                   EQ_RDP if integer else (EQ_CHORD if fractional == "chord" else EQ_INTEGRAL),
-                   f"one-step eps_RDP(alpha) of phase {i}: "
-                   f"log(sum_k C(alpha,k)(1-q)^(alpha-k) q^k exp(k(k-1)/(2 sigma^2)))/(alpha-1){how}")
+        how = (
+            ""
+            if integer
+            else (
+                ", by the chord of K = (alpha-1) eps_RDP between the integers around alpha"
+                if fractional == "chord"
+                else ", by the defining integral in balls (Arb quadrature + Gaussian tail bounds), or the chord when that is smaller"
+            )
+        )
+        r = ev.add(
+            f"rdp[{i}]",
+            rdp_ball(alpha, ph.sampling_rate, ph.noise_multiplier, fractional),
+            EQ_RDP if integer else (EQ_CHORD if fractional == "chord" else EQ_INTEGRAL),
+            f"one-step eps_RDP(alpha) of phase {i}: log(sum_k C(alpha,k)(1-q)^(alpha-k) q^k exp(k(k-1)/(2 sigma^2)))/(alpha-1){how}",
+        )
         total = total + ph.steps * r
     ev.add("rdp_total", total, EQ_COMPOSE, "sum over phases of T_i eps_RDP_i(alpha) (Rényi composition)")
-    eps = ev.add("epsilon", epsilon_ball(total, alpha, delta), EQ_CONVERT,
-                 "rdp_total + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1); upper endpoint is the "
-                 "certified epsilon")
+    eps = ev.add(
+        "epsilon",
+        epsilon_ball(total, alpha, delta),
+        EQ_CONVERT,
+        "rdp_total + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1); upper endpoint is the certified epsilon",
+    )
     bound = upper_decimal(eps, 10) if epsilon_bound is None else epsilon_bound
-    ev.claim("dp", f"the DP-SGD run ({len(schedule.phases)} phase(s), {schedule.total_steps} steps; poisson "
-             f"sampling, add-remove adjacency, sensitivity C, noise sigma*C, privacy unit one example) is "
-             f"(epsilon, delta)-DP with epsilon = {bound}, delta = {d} (Rényi bound of MTZ19 at alpha = {a}; the "
-             "add direction is dominated by the remove direction, MTZ19 Sec. 3)",
-             "epsilon", "<=", bound, EQ_CONVERT)
-    ev.conclude("dp", f"the run is ({bound}, {d})-DP (poisson sampling, add-remove adjacency)", "dp",
-                [c.name for c in ev.claims if c.name.startswith("hyp:")])
+    ev.claim(
+        "dp",
+        f"the DP-SGD run ({len(schedule.phases)} phase(s), {schedule.total_steps} steps; poisson "
+        f"sampling, add-remove adjacency, sensitivity C, noise sigma*C, privacy unit one example) is "
+        f"(epsilon, delta)-DP with epsilon = {bound}, delta = {d} (Rényi bound of MTZ19 at alpha = {a}; the "
+        "add direction is dominated by the remove direction, MTZ19 Sec. 3)",
+        "epsilon",
+        "<=",
+        bound,
+        EQ_CONVERT,
+    )
+    ev.conclude(
+        "dp", f"the run is ({bound}, {d})-DP (poisson sampling, add-remove adjacency)", "dp", [c.name for c in ev.claims if c.name.startswith("hyp:")]
+    )
     lo, hi = ball_endpoints(eps)
-    ev.budget = Budget.of({"alpha": "recorded witness (any alpha > 1 gives a valid bound; the checker never searches)",
-                           "epsilon width (upper - lower)": upper_decimal(hi - lo, 3)})
+    ev.budget = Budget.of(
+        {
+            "alpha": "recorded witness (any alpha > 1 gives a valid bound; the checker never searches)",
+            "epsilon width (upper - lower)": upper_decimal(hi - lo, 3),
+        }
+    )
     return ev
 
 
@@ -154,9 +176,10 @@ def validate(inputs: dict) -> None:
 def _example():
     from .accountant import certify_poisson
     from .schedule import parse_schedule
-    return certify_poisson(parse_schedule([{"sampling_rate": "1/100", "noise_multiplier": "11/10", "steps": 1000}],
-                                          contract=POISSON_ADD_REMOVE), "1e-5")
+
+    return certify_poisson(
+        parse_schedule([{"sampling_rate": "1/100", "noise_multiplier": "11/10", "steps": 1000}], contract=POISSON_ADD_REMOVE), "1e-5"
+    )
 
 
-register(KIND, evaluate_renyi_poisson, validate, is_schedule_input, ("alpha", "epsilon_bound", "fractional"),
-         example=_example)
+register(KIND, evaluate_renyi_poisson, validate, is_schedule_input, ("alpha", "epsilon_bound", "fractional"), example=_example)

@@ -7,6 +7,7 @@ None and Bok's accountant runs as before (a one-phase ``--schedule`` is unpacked
 except for a ``--schedule`` of several phases, certified here by :mod:`certify.poisson.fixed_size`
 (kind ``dpsgd/renyi-bok-schedule``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,21 +37,31 @@ accounting contract (stated in every summary and certificate):
 def add_contract_options(d: argparse.ArgumentParser) -> None:
     """Add --sampling, --adjacency, --schedule, --opacus-history to the ``certify dpsgd`` parser."""
     g = d.add_argument_group("accounting contract", CONTRACT_HELP)
-    g.add_argument("--sampling", metavar="S", default=None,
-                   help="poisson or fixed-size (default fixed-size; with --opacus-history: poisson)")
-    g.add_argument("--adjacency", metavar="A", default=None,
-                   help="add-remove or replace-one (default replace-one; with --opacus-history: add-remove)")
-    g.add_argument("--schedule", metavar="FILE",
-                   help="phases of (sampling_rate, noise_multiplier, steps): JSON list / {contract, phases} "
-                        "object, or CSV with header sampling_rate,noise_multiplier,steps")
-    g.add_argument("--opacus-history", metavar="FILE",
-                   help="an Opacus accountant history or state dict saved as JSON "
-                        "([[noise_multiplier, sample_rate, num_steps], ...] or {\"history\": [...]}); floats "
-                        "are taken at their exact binary value (noted in the certificate)")
-    g.add_argument("--fractional-orders", choices=["chord", "integral"], default="chord",
-                   help="poisson: how a fractional alpha is bounded: chord (default; the convexity chord, cheap to "
-                        "check) or integral (the defining integral in balls: as tight as the float libraries' "
-                        "fractional orders, 0.5-1%% smaller epsilons; checking repeats a quadrature per phase)")
+    g.add_argument("--sampling", metavar="S", default=None, help="poisson or fixed-size (default fixed-size; with --opacus-history: poisson)")
+    g.add_argument(
+        "--adjacency", metavar="A", default=None, help="add-remove or replace-one (default replace-one; with --opacus-history: add-remove)"
+    )
+    g.add_argument(
+        "--schedule",
+        metavar="FILE",
+        help="phases of (sampling_rate, noise_multiplier, steps): JSON list / {contract, phases} "
+        "object, or CSV with header sampling_rate,noise_multiplier,steps",
+    )
+    g.add_argument(
+        "--opacus-history",
+        metavar="FILE",
+        help="an Opacus accountant history or state dict saved as JSON "
+        '([[noise_multiplier, sample_rate, num_steps], ...] or {"history": [...]}); floats '
+        "are taken at their exact binary value (noted in the certificate)",
+    )
+    g.add_argument(
+        "--fractional-orders",
+        choices=["chord", "integral"],
+        default="chord",
+        help="poisson: how a fractional alpha is bounded: chord (default; the convexity chord, cheap to "
+        "check) or integral (the defining integral in balls: as tight as the float libraries' "
+        "fractional orders, 0.5-1%% smaller epsilons; checking repeats a quadrature per phase)",
+    )
     for action in d._actions:  # the phases may come from a file: checked in run_contract instead
         if action.dest in ("noise_multiplier", "steps"):
             action.required = False
@@ -65,8 +76,10 @@ def _contract(args) -> Contract:
         if args.schedule:
             return None  # the file may declare it; default applied after reading
         return FIXED_SIZE_REPLACE_ONE
-    return parse_contract(args.sampling if args.sampling is not None else FIXED_SIZE_REPLACE_ONE.sampling,
-                          args.adjacency if args.adjacency is not None else FIXED_SIZE_REPLACE_ONE.adjacency)
+    return parse_contract(
+        args.sampling if args.sampling is not None else FIXED_SIZE_REPLACE_ONE.sampling,
+        args.adjacency if args.adjacency is not None else FIXED_SIZE_REPLACE_ONE.adjacency,
+    )
 
 
 def _schedule(args, contract: Contract | None) -> Schedule:
@@ -74,23 +87,32 @@ def _schedule(args, contract: Contract | None) -> Schedule:
     if len(files) == 2:
         raise InputError("--schedule", "give either --schedule or --opacus-history, not both")
     if files:
-        inline = [n for n, v in (("--sampling-rate", args.sampling_rate), ("--noise-multiplier", args.noise_multiplier),
-                                 ("--steps", args.steps), ("--batch-size", args.batch_size),
-                                 ("--dataset-size", args.dataset_size)) if v is not None]
+        inline = [
+            n
+            for n, v in (
+                ("--sampling-rate", args.sampling_rate),
+                ("--noise-multiplier", args.noise_multiplier),
+                ("--steps", args.steps),
+                ("--batch-size", args.batch_size),
+                ("--dataset-size", args.dataset_size),
+            )
+            if v is not None
+        ]
         if inline:
             raise InputError(inline[0], f"the phases come from {files[0]}: do not also give {inline[0]}")
         if args.opacus_history:
             sch = load_opacus_history(args.opacus_history)
             if contract is not None and contract != sch.contract:
-                raise InputError("--sampling", f"an Opacus history is accounted as poisson + add-remove, not "
-                                 f"{contract.sampling} + {contract.adjacency}: mixed contracts are refused")
+                raise InputError(
+                    "--sampling",
+                    f"an Opacus history is accounted as poisson + add-remove, not "
+                    f"{contract.sampling} + {contract.adjacency}: mixed contracts are refused",
+                )
             return sch
         return load_schedule(args.schedule, contract=contract)
     if args.batch_size is not None or args.dataset_size is not None:
-        raise InputError("--batch-size", "under poisson sampling give --sampling-rate q (the expected batch size "
-                         "divided by n)")
-    for n, v in (("--sampling-rate", args.sampling_rate), ("--noise-multiplier", args.noise_multiplier),
-                 ("--steps", args.steps)):
+        raise InputError("--batch-size", "under poisson sampling give --sampling-rate q (the expected batch size divided by n)")
+    for n, v in (("--sampling-rate", args.sampling_rate), ("--noise-multiplier", args.noise_multiplier), ("--steps", args.steps)):
         if v is None:
             raise InputError(n, "required (or give --schedule FILE / --opacus-history FILE)")
     return single(args.sampling_rate, args.noise_multiplier, args.steps, contract)
@@ -105,10 +127,10 @@ def run_contract(args) -> int | None:
     else:
         sch = None
     if contract == FIXED_SIZE_REPLACE_ONE:
-        parse_contract(contract.sampling, contract.adjacency, args.accountant if args.accountant != "lossless"
-                       else None)
+        parse_contract(contract.sampling, contract.adjacency, args.accountant if args.accountant != "lossless" else None)
         if sch is not None and len(sch.phases) > 1:  # Rényi composition of Bok's per-phase rho at one alpha
             from .fixed_size import run as run_fixed_size
+
             for n, v in (("--delta", args.delta),):
                 if v is None:
                     raise InputError(n, "required")
@@ -131,11 +153,15 @@ def run_contract(args) -> int | None:
         if args.alpha is not None:
             raise InputError("--alpha", "is a setting of the Rényi accountant; the PLD accountant has none")
         from ..pld.commands import run_pld
+
         ph = sch.phases[0]
         return run_pld(args, ph.sampling_rate, ph.noise_multiplier, ph.steps, parse_delta(args.delta))
     if args.accountant not in (None, "renyi"):
-        raise InputError("--accountant", f"{args.accountant!r} does not certify poisson + add-remove (the Rényi "
-                         "accountant of the Poisson-subsampled Gaussian is used by default; or --accountant pld)")
+        raise InputError(
+            "--accountant",
+            f"{args.accountant!r} does not certify poisson + add-remove (the Rényi "
+            "accountant of the Poisson-subsampled Gaussian is used by default; or --accountant pld)",
+        )
     if getattr(args, "gamma", None) is not None:
         raise InputError("--gamma", "is a setting of Bok's fixed-size accountant; the Poisson accountant has none")
     delta = parse_delta(args.delta)
@@ -163,25 +189,23 @@ def summary(cert, sch: Schedule, seconds: float, chosen: bool) -> str:
         run = f"{len(sch.phases)} phases, {sch.total_steps} steps in all ({sch.source})"
     how = "chosen by float estimates" if chosen else "fixed by --alpha"
     if "/" in a:
-        how += ("; fractional: the defining integral in balls (or the chord if smaller)"
-                if cert.witnesses.get("fractional") == "integral" else
-                "; fractional: chord of K(alpha) between the neighbouring integers")
+        how += (
+            "; fractional: the defining integral in balls (or the chord if smaller)"
+            if cert.witnesses.get("fractional") == "integral"
+            else "; fractional: chord of K(alpha) between the neighbouring integers"
+        )
     lines = [
         f"DP-SGD ({run}) is (epsilon, delta={_show(exact(cert.inputs['delta']))})-DP with",
-        f"  epsilon <= {upper_decimal(eps, 6)}   (certified upper bound; ball [{lower_decimal(eps, 10)}, "
-        f"{upper_decimal(eps, 10)}])",
+        f"  epsilon <= {upper_decimal(eps, 6)}   (certified upper bound; ball [{lower_decimal(eps, 10)}, {upper_decimal(eps, 10)}])",
         "  accountant: Rényi DP of the Poisson-subsampled Gaussian (Mironov, Talwar, Zhang 2019), composed over "
         "all steps, converted by Balle et al. 2020 Thm 21",
         f"  alpha = {a} ({how})",
-        *(["  (the conversion gives a negative epsilon: the run is in particular (0, delta)-DP)"]
-          if eps.upper() < 0 else []),
+        *(["  (the conversion gives a negative epsilon: the run is in particular (0, delta)-DP)"] if eps.upper() < 0 else []),
         f"  {sch.contract.statement()}",
-        "  not covered: shuffled batches (a permutation cut into batches is not Poisson sampling); "
-        "hyperparameter search on private data",
+        "  not covered: shuffled batches (a permutation cut into batches is not Poisson sampling); hyperparameter search on private data",
     ]
     if sch.notes:
-        lines.append(f"  {len(sch.notes)} input(s) were binary floats, taken at their exact binary value "
-                     "(noted in the certificate)")
+        lines.append(f"  {len(sch.notes)} input(s) were binary floats, taken at their exact binary value (noted in the certificate)")
     lines.append(f"  ({seconds * 1e3:.1f} ms)")
     return "\n".join(lines) + "\n"
 
@@ -191,8 +215,8 @@ def summary(cert, sch: Schedule, seconds: float, chosen: bool) -> str:
 # --------------------------------------------------------------------------------------------
 def register(sub) -> None:
     p = sub.add_parser(
-        "calibrate-dpsgd", help="calibrate the smallest certified noise multiplier to a DP-SGD (epsilon, delta) target "
-                                "(poisson + add-remove)",
+        "calibrate-dpsgd",
+        help="calibrate the smallest certified noise multiplier to a DP-SGD (epsilon, delta) target (poisson + add-remove)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Returns exact dyadic noise multipliers s_fail < s_pass, relative width <= 1e-4: s_pass certified to\n"
@@ -201,14 +225,15 @@ def register(sub) -> None:
             "non-increasing in the noise multiplier sigma (proof obligation P-sigma-monotone, `certify proofs\n"
             "--paper mtz-poisson`), so s_pass is the smallest passing sigma of this accountant up to the bracket.\n\n"
             "Exit status: 0 bracket certified; 2 bad input (including an unreachable target or an uncovered\n"
-            "contract); 3 undecided at the highest precision."),
-        epilog="example: certify calibrate-dpsgd --epsilon 1 --delta 1e-5 --steps 1000 --sampling-rate 0.01")
+            "contract); 3 undecided at the highest precision."
+        ),
+        epilog="example: certify calibrate-dpsgd --epsilon 1 --delta 1e-5 --steps 1000 --sampling-rate 0.01",
+    )
     p.add_argument("--epsilon", type=cli.exact_text, required=True, metavar="E", help="target epsilon in (0, 1e6]")
     p.add_argument("--delta", type=cli.exact_text, required=True, metavar="D", help="delta in (0, 1)")
     p.add_argument("--steps", type=cli.exact_text, required=True, metavar="T", help="number of steps T >= 1")
     p.add_argument("--sampling-rate", type=cli.exact_text, required=True, metavar="Q", help="q in (0, 1]")
-    p.add_argument("--sampling", default="poisson", metavar="S", help="sampling scheme (default poisson; the only "
-                   "one calibrated)")
+    p.add_argument("--sampling", default="poisson", metavar="S", help="sampling scheme (default poisson; the only one calibrated)")
     p.add_argument("--adjacency", default="add-remove", metavar="A", help="adjacency (default add-remove)")
     p.add_argument("--json", action="store_true", help="print {s_fail, s_pass, pass and fail certificates} as JSON")
     p.add_argument("--out", metavar="FILE", help="write the passing certificate (dpsgd/renyi-poisson) to FILE")
@@ -226,9 +251,12 @@ def cmd_calibrate(args) -> int:
 
     contract = parse_contract(args.sampling, args.adjacency)
     if contract != POISSON_ADD_REMOVE:
-        raise InputError("--sampling", f"calibration is certified for poisson + add-remove only, not "
-                         f"{contract.sampling} + {contract.adjacency} (Bok's accountant has no monotonicity "
-                         "obligation in the proof catalogue)")
+        raise InputError(
+            "--sampling",
+            f"calibration is certified for poisson + add-remove only, not "
+            f"{contract.sampling} + {contract.adjacency} (Bok's accountant has no monotonicity "
+            "obligation in the proof catalogue)",
+        )
     target, delta = parse_epsilon(args.epsilon), parse_delta(args.delta)
     steps, q = parse_steps(args.steps), parse_sampling_rate(args.sampling_rate)
     t0 = time.perf_counter()
@@ -239,9 +267,19 @@ def cmd_calibrate(args) -> int:
         if path:
             cli.write_atomically(path, text)
     if args.json:
-        sys.stdout.write(json.dumps({"s_fail": exact_str(cal.s_fail), "s_pass": exact_str(cal.s_pass),
-                                     "relative_width": upper_decimal(cal.relative_width, 3),
-                                     "pass": cal.passing.to_json(), "fail": cal.failing.to_json()}, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                {
+                    "s_fail": exact_str(cal.s_fail),
+                    "s_pass": exact_str(cal.s_pass),
+                    "relative_width": upper_decimal(cal.relative_width, 3),
+                    "pass": cal.passing.to_json(),
+                    "fail": cal.failing.to_json(),
+                },
+                indent=2,
+            )
+            + "\n"
+        )
     else:
         sys.stdout.write(cal_summary(cal, target, delta, steps, q, seconds))
         for path, what in ((args.out, "passing"), (args.out_fail, "failing")):

@@ -16,6 +16,7 @@ carries as an input field ``<field>.note``. NaN and infinities are refused.
   ``NoOpDpEvent``. Any other event is refused with an error naming its class; so is a mixture of
   contracts in one event.
 """
+
 from __future__ import annotations
 
 import json
@@ -125,8 +126,14 @@ def _refuse_constant(text: str):
 # --------------------------------------------------------------------------------------------
 # dp_accounting
 # --------------------------------------------------------------------------------------------
-SUPPORTED_EVENTS = ("GaussianDpEvent", "PoissonSampledDpEvent", "SampledWithoutReplacementDpEvent",
-                    "SelfComposedDpEvent", "ComposedDpEvent", "NoOpDpEvent")
+SUPPORTED_EVENTS = (
+    "GaussianDpEvent",
+    "PoissonSampledDpEvent",
+    "SampledWithoutReplacementDpEvent",
+    "SelfComposedDpEvent",
+    "ComposedDpEvent",
+    "NoOpDpEvent",
+)
 
 
 def adjacency_of(neighboring_relation) -> str:
@@ -135,8 +142,7 @@ def adjacency_of(neighboring_relation) -> str:
     key = str(name).strip().upper().replace("-", "_")
     table = {"ADD_OR_REMOVE_ONE": "add-remove", "ADD_REMOVE": "add-remove", "REPLACE_ONE": "replace-one"}
     if key not in table:
-        raise InputError("neighboring_relation", f"must be ADD_OR_REMOVE_ONE or REPLACE_ONE, got {name!r} "
-                         "(REPLACE_SPECIAL is not covered)")
+        raise InputError("neighboring_relation", f"must be ADD_OR_REMOVE_ONE or REPLACE_ONE, got {name!r} (REPLACE_SPECIAL is not covered)")
     return table[key]
 
 
@@ -178,19 +184,17 @@ def _walk(event, adjacency: str, count: int, out: list, where: str, depth: int) 
         out.append((contract, q, qn, z, zn, count, where))
         return
     if cls == "SampledWithoutReplacementDpEvent":
-        contract = parse_contract("fixed-size", adjacency, sampling_name="event",
-                                  adjacency_name="neighboring_relation")
+        contract = parse_contract("fixed-size", adjacency, sampling_name="event", adjacency_name="neighboring_relation")
         n, _ = from_library(event.source_dataset_size, f"event {where}.source_dataset_size", "dp_accounting")
         b, _ = from_library(event.sample_size, f"event {where}.sample_size", "dp_accounting")
         if n.q != 1 or b.q != 1 or not (1 <= b < n):
-            raise InputError("event", f"{where}: need integers 1 <= sample_size < source_dataset_size, got "
-                             f"{exact_str(b)} and {exact_str(n)}")
+            raise InputError("event", f"{where}: need integers 1 <= sample_size < source_dataset_size, got {exact_str(b)} and {exact_str(n)}")
         z, zn = _gaussian_z(event.event, f"{where}.event")
-        note = (f"dp_accounting noise multiplier z = {exact_str(z)} under REPLACE_ONE is relative to the "
-                "replace-one sensitivity 2C; relative to the clip norm C it is sigma = 2z"
-                + (f" ({zn})" if zn else ""))
-        out.append((contract, b / n, f"p = sample_size/source_dataset_size = {exact_str(b)}/{exact_str(n)}",
-                    2 * z, note, count, where))
+        note = (
+            f"dp_accounting noise multiplier z = {exact_str(z)} under REPLACE_ONE is relative to the "
+            "replace-one sensitivity 2C; relative to the clip norm C it is sigma = 2z" + (f" ({zn})" if zn else "")
+        )
+        out.append((contract, b / n, f"p = sample_size/source_dataset_size = {exact_str(b)}/{exact_str(n)}", 2 * z, note, count, where))
         return
     raise InputError("event", f"{cls} is not supported (supported: {', '.join(SUPPORTED_EVENTS)})")
 

@@ -18,6 +18,7 @@ hypotheses of every phase and of delta and alpha, and on each phase's method cla
 small-p). A phase whose branch-and-bound stopped at its budget gives a valid, looser bound and the claim
 ``phase[i].search_met_gamma`` false (``certify verify`` exit 6).
 """
+
 from __future__ import annotations
 
 import math
@@ -28,7 +29,14 @@ from ..certificate import Budget, Certificate, Claim, Evaluation, Quantity
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from ..dpsgd.accountant import find_rho_witness
 from ..dpsgd.certificates import (
-    METHOD_CLAIMS, REPORT_DIGITS, SEARCH_WITNESSES, check_gamma, eps_ball, fill_rho, parse_gamma, witness_json,
+    METHOD_CLAIMS,
+    REPORT_DIGITS,
+    SEARCH_WITNESSES,
+    check_gamma,
+    eps_ball,
+    fill_rho,
+    parse_gamma,
+    witness_json,
     witness_from_json,
 )
 from ..dpsgd.estimate import rho_float
@@ -47,12 +55,16 @@ MAX_FIXED_SIZE_PHASES = 256
 def _check_schedule(schedule: Schedule) -> None:
     """The contract is fixed-size + replace-one and every phase's rate is below 1 (a batch is a strict subset)."""
     if schedule.contract != FIXED_SIZE_REPLACE_ONE:
-        raise InputError("sampling", f"kind {KIND} certifies fixed-size + replace-one only, got "
-                         f"{schedule.contract.sampling} + {schedule.contract.adjacency}")
+        raise InputError(
+            "sampling", f"kind {KIND} certifies fixed-size + replace-one only, got {schedule.contract.sampling} + {schedule.contract.adjacency}"
+        )
     if len(schedule.phases) > MAX_FIXED_SIZE_PHASES:
-        raise InputError("phases", f"a fixed-size + replace-one schedule may have at most {MAX_FIXED_SIZE_PHASES} "
-                         f"phases (each needs its own rho search), got {len(schedule.phases)}: merge phases with the "
-                         "same sampling rate and noise multiplier (their steps add up)")
+        raise InputError(
+            "phases",
+            f"a fixed-size + replace-one schedule may have at most {MAX_FIXED_SIZE_PHASES} "
+            f"phases (each needs its own rho search), got {len(schedule.phases)}: merge phases with the "
+            "same sampling rate and noise multiplier (their steps add up)",
+        )
     for i, ph in enumerate(schedule.phases):
         parse_p(ph.sampling_rate, f"phase[{i}].sampling_rate")
 
@@ -97,6 +109,7 @@ def choose_alpha(schedule: Schedule, delta: fmpq) -> int:
 def _merge(ev: Evaluation, sub: Evaluation, prefix: str, budget: dict) -> None:
     """Copy a phase's quantities and claims into ``ev`` and its budget into ``budget``, under ``prefix``
     (claim operands renamed)."""
+
     def ref(name: str) -> str:
         return prefix + name if name in sub.quantities else name
 
@@ -114,13 +127,27 @@ def _hyp(ev: Evaluation, name: str, statement: str, lhs: str, rel: str, rhs: str
     return name
 
 
-def evaluate(schedule: Schedule, delta: fmpq, alpha: int, results: list, epsilon_bound: str | None = None,
-             gamma_inputs: dict | None = None, caches: list | None = None) -> Evaluation:
+def evaluate(
+    schedule: Schedule,
+    delta: fmpq,
+    alpha: int,
+    results: list,
+    epsilon_bound: str | None = None,
+    gamma_inputs: dict | None = None,
+    caches: list | None = None,
+) -> Evaluation:
     return _evaluate(schedule, delta, alpha, results, epsilon_bound, gamma_inputs, caches)[0]
 
 
-def _evaluate(schedule: Schedule, delta: fmpq, alpha: int, results: list, epsilon_bound: str | None = None,
-              gamma_inputs: dict | None = None, caches: list | None = None) -> tuple[Evaluation, list[dict]]:
+def _evaluate(
+    schedule: Schedule,
+    delta: fmpq,
+    alpha: int,
+    results: list,
+    epsilon_bound: str | None = None,
+    gamma_inputs: dict | None = None,
+    caches: list | None = None,
+) -> tuple[Evaluation, list[dict]]:
     """Every quantity and claim of the certificate at the current precision (producer and checker).
 
     ``results`` holds each phase's rho search witness (:class:`certify.dpsgd.search.SearchResult`) at
@@ -130,23 +157,24 @@ def _evaluate(schedule: Schedule, delta: fmpq, alpha: int, results: list, epsilo
     """
     _check_schedule(schedule)
     if len(results) != len(schedule.phases):
-        raise InputError("witnesses", f"one rho witness per phase: {len(schedule.phases)} phase(s), "
-                         f"{len(results)} witness(es)")
+        raise InputError("witnesses", f"one rho witness per phase: {len(schedule.phases)} phase(s), {len(results)} witness(es)")
     ev = Evaluation()
     hyps = []
     for i, ph in enumerate(schedule.phases):
         p, s = exact_str(ph.sampling_rate), exact_str(ph.noise_multiplier)
-        hyps += [_hyp(ev, f"hyp:phase[{i}].sampling_rate>0", f"phase {i}: sampling rate p = {p} > 0", p, ">", "0"),
-                 _hyp(ev, f"hyp:phase[{i}].sampling_rate<1", f"phase {i}: sampling rate p = {p} < 1", p, "<", "1"),
-                 _hyp(ev, f"hyp:phase[{i}].noise_multiplier>0", f"phase {i}: noise multiplier sigma = {s} > 0",
-                      s, ">", "0"),
-                 _hyp(ev, f"hyp:phase[{i}].steps>=1", f"phase {i}: steps T = {ph.steps} >= 1", str(ph.steps), ">=",
-                      "1")]
+        hyps += [
+            _hyp(ev, f"hyp:phase[{i}].sampling_rate>0", f"phase {i}: sampling rate p = {p} > 0", p, ">", "0"),
+            _hyp(ev, f"hyp:phase[{i}].sampling_rate<1", f"phase {i}: sampling rate p = {p} < 1", p, "<", "1"),
+            _hyp(ev, f"hyp:phase[{i}].noise_multiplier>0", f"phase {i}: noise multiplier sigma = {s} > 0", s, ">", "0"),
+            _hyp(ev, f"hyp:phase[{i}].steps>=1", f"phase {i}: steps T = {ph.steps} >= 1", str(ph.steps), ">=", "1"),
+        ]
     d, a = exact_str(delta), str(alpha)
-    hyps += [_hyp(ev, "hyp:delta>0", f"delta = {d} > 0", d, ">", "0"),
-             _hyp(ev, "hyp:delta<1", f"delta = {d} < 1", d, "<", "1"),
-             _hyp(ev, f"hyp:alpha>={ALPHA_MIN}", f"Rényi order alpha = {a} >= {ALPHA_MIN}", a, ">=", str(ALPHA_MIN)),
-             _hyp(ev, f"hyp:alpha<={ALPHA_MAX}", f"Rényi order alpha = {a} <= {ALPHA_MAX}", a, "<=", str(ALPHA_MAX))]
+    hyps += [
+        _hyp(ev, "hyp:delta>0", f"delta = {d} > 0", d, ">", "0"),
+        _hyp(ev, "hyp:delta<1", f"delta = {d} < 1", d, "<", "1"),
+        _hyp(ev, f"hyp:alpha>={ALPHA_MIN}", f"Rényi order alpha = {a} >= {ALPHA_MIN}", a, ">=", str(ALPHA_MIN)),
+        _hyp(ev, f"hyp:alpha<={ALPHA_MAX}", f"Rényi order alpha = {a} <= {ALPHA_MAX}", a, "<=", str(ALPHA_MAX)),
+    ]
     total = arb(0)
     facts = []
     budget = {}
@@ -160,15 +188,23 @@ def _evaluate(schedule: Schedule, delta: fmpq, alpha: int, results: list, epsilo
         hyps += [prefix + c.name for c in sub.claims if c.name in METHOD_CLAIMS]
         total = total + ph.steps * sub.quantities["rho"].value
     ev.add("rdp_total", total, EQ_COMPOSE, "sum over phases of T_i rho_i(alpha) (Rényi composition over all steps)")
-    eps = ev.add("epsilon", eps_ball(total, alpha, 1, delta), EQ_CONVERT,
-                 "rdp_total + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1); upper endpoint is the "
-                 "certified epsilon")
+    eps = ev.add(
+        "epsilon",
+        eps_ball(total, alpha, 1, delta),
+        EQ_CONVERT,
+        "rdp_total + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1); upper endpoint is the certified epsilon",
+    )
     bound = upper_decimal(eps, REPORT_DIGITS) if epsilon_bound is None else epsilon_bound
     ev.claim("dp", f"epsilon <= {bound}", "epsilon", "<=", bound, EQ_CONVERT)
-    ev.conclude("dp", f"the DP-SGD run ({len(schedule.phases)} phase(s), {schedule.total_steps} steps; fixed-size "
-                f"batches, replace-one adjacency, sensitivity 2C, noise sigma*C, privacy unit one example) is "
-                f"({bound}, {d})-DP (Bok 2026 Theorem 1 per phase at alpha = {a}, Rényi composition over phases, "
-                "conversion (6))", "dp", hyps)
+    ev.conclude(
+        "dp",
+        f"the DP-SGD run ({len(schedule.phases)} phase(s), {schedule.total_steps} steps; fixed-size "
+        f"batches, replace-one adjacency, sensitivity 2C, noise sigma*C, privacy unit one example) is "
+        f"({bound}, {d})-DP (Bok 2026 Theorem 1 per phase at alpha = {a}, Rényi composition over phases, "
+        "conversion (6))",
+        "dp",
+        hyps,
+    )
     lo, hi = ball_endpoints(eps)
     budget["alpha"] = "recorded witness (any admissible integer alpha gives a valid bound; the checker never searches)"
     budget["epsilon width (upper - lower)"] = upper_decimal(hi - lo, 3)
@@ -229,8 +265,9 @@ def certify_fixed_size_schedule(schedule: Schedule, delta, alpha=None, gamma=Non
         alpha = parse_alpha(alpha, "alpha")
         top = admissible_alpha_max(schedule)
         if alpha > top:
-            raise InputError("--alpha", f"must be at most {top} at these noise multipliers (Bok's bounds need "
-                             f"sigma large enough for alpha), got {alpha}")
+            raise InputError(
+                "--alpha", f"must be at most {top} at these noise multipliers (Bok's bounds need sigma large enough for alpha), got {alpha}"
+            )
     gamma = None if gamma is None else parse_gamma(gamma, "gamma")
     gamma_inputs = {} if gamma is None else {"gamma": exact_str(gamma)}
 
@@ -252,41 +289,47 @@ def certify_fixed_size_schedule(schedule: Schedule, delta, alpha=None, gamma=Non
     inputs = schedule_inputs(schedule)
     inputs["delta"] = exact_str(delta)
     inputs.update(gamma_inputs)
-    witnesses = {"alpha": str(alpha),
-                 "phases": [witness_json(res, f.keys) for res, f in zip(results, facts)],
-                 "epsilon_bound": ev.claims[-1].rhs}
+    witnesses = {"alpha": str(alpha), "phases": [witness_json(res, f.keys) for res, f in zip(results, facts)], "epsilon_bound": ev.claims[-1].rhs}
     return Certificate(KIND, inputs, ev, witnesses, None, prec)
 
 
 def summary(cert: Certificate, schedule: Schedule, seconds: float, chosen: bool) -> str:
     eps = cert.quantities["epsilon"].value
     lo, hi = ball_endpoints(eps)
-    rows = [f"    phase {i}: p={exact_str(ph.sampling_rate)}, sigma={exact_str(ph.noise_multiplier)}, T={ph.steps}: "
-            f"rho <= {upper_decimal(cert.quantities[f'phase[{i}].rho'].value, 6)}"
-            for i, ph in enumerate(schedule.phases)]
-    lines = [f"DP-SGD ({len(schedule.phases)} phases, {schedule.total_steps} steps in all) is (epsilon, delta="
-             f"{cert.inputs['delta']})-DP with",
-             f"  epsilon <= {upper_decimal(eps, 6)}   (certified upper bound; ball [{lower_decimal(lo, 10)}, "
-             f"{upper_decimal(hi, 10)}])",
-             f"  accountant: Bok's certified one-step Rényi bound rho (Theorem 1) per phase, composed over phases "
-             f"at alpha = {cert.witnesses['alpha']} ({'chosen by float estimates' if chosen else 'fixed by --alpha'}), "
-             "converted by (6)",
-             *rows,
-             f"  {schedule.contract.statement()}",
-             "  not covered: shuffled batches; hyperparameter search on private data",
-             f"  ({seconds * 1e3:.1f} ms)"]
+    rows = [
+        f"    phase {i}: p={exact_str(ph.sampling_rate)}, sigma={exact_str(ph.noise_multiplier)}, T={ph.steps}: "
+        f"rho <= {upper_decimal(cert.quantities[f'phase[{i}].rho'].value, 6)}"
+        for i, ph in enumerate(schedule.phases)
+    ]
+    lines = [
+        f"DP-SGD ({len(schedule.phases)} phases, {schedule.total_steps} steps in all) is (epsilon, delta={cert.inputs['delta']})-DP with",
+        f"  epsilon <= {upper_decimal(eps, 6)}   (certified upper bound; ball [{lower_decimal(lo, 10)}, {upper_decimal(hi, 10)}])",
+        f"  accountant: Bok's certified one-step Rényi bound rho (Theorem 1) per phase, composed over phases "
+        f"at alpha = {cert.witnesses['alpha']} ({'chosen by float estimates' if chosen else 'fixed by --alpha'}), "
+        "converted by (6)",
+        *rows,
+        f"  {schedule.contract.statement()}",
+        "  not covered: shuffled batches; hyperparameter search on private data",
+        f"  ({seconds * 1e3:.1f} ms)",
+    ]
     return "\n".join(lines) + "\n"
 
 
 def _example() -> Certificate:
     from .schedule import parse_schedule
-    phases = [{"sampling_rate": "1/100", "noise_multiplier": "2", "steps": 600},
-              {"sampling_rate": "1/50", "noise_multiplier": "3", "steps": 200}]
+
+    phases = [{"sampling_rate": "1/100", "noise_multiplier": "2", "steps": 600}, {"sampling_rate": "1/50", "noise_multiplier": "3", "steps": 200}]
     return certify_fixed_size_schedule(parse_schedule(phases, contract=FIXED_SIZE_REPLACE_ONE), "1e-6")
 
 
-register(KIND, evaluate_renyi_bok_schedule, validate, lambda name: is_schedule_input(name, ("gamma",)),
-         ("alpha", "phases", "epsilon_bound"), example=_example)
+register(
+    KIND,
+    evaluate_renyi_bok_schedule,
+    validate,
+    lambda name: is_schedule_input(name, ("gamma",)),
+    ("alpha", "phases", "epsilon_bound"),
+    example=_example,
+)
 
 
 def run(args, schedule: Schedule) -> int:
@@ -295,18 +338,21 @@ def run(args, schedule: Schedule) -> int:
     from .. import cli
 
     if args.accountant not in (None, "bok"):
-        raise InputError("--accountant", f"{args.accountant!r} takes one phase; a fixed-size schedule of "
-                         f"{len(schedule.phases)} phases is certified by Bok's accountant (the default)")
+        raise InputError(
+            "--accountant",
+            f"{args.accountant!r} takes one phase; a fixed-size schedule of "
+            f"{len(schedule.phases)} phases is certified by Bok's accountant (the default)",
+        )
     if getattr(args, "cache_dir", None):
-        raise InputError("--cache-dir", "is not used for fixed-size schedules (each phase's search is memoised "
-                         "in the process only)")
+        raise InputError("--cache-dir", "is not used for fixed-size schedules (each phase's search is memoised in the process only)")
     t0 = time.perf_counter()
     cert = certify_fixed_size_schedule(schedule, args.delta, args.alpha, getattr(args, "gamma", None))
     text = summary(cert, schedule, time.perf_counter() - t0, args.alpha is None)
     stopped = [c.name.split(".")[0] for c in cert.claims if c.name.endswith(".search_met_gamma") and not c.holds]
     if stopped:
-        text += (f"  STOPPED EARLY: the rho search of {', '.join(stopped)} stopped at its budget before its tolerance "
-                 "gamma (the bound is valid, only looser; exit 6)\n")
+        text += (
+            f"  STOPPED EARLY: the rho search of {', '.join(stopped)} stopped at its budget before its tolerance "
+            "gamma (the bound is valid, only looser; exit 6)\n"
+        )
     cli.emit(cert, text, args)
     return cli.EXIT_STOPPED_EARLY if stopped else 0
-

@@ -33,6 +33,7 @@ Rounding: every function returns an Arb ball containing the exact value (the sum
 terms, so there is no cancellation; it is summed by the exact term ratio, with no overflow because Arb
 exponents are unbounded). The float versions (:func:`log_A_floats`) are used only to *choose* alpha.
 """
+
 from __future__ import annotations
 
 import math
@@ -56,15 +57,15 @@ def _log_A_int_cached(alpha: int, q: fmpq, sigma: fmpq, prec: int) -> arb:
     # A term is w_k expm1(x_k) when x_k = k(k-1)c < 1, else t_k - w_k with t_k = w_k exp(x_k) >= e w_k
     # (that difference loses at most two bits); w_k and t_k follow from their exact term ratios.
     c = 1 / ball(2 * sigma * sigma)
-    E = (2 * c).exp()                               # exp(1/sigma^2) = exp(x_(k+1) - x_k) / exp(x_k - x_(k-1))
+    E = (2 * c).exp()  # exp(1/sigma^2) = exp(x_(k+1) - x_k) / exp(x_k - x_(k-1))
     r = q / (1 - q)
     two_s2 = 2 * sigma * sigma
-    w = ball(1 - q) ** alpha                        # w_0
-    t = w                                           # t_0 = w_0 exp(0)
-    g = arb(1)                                      # exp(k/sigma^2) = exp(x_(k+1) - x_k) at the current k
+    w = ball(1 - q) ** alpha  # w_0
+    t = w  # t_0 = w_0 exp(0)
+    g = arb(1)  # exp(k/sigma^2) = exp(x_(k+1) - x_k) at the current k
     excess = arb(0)
     for k in range(alpha):
-        ratio = ball(r * fmpq(alpha - k, k + 1))    # w_(k+1) / w_k
+        ratio = ball(r * fmpq(alpha - k, k + 1))  # w_(k+1) / w_k
         w = w * ratio
         t = t * g * ratio
         g = g * E
@@ -229,12 +230,12 @@ def _log_A_frac_cached(alpha: fmpq, q: fmpq, sigma: fmpq, prec: int) -> arb:
             else:
                 low += val.real
     two = arb(2) ** (a - 1)
-    masses = (two * ball(1 - q) ** a, two * qb ** a * E2.exp())
+    masses = (two * ball(1 - q) ** a, two * qb**a * E2.exp())
     outside = arb(0)
     for (_, W), M in zip(wins, masses):
-        outside += M if W is None else 2 * M * Q(ball(W))   # Gaussian mass outside [m - W, m + W]
+        outside += M if W is None else 2 * M * Q(ball(W))  # Gaussian mass outside [m - W, m + W]
     e = outside.upper()
-    total = ball(1 - q) ** a * low + qb ** a * E2.exp() * high + arb(e / 2, e / 2)
+    total = ball(1 - q) ** a * low + qb**a * E2.exp() * high + arb(e / 2, e / 2)
     return total.log()
 
 

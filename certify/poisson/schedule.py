@@ -15,6 +15,7 @@ File formats (every number exact: an integer, a decimal such as ``0.01`` or ``1e
     sampling_rate,noise_multiplier,steps          (CSV, this header, one phase per row)
     0.01,1.1,1000
 """
+
 from __future__ import annotations
 
 import csv
@@ -29,10 +30,10 @@ from ..dpsgd.certificates import parse_delta as dpsgd_delta, parse_steps as dpsg
 from ..contract import CONTRACT_FIELDS, NOTE_SUFFIX, POISSON_ADD_REMOVE, Contract, contract_from_inputs, parse_contract
 
 MAX_PHASES = 100_000
-MAX_STEPS = 10 ** 15
+MAX_STEPS = 10**15
 #: smallest noise multiplier accepted: below it exp(1/sigma^2) leaves any meaningful range (guard)
-SIGMA_MIN = fmpq(1, 10 ** 6)
-SIGMA_MAX = fmpq(10 ** 12)
+SIGMA_MIN = fmpq(1, 10**6)
+SIGMA_MAX = fmpq(10**12)
 FIELDS = ("sampling_rate", "noise_multiplier", "steps")
 
 
@@ -100,9 +101,11 @@ def parse_delta(value, name: str = "--delta") -> fmpq:
 
 def make_phase(sampling_rate, noise_multiplier, steps, where: str = "") -> Phase:
     """A validated phase; ``where`` prefixes the field names in errors (e.g. "schedule row 3: ")."""
-    return Phase(parse_sampling_rate(sampling_rate, f"{where}sampling_rate"),
-                 parse_noise_multiplier(noise_multiplier, f"{where}noise_multiplier"),
-                 parse_steps(steps, f"{where}steps"))
+    return Phase(
+        parse_sampling_rate(sampling_rate, f"{where}sampling_rate"),
+        parse_noise_multiplier(noise_multiplier, f"{where}noise_multiplier"),
+        parse_steps(steps, f"{where}steps"),
+    )
 
 
 def single(sampling_rate, noise_multiplier, steps, contract: Contract = POISSON_ADD_REMOVE) -> Schedule:
@@ -117,8 +120,7 @@ def single(sampling_rate, noise_multiplier, steps, contract: Contract = POISSON_
 def _contract_of(obj, name: str) -> Contract:
     if not isinstance(obj, dict) or "sampling" not in obj or "adjacency" not in obj:
         raise InputError(name, "must be an object with 'sampling' and 'adjacency'")
-    return parse_contract(obj["sampling"], obj["adjacency"], sampling_name=f"{name}.sampling",
-                          adjacency_name=f"{name}.adjacency")
+    return parse_contract(obj["sampling"], obj["adjacency"], sampling_name=f"{name}.sampling", adjacency_name=f"{name}.adjacency")
 
 
 def parse_schedule(obj, *, contract: Contract | None = None, name: str = "schedule") -> Schedule:
@@ -133,8 +135,7 @@ def parse_schedule(obj, *, contract: Contract | None = None, name: str = "schedu
     if isinstance(obj, dict):
         unknown = set(obj) - {"contract", "phases"}
         if unknown:
-            raise InputError(name, f"unknown key(s) {', '.join(sorted(map(str, unknown)))} "
-                             "(expected 'contract', 'phases')")
+            raise InputError(name, f"unknown key(s) {', '.join(sorted(map(str, unknown)))} (expected 'contract', 'phases')")
         if "contract" in obj:
             declared = _contract_of(obj["contract"], f"{name}.contract")
         if "phases" not in obj:
@@ -149,8 +150,11 @@ def parse_schedule(obj, *, contract: Contract | None = None, name: str = "schedu
     if len(phases_obj) > MAX_PHASES:
         raise InputError(name, f"has {len(phases_obj)} phases, at most {MAX_PHASES} accepted")
     if declared is not None and contract is not None and declared != contract:
-        raise InputError(f"{name}.contract", f"the file declares {declared.sampling} + {declared.adjacency} but "
-                         f"{contract.sampling} + {contract.adjacency} was asked for: mixed contracts are refused")
+        raise InputError(
+            f"{name}.contract",
+            f"the file declares {declared.sampling} + {declared.adjacency} but "
+            f"{contract.sampling} + {contract.adjacency} was asked for: mixed contracts are refused",
+        )
     chosen = declared or contract or POISSON_ADD_REMOVE
     phases = []
     for i, ph in enumerate(phases_obj):
@@ -164,12 +168,19 @@ def parse_schedule(obj, *, contract: Contract | None = None, name: str = "schedu
         if extra:
             raise InputError(f"{name} phase {i}", f"unknown field(s) {', '.join(sorted(map(str, extra)))}")
         if "sampling" in ph or "adjacency" in ph:
-            own = parse_contract(ph.get("sampling", chosen.sampling), ph.get("adjacency", chosen.adjacency),
-                                 sampling_name=f"{where}sampling", adjacency_name=f"{where}adjacency")
+            own = parse_contract(
+                ph.get("sampling", chosen.sampling),
+                ph.get("adjacency", chosen.adjacency),
+                sampling_name=f"{where}sampling",
+                adjacency_name=f"{where}adjacency",
+            )
             if own != chosen:
-                raise InputError(f"{name} phase {i}", f"contract {own.sampling} + {own.adjacency} differs from the "
-                                 f"schedule's {chosen.sampling} + {chosen.adjacency}: mixed contracts are refused "
-                                 "(one schedule, one contract)")
+                raise InputError(
+                    f"{name} phase {i}",
+                    f"contract {own.sampling} + {own.adjacency} differs from the "
+                    f"schedule's {chosen.sampling} + {chosen.adjacency}: mixed contracts are refused "
+                    "(one schedule, one contract)",
+                )
         phases.append(make_phase(ph["sampling_rate"], ph["noise_multiplier"], ph["steps"], where))
     return Schedule(chosen, tuple(phases), source="schedule")
 
@@ -249,9 +260,8 @@ _PHASE_FIELD = re.compile(r"^phase\[(0|[1-9][0-9]{0,5})\]\.(sampling_rate|noise_
 
 def is_schedule_input(name: str, extra=()) -> bool:
     """Whether ``name`` may appear in the inputs of a schedule certificate (the closed schema of verify)."""
-    base = name[:-len(NOTE_SUFFIX)] if name.endswith(NOTE_SUFFIX) else name
-    return (base in CONTRACT_FIELDS or base in ("phases", "source", "delta") or base in extra
-            or _PHASE_FIELD.match(base) is not None)
+    base = name[: -len(NOTE_SUFFIX)] if name.endswith(NOTE_SUFFIX) else name
+    return base in CONTRACT_FIELDS or base in ("phases", "source", "delta") or base in extra or _PHASE_FIELD.match(base) is not None
 
 
 def schedule_from_inputs(inputs: dict) -> Schedule:
@@ -259,8 +269,10 @@ def schedule_from_inputs(inputs: dict) -> Schedule:
     c = contract_from_inputs(inputs)
     n = exact_int(inputs.get("phases"), "phases")
     require_in("phases", n, 1, MAX_PHASES, "[]")
-    phases = tuple(make_phase(inputs[f"phase[{i}].sampling_rate"], inputs[f"phase[{i}].noise_multiplier"],
-                              inputs[f"phase[{i}].steps"], f"phase[{i}].") for i in range(n))
+    phases = tuple(
+        make_phase(inputs[f"phase[{i}].sampling_rate"], inputs[f"phase[{i}].noise_multiplier"], inputs[f"phase[{i}].steps"], f"phase[{i}].")
+        for i in range(n)
+    )
     known = set(CONTRACT_FIELDS) | {"phases", "source", "delta"}
     known |= {f"phase[{i}].{f}" for i in range(n) for f in FIELDS}
     notes = []

@@ -5,6 +5,7 @@
 * :mod:`.executor` one interface (:class:`~.executor.Executor`) over Dask distributed and a local process pool;
 * :mod:`.commands` the ``certify sweep`` command: certificates and ``summary.csv`` in the output folder, resumable.
 """
+
 # registry hooks (see certify/registry.py)
 KEY = "sweep"
 COMMANDS = ("certify.sweep.commands",)

@@ -11,6 +11,7 @@ A bad row (malformed, unknown command or flag, bad value) is reported on its sum
 the sweep; the exit status is then 1. A QUERIES file that cannot be read as a whole, bad options or an
 unreachable scheduler: exit 2 and nothing written.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,19 +56,21 @@ input (nothing written), 130 on Ctrl-C (a rerun completes only the missing rows)
 
 
 def register(sub) -> None:
-    p = sub.add_parser("sweep", help="run many certifying queries (CSV / JSON Lines) on Dask or a process pool",
-                       description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="example: certify sweep queries.csv --out results/ --workers 2\n"
-                              "         certify sweep queries.csv --out results/ --scheduler tcp://HOST:8786")
+    p = sub.add_parser(
+        "sweep",
+        help="run many certifying queries (CSV / JSON Lines) on Dask or a process pool",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example: certify sweep queries.csv --out results/ --workers 2\n"
+        "         certify sweep queries.csv --out results/ --scheduler tcp://HOST:8786",
+    )
     p.add_argument("queries", metavar="QUERIES", help="CSV (with a header) or JSON Lines file of queries")
-    p.add_argument("--out", dest="out_dir", metavar="DIR", required=True,
-                   help="folder receiving the certificates and summary.csv (created if missing)")
-    p.add_argument("--workers", type=int, metavar="N",
-                   help="worker processes of the LocalCluster or the local pool (default: the CPUs available)")
-    p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="address of a running Dask scheduler (tcp://HOST:8786) instead of a LocalCluster")
-    p.add_argument("--executor", choices=["dask", "local"],
-                   help="dask (default when installed) or local (concurrent.futures process pool)")
+    p.add_argument(
+        "--out", dest="out_dir", metavar="DIR", required=True, help="folder receiving the certificates and summary.csv (created if missing)"
+    )
+    p.add_argument("--workers", type=int, metavar="N", help="worker processes of the LocalCluster or the local pool (default: the CPUs available)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler (tcp://HOST:8786) instead of a LocalCluster")
+    p.add_argument("--executor", choices=["dask", "local"], help="dask (default when installed) or local (concurrent.futures process pool)")
     p.set_defaults(func=run)
 
 
@@ -101,8 +104,7 @@ def headline(text: str) -> str:
     claims = doc.get("claims") if isinstance(doc.get("claims"), list) else []
     proved = [" ".join(str(c.get("statement", "")).split()) for c in claims if isinstance(c, dict) and c.get("holds")]
     dp = [c for c in proved if ")-DP" in c]
-    return bound(PRIVACY_QUANTITIES) or (dp[-1] if dp else "") or bound(OTHER_QUANTITIES) or \
-        (proved[-1] if proved else "")
+    return bound(PRIVACY_QUANTITIES) or (dp[-1] if dp else "") or bound(OTHER_QUANTITIES) or (proved[-1] if proved else "")
 
 
 def _csv_line(values) -> str:
@@ -178,7 +180,7 @@ def _sweep(args) -> int:
     queries = read_queries(args.queries)
     top = runner.parser()
 
-    rows: dict[int, list] = {}                 # row number -> summary values, once known
+    rows: dict[int, list] = {}  # row number -> summary values, once known
     groups: dict[runner.Task, list[int]] = {}  # identical queries run once
     for q in queries:
         try:
@@ -202,8 +204,7 @@ def _sweep(args) -> int:
         skipped += len(members)
         for r in members:
             prev = old.get(r, {})
-            status = prev.get("status") if prev.get("certificate") == task.certificate and \
-                prev.get("status") in SUCCESS else "ok"
+            status = prev.get("status") if prev.get("certificate") == task.certificate and prev.get("status") in SUCCESS else "ok"
             rows[r] = [r, commands[r], task.certificate, status, headline(text), ""]
 
     executor = make_executor(args.executor, args.workers, args.scheduler) if todo else None
@@ -215,8 +216,9 @@ def _sweep(args) -> int:
             sys.stderr.write(f"sweep: {skipped} of {total} rows skipped (certificate present and verified)\n")
         if executor is not None:
             n = sum(len(groups[t]) for t in todo)
-            sys.stderr.write(f"sweep: {n} row{'s' if n != 1 else ''} ({len(todo)} distinct "
-                             f"quer{'ies' if len(todo) != 1 else 'y'}) on {executor.describe()}\n")
+            sys.stderr.write(
+                f"sweep: {n} row{'s' if n != 1 else ''} ({len(todo)} distinct quer{'ies' if len(todo) != 1 else 'y'}) on {executor.describe()}\n"
+            )
         progress = Progress(total)
         progress.update(len(rows), _failed(rows), force=bool(rows))
         try:
@@ -235,8 +237,7 @@ def _sweep(args) -> int:
                 executor.close(abort=True)
             progress.finish()
             write_atomically(summary_path, _csv_line(COLUMNS) + "".join(_csv_line(rows[r]) for r in sorted(rows)))
-            sys.stderr.write(f"sweep: interrupted after {len(rows)} of {total} rows; rerun the same command "
-                             "to complete only the missing rows\n")
+            sys.stderr.write(f"sweep: interrupted after {len(rows)} of {total} rows; rerun the same command to complete only the missing rows\n")
             return EXIT_INTERRUPTED
         progress.finish()
     finally:
@@ -244,8 +245,11 @@ def _sweep(args) -> int:
             executor.close()
     write_atomically(summary_path, _csv_line(COLUMNS) + "".join(_csv_line(rows[r]) for r in sorted(rows)))
     counts = {s: sum(1 for v in rows.values() if v[3] == s) for s in ("ok", "stopped-early", "undecided", "error")}
-    sys.stdout.write(f"sweep: {len(rows)} rows: " + ", ".join(f"{n} {s}" for s, n in counts.items())
-                     + f" ({skipped} skipped: certificate present and verified); summary in {summary_path}\n")
+    sys.stdout.write(
+        f"sweep: {len(rows)} rows: "
+        + ", ".join(f"{n} {s}" for s, n in counts.items())
+        + f" ({skipped} skipped: certificate present and verified); summary in {summary_path}\n"
+    )
     return EXIT_FAILED_ROWS if _failed(rows) else 0
 
 
@@ -270,24 +274,24 @@ def execute(executor, todo: list[runner.Task]):
     (:func:`batch_size`: one executor task per query for expensive queries, batches for cheap ones, whose
     per-task scheduling overhead would otherwise dominate). A batch the executor could not run (its worker
     kept dying) is split and its queries re-run one by one, so one bad query costs only its own row."""
+
     def one_by_one(tasks):
         for i, outcome, error in executor.map_unordered(runner.run_query, tasks):
             yield tasks[i], outcome if error is None else runner.Outcome("error", 2, None, error, 0.0)
 
     workers = max(1, executor.worker_count())
-    first, rest = todo[:2 * workers], todo[2 * workers:]
+    first, rest = todo[: 2 * workers], todo[2 * workers :]
     seconds = []
     for task, outcome in one_by_one(first):
         seconds.append(outcome.seconds)
         yield task, outcome
     b = batch_size(seconds, len(rest), workers)
     if b > 1:
-        sys.stderr.write(f"sweep: cheap queries (median {1000 * sorted(seconds)[len(seconds) // 2]:.0f} ms): "
-                         f"sent in batches of {b}\n")
+        sys.stderr.write(f"sweep: cheap queries (median {1000 * sorted(seconds)[len(seconds) // 2]:.0f} ms): sent in batches of {b}\n")
     if b == 1:
         yield from one_by_one(rest)
         return
-    batches = [tuple(rest[j:j + b]) for j in range(0, len(rest), b)]
+    batches = [tuple(rest[j : j + b]) for j in range(0, len(rest), b)]
     retry: list[runner.Task] = []
     for i, outcomes, error in executor.map_unordered(runner.run_batch, batches):
         if error is not None:
@@ -312,6 +316,7 @@ def _verified_certificate(path: str) -> str | None:
     if not os.path.isfile(path):
         return None
     from ..verify import verify_text
+
     try:
         with open(path) as fh:
             text = fh.read()

@@ -18,6 +18,7 @@ sort by ``index`` (the sweep does); nothing about the order of completion may le
 ``make_executor`` picks one (``kind`` ``"dask"``, ``"local"`` or ``None``: Dask if importable). Both are
 context managers and release their workers (and a LocalCluster) on exit, also on Ctrl-C.
 """
+
 from __future__ import annotations
 
 import collections
@@ -93,8 +94,7 @@ class LocalExecutor(Executor):
     def _fresh_pool(self) -> ProcessPoolExecutor:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
-        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                         initializer=_ignore_sigint)
+        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint)
         return self._pool
 
     def map_unordered(self, fn, items):
@@ -161,6 +161,7 @@ def _sigint_ignored():
     """Ignore Ctrl-C while worker processes are started (a spawned interpreter keeps an ignored SIGINT ignored)."""
     import signal
     import threading
+
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -174,14 +175,27 @@ def _sigint_ignored():
 def _ignore_sigint() -> None:
     """Pool workers leave Ctrl-C to the client, which stops them (no traceback from each worker on a terminal)."""
     import signal
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _quiet_dask() -> None:
     """Dask logs connection chatter at INFO/WARNING on stderr: keep only errors."""
-    for name in ("distributed", "distributed.scheduler", "distributed.worker", "distributed.nanny",
-                 "distributed.core", "distributed.comm", "distributed.client", "distributed.batched",
-                 "distributed.utils_perf", "distributed.http.proxy", "tornado", "asyncio", "bokeh"):
+    for name in (
+        "distributed",
+        "distributed.scheduler",
+        "distributed.worker",
+        "distributed.nanny",
+        "distributed.core",
+        "distributed.comm",
+        "distributed.client",
+        "distributed.batched",
+        "distributed.utils_perf",
+        "distributed.http.proxy",
+        "tornado",
+        "asyncio",
+        "bokeh",
+    ):
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
@@ -191,22 +205,24 @@ class DaskExecutor(Executor):
     kind = "dask"
     WINDOW = 4096  # tasks in flight at once (the rest are submitted as these complete)
 
-    def __init__(self, workers: int | None = None, scheduler: str | None = None,
-                 connect_timeout: float = CONNECT_TIMEOUT):
+    def __init__(self, workers: int | None = None, scheduler: str | None = None, connect_timeout: float = CONNECT_TIMEOUT):
         try:
             import dask
             import distributed
         except ImportError:
-            raise InputError("--executor", "dask is not installed: pip install '.[distributed]' "
-                                           "(or use --executor local)") from None
+            raise InputError("--executor", "dask is not installed: pip install '.[distributed]' (or use --executor local)") from None
         _quiet_dask()
         self.scheduler = scheduler
         self.cluster = None
         self.client = None
-        dask.config.set({"distributed.admin.tick.limit": "1h",  # no 'event loop unresponsive' warnings
-                         "distributed.worker.daemon": False,
-                         "distributed.worker.profile.enabled": False,  # its stack sampling costs CPU per task
-                         "distributed.comm.timeouts.connect": f"{connect_timeout}s"})
+        dask.config.set(
+            {
+                "distributed.admin.tick.limit": "1h",  # no 'event loop unresponsive' warnings
+                "distributed.worker.daemon": False,
+                "distributed.worker.profile.enabled": False,  # its stack sampling costs CPU per task
+                "distributed.comm.timeouts.connect": f"{connect_timeout}s",
+            }
+        )
         try:
             if scheduler:
                 _probe(scheduler, connect_timeout)  # fail fast and cleanly: a failed Client lingers in __del__
@@ -214,11 +230,17 @@ class DaskExecutor(Executor):
             else:
                 with _sigint_ignored():  # the worker processes inherit it: Ctrl-C is the client's to handle
                     self.cluster = distributed.LocalCluster(
-                        n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                        dashboard_address=None, worker_dashboard_address=None, silence_logs=logging.CRITICAL,
+                        n_workers=workers,
+                        threads_per_worker=1,
+                        processes=True,
+                        host="127.0.0.1",
+                        dashboard_address=None,
+                        worker_dashboard_address=None,
+                        silence_logs=logging.CRITICAL,
                         # without a dashboard the scheduler still serves HTTP (health, metrics) on port 8787,
                         # so a second cluster on this machine would warn; any free local port instead
-                        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+                        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                    )
                 self.client = distributed.Client(self.cluster, set_as_default=False)
         except (Exception, MemoryError) as err:  # whatever answered is not a usable scheduler
             self.close()
@@ -251,7 +273,7 @@ class DaskExecutor(Executor):
 
         def submit(count: int) -> list:
             nonlocal nxt
-            chunk = items[nxt:nxt + count]
+            chunk = items[nxt : nxt + count]
             futs = self.client.map(fn, chunk, pure=False) if chunk else []
             for k, f in enumerate(futs):
                 index[f.key] = nxt + k
@@ -259,8 +281,7 @@ class DaskExecutor(Executor):
             return futs
 
         # results are fetched by the client's event loop as tasks finish (no round trip per result from here)
-        stream = distributed.as_completed(submit(self.WINDOW), loop=self.client.loop, with_results=True,
-                                          raise_errors=False)
+        stream = distributed.as_completed(submit(self.WINDOW), loop=self.client.loop, with_results=True, raise_errors=False)
         for fut, result in stream:
             i = index.pop(fut.key)
             error = None

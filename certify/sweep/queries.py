@@ -17,6 +17,7 @@ missing command, a nested value) becomes a :class:`Query` with an ``error``: the
 summary and goes on. A file that cannot be read as a whole (unreadable, not CSV or JSON Lines, no
 ``command`` column, no rows) is an :class:`~certify.balls.InputError` (exit 2, nothing written).
 """
+
 from __future__ import annotations
 
 import csv
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from ..balls import InputError
 
 COMMAND = "command"
-MAX_BYTES = 1 << 30     # a QUERIES file larger than this is refused before it is read
+MAX_BYTES = 1 << 30  # a QUERIES file larger than this is refused before it is read
 MAX_ROWS = 10_000_000
 
 
@@ -115,8 +116,7 @@ def _read_jsonl(text: str, path: str) -> list[Query]:
         if len(queries) > MAX_ROWS:
             raise InputError("QUERIES", f"{path}: more than {MAX_ROWS} rows")
         try:
-            obj = json.loads(line, parse_float=_exact_number_text, parse_int=_exact_number_text,
-                             parse_constant=lambda c: c)
+            obj = json.loads(line, parse_float=_exact_number_text, parse_int=_exact_number_text, parse_constant=lambda c: c)
         except (json.JSONDecodeError, RecursionError) as err:
             q.error = f"not a JSON object: {err}"
             continue

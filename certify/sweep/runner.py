@@ -9,6 +9,7 @@ sweep's folder, so workers on other machines need no shared file system. stdout 
 command are captured; an error becomes one line in the returned :class:`Outcome`, never an exception:
 a bad row never stops a sweep.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,6 +65,7 @@ def parser() -> argparse.ArgumentParser:
     global _PARSER
     if _PARSER is None:
         from ..cli import build_parser
+
         _PARSER = build_parser()
     return _PARSER
 
@@ -78,8 +80,7 @@ def subparser(command: str, top: argparse.ArgumentParser | None = None) -> argpa
     if command in NOT_CERTIFYING:
         raise InputError("command", f"'{command}' is not a certifying command and cannot be a sweep row")
     if command not in choices:
-        raise InputError("command", f"unknown command '{command}' (certifying commands: "
-                                    f"{', '.join(c for c in choices if c not in NOT_CERTIFYING)})")
+        raise InputError("command", f"unknown command '{command}' (certifying commands: {', '.join(c for c in choices if c not in NOT_CERTIFYING)})")
     sub = choices[command]
     if not any(OUT_FLAG in a.option_strings for a in sub._actions):
         raise InputError("command", f"'{command}' writes no certificate (no --out) and cannot be a sweep row")
@@ -107,7 +108,7 @@ def _last_line(text: str) -> str:
     line = lines[-1] if lines else ""
     for prefix in ("certify: error: ", "certify: "):
         if line.startswith(prefix):
-            return line[len(prefix):]
+            return line[len(prefix) :]
     return line
 
 
@@ -153,5 +154,4 @@ def _run(task: Task) -> Outcome:
         return Outcome("undecided", code, None, error or _last_line(captured.getvalue()), seconds)
     if code == 0:
         error = "the command wrote no certificate (not a certifying query)"
-    return Outcome("error", code or 2, None,
-                   " ".join((error or _last_line(captured.getvalue()) or f"exit status {code}").split()), seconds)
+    return Outcome("error", code or 2, None, " ".join((error or _last_line(captured.getvalue()) or f"exit status {code}").split()), seconds)

@@ -17,6 +17,7 @@ Integer alpha only. The falling/rising factorials and binomials are exact intege
 is a ball, so the value never overflows (the authors' float code returns inf at alpha = 16,
 p = 0.004, sigma = 1, m = 5).
 """
+
 from __future__ import annotations
 
 from math import comb, factorial
@@ -43,15 +44,14 @@ def rho_birrell(alpha: int, p: fmpq, sigma: fmpq, m: int) -> arb:
     """rho_FS(alpha) of Theorem 3.4 at Taylor order m (two-sided enclosure), integer alpha >= 2."""
     q = ball(p)
     one_minus_q = ball(1 - p)
-    e4, e2 = ball(fmpq(4) / sigma ** 2).exp(), ball(fmpq(2) / sigma ** 2).exp()
+    e4, e2 = ball(fmpq(4) / sigma**2).exp(), ball(fmpq(2) / sigma**2).exp()
     total = 1 + q * q * alpha * (alpha - 1) * (e4 - e2)
-    base = (alpha - 1) * alpha ** 2  # (alpha-1) alpha^(k-1) at k = 3, updated below
+    base = (alpha - 1) * alpha**2  # (alpha-1) alpha^(k-1) at k = 3, updated below
     for k in range(3, m):
         ref = (alpha - 1) * alpha ** (k - 1)
         c_k = 4 if k % 2 == 0 else 3
-        s = c_k * ref + sum(comb(k, j) * abs(_falling(alpha, j) * _rising(alpha - 1, k - j) - ref)
-                            for j in range(k + 1))
-        total += q ** k / factorial(k) * B(k, sigma) * s
+        s = c_k * ref + sum(comb(k, j) * abs(_falling(alpha, j) * _rising(alpha - 1, k - j) - ref) for j in range(k + 1))
+        total += q**k / factorial(k) * B(k, sigma) * s
     Em = arb(0)
     for j in range(m + 1):
         coeff = comb(m, j) * abs(_falling(alpha, j)) * _rising(alpha - 1, m - j)
@@ -61,9 +61,8 @@ def rho_birrell(alpha: int, p: fmpq, sigma: fmpq, m: int) -> arb:
             I = one_minus_q ** (alpha - j) * B(m, sigma)
         else:
             n_ = alpha - j  # ceil(alpha) - j for integer alpha
-            I = B(m, sigma) + sum((q ** l * comb(n_, l) / comb(m + l, l) * B(m + l, sigma) for l in range(n_ + 1)),
-                                  arb(0))
+            I = B(m, sigma) + sum((q**l * comb(n_, l) / comb(m + l, l) * B(m + l, sigma) for l in range(n_ + 1)), arb(0))
         Em += coeff * one_minus_q ** (-(alpha + m - j - 1)) * I
-    total += q ** m / factorial(m) * Em
+    total += q**m / factorial(m) * Em
     del base
     return total.log() / (alpha - 1)

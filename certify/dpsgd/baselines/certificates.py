@@ -7,13 +7,21 @@ the same functions as the producer's (and the CLI's): 0 < p < 1, sigma > 0, inte
 0 < delta < 1, integer alpha in [2, 256], batch_size/dataset_size giving p. The conclusion
 "(eps, delta)-DP" rests on the claims for those ranges.
 """
+
 from __future__ import annotations
 
 from ...balls import InputError, arb, ctx, escalate, exact_int, exact_str, upper_decimal
 from ...certificate import Budget, Certificate, Evaluation
 from ...verify import register
 from ..certificates import (
-    CONTRACT_INPUTS, REPORT_DIGITS, check_batch, conclude_dp, fixed_size_inputs, parse_delta, parse_steps, reported,
+    CONTRACT_INPUTS,
+    REPORT_DIGITS,
+    check_batch,
+    conclude_dp,
+    fixed_size_inputs,
+    parse_delta,
+    parse_steps,
+    reported,
     validate_fixed_size_contract,
 )
 from ..problem import ALPHA_MAX, ALPHA_MIN, check_baseline_sigma, parse_alpha, parse_p, parse_sigma
@@ -53,18 +61,32 @@ def _evaluate(column: str, inputs: dict, witnesses: dict) -> tuple[Evaluation, i
         raise InputError("witnesses", "recorded alpha is not the order with the smallest bound")
     ev.add("rho", best_rho, EQUATION[column], f"one-step RDP of the {column} column at alpha = {best_alpha}")
     ev.add("alpha", arb(best_alpha), "(6)", "the Rényi order whose bound is smallest", integer=True)
-    ev.add("epsilon", enc, "(6)", "min over alpha of T rho(alpha) + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1)"
-           if len(alphas) > 1 else "(6) at the given alpha")
+    ev.add(
+        "epsilon",
+        enc,
+        "(6)",
+        "min over alpha of T rho(alpha) + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1)" if len(alphas) > 1 else "(6) at the given alpha",
+    )
     return ev, best_alpha, T, (p, sigma, delta)
 
 
 def evaluate(column: str, inputs: dict, witnesses: dict) -> Evaluation:
     """The checker's evaluator: quantities, the range claims and the conclusion "(eps, delta)-DP"."""
     ev, alpha, T, (p, sigma, delta) = _evaluate(column, inputs, witnesses)
-    conclude_dp(ev, f"DP-SGD with p = {exact_str(p)}, sigma = {exact_str(sigma)} ({NAMES[column]} accountant)",
-                alpha, T, delta, reported(witnesses, "reported_epsilon"))
-    ev.budget = Budget(arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits (moments with raised precision)",
-                       quadrature="none", tail_truncation="none", search_gap="none: every alpha evaluated")
+    conclude_dp(
+        ev,
+        f"DP-SGD with p = {exact_str(p)}, sigma = {exact_str(sigma)} ({NAMES[column]} accountant)",
+        alpha,
+        T,
+        delta,
+        reported(witnesses, "reported_epsilon"),
+    )
+    ev.budget = Budget(
+        arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits (moments with raised precision)",
+        quadrature="none",
+        tail_truncation="none",
+        search_gap="none: every alpha evaluated",
+    )
     return ev
 
 
@@ -75,8 +97,7 @@ def certify_baseline(column: str, p, sigma, steps, delta, alpha=None, extra_inpu
     p, sigma = parse_p(p, "p"), parse_sigma(sigma, "sigma")
     check_baseline_sigma(sigma, "sigma")
     steps, delta = parse_steps(steps, "steps"), parse_delta(delta, "delta")
-    inputs = {"sampling_rate": exact_str(p), "noise_multiplier": exact_str(sigma), "steps": str(steps),
-              "delta": exact_str(delta)}
+    inputs = {"sampling_rate": exact_str(p), "noise_multiplier": exact_str(sigma), "steps": str(steps), "delta": exact_str(delta)}
     if alpha is not None:
         inputs["alpha"] = str(parse_alpha(alpha, "alpha"))
     inputs.update(fixed_size_inputs(extra_inputs, p))
@@ -90,7 +111,19 @@ def certify_baseline(column: str, p, sigma, steps, delta, alpha=None, extra_inpu
     return escalate(attempt, what=f"the {column} column")
 
 
-register(KINDS["wang"], lambda i, w: evaluate("wang", i, w), validate, INPUTS, WITNESSES,
-         example=lambda: certify_baseline("wang", "1/100", "2", 1000, "1e-6"))
-register(KINDS["birrell"], lambda i, w: evaluate("birrell", i, w), validate, INPUTS, WITNESSES,
-         example=lambda: certify_baseline("birrell", "1/100", "2", 1000, "1e-6", alpha=8))
+register(
+    KINDS["wang"],
+    lambda i, w: evaluate("wang", i, w),
+    validate,
+    INPUTS,
+    WITNESSES,
+    example=lambda: certify_baseline("wang", "1/100", "2", 1000, "1e-6"),
+)
+register(
+    KINDS["birrell"],
+    lambda i, w: evaluate("birrell", i, w),
+    validate,
+    INPUTS,
+    WITNESSES,
+    example=lambda: certify_baseline("birrell", "1/100", "2", 1000, "1e-6", alpha=8),
+)

@@ -8,6 +8,7 @@ its upper endpoint is a certified upper bound on epsilon. The lossless column is
 rho(alpha) depends on (alpha, p, sigma) only, so it is cached per (p, sigma) and reused across T and
 delta (the tables vary T and delta at fixed p, sigma).
 """
+
 from __future__ import annotations
 
 from functools import lru_cache

@@ -15,6 +15,7 @@ every output of this module says so. dp-accounting is an optional dependency
 Composing the two directions separately and taking the max afterwards gives smaller numbers and is
 not the column (see the notes).
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -23,9 +24,9 @@ from ...balls import InputError
 
 DISCRETIZATION = 1e-4  # grid spacing of the published column (a float: this module is an estimate)
 #: most points of the one-step privacy-loss grid (sigma below about 0.36 would need more; 0.2 takes 1 GB)
-MAX_GRID = 2 * 10 ** 6
+MAX_GRID = 2 * 10**6
 #: most steps composed (the FFT composition grows with T; 10^6 steps take about a minute)
-MAX_STEPS = 10 ** 6
+MAX_STEPS = 10**6
 
 
 def check_inputs(p: float, sigma: float, T: int, delta: float) -> None:
@@ -44,17 +45,18 @@ def check_inputs(p: float, sigma: float, T: int, delta: float) -> None:
     D = 2 / sigma
     width = 2 * (min(D * D, 700.0) + 12 * D)
     if width / DISCRETIZATION > MAX_GRID:
-        raise InputError("--noise-multiplier",
-                         f"the lossless estimate's grid would need about {width / DISCRETIZATION:.2g} points "
-                         f"(limit {MAX_GRID:.0e}): sigma must be larger (about >= 0.36)")
+        raise InputError(
+            "--noise-multiplier",
+            f"the lossless estimate's grid would need about {width / DISCRETIZATION:.2g} points "
+            f"(limit {MAX_GRID:.0e}): sigma must be larger (about >= 0.36)",
+        )
 
 
 def _dp_accounting():
     try:
         from dp_accounting.pld import pld_pmf, privacy_loss_distribution, privacy_loss_mechanism
     except ImportError:  # pragma: no cover - exercised only without the extra
-        raise InputError("--accountant",
-                         "the lossless column needs dp-accounting: pip install '.[baselines]'") from None
+        raise InputError("--accountant", "the lossless column needs dp-accounting: pip install '.[baselines]'") from None
     return pld_pmf, privacy_loss_distribution, privacy_loss_mechanism
 
 
@@ -64,9 +66,9 @@ def one_step_pld(p: float, sigma: float, discretization: float = DISCRETIZATION)
     import math
 
     import numpy as np
+
     pld_pmf, PLD, M = _dp_accounting()
-    mechs = [M.GaussianPrivacyLoss(sigma, sensitivity=2, sampling_prob=p, adjacency_type=a)
-             for a in (M.AdjacencyType.REMOVE, M.AdjacencyType.ADD)]
+    mechs = [M.GaussianPrivacyLoss(sigma, sensitivity=2, sampling_prob=p, adjacency_type=a) for a in (M.AdjacencyType.REMOVE, M.AdjacencyType.ADD)]
     bounds = [m.connect_dots_bounds() for m in mechs]
     lo = min(b.epsilon_lower for b in bounds)
     hi = max(b.epsilon_upper for b in bounds)

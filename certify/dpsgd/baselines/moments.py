@@ -8,6 +8,7 @@ For the base pair N(0,1) vs N(Delta,1), Delta = 2/sigma, and integer k >= 0:
 M_k is an alternating sum whose terms are up to e^(k^2 Delta^2/2) times larger than the result, so
 it is evaluated at a working precision raised by the bits that cancel (two-sided enclosures).
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -16,7 +17,7 @@ from ...balls import arb, ctx, fmpq, fmpz
 
 
 def _M(k: int, sigma: fmpq) -> arb:
-    D2 = fmpq(4) / sigma ** 2  # Delta^2 = 4/sigma^2
+    D2 = fmpq(4) / sigma**2  # Delta^2 = 4/sigma^2
     target = ctx.prec
     extra = 2 * k + 32  # bits lost to cancellation: raised until the result is accurate (a choice, not a bound)
     while True:

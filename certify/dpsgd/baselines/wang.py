@@ -10,6 +10,7 @@ the replace-one sensitivity 2C):
 Every term is evaluated in balls, so the result encloses the exact value of this expression; the
 min of two balls is enclosed by Arb's ``min``.
 """
+
 from __future__ import annotations
 
 from ...balls import arb, ball, fmpq, fmpz
@@ -21,7 +22,7 @@ def rho_wang(alpha: int, p: fmpq, sigma: fmpq) -> arb:
     pb = ball(p)
     A = arb(1)
     for j in range(2, alpha + 1):
-        cap = 2 * (ball(fmpq(2 * j * (j - 1)) / sigma ** 2)).exp()   # 2 e^((j-1) eps_G(j))
+        cap = 2 * (ball(fmpq(2 * j * (j - 1)) / sigma**2)).exp()  # 2 e^((j-1) eps_G(j))
         term = (4 * B(j, sigma)).min(cap)
-        A += pb ** j * arb(fmpz.bin_uiui(alpha, j)) * term
+        A += pb**j * arb(fmpz.bin_uiui(alpha, j)) * term
     return A.log() / (alpha - 1)
