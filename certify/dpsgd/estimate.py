@@ -34,7 +34,7 @@ def _f_int(k: int) -> float:
         return math.inf
 
 
-def _log(q) -> float:
+def log_float(q) -> float:
     """log of a positive rational in floats, from its numerator and denominator (no underflow)."""
     return math.log(int(q.p)) - math.log(int(q.q))
 
@@ -72,6 +72,18 @@ def eps_float(prob: Problem, steps: int, log_delta: float) -> float:
     return _f_int(steps) * rho_float(prob) + math.log1p(-1 / al) - (log_delta + math.log(al)) / (al - 1)
 
 
+def argmin_unimodal(f, lo: int, hi: int) -> int:
+    """argmin over the integers in [lo, hi] of a unimodal ``f``, by binary search on the sign of
+    f(m + 1) - f(m) (a choice only: for a function that is not unimodal it returns a local minimum)."""
+    while lo < hi:
+        m = (lo + hi) // 2
+        if f(m + 1) < f(m):
+            lo = m + 1
+        else:
+            hi = m
+    return lo
+
+
 @lru_cache(maxsize=4096)
 def choose_alpha(p, sigma, steps: int, delta, lo: int = ALPHA_MIN, hi: int = ALPHA_MAX) -> tuple[int, int]:
     """argmin over integer alpha in [lo, hi] of the float estimate of (6), by binary search on the
@@ -80,7 +92,7 @@ def choose_alpha(p, sigma, steps: int, delta, lo: int = ALPHA_MIN, hi: int = ALP
     Only alphas admissible at this sigma are searched (``max_alpha``). Floats overflow to inf rather than
     raising (steps = 1e400 gives eps = inf at every alpha): any alpha is a valid choice (Corollary 1).
     Memoised on the exact inputs (a choice only: repeated queries skip it)."""
-    d = _log(delta)
+    d = log_float(delta)
     hi = max(lo, min(hi, max_alpha(sigma)))
     memo: dict[int, float] = {}
 
@@ -89,10 +101,4 @@ def choose_alpha(p, sigma, steps: int, delta, lo: int = ALPHA_MIN, hi: int = ALP
             memo[a] = eps_float(Problem(a, p, sigma), steps, d)
         return memo[a]
 
-    while lo < hi:
-        m = (lo + hi) // 2
-        if eps(m + 1) < eps(m):
-            lo = m + 1
-        else:
-            hi = m
-    return lo, len(memo)
+    return argmin_unimodal(eps, lo, hi), len(memo)

@@ -39,7 +39,7 @@ from ..dpsgd.certificates import (
     witness_json,
     witness_from_json,
 )
-from ..dpsgd.estimate import rho_float
+from ..dpsgd.estimate import argmin_unimodal, log_float, rho_float
 from ..dpsgd.problem import ALPHA_MAX, ALPHA_MIN, Problem, max_alpha, parse_alpha, parse_p
 from ..verify import register
 from .schedule import Schedule, is_schedule_input, parse_delta, schedule_from_inputs, schedule_inputs
@@ -74,10 +74,6 @@ def admissible_alpha_max(schedule: Schedule) -> int:
     return min(ALPHA_MAX, *(max_alpha(ph.noise_multiplier) for ph in schedule.phases))
 
 
-def _log(q: fmpq) -> float:
-    return math.log(int(q.p)) - math.log(int(q.q))
-
-
 def choose_alpha(schedule: Schedule, delta: fmpq) -> int:
     """Integer alpha minimising the float estimate of sum_i T_i rho_i(alpha) + conversion: a choice only.
 
@@ -85,7 +81,7 @@ def choose_alpha(schedule: Schedule, delta: fmpq) -> int:
     unimodal, Bok's Proposition 3; for the sum this is a heuristic, which is all a choice needs).
     """
     lo, hi = ALPHA_MIN, max(ALPHA_MIN, admissible_alpha_max(schedule))
-    log_delta = _log(delta)
+    log_delta = log_float(delta)
     memo: dict[int, float] = {}
 
     def eps(a: int) -> float:
@@ -97,13 +93,7 @@ def choose_alpha(schedule: Schedule, delta: fmpq) -> int:
             memo[a] = with_steps + math.log1p(-1 / a) - (log_delta + math.log(a)) / (a - 1)
         return memo[a]
 
-    while lo < hi:
-        m = (lo + hi) // 2
-        if eps(m + 1) < eps(m):
-            lo = m + 1
-        else:
-            hi = m
-    return lo
+    return argmin_unimodal(eps, lo, hi)
 
 
 def _merge(ev: Evaluation, sub: Evaluation, prefix: str, budget: dict) -> None:
@@ -125,18 +115,6 @@ def _hyp(ev: Evaluation, name: str, statement: str, lhs: str, rel: str, rhs: str
     if not ev.claim(name, statement, lhs, rel, rhs, "hypothesis"):
         raise InputError(name[4:], f"hypothesis fails: {statement}")
     return name
-
-
-def evaluate(
-    schedule: Schedule,
-    delta: fmpq,
-    alpha: int,
-    results: list,
-    epsilon_bound: str | None = None,
-    gamma_inputs: dict | None = None,
-    caches: list | None = None,
-) -> Evaluation:
-    return _evaluate(schedule, delta, alpha, results, epsilon_bound, gamma_inputs, caches)[0]
 
 
 def _evaluate(
@@ -234,7 +212,7 @@ def evaluate_renyi_bok_schedule(inputs: dict, witnesses: dict) -> Evaluation:
     if not isinstance(bound, str):
         raise InputError("epsilon_bound", "must be exact text")
     exact(bound, "epsilon_bound")
-    return evaluate(schedule, delta, alpha, _witness_list(witnesses), bound, gamma_inputs)
+    return _evaluate(schedule, delta, alpha, _witness_list(witnesses), bound, gamma_inputs)[0]
 
 
 def validate(inputs: dict) -> tuple[Schedule, fmpq, dict]:
