@@ -15,6 +15,7 @@ from pathlib import Path
 import mpmath as mp
 import pytest
 import reference_pld as R
+from fast_subset import fast_subset
 
 from certify.contract import FIXED_SIZE_REPLACE_ONE, POISSON_ADD_REMOVE
 from certify.pld import delta_interval
@@ -114,7 +115,11 @@ def test_three_step_table_covers_ten_sets_per_contract():
         assert len({(e["q"], e["sigma"]) for e in T3 if e["contract"] == c}) >= 10, c
 
 
-@pytest.mark.parametrize("entry", T3, ids=lambda e: f"{e['contract']}-q{e['q']}-s{e['sigma']}-e{e['eps']}")
+# fast suite: per contract the far tail (q = 0.001, sigma = 1), a mid case and a large q; CI runs all 40
+T3_FAST = [e for e in T3 if (e["q"], e["sigma"], e["eps"]) in {("0.001", "1", "0.3"), ("0.05", "1", "0.3"), ("0.5", "4", "0.8")}]
+
+
+@pytest.mark.parametrize("entry", fast_subset(T3, keep=T3_FAST), ids=lambda e: f"{e['contract']}-q{e['q']}-s{e['sigma']}-e{e['eps']}")
 def test_three_steps(entry):
     """T = 3 (both contracts; Poisson: worst direction): the reference lies in [delta_low, delta_up]."""
     with mp.workdps(R.DPS):
