@@ -229,3 +229,14 @@ def test_huge_noise_multiplier_certifies_quickly(contract, sigma):
     assert verify_text(cert.dumps()).ok
     up = exact(doc["witnesses"]["epsilon_upper"])
     assert 0 <= up < fmpq(1, 1000)
+
+
+def test_tiny_delta_certified_down_to_1e130_and_refused_below():
+    """delta = 1e-130 makes K = 482 bits (at 1e-300 the width guard once overflowed a float: a traceback,
+    and K = 1047 was beyond what the checker admits); below 1e-130: a one-line error naming --delta, exit 2."""
+    cert = certify_pld(FIXED_SIZE_REPLACE_ONE, "1/1000000", "1000000", 1, "1e-130")
+    assert verify_text(cert.dumps()).ok
+    base = [sys.executable, "-m", "certify", "dpsgd", "--accountant", "pld", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "10"]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run(base + ["--delta", "1e-131"], cwd=root, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1 and "--delta" in r.stderr and "1e-130" in r.stderr

@@ -23,10 +23,10 @@ from __future__ import annotations
 from ..balls import InputError, UndecidedError, exact, exact_str, fmpq, outward_rational, workprec
 from ..certificate import Certificate
 from ..contract import Contract, parse_contract
-from ..dpsgd.certificates import parse_delta, parse_steps
+from ..dpsgd.certificates import parse_steps
 from ..dpsgd.problem import parse_sigma
 from . import readoff
-from .accountant import DEFAULT_GRID, parse_grid, plan, run
+from .accountant import DEFAULT_GRID, parse_grid, parse_pld_delta, plan, run
 from .certificates import KIND, make_certificate, parse_rate
 from .discretise import EXTRA_PREC
 
@@ -55,7 +55,7 @@ def _parse(contract, sampling_rate, noise_multiplier, steps, grid):
 def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DEFAULT_GRID) -> Certificate:
     """Certified two-sided eps(delta) of DP-SGD by the PLD accountant (see the package docstring)."""
     c, q, sigma, T, h = _parse(contract, sampling_rate, noise_multiplier, steps, grid)
-    delta = parse_delta(delta)
+    delta = parse_pld_delta(delta)
     pl = plan(c, q, sigma, T, delta, h)
     names = tuple(p for p in pl.layouts)
     r = run(c, q, sigma, T, pl, lower=names[:1])
@@ -91,7 +91,7 @@ def delta_interval(contract, sampling_rate, noise_multiplier, steps, epsilon, gr
     (worst direction). ``delta_hint`` only sizes the window/truncation (smaller = tighter, slower)."""
     c, q, sigma, T, h = _parse(contract, sampling_rate, noise_multiplier, steps, grid)
     eps = exact(epsilon, "epsilon")
-    hint = parse_delta(delta_hint, "delta_hint")
+    hint = parse_pld_delta(delta_hint, "delta_hint")
     pl = plan(c, q, sigma, T, hint, h)
     r = run(c, q, sigma, T, pl)
     with workprec(pl.K + EXTRA_PREC):

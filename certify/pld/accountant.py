@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from ..balls import InputError, exact, exact_str, fmpq, require_in
 from ..contract import Contract
+from ..dpsgd.certificates import parse_delta
 from . import compose, discretise
 from .discretise import Layout
 from .pairs import Profile, profiles, shift
@@ -82,6 +83,19 @@ def _check_layout(lay: Layout, name: str = "--grid") -> None:
             f"one step would need {points} grid points over "
             f"{span} grid cells (at most {MAX_ONE_STEP_POINTS} / {MAX_ONE_STEP_SPAN}); use a coarser grid",
         )
+
+
+#: the smallest target delta the PLD accountant takes: K = bits_for(delta) must stay within the checker's
+#: admissible K (at most 512 bits: delta >= 2^-462, about 8e-140)
+MIN_DELTA = fmpq(1, 10**130)
+
+
+def parse_pld_delta(value, name: str = "--delta") -> fmpq:
+    """A target delta for the PLD accountant: exact, in [1e-130, 1) (K, the bits of the masses, grows as log2(1/delta))."""
+    delta = parse_delta(value, name)
+    if delta < MIN_DELTA:
+        raise InputError(name, "the PLD accountant needs delta in [1e-130, 1) (the masses carry log2(1/delta) + 50 bits), got a smaller delta")
+    return delta
 
 
 def bits_for(delta: fmpq) -> int:
@@ -156,10 +170,12 @@ def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: t
 def _guard_width(s, steps: int) -> None:
     """Refuse before composing when the T-fold measure cannot fit MAX_ATOMS: its bulk spans about
     24 standard deviations of the summed loss, sqrt(T) times the one-step one (float estimate, used only
-    to refuse)."""
-    total = float(sum(s.masses)) or 1.0
-    mean = sum(i * float(m) for i, m in enumerate(s.masses)) / total
-    var = sum((i - mean) ** 2 * float(m) for i, m in enumerate(s.masses)) / total
+    to refuse; the composition still refuses exactly if a product outgrows MAX_ATOMS)."""
+    drop = max(0, max((int(m).bit_length() for m in s.masses), default=0) - 60)  # K may exceed a float's range
+    masses = [float(int(m) >> drop) for m in s.masses]
+    total = sum(masses) or 1.0
+    mean = sum(i * m for i, m in enumerate(masses)) / total
+    var = sum((i - mean) ** 2 * m for i, m in enumerate(masses)) / total
     est = 24 * math.sqrt(steps * var)
     if est > compose.MAX_ATOMS:
         raise InputError(

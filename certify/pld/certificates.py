@@ -34,11 +34,11 @@ from __future__ import annotations
 from ..balls import InputError, ball, exact, exact_str, fmpq, workprec, require_in
 from ..certificate import Budget, Certificate, Evaluation
 from ..contract import CONTRACT_FIELDS, contract_from_inputs, parse_contract
-from ..dpsgd.certificates import parse_delta, parse_steps
+from ..dpsgd.certificates import parse_steps
 from ..dpsgd.problem import parse_sigma
 from ..verify import register
 from . import readoff
-from .accountant import Plan, parse_grid, run
+from .accountant import Plan, parse_grid, parse_pld_delta, run
 from .discretise import EXTRA_PREC
 
 KIND = "pld/dpsgd"
@@ -61,7 +61,7 @@ def parse_inputs(inputs: dict):
     q = parse_rate(inputs.get("sampling_rate"), contract)
     sigma = parse_sigma(inputs.get("noise_multiplier"))
     steps = parse_steps(inputs.get("steps"))
-    delta = parse_delta(inputs.get("delta"))
+    delta = parse_pld_delta(inputs.get("delta"))
     h = parse_grid(inputs.get("grid"))
     return contract, q, sigma, steps, delta, h
 
