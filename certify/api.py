@@ -61,8 +61,11 @@ def _fraction(q: fmpq) -> Fraction:
 
 
 def _float_up(x: Fraction) -> float:
-    """The smallest float >= x (a convenience value that never understates a bound)."""
-    f = float(x)
+    """The smallest float >= x (a convenience value that never understates a bound; inf beyond the float range)."""
+    try:
+        f = float(x)
+    except OverflowError:
+        return math.inf
     if Fraction(f) < x:
         f = math.nextafter(f, math.inf)
     return f
