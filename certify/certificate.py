@@ -231,15 +231,40 @@ class Evaluation:
     def decide(self, lhs: str, relation: str, rhs: str) -> Tri:
         return compare(self.operand(lhs), relation, self.operand(rhs))
 
-    def claim(self, name: str, statement: str, lhs: str, relation: str, rhs: str, equation: str = "") -> bool:
+    def claim(self, name: str, statement: str, lhs: str, relation: str, rhs: str, equation: str = "", *, values: tuple | None = None) -> bool:
         """Decide and record a claim (true or false, as the balls decide it); return whether it holds.
 
         Raises UndecidedError when the balls cannot decide it. A false claim is recorded as false: the
-        caller decides what it means (a producer refuses bad input before it gets here).
+        caller decides what it means (a producer refuses bad input before it gets here). A claim between
+        two exact numbers (e.g. a hypothesis "q <= 1" on an input) is decided exactly, in rationals: always
+        decided, and the same answer as the balls give whenever they decide it. ``values`` (optional) are
+        the exact operands the caller already holds, saving a parse; each must print as its text
+        (:func:`certify.balls.exact_str`), else ValueError: the recorded text stays the statement.
         """
-        holds = decide(self.operand(lhs), relation, self.operand(rhs), f"claim {name!r} ({statement}) is undecided")
+        if values is None:
+            a, b = self.operand(lhs), self.operand(rhs)
+        else:
+            a, b = (_exact_value(ref, v) if ref not in self.quantities else self.quantities[ref].value for ref, v in zip((lhs, rhs), values))
+        if isinstance(a, fmpq) and isinstance(b, fmpq):
+            if relation not in _EXACT_RELATIONS:
+                raise ValueError(f"unknown relation {relation!r}")
+            holds = _EXACT_RELATIONS[relation](a, b)
+        else:
+            holds = decide(a, relation, b, f"claim {name!r} ({statement}) is undecided")
         self.claims.append(Claim(name, statement, lhs, relation, rhs, holds, equation))
         return holds
+
+
+#: the relations of a claim, decided exactly between two rationals
+_EXACT_RELATIONS = {"<=": fmpq.__le__, "<": fmpq.__lt__, ">=": fmpq.__ge__, ">": fmpq.__gt__}
+
+
+def _exact_value(ref: str, value) -> fmpq:
+    """``value`` as an exact operand, checked to print as the claim's text ``ref`` (else ValueError)."""
+    v = value if isinstance(value, fmpq) else fmpq(value)
+    if (str(v.p) if v.q == 1 else f"{v.p}/{v.q}") != ref:
+        raise ValueError(f"claim operand {ref!r} is not the text of the value {v}")
+    return v
 
 
 @lru_cache(maxsize=1024)

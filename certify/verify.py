@@ -54,6 +54,7 @@ be identical. ``software`` is informational: outside the digest, and not vouched
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -372,9 +373,11 @@ def _compare_quantities(doc: dict, ev: Evaluation, evs: _Evaluations, rep: Repor
         rec = recorded[name]
         if not isinstance(rec, dict):
             continue  # reported by the layout check
+        # a short enclosure re-derived at the recorded precision: every check below in integers first
+        small = _small_ball(rec.get("ball")) if evs.prec == evs.rec and not q.bound else None
         try:
             _check_ball_size(rec.get("ball"))
-            mid_rad = ball_from_json(rec.get("ball"))
+            mid_rad = None if small is not None else ball_from_json(rec.get("ball"))
         except (KeyError, TypeError, ValueError) as err:
             rep.bad(f"quantity {name}: malformed ball ({str(err)[:120]})")
             continue
@@ -388,6 +391,11 @@ def _compare_quantities(doc: dict, ev: Evaluation, evs: _Evaluations, rep: Repor
                 rep.bad(f"quantity {name}: {key} recorded as {rec.get(key)!r}, re-derived {want!r}")
                 break
         else:
+            if small is not None:
+                if _small_ball_proved(small, q.value, evs.rec, rec):
+                    rep.good(f"quantity {name} {q.equation} in [{rec['lower']}, {rec['upper']}]")
+                    continue
+                mid_rad = ball_from_json(rec.get("ball"))  # the general path finds and reports what is wrong
             proved_at = _prove_quantity(name, mid_rad, q, evs, rep)
             if proved_at is None:
                 continue
@@ -397,6 +405,104 @@ def _compare_quantities(doc: dict, ev: Evaluation, evs: _Evaluations, rep: Repor
                 continue
             what = f"<= {rec['upper']}" if q.bound == "upper" else f"in [{rec['lower']}, {rec['upper']}]"
             rep.good(f"quantity {name} {q.equation} {what}{proved_at}")
+
+
+# --------------------------------------------------------------------------------------------
+# The same checks in integers, for short balls (the common case): a recorded ball whose mantissas have at
+# most _SMALL_DIGITS digits and whose exponents are at most _SMALL_EXPONENT in absolute value, and a
+# recomputed ball of that size, are compared as dyadics m 2^e with Python integers instead of rationals.
+# _small_ball_proved accepts exactly when the general path (_check_ball_size, ball_from_json,
+# _prove_quantity at the recorded precision, lower_decimal/upper_decimal) accepts; when it does not accept,
+# the general path runs and reports. Nothing is cached: every call re-derives from the certificate at hand.
+# --------------------------------------------------------------------------------------------
+_SMALL_DIGITS, _SMALL_EXPONENT = 300, 4096
+_SMALL_MANTISSA = re.compile(r"-?[0-9]{1,%d}" % _SMALL_DIGITS)
+#: the text _round_decimal writes for a nonzero number at DIGITS significant digits: d.ddd...e<exponent>
+_DECIMAL_TEXT = re.compile(r"(-?)([1-9])%s" % (r"\.([0-9]{%d})" % (DIGITS - 1) if DIGITS > 1 else "()") + r"e(0|-?[1-9][0-9]{0,5})")
+
+
+def _small_dyadic(pair) -> tuple[int, int] | None:
+    if type(pair) is not list or len(pair) != 2:
+        return None
+    m, e = pair
+    if type(m) is not str or type(e) is not int or abs(e) > _SMALL_EXPONENT or not _SMALL_MANTISSA.fullmatch(m):
+        return None
+    return int(m), e
+
+
+def _small_ball(obj) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """((mid mantissa, exponent), (rad mantissa, exponent)) of a short, well-formed serialised ball, else None."""
+    if type(obj) is not dict or len(obj) != 2:
+        return None
+    mid, rad = _small_dyadic(obj.get("mid")), _small_dyadic(obj.get("rad"))
+    if mid is None or rad is None or rad[0] < 0:
+        return None
+    return mid, rad
+
+
+def _dy_add(a: int, ea: int, b: int, eb: int) -> tuple[int, int]:
+    """a 2^ea + b 2^eb, exactly, as (mantissa, exponent)."""
+    e = min(ea, eb)
+    return (a << (ea - e)) + (b << (eb - e)), e
+
+
+def _dy_le(x: tuple[int, int], y: tuple[int, int]) -> bool:
+    """x <= y for dyadics (mantissa, exponent), exactly."""
+    (a, ea), (b, eb) = x, y
+    return (a << (ea - eb)) <= b if ea >= eb else a <= (b << (eb - ea))
+
+
+def _small_ball_proved(small, value, rec_prec: int, rec: dict) -> bool:
+    """The recomputed ``value`` (at the recorded precision) proves the recorded enclosure ``small``: the recorded
+    ball contains it, is at most twice as wide up to the slack of :func:`_prove_quantity`, and ``lower``/``upper``
+    are its outward roundings. False also when a number is not short (then the general path decides)."""
+    (m, em), (r, er) = small
+    vm, ve = value.mid().man_exp()
+    vr, vre = value.rad().man_exp()
+    vm, ve, vr, vre = int(vm), int(ve), int(vr), int(vre)
+    if max(abs(ve), abs(vre)) > _SMALL_EXPONENT or max(vm.bit_length(), vr.bit_length()) > 4 * _SMALL_EXPONENT:
+        return False
+    lo, hi = _dy_add(m, em, -r, er), _dy_add(m, em, r, er)
+    if not (_dy_le(lo, _dy_add(vm, ve, -vr, vre)) and _dy_le(_dy_add(vm, ve, vr, vre), hi)):
+        return False
+    if not _dy_le((r, er), _dy_add(2 * vr, vre, abs(m), em - (rec_prec - 4))):  # r <= 2 r_new + |m| 2^-(R-4)
+        return False
+    return _is_outward_decimal(rec.get("lower"), lo, up=False) and _is_outward_decimal(rec.get("upper"), hi, up=True)
+
+
+def _is_outward_decimal(text, x: tuple[int, int], up: bool) -> bool:
+    """``text == upper_decimal(x, DIGITS)`` (``up``) or ``lower_decimal(x, DIGITS)`` for the dyadic x, exactly.
+
+    The written decimal is sign, mantissa M (DIGITS digits) and exponent e: it is the outward rounding of x iff
+    e = floor(log10 |x|) and M is the rounding of s = |x| 10^(DIGITS-1-e) away from zero (up for x >= 0 and
+    ``up``) or towards zero, or, after a carry, M = 10^(DIGITS-1) with 10 s in (10^DIGITS - 1, 10^DIGITS) when
+    rounding away. False when the exponent is not short (then the general path decides).
+    """
+    if type(text) is not str:
+        return False
+    xm, xe = x
+    if xm == 0:
+        return text == "0"
+    found = _DECIMAL_TEXT.fullmatch(text)
+    if found is None:
+        return False
+    neg = xm < 0
+    if (found.group(1) == "-") is not neg:
+        return False
+    mant, e = int(found.group(2) + found.group(3)), int(found.group(4))
+    if abs(e) > _SMALL_EXPONENT:
+        return False
+    num, den = (abs(xm) << xe, 1) if xe >= 0 else (abs(xm), 1 << -xe)
+    k = DIGITS - 1 - e
+    if k >= 0:
+        num *= 10**k
+    else:
+        den *= 10 ** (-k)
+    low, high = 10 ** (DIGITS - 1), 10**DIGITS
+    away = up is not neg
+    if low * den <= num < high * den:  # floor(log10 |x|) = e
+        return (mant - 1) * den < num <= mant * den if away else mant * den <= num < (mant + 1) * den
+    return away and mant == low and (high - 1) * den < 10 * num < high * den  # the carry into a new digit
 
 
 def _prove_quantity(name, mid_rad, q, evs: _Evaluations, rep: Report) -> str | None:

@@ -67,16 +67,17 @@ def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | 
         )
     ev = Evaluation()
     for i, ph in enumerate(schedule.phases):
-        q, s = exact_str(ph.sampling_rate), exact_str(ph.noise_multiplier)
-        _hyp(ev, f"hyp:phase[{i}].sampling_rate>0", f"phase {i}: sampling rate q = {q} > 0", q, ">", "0")
-        _hyp(ev, f"hyp:phase[{i}].sampling_rate<=1", f"phase {i}: sampling rate q = {q} <= 1", q, "<=", "1")
-        _hyp(ev, f"hyp:phase[{i}].noise_multiplier>0", f"phase {i}: noise multiplier sigma = {s} > 0", s, ">", "0")
-        _hyp(ev, f"hyp:phase[{i}].steps>=1", f"phase {i}: steps T = {ph.steps} >= 1", str(ph.steps), ">=", "1")
+        qv, sv = ph.sampling_rate, ph.noise_multiplier
+        q, s = exact_str(qv), exact_str(sv)
+        _hyp(ev, f"hyp:phase[{i}].sampling_rate>0", f"phase {i}: sampling rate q = {q} > 0", q, ">", "0", (qv, _ZERO))
+        _hyp(ev, f"hyp:phase[{i}].sampling_rate<=1", f"phase {i}: sampling rate q = {q} <= 1", q, "<=", "1", (qv, _ONE))
+        _hyp(ev, f"hyp:phase[{i}].noise_multiplier>0", f"phase {i}: noise multiplier sigma = {s} > 0", s, ">", "0", (sv, _ZERO))
+        _hyp(ev, f"hyp:phase[{i}].steps>=1", f"phase {i}: steps T = {ph.steps} >= 1", str(ph.steps), ">=", "1", (fmpq(ph.steps), _ONE))
     d, a = exact_str(delta), exact_str(alpha)
-    _hyp(ev, "hyp:delta>0", f"delta = {d} > 0", d, ">", "0")
-    _hyp(ev, "hyp:delta<1", f"delta = {d} < 1", d, "<", "1")
-    _hyp(ev, "hyp:alpha>1", f"Rényi order alpha = {a} > 1 (the conversion needs alpha > 1)", a, ">", "1")
-    _hyp(ev, f"hyp:alpha<={ALPHA_MAX}", f"Rényi order alpha = {a} <= {ALPHA_MAX}", a, "<=", str(ALPHA_MAX))
+    _hyp(ev, "hyp:delta>0", f"delta = {d} > 0", d, ">", "0", (delta, _ZERO))
+    _hyp(ev, "hyp:delta<1", f"delta = {d} < 1", d, "<", "1", (delta, _ONE))
+    _hyp(ev, "hyp:alpha>1", f"Rényi order alpha = {a} > 1 (the conversion needs alpha > 1)", a, ">", "1", (alpha, _ONE))
+    _hyp(ev, f"hyp:alpha<={ALPHA_MAX}", f"Rényi order alpha = {a} <= {ALPHA_MAX}", a, "<=", str(ALPHA_MAX), (alpha, _ALPHA_MAX))
 
     integer = alpha.q == 1
     ev.add("alpha", ball(alpha), "witness", "Rényi order (chosen by float estimates; any alpha > 1 is valid)", integer=integer)
@@ -130,8 +131,12 @@ def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | 
     return ev
 
 
-def _hyp(ev: Evaluation, name: str, statement: str, lhs: str, rel: str, rhs: str) -> None:
-    if not ev.claim(name, statement, lhs, rel, rhs, "hypothesis"):
+_ZERO, _ONE, _ALPHA_MAX = fmpq(0), fmpq(1), fmpq(ALPHA_MAX)
+
+
+def _hyp(ev: Evaluation, name: str, statement: str, lhs: str, rel: str, rhs: str, values: tuple) -> None:
+    """A hypothesis on exact inputs (decided exactly; ``values`` are the parsed operands of ``lhs``, ``rhs``)."""
+    if not ev.claim(name, statement, lhs, rel, rhs, "hypothesis", values=values):
         raise InputError(name[4:], f"hypothesis fails: {statement}")
 
 

@@ -48,7 +48,9 @@ ALPHA_MAX = 4096
 
 
 @lru_cache(maxsize=4096)
-def _log_A_int_cached(alpha: int, q: fmpq, sigma: fmpq, prec: int) -> arb:
+def _log_A_int_cached(alpha: int, qp: int, qq: int, sp: int, sq: int, prec: int) -> arb:
+    # keyed on the integers of q = qp/qq and sigma = sp/sq (hashing an fmpq costs microseconds)
+    q, sigma = fmpq(qp, qq), fmpq(sp, sq)
     if q == 1:  # only k = alpha survives: A = exp(alpha(alpha-1)/(2 sigma^2))
         return ball(fmpq(alpha * (alpha - 1), 2) / (sigma * sigma))
     # A - 1 = sum_k w_k (exp(k(k-1)c) - 1) with the binomial weights w_k = C(alpha,k)(1-q)^(alpha-k) q^k
@@ -56,8 +58,10 @@ def _log_A_int_cached(alpha: int, q: fmpq, sigma: fmpq, prec: int) -> arb:
     # log A = log1p(A - 1) keeps full relative accuracy even when A - 1 is tiny (q -> 0 or sigma -> oo).
     # A term is w_k expm1(x_k) when x_k = k(k-1)c < 1, else t_k - w_k with t_k = w_k exp(x_k) >= e w_k
     # (that difference loses at most two bits); w_k and t_k follow from their exact term ratios.
+    # The ball operations are exactly those of the first version (issued certificates re-derive to the
+    # same balls); only Python overhead was removed (ball() of a rational inlined as arb(p) / arb(q)).
     c = 1 / ball(2 * sigma * sigma)
-    E = (2 * c).exp()  # exp(1/sigma^2) = exp(x_(k+1) - x_k) / exp(x_k - x_(k-1))
+    E = (2 * c).exp()
     r = q / (1 - q)
     two_s2 = 2 * sigma * sigma
     w = ball(1 - q) ** alpha  # w_0
@@ -65,7 +69,8 @@ def _log_A_int_cached(alpha: int, q: fmpq, sigma: fmpq, prec: int) -> arb:
     g = arb(1)  # exp(k/sigma^2) = exp(x_(k+1) - x_k) at the current k
     excess = arb(0)
     for k in range(alpha):
-        ratio = ball(r * fmpq(alpha - k, k + 1))  # w_(k+1) / w_k
+        x = r * fmpq(alpha - k, k + 1)  # w_(k+1) / w_k, exact
+        ratio = arb(x.p) if x.q == 1 else arb(x.p) / arb(x.q)  # = ball(x)
         w = w * ratio
         t = t * g * ratio
         g = g * E
@@ -82,7 +87,7 @@ def log_A_int(alpha: int, q: fmpq, sigma: fmpq) -> arb:
     """
     if alpha == 1:
         return arb(0)
-    return _log_A_int_cached(int(alpha), q, sigma, ctx.prec)
+    return _log_A_int_cached(int(alpha), int(q.p), int(q.q), int(sigma.p), int(sigma.q), ctx.prec)
 
 
 def K_ball(alpha: fmpq, q: fmpq, sigma: fmpq) -> arb:
