@@ -134,7 +134,7 @@ def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | 
 _ZERO, _ONE, _ALPHA_MAX = fmpq(0), fmpq(1), fmpq(ALPHA_MAX)
 
 
-def _hyp(ev: Evaluation, name: str, statement: str, lhs: str, rel: str, rhs: str, values: tuple) -> None:
+def _hyp(ev: Evaluation, name: str, statement: str, lhs: str, rel: str, rhs: str, values: tuple | None = None) -> None:
     """A hypothesis on exact inputs (decided exactly; ``values`` are the parsed operands of ``lhs``, ``rhs``)."""
     if not ev.claim(name, statement, lhs, rel, rhs, "hypothesis", values=values):
         raise InputError(name[4:], f"hypothesis fails: {statement}")
