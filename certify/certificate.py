@@ -186,6 +186,8 @@ class Evaluation:
     conclusions: list[Conclusion] = field(default_factory=list)
     #: where the width went (quotes the working precision): set by the evaluator, re-derived by the checker
     budget: Budget = field(default_factory=Budget)
+    #: exact claim operands supplied by the caller (``claim(values=...)``), by their checked text
+    _exact_texts: dict = field(default_factory=dict, repr=False, compare=False)
 
     def add(self, name: str, value: arb, equation: str, description: str = "", integer: bool = False, bound: str = "") -> arb:
         if not value.is_finite():
@@ -223,6 +225,22 @@ class Evaluation:
             out.append(f"{c.statement}: does not hold ({', '.join(self.claim_named(b).statement for b in bad)} fails)")
         return out
 
+    def _given(self, ref: str, value) -> arb | fmpq:
+        """The operand ``ref`` with its exact value supplied by the caller: checked to print as ``ref`` (once per
+        text and evaluation; ValueError otherwise). A quantity's name stands for the quantity's ball."""
+        q = self.quantities.get(ref)
+        if q is not None:
+            return q.value
+        v = value if type(value) is fmpq else fmpq(value)
+        known = self._exact_texts.get(ref)
+        if known is None:
+            if (str(v.p) if v.q == 1 else f"{v.p}/{v.q}") != ref:
+                raise ValueError(f"claim operand {ref!r} is not the text of the value {v}")
+            self._exact_texts[ref] = v
+        elif known != v:
+            raise ValueError(f"claim operand {ref!r} is not the text of the value {v}")
+        return v
+
     def operand(self, ref: str) -> arb | fmpq:
         if ref in self.quantities:
             return self.quantities[ref].value
@@ -244,11 +262,10 @@ class Evaluation:
         if values is None:
             a, b = self.operand(lhs), self.operand(rhs)
         else:
-            a, b = (_exact_value(ref, v) if ref not in self.quantities else self.quantities[ref].value for ref, v in zip((lhs, rhs), values))
-        if isinstance(a, fmpq) and isinstance(b, fmpq):
-            if relation not in _EXACT_RELATIONS:
-                raise ValueError(f"unknown relation {relation!r}")
-            holds = _EXACT_RELATIONS[relation](a, b)
+            a, b = self._given(lhs, values[0]), self._given(rhs, values[1])
+        exact_relation = _EXACT_RELATIONS.get(relation)
+        if exact_relation is not None and type(a) is fmpq and type(b) is fmpq:
+            holds = exact_relation(a, b)
         else:
             holds = decide(a, relation, b, f"claim {name!r} ({statement}) is undecided")
         self.claims.append(Claim(name, statement, lhs, relation, rhs, holds, equation))
@@ -257,14 +274,6 @@ class Evaluation:
 
 #: the relations of a claim, decided exactly between two rationals
 _EXACT_RELATIONS = {"<=": fmpq.__le__, "<": fmpq.__lt__, ">=": fmpq.__ge__, ">": fmpq.__gt__}
-
-
-def _exact_value(ref: str, value) -> fmpq:
-    """``value`` as an exact operand, checked to print as the claim's text ``ref`` (else ValueError)."""
-    v = value if isinstance(value, fmpq) else fmpq(value)
-    if (str(v.p) if v.q == 1 else f"{v.p}/{v.q}") != ref:
-        raise ValueError(f"claim operand {ref!r} is not the text of the value {v}")
-    return v
 
 
 @lru_cache(maxsize=1024)
