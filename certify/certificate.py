@@ -209,7 +209,16 @@ class Evaluation:
         It holds iff its claim holds and every hypothesis holds; return whether it holds.
         """
         hyps = tuple(hypotheses)
-        holds = self.claim_named(claim).holds and all(self.claim_named(h).holds for h in hyps)
+        first: dict[str, Claim] = {}
+        for c in self.claims:  # claim_named: the first claim of each name
+            first.setdefault(c.name, c)
+
+        def named(n: str) -> Claim:
+            if n not in first:
+                raise KeyError(f"no claim named {n!r}")
+            return first[n]
+
+        holds = named(claim).holds and all(named(h).holds for h in hyps)
         self.conclusions.append(Conclusion(name, statement, claim, hyps, holds))
         return holds
 

@@ -62,14 +62,14 @@ def _log_A_int_cached(alpha: int, qp: int, qq: int, sp: int, sq: int, prec: int)
     # same balls); only Python overhead was removed (ball() of a rational inlined as arb(p) / arb(q)).
     c = 1 / ball(2 * sigma * sigma)
     E = (2 * c).exp()
-    r = q / (1 - q)
-    two_s2 = 2 * sigma * sigma
+    rp, rq = qp, qq - qp  # r = q / (1 - q) = rp / rq
+    two_s2 = int((2 * sigma * sigma).ceil())  # an integer n is < 2 sigma^2 iff n < ceil(2 sigma^2)
     w = ball(1 - q) ** alpha  # w_0
     t = w  # t_0 = w_0 exp(0)
     g = arb(1)  # exp(k/sigma^2) = exp(x_(k+1) - x_k) at the current k
     excess = arb(0)
     for k in range(alpha):
-        x = r * fmpq(alpha - k, k + 1)  # w_(k+1) / w_k, exact
+        x = fmpq(rp * (alpha - k), rq * (k + 1))  # w_(k+1) / w_k = r (alpha - k) / (k + 1), exact (in lowest terms)
         ratio = arb(x.p) if x.q == 1 else arb(x.p) / arb(x.q)  # = ball(x)
         w = w * ratio
         t = t * g * ratio
