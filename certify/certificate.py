@@ -291,9 +291,14 @@ def exact_operand(ref: str) -> fmpq:
     return exact(ref, ref)
 
 
+#: the encoder of the canonical form, built once (``json.dumps`` with these options builds one per call)
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
 def canonical(obj: Any) -> str:
-    """Canonical JSON text (sorted keys, no spaces) used for the digest."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    """Canonical JSON text (sorted keys, no spaces) used for the digest: ``json.dumps(obj, sort_keys=True,
+    separators=(",", ":"), ensure_ascii=True)``, character for character."""
+    return _CANONICAL.encode(obj)
 
 
 CHECKED_KEYS = ("schema", "kind", "precision", "inputs", "quantities", "claims", "conclusions", "witnesses", "budget")

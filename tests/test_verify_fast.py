@@ -163,3 +163,17 @@ def test_edited_balls_and_decimals_are_rejected_on_the_fast_path():
             rep = verify_document(_reseal(d))
             assert rep.exit_code == 4, (name, key, value, rep.problems)
             assert any(name in p for p in rep.problems)
+
+
+def test_canonical_form_is_json_dumps_character_for_character():
+    from certify.certificate import canonical
+
+    doc = _poisson_doc()
+    objs = [doc, "a", 1, None, 2.5, float("nan"), [1, {"b": "é\u2028", "a": [True, None]}], {"x": {"z": 1, "y": [{}, []]}}, {1: "int key"}]
+    for o in objs:
+        assert canonical(o) == json.dumps(o, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    for bad in ({"a": object()}, {("t",): 1}, {"a": 1, 2: 3}):
+        with pytest.raises(TypeError):
+            canonical(bad)
+        with pytest.raises(TypeError):
+            json.dumps(bad, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
