@@ -376,8 +376,10 @@ def _compare_quantities(doc: dict, ev: Evaluation, evs: _Evaluations, rep: Repor
         # a short enclosure re-derived at the recorded precision: every check below in integers first
         small = _small_ball(rec.get("ball")) if evs.prec == evs.rec and not q.bound else None
         try:
-            _check_ball_size(rec.get("ball"))
-            mid_rad = None if small is not None else ball_from_json(rec.get("ball"))
+            mid_rad = None
+            if small is None:  # (a short ball passed stricter checks than these)
+                _check_ball_size(rec.get("ball"))
+                mid_rad = ball_from_json(rec.get("ball"))
         except (KeyError, TypeError, ValueError) as err:
             rep.bad(f"quantity {name}: malformed ball ({str(err)[:120]})")
             continue
@@ -395,7 +397,8 @@ def _compare_quantities(doc: dict, ev: Evaluation, evs: _Evaluations, rep: Repor
                 if _small_ball_proved(small, q.value, evs.rec, rec):
                     rep.good(f"quantity {name} {q.equation} in [{rec['lower']}, {rec['upper']}]")
                     continue
-                mid_rad = ball_from_json(rec.get("ball"))  # the general path finds and reports what is wrong
+                _check_ball_size(rec.get("ball"))  # the general path finds and reports what is wrong
+                mid_rad = ball_from_json(rec.get("ball"))
             proved_at = _prove_quantity(name, mid_rad, q, evs, rep)
             if proved_at is None:
                 continue
