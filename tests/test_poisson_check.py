@@ -137,3 +137,32 @@ def test_resealed_edits_of_issued_certificates_are_rejected(path):
     for d, code in edits:
         rep = verify_document(_reseal(d))
         assert rep.exit_code == code, rep.problems
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("epsilon_bound", "abc"),
+        ("epsilon_bound", "nan"),
+        ("epsilon_bound", "inf"),
+        ("epsilon_bound", "1e999999999"),
+        ("epsilon_bound", "1/0"),
+        ("epsilon_bound", 5),
+        ("epsilon_bound", None),
+        ("alpha", "nan"),
+        ("alpha", 1.5),
+        ("alpha", "4097"),
+        ("alpha", "1"),
+        ("alpha", "9" * 5000),
+        ("alpha", [2]),
+        ("fractional", "simpson"),
+        ("fractional", None),
+    ],
+)
+def test_forged_witnesses_are_rejected_without_a_traceback(key, value):
+    with open(ISSUED[0], encoding="utf-8") as fh:
+        doc = json.load(fh)
+    doc["witnesses"][key] = value
+    rep = verify_document(_reseal(doc))
+    assert rep.exit_code in (4, 5), rep.problems
+    assert rep.problems

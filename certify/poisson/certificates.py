@@ -26,7 +26,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ..balls import InputError, arb, ball, ball_endpoints, exact, exact_str, fmpq, upper_decimal, require_in
-from ..certificate import Budget, Evaluation
+from ..certificate import Budget, Evaluation, exact_operand
 from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
 from .rdp import ALPHA_MAX, rdp_ball
@@ -169,7 +169,10 @@ def evaluate_renyi_poisson(inputs: dict, witnesses: dict) -> Evaluation:
     bound = witnesses["epsilon_bound"]
     if not isinstance(bound, str):
         raise InputError("epsilon_bound", "must be exact text")
-    exact(bound, "epsilon_bound")
+    try:  # parsed as the claim "dp" will read it (memoised there), errors named as the witness
+        exact_operand(bound)
+    except InputError as err:
+        raise InputError("epsilon_bound", err.message) from None
     return evaluate(schedule, delta, alpha, bound, fractional)
 
 
