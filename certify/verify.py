@@ -327,13 +327,13 @@ def _check_layout(doc: dict, spec: KindSpec, rep: Report) -> None:
     for name, q in doc["quantities"].items():
         if not isinstance(q, dict):
             rep.bad(f"quantity {name}: not an object")
-        elif set(q) - QUANTITY_KEYS:
+        elif not q.keys() <= QUANTITY_KEYS:
             rep.bad(f"quantity {name}: unknown key(s) {', '.join(sorted(set(q) - QUANTITY_KEYS))[:200]}")
     for what, entries, keys in (("claims", doc["claims"], CLAIM_KEYS), ("conclusions", doc["conclusions"], CONCLUSION_KEYS)):
         for i, e in enumerate(entries):
             if not isinstance(e, dict):
                 rep.bad(f"{what}[{i}]: not an object")
-            elif set(e) != keys:
+            elif e.keys() != keys:
                 diff = sorted(set(e) ^ keys)
                 rep.bad(f"{what}[{i}]: unknown or missing key(s) {', '.join(map(str, diff))[:200]}")
 
