@@ -51,7 +51,7 @@ def parse_rate(value, contract, name: str = "--sampling-rate") -> fmpq:
 
 
 INPUTS = CONTRACT_FIELDS + ("sampling_rate", "noise_multiplier", "steps", "delta", "grid")
-WITNESSES = ("K", "tau", "layouts", "epsilon_upper", "epsilon_lower", "lower_profiles")
+WITNESSES = ("K", "tau", "layouts", "add_from", "epsilon_upper", "epsilon_lower", "lower_profiles")
 
 
 def parse_inputs(inputs: dict):
