@@ -52,11 +52,12 @@ def _parse(contract, sampling_rate, noise_multiplier, steps, grid):
     return (c, parse_rate(sampling_rate, c), parse_sigma(noise_multiplier), parse_steps(steps), parse_grid(grid, "--grid"))
 
 
-def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DEFAULT_GRID, *, derive_add: bool = True) -> Certificate:
+def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DEFAULT_GRID, *, derive_add: bool | None = None) -> Certificate:
     """Certified two-sided eps(delta) of DP-SGD by the PLD accountant (see the package docstring).
 
-    ``derive_add`` (Poisson): read the add direction off the remove chains (default); False composes both
-    directions (the pre-issue-13 path, about 1.6x slower; kept for comparison and old certificates)."""
+    ``derive_add`` (Poisson): None (default) reads the add direction off the remove chains when the float
+    estimate of eps is at most about 13.9 (:data:`~.accountant.MAX_EPS_BITS`) and composes both directions
+    beyond; True always derives, False never (the pre-issue-13 path; kept for comparison and old certificates)."""
     c, q, sigma, T, h = _parse(contract, sampling_rate, noise_multiplier, steps, grid)
     delta = parse_pld_delta(delta)
     pl = plan(c, q, sigma, T, delta, h, derive_add=derive_add)
@@ -90,7 +91,7 @@ def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DE
 
 
 def delta_interval(
-    contract, sampling_rate, noise_multiplier, steps, epsilon, grid=DEFAULT_GRID, delta_hint="1e-10", *, direction=None, derive_add: bool = True
+    contract, sampling_rate, noise_multiplier, steps, epsilon, grid=DEFAULT_GRID, delta_hint="1e-10", *, direction=None, derive_add=None
 ) -> tuple[fmpq, fmpq]:
     """(delta_low, delta_up), exact rationals bracketing the composed pair's exact delta(epsilon)
     (worst direction). ``delta_hint`` only sizes the window/truncation (smaller = tighter, slower).

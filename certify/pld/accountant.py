@@ -128,30 +128,59 @@ def derives_add(contract: Contract) -> bool:
     return [p.name for p in profiles(contract)] == ["remove", "add"]
 
 
+#: Rényi orders of the float eps estimate (any order gives an upper bound; a subset only loosens the choice)
+_ORDERS = tuple(range(2, 33)) + (40, 48, 64, 80, 96, 128, 160, 192, 256, 384, 512)
+
+
+def _renyi_eps_float(q: float, sigma: float, steps: int, delta: float) -> float:
+    """Float estimate of eps(delta) by the Poisson subsampled-Gaussian Rényi bound (Mironov-Talwar-Zhang 2019,
+    integer orders; the conversion of :mod:`certify.poisson`): an upper bound of the true eps up to float
+    error, used only as a choice. Pure Python (importing numpy would cost 0.15 s per run)."""
+    lq, l1q, c = math.log(max(q, 1e-300)), math.log1p(-min(q, 1.0 - 1e-16)), 1.0 / (2.0 * sigma * sigma)
+    ld, best = math.log(delta), math.inf
+    for a in _ORDERS:
+        if q >= 1:
+            logA = a * (a - 1) * c
+        else:
+            lg = math.lgamma(a + 1)
+            terms = [lg - math.lgamma(k + 1) - math.lgamma(a - k + 1) + (a - k) * l1q + k * lq + k * (k - 1) * c for k in range(a + 1)]
+            m = max(terms)
+            logA = m + math.log(sum(math.exp(t - m) for t in terms))
+        e = steps * logA / (a - 1) + math.log1p(-1 / a) - (ld + math.log(a)) / (a - 1)
+        best = min(best, e)
+    return best
+
+
+#: the add direction is derived only when eps_est log2(e) <= MAX_EPS_BITS (eps_est <= ~13.9): beyond, the
+#: extra bits of K and the longer low tail (tau 2^-K shrinks like e^-eps) cost more than a second profile
+MAX_EPS_BITS = 20
+
+
 def eps_bits(q: fmpq, sigma: fmpq, steps: int, delta: fmpq) -> int:
     """ceil(eps_est log2(e)) for a float estimate eps_est of eps(delta) that is never below the true one:
-    the Poisson Rényi accountant's float epsilon (an upper bound of the exact eps; floats, a choice). The
-    derived add direction amplifies the pessimistic excess mass by e^eps and loses Q-mass e^(-l) times the
-    truncated P-mass: K gains these bits and tau (units 2^-K) keeps its integer value, so tau 2^-K shrinks
-    by about e^(-eps_est)."""
-    from ..poisson.calibrate import _eps_floats
-
+    the Poisson Rényi accountant's float epsilon (:func:`_renyi_eps_float`, an upper bound of the exact eps;
+    floats, a choice). The derived add direction amplifies the pessimistic excess mass by e^eps and loses
+    Q-mass e^(-l) times the truncated P-mass: K gains these bits and tau (units 2^-K) keeps its integer
+    value, so tau 2^-K shrinks by about e^(-eps_est)."""
     try:
-        e = float(_eps_floats(max(float(q), 1e-300), float(sigma), steps, math.log(float(delta))).min())
+        e = _renyi_eps_float(float(q), float(sigma), steps, float(delta))
     except (ValueError, OverflowError, ZeroDivisionError):
         e = math.inf
-    if not math.isfinite(e) or e > 200:
-        e = 200.0  # any value is sound; K stays within MAX_K
+    if not math.isfinite(e) or e > 1000:
+        e = 1000.0
     return max(0, int(math.ceil(max(e, 0.0) * math.log2(math.e))))
 
 
 def plan(contract: Contract, q: fmpq, sigma: fmpq, steps: int, delta: fmpq, h: fmpq, K: int | None = None, derive_add: bool | None = None) -> Plan:
     """The choices: tail mass eta = delta 2^-20 / T per step for the window, tau = delta 2^(K-30) per product,
-    K from :func:`bits_for`. Poisson (``derive_add``, default on): one ``remove`` layout, K raised by
-    :func:`eps_bits` with tau's integer value kept (tau 2^-K = delta e^(-eps_est) 2^-30), ``add_from``."""
-    derive = derives_add(contract) if derive_add is None else (derive_add and derives_add(contract))
+    K from :func:`bits_for`. Poisson (``derive_add``: None = when eps_est <= MAX_EPS_BITS / log2(e), True =
+    always, False = never): one ``remove`` layout, K raised by :func:`eps_bits` (at most MAX_K) with tau's
+    integer value kept (tau 2^-K = delta e^(-eps_est) 2^-30), ``add_from``."""
+    derive = derives_add(contract) and derive_add is not False
     base = bits_for(delta)
     extra = eps_bits(q, sigma, steps, delta) if derive else 0
+    if extra > MAX_EPS_BITS and derive_add is None:  # large eps: compose both directions (a choice, recorded)
+        derive, extra = False, 0
     K = min(base + extra, MAX_K) if K is None else K
     d = shift(contract, sigma)
     eta = max(float(delta) * 2.0**-20 / steps, 1e-300)

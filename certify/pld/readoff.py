@@ -170,9 +170,12 @@ def _tiny(delta: fmpq) -> int:
 def epsilon_pass(pess: Sequence[Direction], delta: fmpq, h: fmpq) -> fmpq | None:
     """Smallest dyadic eps found with upper(delta_up(eps)) <= delta (None if even the top of the window fails)."""
 
-    def passes(e: fmpq) -> bool:
-        d = delta_upper(pess, e, h)
-        return d.is_finite() and outward_rational(d, True, _tiny(delta)) <= delta
+    def passes(e: fmpq) -> bool:  # every direction passes (stops at the first that does not: same verdict)
+        for p in pess:
+            d = delta_at(p, e, h)
+            if not (d.is_finite() and outward_rational(d, True, _tiny(delta)) <= delta):
+                return False
+        return True
 
     if passes(fmpq(0)):
         return fmpq(0)
@@ -190,9 +193,12 @@ def epsilon_pass(pess: Sequence[Direction], delta: fmpq, h: fmpq) -> fmpq | None
 def epsilon_fail(opt: Sequence[Direction], delta: fmpq, h: fmpq, hi: fmpq) -> fmpq:
     """Largest dyadic eps found in [0, hi] with lower(delta_low(eps)) > delta (0 if none: no information)."""
 
-    def fails(e: fmpq) -> bool:
-        d = delta_lower(opt, e, h)
-        return d.is_finite() and outward_rational(d, False, _tiny(delta)) > delta
+    def fails(e: fmpq) -> bool:  # some direction fails (stops at the first that does: same verdict)
+        for p in opt:
+            d = delta_at(p, e, h)
+            if d.is_finite() and outward_rational(d, False, _tiny(delta)) > delta:
+                return True
+        return False
 
     if not fails(fmpq(0)):
         return fmpq(0)
