@@ -164,3 +164,12 @@ def test_forged_K_tau_on_derived_path_pass_only_if_proved(tmp_path, certs):
     doc["witnesses"]["tau"] = str(10**12)
     doc["witnesses"]["epsilon_upper"] = "1/4"  # far below the true eps at this query
     assert _verify_cli(tmp_path, doc).returncode in (4, 5)
+
+
+def test_add_from_on_fixed_size_is_malformed(tmp_path):
+    cert = certify_pld(FIXED_SIZE_REPLACE_ONE, "1/100", "2", 20, "1e-5", grid="1e-2")
+    assert "add_from" not in cert.witnesses
+    doc = json.loads(cert.dumps())
+    doc["witnesses"]["add_from"] = "remove"
+    r = _verify_cli(tmp_path, doc)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "add_from" in r.stderr, (r.returncode, r.stderr)
