@@ -183,10 +183,10 @@ def epsilon_pass(pess: Sequence[Direction], delta: fmpq, h: fmpq) -> fmpq | None
     top = fmpq(int(top.ceil()))
     # a derived (Swapped) direction's bound is not monotone in eps (its g (M - 1) term grows with e^eps);
     # the true curve is, so any passing point is valid: if the top fails, try smaller tops (a search)
-    for _ in range(12):
-        if passes(top):
-            return _bisect(passes, fmpq(0), top, True)
-        top = top / 2
+    for k in range(32):
+        t = fmpq(int((top * (32 - k) / 32).ceil()), 1) if top >= 32 else top * (32 - k) / 32
+        if passes(t):
+            return _bisect(passes, fmpq(0), t, True)
     return None
 
 
@@ -204,11 +204,19 @@ def epsilon_fail(opt: Sequence[Direction], delta: fmpq, h: fmpq, hi: fmpq) -> fm
         return fmpq(0)
     if fails(hi):
         return hi
+    # eps_low is usually within 2^-12 relative of eps_up (= hi): gallop down from hi first (a search only)
+    for k in (12, 8, 4):
+        lo = fmpq(int((hi * (1 - fmpq(1, 1 << k)) * (1 << RESOLUTION_BITS)).floor()), 1 << RESOLUTION_BITS)
+        if lo <= 0:
+            break
+        if fails(lo):
+            return _largest_failing(fails, hi, lo)
+        hi = lo
     return _largest_failing(fails, hi)
 
 
-def _largest_failing(fails: Callable[[fmpq], bool], hi: fmpq) -> fmpq:
-    lo = fmpq(0)
+def _largest_failing(fails: Callable[[fmpq], bool], hi: fmpq, lo: fmpq = fmpq(0)) -> fmpq:
+    """Bisection keeping fails(lo) (or lo = 0) and not fails(hi)."""
     step = fmpq(1, 1 << RESOLUTION_BITS)
     while hi - lo > step:
         mid = fmpq(int(((lo + hi) / 2 / step).floor()), 1 << RESOLUTION_BITS)
