@@ -174,3 +174,15 @@ def test_add_from_on_fixed_size_is_malformed(tmp_path):
     r = _verify_cli(tmp_path, doc)
     # the evaluator refuses the witnesses (InputError naming add_from); verify reports it as inconsistent (4)
     assert r.returncode in (2, 4) and "Traceback" not in r.stderr and "add_from" in r.stderr, (r.returncode, r.stderr)
+
+
+@pytest.mark.slow
+def test_derived_add_alone_t3_reference():
+    """T = 3: the add direction alone (fast loss-density reference, ~1-4 min) lies in the derived interval."""
+    q, sigma, eps = "0.3", "2", "0.2"
+    with mp.workdps(R.DPS):
+        v, tail = R.fast_curve("add", q, 1 / mp.mpf(sigma), 3, eps)
+        lo, up = delta_interval(POISSON_ADD_REMOVE, q, sigma, 3, eps, "1e-3", direction="add")
+        slack = mp.mpf("1e-12") * v
+        assert _mp(lo) <= v + tail + slack and v - slack <= _mp(up), (lo, v, tail, up)
+        assert (_mp(up) - _mp(lo)) / v < 5e-3

@@ -56,7 +56,7 @@ def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DE
     """Certified two-sided eps(delta) of DP-SGD by the PLD accountant (see the package docstring).
 
     ``derive_add`` (Poisson): None (default) reads the add direction off the remove chains when the float
-    estimate of eps is at most about 13.9 (:data:`~.accountant.MAX_EPS_BITS`) and composes both directions
+    estimate of eps is at most about 19.4 (:data:`~.accountant.MAX_EPS_BITS`) and composes both directions
     beyond; True always derives, False never (the pre-issue-13 path; kept for comparison and old certificates)."""
     c, q, sigma, T, h = _parse(contract, sampling_rate, noise_multiplier, steps, grid)
     delta = parse_pld_delta(delta)
