@@ -186,3 +186,26 @@ def test_derived_add_alone_t3_reference():
         slack = mp.mpf("1e-12") * v
         assert _mp(lo) <= v + tail + slack and v - slack <= _mp(up), (lo, v, tail, up)
         assert (_mp(up) - _mp(lo)) / v < 5e-3
+
+
+@pytest.mark.parametrize("K,tau,proves", [(36, 64, True), (40, 1000, True), (33, 8, False), (33, 10**8, False)])
+def test_consistent_certificate_with_other_K_tau_is_still_sound(certs, K, tau, proves):
+    """A consistent derived certificate made with a small K / huge tau (as a forger could): it verifies only
+    with what its balls prove, and its eps_up is still above the exact eps (> the honest eps_low)."""
+    from certify.pld.certificates import make_certificate
+
+    new, _ = certs
+    qq, ss, h, delta, T = exact("0.02"), exact("1.5"), fmpq(1, 100), fmpq(1, 10**5), 50
+    base = accountant.plan(POISSON_ADD_REMOVE, qq, ss, T, delta, h)
+    pl = accountant.Plan(h, K, tau, base.layouts, "remove")
+    r = accountant.run(POISSON_ADD_REMOVE, qq, ss, T, pl, lower=("remove",))
+    up = readoff.epsilon_pass(r.side(True), delta, h)
+    if not proves:  # K = 33: the rounding excess (6.7e-6 of mass) or tau (1e-2 per product) leaves nothing below delta
+        assert up is None
+        return
+    assert up is not None
+    low = readoff.epsilon_fail(r.side(False), delta, h, up)
+    cert = make_certificate(new.inputs, pl, r, delta, up, low, h, ("remove",))
+    assert verify_text(cert.dumps()).ok
+    assert up >= new.quantities["epsilon_lower"].value.upper().fmpq()
+    assert low <= new.quantities["epsilon_upper"].value.lower().fmpq()
