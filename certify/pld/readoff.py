@@ -11,8 +11,10 @@ K + 96 bits. The ball contains the exact read-off of the (rounded) measure for a
 endpoint is taken for pessimistic measures, its lower endpoint for optimistic ones.
 
 delta(eps) is non-increasing in eps (each term is), so for a target delta:
-* eps_pass: a dyadic eps with upper(delta_up(eps)) <= delta -- decided in balls; every larger eps passes
-  too. The run is (eps_pass, delta)-DP for the composed dominating pair.
+* eps_pass: a dyadic eps with upper(delta_up(eps)) <= delta -- decided in balls; the exact curve is
+  then <= delta at every larger eps too. The run is (eps_pass, delta)-DP for the composed dominating pair.
+  (The read-off of a derived direction, below, need not be monotone in eps: only the exact curve is; the
+  search assumes nothing from it, and the claim rests on the recorded point alone.)
 * eps_fail: a dyadic eps with lower(delta_low(eps)) > delta -- then the exact composed curve is > delta
   at eps_fail and (monotone) at every smaller eps, so the pair's exact eps(delta) > eps_fail.
 Both are found by bisection on dyadics of resolution 2^-RESOLUTION_BITS (a search; the checker only
