@@ -103,11 +103,9 @@ def test_certificate_verifies_and_tampering_is_caught():
     cert = certify_pld(POISSON_ADD_REMOVE, "0.02", "1.5", 50, "1e-5", "1e-2")
     q = cert.quantities
     assert q["epsilon_lower"].value <= q["epsilon_upper"].value
-    assert {c.name: c.holds for c in cert.claims} == {
+    assert {c.name: c.holds for c in cert.claims} == {  # Poisson: the add direction is read off the remove chains
         "dominates[remove]": True,
         "dominated[remove]": True,
-        "dominates[add]": True,
-        "dominated[add]": True,
         "privacy": True,
         "tightness": True,
     }

@@ -13,7 +13,7 @@ def _ob(i):
 
 def test_all_proved():
     obs = obligations("pld")
-    assert len(obs) == 5
+    assert len(obs) == 7
     for ob in obs:
         out = ob.run()
         assert out.verdict == PROVED, (ob.id, out)
@@ -28,3 +28,10 @@ def test_perturbed_claims_rejected():
     p1, p2, q1, q2, g = sp.symbols("p1 p2 q1 q2 gamma", positive=True)
     assert _ob("PLD-product").run(claimed=p2 * (p1 - g * q1)).verdict != PROVED
     assert x is not None
+
+
+def test_swap_obligations_reject_perturbations():
+    """The identity H_g(Q||P) = 1 - g + g H_(1/g)(P||Q) behind the derived add direction, and its monotonicity."""
+    g = sp.Symbol("g", positive=True)
+    assert _ob("PLD-swap").run(claimed=sp.Integer(0)).verdict != PROVED
+    assert _ob("PLD-swap-monotone").run(scale=-g).verdict != PROVED

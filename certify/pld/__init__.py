@@ -26,7 +26,7 @@ from ..contract import Contract, parse_contract
 from ..dpsgd.certificates import parse_steps
 from ..dpsgd.problem import parse_sigma
 from . import readoff
-from .accountant import DEFAULT_GRID, parse_grid, parse_pld_delta, plan, run
+from .accountant import DEFAULT_GRID, derives_add, parse_grid, parse_pld_delta, plan, run
 from .certificates import KIND, make_certificate, parse_rate
 from .discretise import EXTRA_PREC
 
@@ -52,11 +52,15 @@ def _parse(contract, sampling_rate, noise_multiplier, steps, grid):
     return (c, parse_rate(sampling_rate, c), parse_sigma(noise_multiplier), parse_steps(steps), parse_grid(grid, "--grid"))
 
 
-def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DEFAULT_GRID) -> Certificate:
-    """Certified two-sided eps(delta) of DP-SGD by the PLD accountant (see the package docstring)."""
+def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DEFAULT_GRID, *, derive_add: bool | None = None) -> Certificate:
+    """Certified two-sided eps(delta) of DP-SGD by the PLD accountant (see the package docstring).
+
+    ``derive_add`` (Poisson): None (default) reads the add direction off the remove chains when the float
+    estimate of eps is at most about 19.4 (:data:`~.accountant.MAX_EPS_BITS`) and composes both directions
+    beyond; True always derives, False never (the pre-issue-13 path; kept for comparison and old certificates)."""
     c, q, sigma, T, h = _parse(contract, sampling_rate, noise_multiplier, steps, grid)
     delta = parse_pld_delta(delta)
-    pl = plan(c, q, sigma, T, delta, h)
+    pl = plan(c, q, sigma, T, delta, h, derive_add=derive_add)
     names = tuple(p for p in pl.layouts)
     r = run(c, q, sigma, T, pl, lower=names[:1])
     eps_up = readoff.epsilon_pass(r.side(True), delta, h)
@@ -86,17 +90,27 @@ def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DE
     return cert
 
 
-def delta_interval(contract, sampling_rate, noise_multiplier, steps, epsilon, grid=DEFAULT_GRID, delta_hint="1e-10") -> tuple[fmpq, fmpq]:
+def delta_interval(
+    contract, sampling_rate, noise_multiplier, steps, epsilon, grid=DEFAULT_GRID, delta_hint="1e-10", *, direction=None, derive_add=None
+) -> tuple[fmpq, fmpq]:
     """(delta_low, delta_up), exact rationals bracketing the composed pair's exact delta(epsilon)
-    (worst direction). ``delta_hint`` only sizes the window/truncation (smaller = tighter, slower)."""
+    (worst direction). ``delta_hint`` only sizes the window/truncation (smaller = tighter, slower).
+    ``direction`` ("remove" or "add", Poisson only): that direction's curve alone (with ``derive_add``,
+    "add" is read off the remove chains)."""
     c, q, sigma, T, h = _parse(contract, sampling_rate, noise_multiplier, steps, grid)
     eps = exact(epsilon, "epsilon")
     hint = parse_pld_delta(delta_hint, "delta_hint")
-    pl = plan(c, q, sigma, T, hint, h)
+    pl = plan(c, q, sigma, T, hint, h, derive_add=derive_add)
     r = run(c, q, sigma, T, pl)
+    ups, lows = r.side(True), r.side(False)
+    if direction is not None:
+        if direction not in ("remove", "add") or not derives_add(c):
+            raise InputError("direction", f"must be 'remove' or 'add' (Poisson add/remove only), got {direction!r}")
+        k = ["remove", "add"].index(direction)  # side order: remove, then add (composed or derived)
+        ups, lows = ups[k : k + 1], lows[k : k + 1]
     with workprec(pl.K + EXTRA_PREC):
-        up = readoff.delta_upper(r.side(True), eps, h)
-        lo = readoff.delta_lower(r.side(False), eps, h)
+        up = readoff.delta_upper(ups, eps, h)
+        lo = readoff.delta_lower(lows, eps, h)
     if not (up.is_finite() and lo.is_finite()):
         raise UndecidedError("delta read-off not finite")
     low = outward_rational(lo, False, 4 * pl.K + 256)

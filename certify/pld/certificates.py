@@ -5,6 +5,11 @@ grid (the loss-grid spacing h). Witnesses (the choices, never re-made): K (fixed
 (truncation threshold, units 2^-K), the one-step grid layout per profile, the profiles whose optimistic
 measure is composed for the lower bound (one suffices: the worst direction's delta is at least any
 direction's), and the two read-off points epsilon_upper (eps_pass) and epsilon_lower (eps_fail).
+Poisson add/remove: ``add_from: "remove"`` with a single ``remove`` layout records that the add direction
+is read off the composed remove measures by H_g(Q||P) = 1 - g + g H_(1/g)(P||Q) (:mod:`certify.pld.readoff`;
+valid for ANY K and tau, which only set the tightness), both for the upper and the lower bound; without
+``add_from`` the recorded ``add`` layout is composed (older certificates, and large eps). Any other mix
+(``add_from`` with an ``add`` layout, neither, a fixed-size contract with ``add_from``) is malformed: exit 2.
 
 The evaluator RE-RUNS the deterministic pipeline from the recorded choices: one-step discretisations
 with their checks in balls (:mod:`certify.pld.discretise`), the exact integer composition with outward
@@ -51,7 +56,7 @@ def parse_rate(value, contract, name: str = "--sampling-rate") -> fmpq:
 
 
 INPUTS = CONTRACT_FIELDS + ("sampling_rate", "noise_multiplier", "steps", "delta", "grid")
-WITNESSES = ("K", "tau", "layouts", "epsilon_upper", "epsilon_lower", "lower_profiles")
+WITNESSES = ("K", "tau", "layouts", "add_from", "epsilon_upper", "epsilon_lower", "lower_profiles")
 
 
 def parse_inputs(inputs: dict):

@@ -22,9 +22,12 @@ Contracts (``Profile``: a list of directions composed separately, each with a cu
 pointwise maximum of its members):
 
 * Poisson sampling, add/remove adjacency, Delta = 1/sigma (Mironov, Talwar, Zhang 2019; Zhu, Dong, Wang 2022): the two
-  directions ``remove`` and ``add`` are composed separately and the larger delta is reported (a pair of
+  directions ``remove`` and ``add`` bound separately and the larger delta is reported (a pair of
   neighbouring datasets differs in the same direction at every step, so each direction's T-fold product
-  dominates that case; the worst case over both is the max).
+  dominates that case; the worst case over both is the max). The add pair is the remove pair swapped, so
+  only ``remove`` is discretised and composed and the add direction is read off by H_g(Q||P) = 1 - g +
+  g H_(1/g)(P||Q) (:mod:`certify.pld.readoff`, "The add direction derived from the remove chain"); at a
+  large float estimate of eps, and in certificates that record an ``add`` layout, both are composed.
 * Fixed-size batches, replace-one adjacency, Delta = 2/sigma: one profile, the pointwise maximum
   max(H(Pt||Qt), H(Qt||Pt)) of Bok (2026) Proposition 1 / Zhu, Dong, Wang (2022) Corollary 32, which is at
   least Proposition 1's curve (H(Pt||Qt) for gamma >= 1, H(Qt||Pt) below) and is what the tables'

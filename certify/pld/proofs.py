@@ -107,3 +107,49 @@ def hinge():
     m, l, g = sp.symbols("m l gamma", positive=True)
     left = sp.diff(m * (1 - g * sp.exp(-l)), g)
     return equal(sp.exp(l) * (0 - left), m)
+
+
+@obligation(
+    PAPER,
+    "PLD-swap",
+    "certify/pld/readoff.py, Swapped / swapped_delta_at",
+    "(q - g p)_+ = (q - g p) + g (p - q/g)_+ for g > 0, so for probability measures H_g(Q||P) = 1 - g + g H_(1/g)(P||Q); "
+    "and the read-off expansion 1 - g + g G(1/g) = sum_(l_i <= -eps) m_i (e^(-l_i) - g) + g (M - 1) + (1 - W)",
+)
+def swap(claimed=None):
+    p_, q_, g, s = sp.symbols("p q g s", positive=True)
+    xx = q_ - g * p_
+    # x_+ = x + (-x)_+ on both signs of x (s > 0): the identity with x = q - g p, -x = g (p - q/g)
+    parts = [
+        ("g (p - q/g) = -(q - g p)", equal(g * (p_ - q_ / g), -xx)),
+        ("x_+ = x + (-x)_+ (x = s > 0)", equal(sp.Max(s, 0), s + sp.Max(-s, 0))),
+        ("x_+ = x + (-x)_+ (x = -s < 0)", equal(sp.Max(-s, 0), -s + sp.Max(s, 0))),
+        ("x_+ = x + (-x)_+ (x = 0)", equal(sp.Max(sp.Integer(0), 0), 0 + sp.Max(-sp.Integer(0), 0))),
+    ]
+    # integrated: int (q - g p) = Q(total) - g P(total) = 1 - g for probability measures
+    Pm, Qm = sp.symbols("P_total Q_total", positive=True)
+    parts.append(("integrated, masses 1 and 1", equal((Qm - g * Pm).subs({Pm: 1, Qm: 1}), 1 - g)))
+    # the read-off expansion on a measure with two atoms at l <= -eps (head) and two above (tail), x_i = e^(-l_i)
+    # (head: x_i >= g, tail: x_i < g; the tail terms of G(1/g) are m_i (1 - x_i / g)), m_inf at +inf (no Q-mass)
+    m = sp.symbols("m1:5", positive=True)
+    x = sp.symbols("x1:5", positive=True)
+    minf = sp.Symbol("m_inf", nonnegative=True)
+    lhs = 1 - g + g * (minf + sum(m[i] * (1 - x[i] / g) for i in (2, 3)))
+    M, W = minf + sum(m), sum(mi * xi for mi, xi in zip(m, x))
+    rhs = sum(m[i] * (x[i] - g) for i in (0, 1)) + g * (M - 1) + (1 - W) if claimed is None else claimed
+    parts.append(("read-off expansion", equal(lhs, rhs)))
+    return combine(parts)
+
+
+@obligation(
+    PAPER,
+    "PLD-swap-monotone",
+    "certify/pld/readoff.py, module docstring",
+    "G1 <= G2 pointwise implies 1 - g + g G1(1/g) <= 1 - g + g G2(1/g) (g > 0): the derived direction keeps "
+    "the pessimistic / optimistic chains' direction",
+)
+def swap_monotone(scale=None):
+    g = sp.Symbol("g", positive=True)
+    G1, d = sp.Symbol("G1", real=True), sp.Symbol("d", nonnegative=True)  # G2 = G1 + d
+    diff = (1 - g + g * (G1 + d)) - (1 - g + g * G1)
+    return positive(sp.expand(diff) if scale is None else scale * d, strict=False)
