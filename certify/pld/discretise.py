@@ -243,21 +243,25 @@ class Samples:
 
 
 def sample(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, lay: Layout, K: int) -> Samples:
-    from .pairs import value_and_slope
+    from .pairs import curve_constants, value_and_slope
 
     idx = lay.indices()
     with workprec(K + EXTRA_PREC):
         gammas = _gamma_balls(idx, h)
     ts, ds, tans = [], [], []
+    tb = tiny_bits(K)
+    members = profile.members
+    zero = fmpq(0)
     with workprec(K + CURVE_PREC):
+        consts = curve_constants(q, delta)  # the same balls at every point: computed once
         for g in gammas:
             t = g.lower().fmpq()
             if t < 0:
-                t = fmpq(0)
+                t = zero
             up, lines = None, []
-            for m in profile.members:
-                v, sl = value_and_slope(m, q, delta, t)
-                u = outward_rational(v, True, tiny_bits(K))
+            for m in members:
+                v, sl = value_and_slope(m, q, delta, t, consts)
+                u = outward_rational(v, True, tb)
                 up = u if up is None or u > up else up
                 lines.append((v, sl))
             ts.append(t)
@@ -329,14 +333,26 @@ def optimistic(sm: Samples, K: int) -> OneStep:
         a = [None] * n  # lower bound of ell_(k-1)(gamma_k)
         b = [None] * n  # lower bound of ell_k(gamma_k)
         a[0] = (1 - gammas[0]).lower().fmpq()
+        tb = tiny_bits(K)
+        tans, ts = sm.tangents, sm.t
+        single = len(profile.members) == 1
+        prev = None  # (tangent, s * (gamma_k - t_k)) of the previous interval's right end: reused, same ball
         for k in range(n - 1):
-            t0, t1 = sm.t[k], sm.t[k + 1]
-            # any member's tangent is a valid minorant; pick (on midpoints: a choice) the one that is
-            # larger at the far end of the interval (matters only at a kink of a max-profile)
-            v0, s0 = max(sm.tangents[k], key=lambda vs: (vs[0] + vs[1] * (gammas[k + 1] - t0)).mid())
-            v1, s1 = max(sm.tangents[k + 1], key=lambda vs: (vs[0] + vs[1] * (gammas[k] - t1)).mid())
-            b[k] = outward_rational((v0 + s0 * (gammas[k] - t0) + v1 + s1 * (gammas[k] - t1)) / 2, False, tiny_bits(K))
-            a[k + 1] = outward_rational((v0 + s0 * (gammas[k + 1] - t0) + v1 + s1 * (gammas[k + 1] - t1)) / 2, False, tiny_bits(K))
+            t0, t1 = ts[k], ts[k + 1]
+            g0, g1 = gammas[k], gammas[k + 1]
+            if single:
+                tan0, tan1 = tans[k][0], tans[k + 1][0]
+            else:
+                # any member's tangent is a valid minorant; pick (on midpoints: a choice) the one that is
+                # larger at the far end of the interval (matters only at a kink of a max-profile)
+                tan0 = max(tans[k], key=lambda vs: (vs[0] + vs[1] * (g1 - t0)).mid())
+                tan1 = max(tans[k + 1], key=lambda vs: (vs[0] + vs[1] * (g0 - t1)).mid())
+            (v0, s0), (v1, s1) = tan0, tan1
+            own0 = prev[1] if prev is not None and prev[0] is tan0 else s0 * (g0 - t0)
+            own1 = s1 * (g1 - t1)
+            b[k] = outward_rational((v0 + own0 + v1 + s1 * (g0 - t1)) / 2, False, tb)
+            a[k + 1] = outward_rational((v0 + s0 * (g1 - t0) + v1 + own1) / 2, False, tb)
+            prev = (tan1, own1)
         b[n - 1] = a[n - 1]
         w = [min(x, y) for x, y in zip(a, b)]
         c = next((k for k in range(1, n) if not w[k] > 0), n - 1)
