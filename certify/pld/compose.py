@@ -170,17 +170,17 @@ def multiply(a: Pld, b: Pld, tau: int) -> Pld:
     k_low, m_low, k_high, m_high = trim(c, tau)
     n = c.length()
     keep = n - k_low - k_high
+    if k_high:
+        c = c.truncate(n - k_high)
+    if k_low:
+        c = c.right_shift(k_low)
+    # c is a fresh polynomial here (the rescaled product or a copy of it): its end coefficients are set in place
     if a.pessimistic:
-        c = c.right_shift(k_low) if k_low else c
         if m_low:
-            c = c + m_low  # onto the first kept atom (losses raised)
-        c = c.truncate(keep)
+            c[0] = c[0] + m_low  # onto the first kept atom (losses raised)
         inf += m_high  # the top atoms go to +inf
-    else:
-        c = c.right_shift(k_low) if k_low else c
-        c = c.truncate(keep)
-        if m_high:
-            c = c + fmpz_poly([m_high]).left_shift(keep - 1)  # onto the last kept atom (losses lowered)
+    elif m_high:
+        c[keep - 1] = c[keep - 1] + m_high  # onto the last kept atom (losses lowered)
     return Pld(c, offset + k_low, inf, K, a.pessimistic)
 
 

@@ -220,8 +220,17 @@ def _gamma_balls(idx: list[int], h: fmpq) -> list[arb]:
 
 
 def _scaled(x: fmpq, S: int, up: bool) -> int:
-    y = x * (fmpz(1) << S) if S >= 0 else x
-    return int(y.ceil()) if up else int(y.floor())
+    """ceil (``up``) or floor of x 2^S for S >= 0, exactly (Python integers)."""
+    n = int(x.p) << S
+    d = int(x.q)
+    return -((-n) // d) if up else n // d
+
+
+def _mid_scaled(g: arb, S: int) -> int:
+    """floor(mid(g) 2^S), exactly: the midpoint is m 2^e (Python's >> is a floor)."""
+    m, e = g.mid().man_exp()
+    m, sh = int(m), int(e) + S
+    return m << sh if sh >= 0 else m >> -sh
 
 
 # ------------------------------------------------------------------------------------------------
@@ -283,7 +292,7 @@ def pessimistic(sm: Samples, K: int) -> OneStep:
         for v in sm.d:
             d.append(v if not d or v < d[-1] else d[-1])  # running minimum: still >= f
         margin = 1 << GUARD  # 2^-K in units 2^-S
-        xs = [0] + [int((g.mid().fmpq() * (fmpz(1) << S)).floor()) for g in gammas]
+        xs = [0] + [_mid_scaled(g, S) for g in gammas]
         ys = [1 << S] + [_scaled(v, S, True) + margin for v in d]
         hull = _lower_hull(xs, ys)
         hm = _hull_masses(xs, ys, hull, GUARD, up=True)
@@ -293,10 +302,11 @@ def pessimistic(sm: Samples, K: int) -> OneStep:
         vals = curve_at_grid(masses, inf, idx, gammas)
         total = sum(masses.values()) + inf
         margin = fmpq(total - (1 << K))  # g(0) - 1, units 2^-K
+        unit = fmpz(1) << K
         for j, (gv, dj) in enumerate(zip(vals, d)):
             if not gv.is_finite():
                 raise DiscretisationError(f"pessimistic check undecided at grid index {idx[j]}")
-            margin = min(margin, gv.lower().fmpq() - dj * (fmpz(1) << K))
+            margin = min(margin, gv.lower().fmpq() - dj * unit)
         if margin < 0:
             raise DiscretisationError("pessimistic check failed: the curve is not >= the upper values")
         pos = {j: k for k, j in enumerate(idx)}
@@ -325,7 +335,6 @@ def optimistic(sm: Samples, K: int) -> OneStep:
     the tangent lines at t_k and t_(k+1): an average of two global minorants of a convex function is a
     global minorant (and its error at the ends is about half that of either tangent alone)."""
     S = K + GUARD
-    one = fmpz(1) << S
     idx, gammas, profile = sm.idx, sm.gammas, sm.profile
     lo = idx[0]
     with workprec(K + EXTRA_PREC):
@@ -361,17 +370,18 @@ def optimistic(sm: Samples, K: int) -> OneStep:
         if c < 1:
             raise DiscretisationError("optimistic discretisation: no positive tangent values in the window (grid too coarse)")
         margin = 1 << GUARD
-        xs = [0] + [int((g.mid().fmpq() * one).floor()) for g in gammas[: c + 1]]
+        xs = [0] + [_mid_scaled(g, S) for g in gammas[: c + 1]]
         ys = [1 << S] + [max(0, _scaled(x, S, False) - margin) for x in w[:c]] + [0]
         hull = _lower_hull(xs, ys)
         hm = _hull_masses(xs, ys, hull, GUARD, up=False)
         masses = {idx[k - 1]: M for k, M in hm.items() if M}
         vals = curve_at_grid(masses, 0, idx[: c + 1], gammas[: c + 1])
         margin = fmpq((1 << K) - sum(masses.values()))  # 1 - g(0), units 2^-K
+        unit = fmpz(1) << K
         for k in range(c):
             if not vals[k].is_finite():
                 raise DiscretisationError(f"optimistic check undecided at grid index {idx[k]}")
-            margin = min(margin, w[k] * (fmpz(1) << K) - vals[k].upper().fmpq())
+            margin = min(margin, w[k] * unit - vals[k].upper().fmpq())
         if margin < 0:
             raise DiscretisationError("optimistic check failed: the curve is not <= the tangent values")
     vec = [0] * (idx[c] - lo + 1)
