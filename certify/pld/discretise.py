@@ -109,9 +109,19 @@ CORE_FACTOR = 2.0**10
 STRIDE = 8
 
 
+#: graded layout (issue 13 speed): inside the dense core, where the tail mass of the loss falls below
+#: GRADES[k][0], only every GRADES[k][1]-th grid point is used (the stride doubles as the tail mass falls)
+GRADES: tuple[tuple[float, int], ...] = ()
+
+
 @dataclass(frozen=True)
 class Layout:
     """Which grid indices carry points: all of [core_lo, core_hi], every STRIDE-th one in [lo, hi] outside.
+
+    Graded (``bands`` nonempty, a tuple of nested (band_lo, band_hi, band_stride) from the core outwards):
+    all of [core_lo, core_hi]; between each band and the next inner one, every band_stride-th index
+    counted outwards from the inner one's ends; beyond the last band every ``stride``-th index counted
+    outwards likewise, and lo and hi themselves. Without bands: today's layout, indices aligned on lo / hi.
 
     Any subset of the grid is admissible (kinks of g sit at used points only, and the checks run at
     every used point, so the convexity argument of the module docstring applies to the used partition);
@@ -122,22 +132,63 @@ class Layout:
     core_lo: int
     core_hi: int
     stride: int
+    bands: tuple[tuple[int, int, int], ...] = ()
 
     def indices(self) -> list[int]:
         s = self.stride
-        out = [j for j in range(self.lo, self.core_lo) if (j - self.lo) % s == 0]
-        out += list(range(max(self.lo, self.core_lo), min(self.hi, self.core_hi) + 1))
-        out += [j for j in range(self.core_hi + 1, self.hi + 1) if (self.hi - j) % s == 0]
-        return out
+        if not self.bands:
+            out = [j for j in range(self.lo, self.core_lo) if (j - self.lo) % s == 0]
+            out += list(range(max(self.lo, self.core_lo), min(self.hi, self.core_hi) + 1))
+            out += [j for j in range(self.core_hi + 1, self.hi + 1) if (self.hi - j) % s == 0]
+            return out
+        left, right = [], []
+        a, b = self.core_lo, self.core_hi
+        for blo, bhi, bs in self.bands + ((self.lo, self.hi, s),):
+            left += range(a - bs, blo - 1, -bs)
+            right += range(b + bs, bhi + 1, bs)
+            a = left[-1] if left and left[-1] < a else a
+            b = right[-1] if right and right[-1] > b else b
+        if not left or left[-1] != self.lo:
+            left.append(self.lo)
+        if not right or right[-1] != self.hi:
+            right.append(self.hi)
+        return left[::-1] + list(range(self.core_lo, self.core_hi + 1)) + right
+
+    def points(self) -> int:
+        """Number of used indices (without building them)."""
+        if not self.bands:
+            span = self.hi - self.lo + 1
+            core = self.core_hi - self.core_lo + 1
+            return core + (span - core) // self.stride + 2
+        n, a, b = self.core_hi - self.core_lo + 1, self.core_lo, self.core_hi
+        for blo, bhi, bs in self.bands + ((self.lo, self.hi, self.stride),):
+            n += (a - blo) // bs + (bhi - b) // bs
+            a, b = blo, bhi
+        return n + 2
 
     def to_json(self) -> dict:
-        return {"lo": self.lo, "hi": self.hi, "core_lo": self.core_lo, "core_hi": self.core_hi, "stride": self.stride}
+        out = {"lo": self.lo, "hi": self.hi, "core_lo": self.core_lo, "core_hi": self.core_hi, "stride": self.stride}
+        if self.bands:
+            out["bands"] = [list(b) for b in self.bands]
+        return out
 
 
 def layout(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, eta: float) -> Layout:
+    """The window (tail mass ~eta), the dense core (tail mass ~max(eta, min(CORE_ETA, eta CORE_FACTOR)))
+    and, when GRADES is set, the graded bands inside that core (a choice; floats place indices only)."""
     lo, hi = window(profile, q, delta, h, eta)
-    clo, chi = window(profile, q, delta, h, max(eta, min(CORE_ETA, eta * CORE_FACTOR)))
-    return Layout(lo, hi, max(lo, clo), min(hi, chi), STRIDE)
+    core_eta = max(eta, min(CORE_ETA, eta * CORE_FACTOR))
+    clo, chi = window(profile, q, delta, h, core_eta)
+    clo, chi = max(lo, clo), min(hi, chi)
+    grades = [(g, st) for g, st in GRADES if g > core_eta]
+    if not grades:
+        return Layout(lo, hi, clo, chi, STRIDE)
+    wins = [window(profile, q, delta, h, g) for g, _ in grades[1:]] + [(clo, chi)]
+    wins = [(max(clo, a), min(chi, b)) for a, b in wins]
+    dlo, dhi = window(profile, q, delta, h, grades[0][0])
+    dlo, dhi = max(clo, dlo), min(chi, dhi)
+    bands = tuple((a, b, st) for (a, b), (_, st) in zip(wins, grades))
+    return Layout(lo, hi, dlo, dhi, STRIDE, bands)
 
 
 def window(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, eta: float) -> tuple[int, int]:
