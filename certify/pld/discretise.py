@@ -109,9 +109,21 @@ CORE_FACTOR = 2.0**10
 STRIDE = 8
 
 
-#: graded layout (issue 13 speed): inside the dense core, where the tail mass of the loss falls below
-#: GRADES[k][0], only every GRADES[k][1]-th grid point is used (the stride doubles as the tail mass falls)
-GRADES: tuple[tuple[float, int], ...] = ()
+#: graded layout (issue 13 speed): for a T-fold composition read at delta, the one-step losses that matter
+#: lie within about z(delta)/sqrt(T) + GRADE_START standard deviations of the loss (the T-fold tail event is
+#: reached by a shift of z(delta)/sqrt(T) std per step); beyond that the stride doubles every GRADE_STEP
+#: std, GRADE_LEVELS times (2, 4, ..., 2^GRADE_LEVELS), inside the dense core (tail mass ~ CORE_ETA);
+#: beyond the core STRIDE as before. A choice (floats place indices only), recorded as ``bands``.
+GRADE_START = 2.5
+GRADE_STEP = 1.0
+GRADE_LEVELS = 4
+
+
+def grades(steps: int, target: float) -> list[tuple[float, int]]:
+    """[(tail mass eta_k, stride 2^k)]: eta_k = exp(-z_k^2 / 2) at z_k = z(delta)/sqrt(T) + GRADE_START + (k-1) GRADE_STEP,
+    with z(delta) = sqrt(2 log(1/delta)) (the window's z for eta_k is then z_k + 1)."""
+    z0 = math.sqrt(2 * math.log(1 / max(target, 1e-300))) / math.sqrt(max(steps, 1)) + GRADE_START
+    return [(math.exp(-((z0 + k * GRADE_STEP) ** 2) / 2), 2 ** (k + 1)) for k in range(GRADE_LEVELS)]
 
 
 @dataclass(frozen=True)
@@ -148,9 +160,9 @@ class Layout:
             right += range(b + bs, bhi + 1, bs)
             a = left[-1] if left and left[-1] < a else a
             b = right[-1] if right and right[-1] > b else b
-        if not left or left[-1] != self.lo:
+        if self.lo < self.core_lo and (not left or left[-1] != self.lo):
             left.append(self.lo)
-        if not right or right[-1] != self.hi:
+        if self.hi > self.core_hi and (not right or right[-1] != self.hi):
             right.append(self.hi)
         return left[::-1] + list(range(self.core_lo, self.core_hi + 1)) + right
 
@@ -161,9 +173,10 @@ class Layout:
             core = self.core_hi - self.core_lo + 1
             return core + (span - core) // self.stride + 2
         n, a, b = self.core_hi - self.core_lo + 1, self.core_lo, self.core_hi
-        for blo, bhi, bs in self.bands + ((self.lo, self.hi, self.stride),):
-            n += (a - blo) // bs + (bhi - b) // bs
-            a, b = blo, bhi
+        for blo, bhi, bs in self.bands + ((self.lo, self.hi, self.stride),):  # as indices(), by arithmetic
+            nl, nr = max(0, (a - blo) // bs), max(0, (bhi - b) // bs)
+            n += nl + nr
+            a, b = a - nl * bs, b + nr * bs
         return n + 2
 
     def to_json(self) -> dict:
@@ -173,21 +186,22 @@ class Layout:
         return out
 
 
-def layout(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, eta: float) -> Layout:
+def layout(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, eta: float, steps: int | None = None, target: float | None = None) -> Layout:
     """The window (tail mass ~eta), the dense core (tail mass ~max(eta, min(CORE_ETA, eta CORE_FACTOR)))
-    and, when GRADES is set, the graded bands inside that core (a choice; floats place indices only)."""
+    and, when ``steps`` and the read-off level ``target`` (delta) are given, the graded bands inside that
+    core (:func:`grades`). A choice; floats place indices only."""
     lo, hi = window(profile, q, delta, h, eta)
     core_eta = max(eta, min(CORE_ETA, eta * CORE_FACTOR))
     clo, chi = window(profile, q, delta, h, core_eta)
     clo, chi = max(lo, clo), min(hi, chi)
-    grades = [(g, st) for g, st in GRADES if g > core_eta]
-    if not grades:
+    gr = [(g, st) for g, st in grades(steps, target) if g > core_eta] if steps and target else []
+    if not gr:
         return Layout(lo, hi, clo, chi, STRIDE)
-    wins = [window(profile, q, delta, h, g) for g, _ in grades[1:]] + [(clo, chi)]
+    wins = [window(profile, q, delta, h, g) for g, _ in gr[1:]] + [(clo, chi)]
     wins = [(max(clo, a), min(chi, b)) for a, b in wins]
-    dlo, dhi = window(profile, q, delta, h, grades[0][0])
+    dlo, dhi = window(profile, q, delta, h, gr[0][0])
     dlo, dhi = max(clo, dlo), min(chi, dhi)
-    bands = tuple((a, b, st) for (a, b), (_, st) in zip(wins, grades))
+    bands = tuple((a, b, st) for (a, b), (_, st) in zip(wins, gr))
     return Layout(lo, hi, dlo, dhi, STRIDE, bands)
 
 
