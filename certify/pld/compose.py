@@ -29,6 +29,11 @@ So pessimistic results are upper bounds and optimistic ones lower bounds of the 
 Repeated squaring: A^T is the product of the powers A^(2^j) over the set bits of T (ceil(log2 T)
 squarings plus popcount(T) - 1 products); the powers are cached per one-step measure and threshold, so a
 sweep over T shares them.
+
+Size guard: :func:`multiply` refuses exactly any product above MAX_ATOMS; before that, :func:`power` refuses
+at once (:func:`check_width`) when a Gaussian prediction of the widths of the powers, built from the exact
+moments of the one-step measure and the truncation threshold, says a product will exceed it. The
+prediction errs low (measured 2-6% below the actual products), so nothing that completes is refused.
 """
 
 from __future__ import annotations
