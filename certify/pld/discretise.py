@@ -416,16 +416,19 @@ def optimistic(sm: Samples, K: int) -> OneStep:
             g0, g1 = gammas[k], gammas[k + 1]
             if single:
                 tan0, tan1 = tans[k][0], tans[k + 1][0]
+                (v0, s0), (v1, s1) = tan0, tan1
+                far0, far1 = s0 * (g1 - t0), s1 * (g0 - t1)
             else:
                 # any member's tangent is a valid minorant; pick (on midpoints: a choice) the one that is
-                # larger at the far end of the interval (matters only at a kink of a max-profile)
-                tan0 = max(tans[k], key=lambda vs: (vs[0] + vs[1] * (g1 - t0)).mid())
-                tan1 = max(tans[k + 1], key=lambda vs: (vs[0] + vs[1] * (g0 - t1)).mid())
-            (v0, s0), (v1, s1) = tan0, tan1
+                # larger at the far end of the interval (matters only at a kink of a max-profile); the
+                # product s (gamma_far - t) of the chosen one is reused below (the same ball)
+                far0, tan0 = max(((vs[1] * (g1 - t0), vs) for vs in tans[k]), key=lambda pv: (pv[1][0] + pv[0]).mid())
+                far1, tan1 = max(((vs[1] * (g0 - t1), vs) for vs in tans[k + 1]), key=lambda pv: (pv[1][0] + pv[0]).mid())
+                (v0, s0), (v1, s1) = tan0, tan1
             own0 = prev[1] if prev is not None and prev[0] is tan0 else s0 * (g0 - t0)
             own1 = s1 * (g1 - t1)
-            b[k] = outward_rational((v0 + own0 + v1 + s1 * (g0 - t1)) / 2, False, tb)
-            a[k + 1] = outward_rational((v0 + s0 * (g1 - t0) + v1 + own1) / 2, False, tb)
+            b[k] = outward_rational((v0 + own0 + v1 + far1) / 2, False, tb)
+            a[k + 1] = outward_rational((v0 + far0 + v1 + own1) / 2, False, tb)
             prev = (tan1, own1)
         b[n - 1] = a[n - 1]
         w = [min(x, y) for x, y in zip(a, b)]
