@@ -97,6 +97,11 @@ def test_plan_json_roundtrip_and_refusals():
         w2["layouts"]["remove"]["bands"] = bad
         with pytest.raises(InputError):
             Plan.from_json(pl.h, w2)
+    for field, bad in (("lo", float("inf")), ("lo", float("nan")), ("stride", "x")):  # JSON admits Infinity / NaN
+        w2 = json.loads(json.dumps(w))
+        w2["layouts"]["add"][field] = bad
+        with pytest.raises(InputError):
+            Plan.from_json(pl.h, w2)
 
 
 def test_soundness_against_references_t1_t2(graded):

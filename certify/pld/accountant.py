@@ -68,7 +68,7 @@ class Plan:
                     raise ValueError(f"bands must be a list of at most {MAX_BANDS} [lo, hi, stride]")
                 bands = tuple(_band(b) for b in bands)
                 lay = Layout(*(int(lj[k]) for k in ("lo", "hi", "core_lo", "core_hi", "stride")), bands)
-            except (KeyError, TypeError, ValueError, AttributeError) as err:
+            except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as err:
                 raise InputError("witnesses", f"layout {name!r} malformed: {err}") from None
             _check_layout(lay, name)
             lays[name] = lay
@@ -80,9 +80,9 @@ MAX_BANDS = 16
 
 
 def _int(x) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, str)):
-        raise TypeError(f"expected an integer, got {x!r}")
-    return int(x)
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise TypeError(f"a band entry must be a JSON integer, got {type(x).__name__}")
+    return x
 
 
 def _band(b) -> tuple[int, int, int]:
