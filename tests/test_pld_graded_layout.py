@@ -41,7 +41,7 @@ def graded(monkeypatch):
     state = Graded()
 
     def plan(contract, q, sigma, steps, delta, h, K=None):
-        def lay(prof, q_, d_, h_, eta):
+        def lay(prof, q_, d_, h_, eta, **_wired):  # whether or not plan already passes steps / target
             out = layout0(prof, q_, d_, h_, eta, steps=steps, target=float(delta)) if state.on else layout0(prof, q_, d_, h_, eta)
             state.used.append(out)
             return out
