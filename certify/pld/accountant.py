@@ -87,7 +87,7 @@ def _int(x) -> int:
 
 def _band(b) -> tuple[int, int, int]:
     if not isinstance(b, list) or len(b) != 3:
-        raise ValueError(f"a band is [lo, hi, stride], got {b!r}")
+        raise ValueError(f"a band is a list [lo, hi, stride], got a {type(b).__name__} of length {len(b) if isinstance(b, list) else '-'}")
     return tuple(_int(x) for x in b)
 
 
