@@ -540,6 +540,9 @@ def outward_rational(x: arb, up: bool, tiny_bits: int) -> fmpq:
         if up:
             return fmpq(0) if negative else fmpq(1, fmpz(1) << tiny_bits)
         return -fmpq(1, fmpz(1) << tiny_bits) if negative else fmpq(0)
+    if -MAX_EXPONENT <= k <= MAX_EXPONENT:
+        # fast path, the same value: ``point`` is exact (radius 0), so check_magnitude would test only this
+        return point.fmpq()
     check_magnitude(point)
     return point.fmpq()
 

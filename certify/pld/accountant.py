@@ -75,8 +75,12 @@ class Plan:
         lays = {}
         for name, lj in (w.get("layouts") or {}).items():
             try:
-                lay = Layout(*(int(lj[k]) for k in ("lo", "hi", "core_lo", "core_hi", "stride")))
-            except (KeyError, TypeError, ValueError) as err:
+                bands = lj.get("bands", [])
+                if not isinstance(bands, list) or len(bands) > MAX_BANDS:
+                    raise ValueError(f"bands must be a list of at most {MAX_BANDS} [lo, hi, stride]")
+                bands = tuple(_band(b) for b in bands)
+                lay = Layout(*(int(lj[k]) for k in ("lo", "hi", "core_lo", "core_hi", "stride")), bands)
+            except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as err:
                 raise InputError("witnesses", f"layout {name!r} malformed: {err}") from None
             _check_layout(lay, name)
             lays[name] = lay
@@ -86,11 +90,32 @@ class Plan:
         return Plan(h, K, tau, lays, add_from)
 
 
+#: at most this many graded bands in a layout
+MAX_BANDS = 16
+
+
+def _int(x) -> int:
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise TypeError(f"a band entry must be a JSON integer, got {type(x).__name__}")
+    return x
+
+
+def _band(b) -> tuple[int, int, int]:
+    if not isinstance(b, list) or len(b) != 3:
+        raise ValueError(f"a band is a list [lo, hi, stride], got a {type(b).__name__} of length {len(b) if isinstance(b, list) else '-'}")
+    return tuple(_int(x) for x in b)
+
+
 def _check_layout(lay: Layout, name: str = "--grid") -> None:
     if not (lay.lo <= lay.core_lo <= lay.core_hi <= lay.hi) or lay.stride < 1:
         raise InputError(name, f"malformed grid layout {lay}")
+    a, b = lay.core_lo, lay.core_hi
+    for blo, bhi, bs in lay.bands:  # nested from the core outwards, inside the window
+        if not (lay.lo <= blo <= a and b <= bhi <= lay.hi) or bs < 1:
+            raise InputError(name, f"malformed grid layout {lay}")
+        a, b = blo, bhi
     span = lay.hi - lay.lo + 1
-    points = (lay.core_hi - lay.core_lo + 1) + (span - (lay.core_hi - lay.core_lo + 1)) // lay.stride + 2
+    points = lay.points()
     if span > MAX_ONE_STEP_SPAN or points > MAX_ONE_STEP_POINTS:
         raise InputError(
             name,

@@ -91,14 +91,21 @@ def _consts(q: fmpq, delta: fmpq) -> tuple:
 _CONSTS: dict = {}
 
 
-def value_and_slope(member: str, q: fmpq, delta: fmpq, gamma: fmpq) -> tuple[arb, arb]:
+def curve_constants(q: fmpq, delta: fmpq) -> tuple:
+    """The constants of :func:`value_and_slope` at the current precision, for a loop over many points at one
+    precision (the exact thresholds 1 - q and the balls of q, 1-q, Delta, Delta^2/2, 1/sqrt 2)."""
+    return (1 - q,) + _consts(q, delta)
+
+
+def value_and_slope(member: str, q: fmpq, delta: fmpq, gamma: fmpq, consts: tuple | None = None) -> tuple[arb, arb]:
     """Balls of f(gamma) and f'(gamma) for one direction at an EXACT gamma >= 0 (formulas of the docstring).
 
     The region tests (gamma <= 1-q, gamma (1-q) >= 1) are exact rational comparisons; inside the smooth
-    region Phibar(t) = erfc(t/sqrt 2)/2 and Phi(t) = erfc(-t/sqrt 2)/2 (Arb's erfc is rigorous)."""
-    qb, pb, d, d2, r2 = _consts(q, delta)
+    region Phibar(t) = erfc(t/sqrt 2)/2 and Phi(t) = erfc(-t/sqrt 2)/2 (Arb's erfc is rigorous).
+    ``consts``: :func:`curve_constants` ``(q, delta)`` computed at the current precision (else computed here)."""
+    p, qb, pb, d, d2, r2 = curve_constants(q, delta) if consts is None else consts
     if member == "remove":
-        if gamma <= 1 - q:
+        if gamma <= p:
             return ball(1 - gamma), arb(-1)
         g = arb(gamma)
         excess = g - pb  # gamma - 1 + q > 0
@@ -106,7 +113,7 @@ def value_and_slope(member: str, q: fmpq, delta: fmpq, gamma: fmpq) -> tuple[arb
         tail = (x1 * r2).erfc() / 2
         return qb * ((x1 - d) * r2).erfc() / 2 - excess * tail, -tail
     if member == "add":
-        if gamma * (1 - q) >= 1:
+        if gamma * p >= 1:
             return arb(0), arb(0)
         if gamma == 0:
             return arb(1), -arb(1)
