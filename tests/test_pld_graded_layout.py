@@ -40,7 +40,7 @@ def graded(monkeypatch):
     plan0, layout0 = accountant.plan, discretise.layout
     state = Graded()
 
-    def plan(contract, q, sigma, steps, delta, h, K=None):
+    def plan(contract, q, sigma, steps, delta, h, K=None, **kw):
         def lay(prof, q_, d_, h_, eta, **_wired):  # whether or not plan already passes steps / target
             out = layout0(prof, q_, d_, h_, eta, steps=steps, target=float(delta)) if state.on else layout0(prof, q_, d_, h_, eta)
             state.used.append(out)
@@ -48,7 +48,7 @@ def graded(monkeypatch):
 
         with pytest.MonkeyPatch.context() as m:
             m.setattr(discretise, "layout", lay)
-            return plan0(contract, q, sigma, steps, delta, h, K)
+            return plan0(contract, q, sigma, steps, delta, h, K, **kw)
 
     monkeypatch.setattr(accountant, "plan", plan)
     monkeypatch.setattr(P, "plan", plan)

@@ -30,6 +30,8 @@ def _one_step_plds(contract, q, sigma, steps, delta, grid):
     pl = plan(contract, q, sigma, steps, delta, h)
     d = shift(contract, sigma)
     for prof in profiles(contract):
+        if prof.name not in pl.layouts:  # Poisson: the add direction is derived from the remove chains
+            continue
         for s in _one_steps(prof.members, prof.name, q, d, h, pl.layouts[prof.name], pl.K):
             yield compose.from_one_step(s), pl.tau
 

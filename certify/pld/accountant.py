@@ -221,7 +221,7 @@ def plan(contract: Contract, q: fmpq, sigma: fmpq, steps: int, delta: fmpq, h: f
     for prof in profiles(contract):
         if derive and prof.name != "remove":
             continue
-        lay = discretise.layout(prof, q, d, h, eta)
+        lay = discretise.layout(prof, q, d, h, eta, steps=steps, target=float(delta))  # graded bands: a choice, recorded
         _check_layout(lay)
         lays[prof.name] = lay
     tau = int((delta * (fmpq(1) * 2 ** max(K - extra, 0)) / 2**30).floor())  # tau 2^-K = delta 2^-(30 + extra)
@@ -268,6 +268,7 @@ def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: t
     if lower is not None and (not lower or any(n not in names for n in lower)):
         raise InputError("witnesses", f"lower-bound profiles must be a nonempty subset of {names}, got {lower!r}")
     out = Run(pl)
+    chains = []  # every chain is checked for size (compose.check_width) before any is composed
     for prof in profs:
         if prof.name not in pl.layouts:
             raise InputError("witnesses", f"no grid layout recorded for profile {prof.name!r}")
@@ -283,8 +284,10 @@ def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: t
             elif lower is not None and prof.name not in lower:
                 continue
             one = compose.from_one_step(s)
-            key = (prof.members, str(q), str(d), str(pl.h), lay, pl.K, pess)
-            out.composed[(prof.name, pess)] = compose.power(one, steps, pl.tau, key)
+            compose.check_width(one, steps, pl.tau)
+            chains.append(((prof.name, pess), one, (prof.members, str(q), str(d), str(pl.h), lay, pl.K, pess)))
+    for name, one, key in chains:
+        out.composed[name] = compose.power(one, steps, pl.tau, key)
     if pl.add_from is not None:
         from .readoff import Swapped
 
