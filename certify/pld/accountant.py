@@ -86,7 +86,7 @@ class Plan:
             lays[name] = lay
         add_from = w.get("add_from")
         if add_from is not None and add_from != "remove":
-            raise InputError("witnesses", f"add_from must be \"remove\" (or absent), got {add_from!r}")
+            raise InputError("witnesses", f'add_from must be "remove" (or absent), got {add_from!r}')
         return Plan(h, K, tau, lays, add_from)
 
 
