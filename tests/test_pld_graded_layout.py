@@ -104,6 +104,7 @@ def test_plan_json_roundtrip_and_refusals():
             Plan.from_json(pl.h, w2)
 
 
+@pytest.mark.slow  # the layout is graded by default now: tests/test_pld_reference.py covers the fast cases
 def test_soundness_against_references_t1_t2(graded):
     for q, sigma in TR.FAST:
         for eps in TR.EPS:
@@ -112,6 +113,7 @@ def test_soundness_against_references_t1_t2(graded):
     TR.test_two_steps_fast()
 
 
+@pytest.mark.slow  # as above
 @pytest.mark.parametrize("entry", TR.T3_FAST, ids=lambda e: f"{e['contract']}-q{e['q']}-s{e['sigma']}-e{e['eps']}")
 def test_soundness_against_references_t3(graded, entry):
     TR.test_three_steps(entry)

@@ -33,7 +33,13 @@ def _mp(x):
 
 
 #: (q, sigma, eps): a far tail, a mid case, a large q, and a negative-loss-heavy small sigma
-ADD_CASES = [("0.001", "1", "0.3"), ("0.05", "1", "0.1"), ("0.05", "1", "0.6"), ("0.3", "2", "0.2"), ("0.1", "0.8", "1.5")]
+ADD_CASES = [
+    ("0.001", "1", "0.3"),
+    pytest.param("0.05", "1", "0.1", marks=pytest.mark.slow),
+    pytest.param("0.05", "1", "0.6", marks=pytest.mark.slow),
+    ("0.3", "2", "0.2"),
+    pytest.param("0.1", "0.8", "1.5", marks=pytest.mark.slow),
+]
 
 
 @pytest.mark.parametrize("q,sigma,eps", ADD_CASES)
