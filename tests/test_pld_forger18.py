@@ -315,22 +315,24 @@ def _fuzz_edit(rng, w0):
     eu, el = F(w0["epsilon_upper"]), F(w0["epsilon_lower"])
 
     def edit(w):
-        w["K"] = rng.choice([32, 40, 64, w0["K"], w0["K"] + 10, 200, 512])
+        w["K"] = rng.choice([32, 64, w0["K"], w0["K"] + 10, 200, 512])
         w["tau"] = str(rng.choice([0, 1, int(w0["tau"]), int(w0["tau"]) * 2 ** rng.randint(1, 40)]))
         lay = w["layouts"]["remove"]
-        lay["stride"] = rng.choice([1, 2, 8, 64, 1000])
-        if rng.random() < 0.5:
+        lay["stride"] = rng.choice([1, 2, 8, 16, 64])
+        if rng.random() < 0.3:
             lay["bands"] = []
+        elif rng.random() < 0.5:
+            pass
         else:
             a, b, bands = lay["core_lo"], lay["core_hi"], []
             for _ in range(rng.randint(1, 5)):
                 a, b = rng.randint(lay["lo"], a), rng.randint(b, lay["hi"])
                 bands.append([a, b, rng.choice([1, 2, 3, 7, 16])])
             lay["bands"] = bands
-        if rng.random() < 0.7:  # try to claim a smaller eps_up / a larger eps_low than the genuine run
-            w["epsilon_upper"] = str(eu - (eu - el) * F(rng.randint(0, 2000), 1000) - F(rng.randint(0, 100), 10**7))
-        if rng.random() < 0.7:
-            w["epsilon_lower"] = str(el + (eu - el) * F(rng.randint(0, 3000), 1000))
+        if rng.random() < 0.4:  # try to claim a smaller eps_up / a larger eps_low than the genuine run
+            w["epsilon_upper"] = str(eu - (eu - el) * F(rng.randint(0, 1500), 1000) - F(rng.randint(0, 10), 10**8))
+        if rng.random() < 0.4:
+            w["epsilon_lower"] = str(el + (eu - el) * F(rng.randint(0, 1500), 1000))
 
     return edit
 
@@ -349,6 +351,7 @@ def test_fuzzed_plans_and_read_off_points():
             _eps_consistent(d)
         else:
             assert rep.exit_code in (2, 4, 5), rep.problems
+    print("fuzz: verified", verified, "of 80")
     assert verified >= 10  # the fuzz does exercise the consistency check
 
 
