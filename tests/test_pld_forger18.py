@@ -417,6 +417,35 @@ def test_tau_non_integer_refused(genuine):
             regenerate(genuine["P"], witnesses=_setw(tau=bad))
 
 
+def _pessimistic_one_step(T, grid, K):
+    from certify.balls import exact
+    from certify.pld import compose
+    from certify.pld.accountant import _one_steps, plan
+    from certify.pld.pairs import profiles, shift
+
+    q, sigma, delta, h = exact("1/100"), exact("2"), exact("1e-5"), exact(grid)
+    pl = plan(POISSON_ADD_REMOVE, q, sigma, T, delta, h, K=K)
+    prof = [p for p in profiles(POISSON_ADD_REMOVE) if p.name == "remove"][0]
+    pess, _opt = _one_steps(prof.members, prof.name, q, shift(POISSON_ADD_REMOVE, sigma), h, pl.layouts["remove"], K)
+    return compose.from_one_step(pess)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="compose.check_width / predicted_width: with tau (nearly) 0 in units of 2^-K the pessimistic chain keeps its full span "
+    "(round_up leaves every atom >= 1 unit), but the Gaussian prediction (tau floored at 1) says ~16k atoms: no early refusal",
+)
+def test_check_width_refuses_untruncated_full_span():
+    """T = 1e5, grid 1e-2, K = 512, tau = 0 (a forged witness; also K = 512 with the genuine integer tau):
+    the T-fold pessimistic measure spans 7.6e6 > MAX_ATOMS atoms; multiply refuses only after ~25 s and 2.8 GB."""
+    from certify.pld import compose
+
+    one = _pessimistic_one_step(100_000, "1e-2", 512)
+    assert 100_000 * (one.atoms - 1) + 1 > compose.MAX_ATOMS
+    with pytest.raises(InputError):
+        compose.check_width(one, 100_000, 0)
+
+
 # ---- the same through the CLI: exit codes, one line on stderr, no traceback, bounded time and memory ----
 def _cli(args, stdin=None, timeout=120):
     t = time.time()
@@ -472,6 +501,16 @@ def test_cli_verify_forged_slow(genuine, tmp_path, name):
         d = reseal(d)
     rc, err, _out, s, rss = _verify_cli(d, tmp_path)
     _assert_clean(rc, err, s, rss, (2, 4) if name in REFUSED else (5,))
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="forged tau = 0 / K = 512 at T = 5e4: verify runs ~34 s and peaks at ~3.6 GB RSS (genuine: 0.3 s, 50 MB)")
+@pytest.mark.parametrize("edit", [{"tau": "0", "K": 512}, {"K": 512}], ids=["tau0-K512", "K512"])
+def test_cli_verify_untruncated_forgery_bounded(tmp_path, edit):
+    d = _doc(certify_pld(POISSON_ADD_REMOVE, "1/100", "2", 50_000, "1e-5", grid="1e-2"))
+    d["witnesses"].update(edit)
+    rc, err, _out, s, rss = _verify_cli(reseal(d), tmp_path)
+    _assert_clean(rc, err, s, rss, (2, 4, 5), limit=15)
 
 
 def test_verify_text_of_forged_two_layouts(genuine):
