@@ -20,7 +20,7 @@ Python API (stable):
 
 from __future__ import annotations
 
-from ..balls import InputError, UndecidedError, exact, exact_str, fmpq, outward_rational, workprec
+from ..balls import InputError, UndecidedError, exact, exact_str, fmpq, outward_rational, require_in, workprec
 from ..certificate import Certificate
 from ..contract import Contract, parse_contract
 from ..dpsgd.certificates import parse_steps
@@ -98,9 +98,9 @@ def delta_interval(
     ``direction`` ("remove" or "add", Poisson only): that direction's curve alone (with ``derive_add``,
     "add" is read off the remove chains)."""
     c, q, sigma, T, h = _parse(contract, sampling_rate, noise_multiplier, steps, grid)
-    eps = exact(epsilon, "epsilon")
+    eps = require_in("epsilon", exact(epsilon, "epsilon"), -1000, 1000, "[]")
     hint = parse_pld_delta(delta_hint, "delta_hint")
-    pl = plan(c, q, sigma, T, hint, h, derive_add=derive_add)
+    pl = plan(c, q, sigma, T, hint, h, derive_add=derive_add, eps_hint=eps)
     r = run(c, q, sigma, T, pl)
     ups, lows = r.side(True), r.side(False)
     if direction is not None:
@@ -114,4 +114,5 @@ def delta_interval(
     if not (up.is_finite() and lo.is_finite()):
         raise UndecidedError("delta read-off not finite")
     low = outward_rational(lo, False, 4 * pl.K + 256)
-    return (low if low > 0 else fmpq(0)), outward_rational(up, True, 4 * pl.K + 256)
+    high = outward_rational(up, True, 4 * pl.K + 256)  # delta(eps) <= 1 for probability pairs
+    return (low if low > 0 else fmpq(0)), (high if high < 1 else fmpq(1))

@@ -69,17 +69,23 @@ class Plan:
         K = w.get("K")
         if not isinstance(K, int) or isinstance(K, bool) or not 32 <= K <= 512:
             raise InputError("witnesses", f"K must be an integer in [32, 512], got {K!r}")
-        tau = int(exact(w.get("tau"), "tau").p) if w.get("tau") is not None else -1
-        if tau < 0:
+        t = exact(w.get("tau"), "tau") if w.get("tau") is not None else None
+        if t is None or t.q != 1 or t < 0:
             raise InputError("witnesses", "tau must be an integer >= 0")
+        tau = int(t.p)
+        layouts = w.get("layouts")
+        if not isinstance(layouts, dict):
+            raise InputError("witnesses", "layouts must be an object {profile: layout}")
         lays = {}
-        for name, lj in (w.get("layouts") or {}).items():
+        for name, lj in layouts.items():
             try:
+                if not isinstance(lj, dict):
+                    raise TypeError(f"a layout is an object, got {type(lj).__name__}")
                 bands = lj.get("bands", [])
                 if not isinstance(bands, list) or len(bands) > MAX_BANDS:
                     raise ValueError(f"bands must be a list of at most {MAX_BANDS} [lo, hi, stride]")
                 bands = tuple(_band(b) for b in bands)
-                lay = Layout(*(int(lj[k]) for k in ("lo", "hi", "core_lo", "core_hi", "stride")), bands)
+                lay = Layout(*(_int(lj[k]) for k in ("lo", "hi", "core_lo", "core_hi", "stride")), bands)
             except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as err:
                 raise InputError("witnesses", f"layout {name!r} malformed: {err}") from None
             _check_layout(lay, name)
@@ -96,7 +102,7 @@ MAX_BANDS = 16
 
 def _int(x) -> int:
     if isinstance(x, bool) or not isinstance(x, int):
-        raise TypeError(f"a band entry must be a JSON integer, got {type(x).__name__}")
+        raise TypeError(f"a layout or band entry must be a JSON integer, got {type(x).__name__}")
     return x
 
 
@@ -204,14 +210,28 @@ def eps_bits(q: fmpq, sigma: fmpq, steps: int, delta: fmpq) -> int:
     return max(0, int(math.ceil(max(e, 0.0) * math.log2(math.e))))
 
 
-def plan(contract: Contract, q: fmpq, sigma: fmpq, steps: int, delta: fmpq, h: fmpq, K: int | None = None, derive_add: bool | None = None) -> Plan:
+def plan(
+    contract: Contract,
+    q: fmpq,
+    sigma: fmpq,
+    steps: int,
+    delta: fmpq,
+    h: fmpq,
+    K: int | None = None,
+    derive_add: bool | None = None,
+    eps_hint: fmpq | None = None,
+) -> Plan:
     """The choices: tail mass eta = delta 2^-20 / T per step for the window (derived path: DERIVED_ETA_BITS),
     tau = delta 2^(K-30) per product, K from :func:`bits_for`. Poisson (``derive_add``: None = when eps_est <= MAX_EPS_BITS / log2(e), True =
     always, False = never): one ``remove`` layout, K raised by :func:`eps_bits` (at most MAX_K) with tau's
-    integer value kept (tau 2^-K = delta e^(-eps_est) 2^-30), ``add_from``."""
+    integer value kept (tau 2^-K = delta e^(-eps_est) 2^-30), ``add_from``. ``eps_hint``: an epsilon at which
+    the curve will be read (``delta_interval``): the extra bits cover it too (the derived direction's
+    excess-mass term is amplified by e^eps at the eps actually read)."""
     derive = derives_add(contract) and derive_add is not False
     base = bits_for(delta)
     extra = eps_bits(q, sigma, steps, delta) if derive else 0
+    if derive and eps_hint is not None:
+        extra = max(extra, int(math.ceil(max(float(eps_hint), 0.0) * math.log2(math.e))))
     if extra > MAX_EPS_BITS and derive_add is None:  # large eps: compose both directions (a choice, recorded)
         derive, extra = False, 0
     K = min(base + extra, MAX_K) if K is None else K

@@ -156,10 +156,11 @@ def round_up(c: fmpz_poly, scale: fmpz) -> fmpz_poly:
 def multiply(a: Pld, b: Pld, tau: int) -> Pld:
     """The product measure, rescaled to 2^-K outward and truncated (module docstring)."""
     K = a.K
-    if a.atoms + b.atoms - 1 > MAX_ATOMS:
+    if a.atoms + b.atoms - 1 > MAX_ATOMS or (a.atoms + b.atoms - 1) * product_bits(K) > MAX_PRODUCT_BITS:
         raise InputError(
             "--grid",
-            f"too fine for this many steps: a composed PLD would need {a.atoms + b.atoms - 1} atoms (at most {MAX_ATOMS}); use a coarser grid",
+            f"too fine for this many steps: a composed PLD would need {a.atoms + b.atoms - 1} atoms of {product_bits(K)} bits "
+            f"(at most {MAX_ATOMS} atoms, {MAX_PRODUCT_BITS // 8_000_000} MB per product); use a coarser grid or a larger delta",
         )
     scale = fmpz(1) << K
     c = a.poly * b.poly
@@ -193,6 +194,14 @@ def multiply(a: Pld, b: Pld, tau: int) -> Pld:
 
 #: a predicted width is refused only above MAX_ATOMS times this (room for tails lighter than a Gaussian's)
 WIDTH_MARGIN = 1.1
+#: memory guard: no exact product may hold more than this many bits of coefficients (about 150 MB); genuine
+#: runs stay far below (T = 1e6 at delta 1e-6: about 0.2e9; T = 1e5 at delta 1e-130, K = 482: about 0.5e9)
+MAX_PRODUCT_BITS = 1_200_000_000
+
+
+def product_bits(K: int) -> int:
+    """Bits per coefficient of an exact product before rescaling: masses in units 2^-2K, plus headroom."""
+    return 2 * K + 64
 
 
 def products(steps: int) -> int:
@@ -232,7 +241,14 @@ def predicted_width(one: Pld, steps: int, tau: int, moments: tuple | None = None
         else:
             hi = mid
     width = 2 * lo * math.sqrt(steps * float(var)) + 1
-    return min(width, float(steps) * (n - 1) + 1)
+    span = float(steps) * (n - 1) + 1
+    if one.pessimistic:
+        # an exact floor: after a product every pessimistic coefficient is >= 1 unit (round_up maps 0 to 1
+        # as well), so a truncation cuts at most tau atoms per end: w(a + b) >= w(a) + w(b) - 1 - 2 tau, hence
+        # w(m) >= m (n - 1) + 1 - 2 tau (m - 1). With a tiny tau (a forged witness) the chain keeps nearly its
+        # full span, whatever the Gaussian tails say; with a genuine tau the floor is far below the prediction
+        width = max(width, span - 2.0 * tau * (steps - 1))
+    return min(width, span)
 
 
 def predicted_product_size(one: Pld, steps: int, tau: int) -> float:
@@ -265,11 +281,11 @@ def check_width(one: Pld, steps: int, tau: int) -> None:
     T-fold power cannot fit MAX_ATOMS (with WIDTH_MARGIN to spare): seconds instead of a long run that
     :func:`multiply` would refuse later anyway. :func:`multiply`'s exact test stays the final word."""
     est = predicted_product_size(one, steps, tau)
-    if est > MAX_ATOMS * WIDTH_MARGIN:
+    if est > MAX_ATOMS * WIDTH_MARGIN or est * product_bits(one.K) > MAX_PRODUCT_BITS * WIDTH_MARGIN:
         raise InputError(
             "--steps",
-            f"the {steps}-fold composition would need products of about {est:.3g} atoms at this grid "
-            f"(at most {MAX_ATOMS}); use a coarser --grid or fewer steps",
+            f"the {steps}-fold composition would need products of about {est:.3g} atoms of {product_bits(one.K)} bits at this grid "
+            f"(at most {MAX_ATOMS} atoms, {MAX_PRODUCT_BITS // 8_000_000} MB per product); use a coarser --grid or fewer steps",
         )
 
 
