@@ -11,7 +11,8 @@
 3. Hostile ``certify dpsgd --accountant pld`` invocations (huge T, tiny sigma, tiny grid, delta 1e-130): exit 0
    or 2 within seconds, one line on stderr, no traceback.
 
-Bugs found were fixed in certify/pld (they were strict xfails first): a forged tiny tau (untruncated chains), non-object or float layout fields, a non-integer tau, and a loose delta_interval at a large queried eps.
+Bugs found were fixed in certify/pld (they were strict xfails first): a forged tiny tau (untruncated chains),
+non-object or float layout fields, a non-integer tau, and a loose delta_interval at a large queried eps.
 """
 
 from __future__ import annotations
