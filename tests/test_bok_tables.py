@@ -97,6 +97,7 @@ def test_standalone_and_table_classifiers_agree(text):
     assert BT.classify_lossless({"lossless": [str(lo), str(up)]}, text)[1] == pld_classify(text, lo, up)
 
 
+@pytest.mark.slow  # a 5 s connection timeout
 def test_unreachable_scheduler_is_bad_input_and_writes_nothing(tmp_path):
     import os
     import socket
