@@ -420,8 +420,6 @@ def _compare_quantities(doc: dict, ev: Evaluation, evs: _Evaluations, rep: Repor
 # --------------------------------------------------------------------------------------------
 _SMALL_DIGITS, _SMALL_EXPONENT = 300, 4096
 _SMALL_MANTISSA = re.compile(r"-?[0-9]{1,%d}" % _SMALL_DIGITS)
-#: the text _round_decimal writes for a nonzero number at DIGITS significant digits: d.ddd...e<exponent>
-_DECIMAL_TEXT = re.compile(r"(-?)([1-9])%s" % (r"\.([0-9]{%d})" % (DIGITS - 1) if DIGITS > 1 else "()") + r"e(0|-?[1-9][0-9]{0,5})")
 
 
 def _small_dyadic(pair) -> tuple[int, int] | None:
@@ -470,42 +468,13 @@ def _small_ball_proved(small, value, rec_prec: int, rec: dict) -> bool:
         return False
     if not _dy_le((r, er), _dy_add(2 * vr, vre, abs(m), em - (rec_prec - 4))):  # r <= 2 r_new + |m| 2^-(R-4)
         return False
-    return _is_outward_decimal(rec.get("lower"), lo, up=False) and _is_outward_decimal(rec.get("upper"), hi, up=True)
+    # the decimals by the one rounding routine of the package (as the general path)
+    return rec.get("lower") == lower_decimal(_dyadic(lo), DIGITS) and rec.get("upper") == upper_decimal(_dyadic(hi), DIGITS)
 
 
-def _is_outward_decimal(text, x: tuple[int, int], up: bool) -> bool:
-    """``text == upper_decimal(x, DIGITS)`` (``up``) or ``lower_decimal(x, DIGITS)`` for the dyadic x, exactly.
-
-    The written decimal is sign, mantissa M (DIGITS digits) and exponent e: it is the outward rounding of x iff
-    e = floor(log10 |x|) and M is the rounding of s = |x| 10^(DIGITS-1-e) away from zero (up for x >= 0 and
-    ``up``) or towards zero, or, after a carry, M = 10^(DIGITS-1) with 10 s in (10^DIGITS - 1, 10^DIGITS) when
-    rounding away. False when the exponent is not short (then the general path decides).
-    """
-    if type(text) is not str:
-        return False
-    xm, xe = x
-    if xm == 0:
-        return text == "0"
-    found = _DECIMAL_TEXT.fullmatch(text)
-    if found is None:
-        return False
-    neg = xm < 0
-    if (found.group(1) == "-") is not neg:
-        return False
-    mant, e = int(found.group(2) + found.group(3)), int(found.group(4))
-    if abs(e) > _SMALL_EXPONENT:
-        return False
-    num, den = (abs(xm) << xe, 1) if xe >= 0 else (abs(xm), 1 << -xe)
-    k = DIGITS - 1 - e
-    if k >= 0:
-        num *= 10**k
-    else:
-        den *= 10 ** (-k)
-    low, high = 10 ** (DIGITS - 1), 10**DIGITS
-    away = up is not neg
-    if low * den <= num < high * den:  # floor(log10 |x|) = e
-        return (mant - 1) * den < num <= mant * den if away else mant * den <= num < (mant + 1) * den
-    return away and mant == low and (high - 1) * den < 10 * num < high * den  # the carry into a new digit
+def _dyadic(x: tuple[int, int]) -> fmpq:
+    m, e = x
+    return fmpq(m << e) if e >= 0 else fmpq(m, 1 << -e)
 
 
 def _prove_quantity(name, mid_rad, q, evs: _Evaluations, rep: Report) -> str | None:
