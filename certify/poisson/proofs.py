@@ -10,7 +10,28 @@ x ~ N(0, 1):
   grid are non-increasing in sigma (the calibration's bracket relies on this);
 * ``P-q-monotone``: A_alpha is convex in q with zero slope at q = 0, so it is non-decreasing on [0, 1] (the
   bound is non-decreasing in the sampling rate);
-* ``P-moments``: the sum and the expectation agree (E[X^k] = exp(k(k-1)/(2 sigma^2)), E[X] = 1).
+* ``P-moments``: the sum and the expectation agree (E[X^k] = exp(k(k-1)/(2 sigma^2)), E[X] = 1);
+* ``P-remove-dominates-add``: B_alpha = E_P[(Q/P)^alpha] <= A_alpha = E_Q[(P/Q)^alpha] for every real alpha >= 1,
+  q in (0, 1], sigma > 0 (P = (1-q) N(0,1) + q N(1/sigma,1), Q = N(0,1)): the add direction's Rényi divergence
+  never exceeds the remove direction's, so the certified A_alpha bounds add/remove adjacency (every
+  ``dpsgd/renyi-poisson`` certificate rests on this; Opacus and dp_accounting rely on the same statement).
+
+The proof of ``P-remove-dominates-add`` (ours; each algebraic step is a sub-check of the obligation).
+Write L = P/Q = M(X) with M(t) = 1 - q + q t and X = exp(mu x - mu^2/2), mu = 1/sigma, x ~ N(0, 1).
+(1) Symmetry: E[X h(1/X)] = E[h(X)] for every h with E|h(X)| finite, because phi(x) X(x) = phi(x - mu),
+    1/X(x) = X(mu - x) and phi is even (substitute t = mu - x).
+(2) B_alpha = E_Q[L^(1-alpha)] (P (Q/P)^alpha = Q (P/Q)^(1-alpha)), so A - B = E[f(M(X))] with
+    f(t) = t^alpha - t^(1-alpha); by (1) with h = f o M, 2 (A - B) = E[S(X)], S(y) = f(M(y)) + y f(M(1/y)).
+(3) S(1/y) = S(y)/y, so it suffices that S(y) >= 0 for y >= 1.
+(4) For y >= 1 put s = q (y-1)/y in [0, 1), w = 1 - s in (0, 1]: M(y) = 1 + y s and M(1/y) = 1 - s, so
+    S(y) = F(y) with F(Y) = f(1 + Y s) - Y ((1-s)^(1-alpha) - (1-s)^alpha). F is convex on Y >= 0 (f''(t) =
+    alpha(alpha-1) t^(-alpha-1) (t^(2alpha-1) - 1) >= 0 for t >= 1), F(1/w) = 0 and F'(1/w) = w^(1-alpha) g(w) with
+    g(w) = alpha (1-w)(1 + w^(2alpha-1)) - (1 - w^(2alpha)); and y >= 1/w because y(1-s) - 1 = (1-q)(y-1) >= 0.
+    Hence S(y) = F(y) >= F(1/w) + F'(1/w)(y - 1/w) >= 0 once g >= 0 on (0, 1].
+(5) g >= 0 on (0, 1]: g(1) = 0 and g' = alpha k with k(w) = (n-1) w^(n-2) - (n-2) w^(n-1) - 1, n = 2 alpha; k(1) = 0
+    and k' = (n-1)(n-2) w^(n-3) (1-w) >= 0 on (0, 1] (n >= 2), so k <= 0, g is non-increasing and g >= g(1) = 0.
+So A_alpha >= B_alpha, i.e. D_alpha(P||Q) >= D_alpha(Q||P) for every alpha > 1, integer or fractional (the
+chord and the integral of :mod:`certify.poisson.rdp` bound the remove direction, hence both).
 """
 
 from __future__ import annotations
@@ -18,7 +39,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..proofs.core import combine, obligation
-from ..proofs.tools import equal, positive
+from ..proofs.tools import equal, phi_sym, positive, unit_power
 
 PAPER = "mtz-poisson"
 
@@ -93,3 +114,65 @@ def _expect(g):
 def moments(claimed=lambda kk: sp.exp(kk * (kk - 1) / (2 * sigma**2))) -> object:
     kk = sp.Symbol("k", positive=True)
     return equal(_expect(sp.exp(kk * (x / sigma - 1 / (2 * sigma**2)))), claimed(kk))
+
+
+def _f(t, al):
+    """f(t) = t^alpha - t^(1-alpha): A - B = E[f(M(X))] (module docstring, step (2))."""
+    return t**al - t ** (1 - al)
+
+
+@obligation(
+    PAPER,
+    "P-remove-dominates-add",
+    "our proof (module docstring); the statement MTZ19 Sec. 3 makes for the SGM",
+    "E_P[(Q/P)^alpha] <= E_Q[(P/Q)^alpha] for every real alpha >= 1, q in (0, 1], sigma > 0 (P = (1-q) N(0,1) + "
+    "q N(1/sigma,1), Q = N(0,1)): the add direction's Rényi divergence never exceeds the remove direction's, so "
+    "the binomial sum bounds add/remove adjacency. Steps: the Gaussian shift symmetry E[X h(1/X)] = E[h(X)]; "
+    "2(A - B) = E[S(X)] with S(1/y) = S(y)/y; for y >= 1, S(y) = F(y) with F convex, F(1/w) = 0, "
+    "F'(1/w) = w^(1-alpha) g(w) >= 0 (g(1) = 0, g' = alpha k, k(1) = 0, k' >= 0 on (0, 1])",
+)
+def remove_dominates_add(claimed_slope=None) -> object:
+    al = 1 + a  # alpha >= 1
+    qq, yy, w, t, u, mu = sp.symbols("q y w t u mu", positive=True)
+    P_, Q_, Y = sp.symbols("P Q Y", positive=True)
+
+    def M(v):
+        return 1 - qq + qq * v
+
+    def S(v):
+        return _f(M(v), al) + v * _f(M(1 / v), al)
+
+    def X(v):
+        return sp.exp(mu * v - mu**2 / 2)
+
+    s = qq * (yy - 1) / yy
+    sw = 1 - w  # s as a function of w = 1 - s
+    F = _f(1 + Y * sw, al) - Y * ((1 - sw) ** (1 - al) - (1 - sw) ** al)
+    n = 2 * al
+    g = al * (1 - w) * (1 + w ** (2 * al - 1)) - (1 - w ** (2 * al))
+    k = (n - 1) * w ** (n - 2) - (n - 2) * w ** (n - 1) - 1
+    slope = w ** (1 - al) * g if claimed_slope is None else claimed_slope(w, al)
+    return combine(
+        [
+            ("(1) phi(x) X(x) = phi(x - mu)", equal(phi_sym(x) * X(x), phi_sym(x - mu))),
+            ("(1) X(mu - x) X(x) = 1", equal(X(mu - x) * X(x), 1)),
+            ("(1) phi is even", equal(phi_sym(-x), phi_sym(x))),
+            ("(2) P (Q/P)^alpha = Q (P/Q)^(1-alpha)", equal(P_ * (Q_ / P_) ** al, Q_ * (P_ / Q_) ** (1 - al))),
+            ("(3) S(1/y) = S(y)/y", equal(S(1 / yy), S(yy) / yy)),
+            ("(4) M(y) = 1 + y s", equal(M(yy), 1 + yy * s)),
+            ("(4) M(1/y) = 1 - s", equal(M(1 / yy), 1 - s)),
+            ("(4) y(1 - s) - 1 = (1 - q)(y - 1)", equal(yy * (1 - s) - 1, (1 - qq) * (yy - 1))),
+            (
+                "(4) f''(t) = alpha(alpha-1) t^(-alpha-1) (t^(2alpha-1) - 1)",
+                equal(sp.diff(_f(t, al), t, 2), al * (al - 1) * t ** (-al - 1) * (t ** (2 * al - 1) - 1)),
+            ),
+            ("(4) t^(2alpha-1) >= 1 for t = 1 + u >= 1", unit_power(1 / (1 + u), 2 * al - 1, "(1+u)^-(2alpha-1) <= 1")),
+            ("(4) F(1/w) = 0", equal(F.subs(Y, 1 / w), 0)),
+            ("(4) F'(1/w) = w^(1-alpha) g(w)", equal(sp.diff(F, Y).subs(Y, 1 / w), slope)),
+            ("(5) g(1) = 0", equal(g.subs(w, 1), 0)),
+            ("(5) g' = alpha k", equal(sp.diff(g, w), al * k)),
+            ("(5) k(1) = 0", equal(k.subs(w, 1), 0)),
+            ("(5) k' = (n-1)(n-2) w^(n-3) (1-w)", equal(sp.diff(k, w), (n - 1) * (n - 2) * w ** (n - 3) * (1 - w))),
+            ("(5) k' >= 0 on (0, 1] (w = 1/(1+r))", positive(((n - 1) * (n - 2) * w ** (n - 3) * (1 - w)).subs(w, 1 / (1 + r)), strict=False)),
+        ]
+    )
