@@ -146,6 +146,7 @@ def test_derived_delta_up_tight_at_large_queried_eps():
         assert a[1] <= 1 and a[1] <= 1000 * b[1], (eps, float(a[1]), float(b[1]))
 
 
+@pytest.mark.slow  # about 1.2 s; the T = 1 random points stay in the fast suite
 def test_genuine_eps_consistent_with_reference_T2():
     """A genuine derived certificate at T = 2: the worst direction passes delta at eps_up and fails it at eps_low."""
     cert = certify_pld(POISSON_ADD_REMOVE, "1/10", "1", 2, "1e-5", grid="1e-3")

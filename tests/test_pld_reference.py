@@ -116,7 +116,12 @@ def test_three_step_table_covers_ten_sets_per_contract():
 
 
 # fast suite: per contract the far tail (q = 0.001, sigma = 1), a mid case and a large q; CI runs all 40
-T3_FAST = [e for e in T3 if (e["q"], e["sigma"], e["eps"]) in {("0.001", "1", "0.3"), ("0.05", "1", "0.3"), ("0.5", "4", "0.8")}]
+T3_FAST = [
+    e
+    for e in T3
+    if (e["q"], e["sigma"], e["eps"]) in {("0.001", "1", "0.3"), ("0.05", "1", "0.3"), ("0.5", "4", "0.8")}
+    and not (e["contract"] != "poisson" and e["q"] == "0.05")  # fixed-size q = 0.05: about 2 s, in the full suite
+]
 
 
 @pytest.mark.parametrize("entry", fast_subset(T3, keep=T3_FAST), ids=lambda e: f"{e['contract']}-q{e['q']}-s{e['sigma']}-e{e['eps']}")

@@ -35,7 +35,7 @@ def _params(refs):
     out = []
     for r in refs:
         c = r["case"]  # the benchmark's grid (about 10 s) and the heaviest 1e-3 cases: slow; the rest stay fast
-        big = c[5] == "1e-4" or (c[5] == "1e-3" and (str(c[4]) == "1e-100" or str(c[2]) == "0.8"))
+        big = c[5] == "1e-4" or (c[5] == "1e-3" and (str(c[4]) == "1e-100" or str(c[2]) == "0.8" or (c[0] == "fixed-size" and str(c[1]) == "0.3")))
         out.append(pytest.param(r, id="-".join(map(str, r["case"])), marks=pytest.mark.slow if big else ()))
     return out
 

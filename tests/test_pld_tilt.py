@@ -37,7 +37,7 @@ ADD_CASES = [
     ("0.001", "1", "0.3"),
     pytest.param("0.05", "1", "0.1", marks=pytest.mark.slow),
     pytest.param("0.05", "1", "0.6", marks=pytest.mark.slow),
-    ("0.3", "2", "0.2"),
+    pytest.param("0.3", "2", "0.2", marks=pytest.mark.slow),  # about 1.7 s
     pytest.param("0.1", "0.8", "1.5", marks=pytest.mark.slow),
 ]
 

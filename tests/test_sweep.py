@@ -113,7 +113,9 @@ def test_unusable_queries_file_is_exit_2_and_writes_nothing(tmp_path, name, cont
     assert not out.exists()
 
 
-def test_missing_file_and_bad_options_are_exit_2(tmp_path):
+def test_missing_file_and_bad_options_are_exit_2(tmp_path, capsys):
+    from certify import cli
+
     good = write_csv(tmp_path / "q.csv", MIXED[:1])
     for args in (
         [tmp_path / "none.csv"],
@@ -122,9 +124,16 @@ def test_missing_file_and_bad_options_are_exit_2(tmp_path):
         [good, "--scheduler", "tcp://127.0.0.1:1", "--executor", "local"],
         [good, "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"],
     ):
-        r = sweep(*args, "--out", tmp_path / "out")
-        assert r.returncode == 2 and "Traceback" not in r.stderr, (args, r.stderr)
+        try:
+            code = cli.main(["sweep", *map(str, args), "--out", str(tmp_path / "out")])
+        except SystemExit as stop:  # argparse's own errors (one line, exit 2, as cli._Parser writes them)
+            code = stop.code
+        assert code == 2, args
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err, (args, err)
         assert not (tmp_path / "out").exists()
+    r = sweep(tmp_path / "none.csv", "--out", tmp_path / "out")  # and once through a process, as a user sees it
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
 
 
 # ---------------------------------------------------------------------------------------------- argv
