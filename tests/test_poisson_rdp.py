@@ -8,7 +8,8 @@ import mpmath as mp
 import pytest
 
 from certify.balls import ball_endpoints, ctx, fmpq
-from certify.poisson.rdp import K_ball, log_A_floats, log_A_int, ORDERS
+from certify.poisson.choice import log_A_floats
+from certify.poisson.rdp import K_ball, log_A_int, ORDERS
 
 from reference_poisson import DPS, log_A_quad, log_A_sum
 

@@ -4,9 +4,9 @@
 
 (Rényi composition over the phases of the schedule, Mironov 2017 Prop. 1; the conversion of Balle et
 al. 2020, Thm 21; eps_RDP of MTZ 2019, :mod:`certify.poisson.rdp`). Any alpha > 1 gives a valid bound;
-alpha is *chosen* by floats in log space (numpy, memoised per (q, sigma) and per query): every integer
-order 2..256 and a coarse grid to 4096, then fractional orders a +- j/16 around the best integer (the
-chord makes them cheap). The certificate records alpha exactly; the checker re-evaluates at it only.
+alpha is *chosen* by floats in log space (:mod:`certify.poisson.choice`, numpy, memoised per (q, sigma) and
+per query): every integer order 2..256 and a coarse grid to 4096, then fractional orders a +- j/16 around the
+best integer (the chord makes them cheap). The certificate records alpha exactly; the checker re-evaluates at it only.
 """
 
 from __future__ import annotations
@@ -14,16 +14,11 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-import numpy as np
-
 from ..balls import InputError, ball_endpoints, escalate, exact, exact_str, fmpq
 from ..certificate import Certificate
 from .certificates import KIND, evaluate, parse_alpha
-from .rdp import DENSE_MAX, FRACTIONAL, ORDERS, log_A_floats, log_A_frac_floats
+from .rdp import FRACTIONAL
 from .schedule import Schedule, parse_delta, schedule_inputs
-
-FRACTION_STEPS = 16  # fractional orders tried: a + j/16
-
 
 def _float(q: fmpq) -> float:
     return int(q.p) / int(q.q)  # correctly rounded, no overflow for huge numerators/denominators
@@ -33,45 +28,13 @@ def _log(q: fmpq) -> float:
     return math.log(int(q.p)) - math.log(int(q.q))
 
 
-@lru_cache(maxsize=4096)
-def _choose(phases: tuple[tuple[float, float, int], ...], log_delta: float, fractional: str = "chord") -> tuple[int, int]:
-    """(numerator, denominator) of the chosen alpha: floats only, a choice that needs no proof."""
-    K = np.zeros(len(ORDERS))
-    for q, s, t in phases:
-        K += t * log_A_floats(q, s)
-    a = ORDERS[1:].astype(float)
-    with np.errstate(over="ignore", invalid="ignore"):
-        eps = K[1:] / (a - 1) + np.log1p(-1 / a) - (log_delta + np.log(a)) / (a - 1)
-    eps = np.where(np.isfinite(eps), eps, np.inf)
-    i = int(np.argmin(eps))
-    best_a, best_e = int(ORDERS[1 + i]), float(eps[i])
-    if best_a > DENSE_MAX:
-        return best_a, 1
-    # fractional refinement a +- j/n (K known at every integer up to DENSE_MAX): chord, or the integral estimate
-    n = FRACTION_STEPS
-    nums = np.array([best_a * n + j for j in range(-(n - 1), n) if j != 0 and n < best_a * n + j <= DENSE_MAX * n])
-    if len(nums) == 0:
-        return best_a, 1
-    al = nums / n
-    a0 = nums // n
-    t = al - a0
-    k = (1 - t) * K[a0 - 1] + t * K[a0]  # K[idx] is at order idx + 1
-    if fractional == "integral":
-        k = np.minimum(k, sum(t_ * log_A_frac_floats(al, q, s) for q, s, t_ in phases))
-    with np.errstate(over="ignore", invalid="ignore"):
-        e = k / (al - 1) + np.log1p(-1 / al) - (log_delta + np.log(al)) / (al - 1)
-    e = np.where(np.isfinite(e), e, np.inf)
-    j = int(np.argmin(e))
-    if e[j] < best_e - 1e-12 * abs(best_e):
-        return int(nums[j]), n
-    return best_a, 1
-
-
 def choose_alpha(schedule: Schedule, delta: fmpq, fractional: str = "chord") -> fmpq:
     """The Rényi order minimising the float estimate of epsilon (memoised): a choice, recorded exactly."""
     # floats only for the choice: a rate below the float range is treated as 1e-300 (any alpha is valid)
+    from .choice import choose  # numpy: imported only when a choice is made
+
     key = tuple((max(_float(p.sampling_rate), 1e-300), _float(p.noise_multiplier), p.steps) for p in schedule.phases)
-    num, den = _choose(key, _log(delta), fractional)
+    num, den = choose(key, _log(delta), fractional)
     return fmpq(num, den)
 
 
@@ -88,15 +51,14 @@ def _evaluated(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str 
 def clear_memo() -> None:
     """Forget every memoised value (float choices, ball sums, evaluations): for cold measurements and tests."""
     from ..certificate import exact_operand
-    from . import certificates, rdp
+    from . import certificates, choice, rdp
 
     _evaluated.cache_clear()
     certificates._parse_inputs.cache_clear()
     exact_operand.cache_clear()
-    _choose.cache_clear()
+    choice.clear_memo()
     rdp._log_A_int_cached.cache_clear()
     rdp._log_A_frac_cached.cache_clear()
-    rdp.log_A_floats.cache_clear()
 
 
 def certify_poisson(

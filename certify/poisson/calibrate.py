@@ -22,20 +22,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..balls import InputError, Tri, ball, compare, escalate, exact, exact_str, fmpq, lower_decimal, upper_decimal, require_in
 from ..certificate import Budget, Certificate, Evaluation
 from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
 from .certificates import EQ_CONVERT, _hyp, epsilon_ball
-from .rdp import ORDERS, log_A_floats, log_A_int
+from .rdp import ORDERS, log_A_int
 from .schedule import Phase, Schedule, guard_size, parse_delta, parse_sampling_rate, parse_steps
 from .schedule import is_schedule_input, schedule_from_inputs
 from .schedule import schedule_inputs
 
 KIND_FAILS = "dpsgd/renyi-poisson-fails"
-GRID = tuple(int(a) for a in ORDERS[1:])
+GRID = ORDERS[1:]
 GRID_TEXT = "integers 2..256 and " + ", ".join(str(a) for a in GRID if a > 256)
 REL_WIDTH = fmpq(1, 10**4)
 BITS = 40  # dyadic endpoints m / 2^e with at most 40 significant bits
@@ -63,12 +61,11 @@ def parse_epsilon(value, name: str = "--epsilon") -> fmpq:
 # --------------------------------------------------------------------------------------------
 # floats: the choice of the bracket
 # --------------------------------------------------------------------------------------------
-def _eps_floats(q: float, sigma: float, steps: int, log_delta: float) -> np.ndarray:
-    K = steps * log_A_floats(q, sigma)[1:]
-    a = ORDERS[1:].astype(float)
-    with np.errstate(over="ignore", invalid="ignore"):
-        e = K / (a - 1) + np.log1p(-1 / a) - (log_delta + np.log(a)) / (a - 1)
-    return np.where(np.isfinite(e), e, np.inf)
+def _eps_floats(q: float, sigma: float, steps: int, log_delta: float):
+    """Float eps at every order of GRID (:func:`certify.poisson.choice.epsilons_at_orders`; numpy, imported here)."""
+    from .choice import epsilons_at_orders
+
+    return epsilons_at_orders(q, sigma, steps, log_delta)
 
 
 def _float_sigma(q: float, steps: int, log_delta: float, target: float) -> float:
@@ -213,7 +210,7 @@ def calibrate(epsilon, delta, steps, sampling_rate) -> Calibration:
             break
         ph_pass = Phase(q, s_pass, steps)
         e_pass = _eps_floats(qf, int(s_pass.p) / int(s_pass.q), steps, log_delta)
-        alpha = GRID[int(np.argmin(e_pass))]
+        alpha = GRID[int(e_pass.argmin())]
         if not _passes_at(ph_pass, delta, target, alpha):
             continue
         fail_sched = Schedule(POISSON_ADD_REMOVE, (Phase(q, s_fail, steps),), source="calibration")

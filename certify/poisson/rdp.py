@@ -33,15 +33,13 @@ integers a0 = floor(alpha) and a0 + 1 is therefore an upper bound on K(alpha) (:
 
 Rounding: every function returns an Arb ball containing the exact value (the sum has only positive
 terms, so there is no cancellation; it is summed by the exact term ratio, with no overflow because Arb
-exponents are unbounded). The float versions (:func:`log_A_floats`) are used only to *choose* alpha.
+exponents are unbounded). The float versions (:mod:`certify.poisson.choice`) are used only to *choose* alpha.
 """
 
 from __future__ import annotations
 
 import math
 from functools import lru_cache
-
-import numpy as np
 
 from ..balls import acb, arb, ball, ctx, fmpq
 
@@ -125,40 +123,13 @@ def rdp_ball(alpha: fmpq, q: fmpq, sigma: fmpq, fractional: str = "chord") -> ar
 
 
 # --------------------------------------------------------------------------------------------
-# Floats in log space: used only to choose alpha (a choice; the certificate records it exactly)
+# The order grid of the float choice of alpha (:mod:`certify.poisson.choice`, numpy, imported only to choose)
 # --------------------------------------------------------------------------------------------
 #: integer orders on which the float choice scans every value; beyond it, a coarse grid
 DENSE_MAX = 256
 COARSE = (288, 320, 384, 448, 512, 640, 768, 896, 1024, 1280, 1536, 2048, 2560, 3072, 4096)
-ORDERS = np.concatenate([np.arange(1, DENSE_MAX + 1), np.array(COARSE)]).astype(np.int64)
-_LGAMMA = np.array([math.lgamma(n + 1) for n in range(ALPHA_MAX + 2)])  # log n!
-
-
-def _logsumexp_rows(m: np.ndarray) -> np.ndarray:
-    top = m.max(axis=1)
-    return top + np.log(np.exp(m - top[:, None]).sum(axis=1))
-
-
-@lru_cache(maxsize=4096)
-def log_A_floats(q: float, sigma: float) -> np.ndarray:
-    """Float log(A_alpha) at every order of ``ORDERS`` (log-sum-exp, no overflow), memoised. Not a bound."""
-    c = 1.0 / (2.0 * sigma * sigma)
-    if q >= 1.0:
-        return ORDERS * (ORDERS - 1) * c
-    lq, l1q = math.log(q), math.log1p(-q)
-    out = np.empty(len(ORDERS))
-    a = np.arange(1, DENSE_MAX + 1)[:, None]
-    k = np.arange(DENSE_MAX + 1)[None, :]
-    with np.errstate(invalid="ignore"):
-        m = _LGAMMA[a] - _LGAMMA[k] - _LGAMMA[np.maximum(a - k, 0)] + (a - k) * l1q + k * lq + k * (k - 1) * c
-    m = np.where(k <= a, m, -np.inf)
-    out[:DENSE_MAX] = _logsumexp_rows(m)
-    for i, al in enumerate(COARSE):
-        kk = np.arange(al + 1)
-        row = _LGAMMA[al] - _LGAMMA[kk] - _LGAMMA[al - kk] + (al - kk) * l1q + kk * lq + kk * (kk - 1) * c
-        out[DENSE_MAX + i] = _logsumexp_rows(row[None, :])[0]
-    out[0] = 0.0  # alpha = 1
-    return out
+#: every order the float choice scans (1 first: K(1) = 0)
+ORDERS = tuple(range(1, DENSE_MAX + 1)) + COARSE
 
 
 # --------------------------------------------------------------------------------------------
@@ -259,25 +230,3 @@ def log_A_frac(alpha: fmpq, q: fmpq, sigma: fmpq) -> arb:
     if q == 1:
         return ball(alpha * (alpha - 1) / (2 * sigma * sigma))
     return _log_A_frac_cached(alpha, q, sigma, ctx.prec)
-
-
-def log_A_frac_floats(alphas: np.ndarray, q: float, sigma: float) -> np.ndarray:
-    """Float log A at (fractional) orders by the trapezoid rule in log space: used only to choose alpha.
-
-    Per order, the grid covers the two Gaussian bumps that bound the integrand (x in [-40, 40] and
-    [mu - 40, mu + 40], mu = alpha/sigma) with step min(0.05, sigma) (the integrand is analytic in a strip of
-    half-width pi sigma, so the trapezoid rule is accurate far beyond what a choice needs).
-    """
-    if q >= 1.0:
-        return alphas * (alphas - 1) / (2 * sigma * sigma)
-    c = 1 / (2 * sigma)
-    h = min(0.05, sigma)
-    out = np.empty(len(alphas))
-    base = np.arange(-40.0, 40.0 + h, h)
-    for i, al in enumerate(alphas):
-        mu = al / sigma
-        x = np.concatenate([base, mu + base]) if mu > 80 else np.arange(-40.0, mu + 40.0 + h, h)
-        lb = np.logaddexp(math.log1p(-q), math.log(q) + (x - c) / sigma)
-        g = -x * x / 2 - 0.5 * math.log(2 * math.pi) + al * lb
-        out[i] = _logsumexp_rows(g[None, :])[0] + math.log(h)
-    return out
