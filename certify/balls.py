@@ -19,6 +19,7 @@ which formula is valid on the whole input ball.
 from __future__ import annotations
 
 import enum
+import math
 import re
 from fractions import Fraction
 from typing import Callable, Iterable, TypeVar, Union
@@ -251,6 +252,26 @@ def exact_str(q: fmpq | int) -> str:
     """Canonical exact text of a rational: ``"3"``, ``"-1/7"``; parsed back by :func:`exact`."""
     q = fmpq(q) if not isinstance(q, fmpq) else q
     return str(q.p) if q.q == 1 else f"{q.p}/{q.q}"
+
+
+# Floats of exact numbers, for choices only (which alpha, which window): never part of a bound
+def float_of(x: fmpq) -> float:
+    """The float nearest the rational ``x`` (numerator / denominator, correctly rounded, also for huge numerators
+    and denominators whose ratio is a float; 0.0 when it underflows, +-inf when it overflows)."""
+    try:
+        return int(x.p) / int(x.q)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
+
+
+def log_float(x: fmpq) -> float:
+    """log of a positive rational in floats, from its numerator and denominator (no underflow: 1e-400 works)."""
+    return math.log(int(x.p)) - math.log(int(x.q))
+
+
+def log1m_float(x: fmpq) -> float:
+    """log(1 - x) of a rational x < 1 in floats, from the exact 1 - x (no rounding of x to 1.0 first)."""
+    return math.log(int(x.q - x.p)) - math.log(int(x.q))
 
 
 def require_in(name: str, value, lo=None, hi=None, ends: str = "()", *, integer: bool = False, shown: str | None = None, what: str = ""):

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .balls import InputError
+from .provenance import NOTE_SUFFIX  # noqa: F401  (the suffix of provenance notes; see certify.provenance)
 
 SAMPLINGS = ("poisson", "fixed-size")
 ADJACENCIES = ("add-remove", "replace-one")
@@ -90,8 +91,6 @@ class Contract:
 
 #: the certificate input fields that record a contract (see :meth:`Contract.to_inputs`)
 CONTRACT_FIELDS = ("sampling", "adjacency", "sensitivity", "noise_multiplier_relative_to", "privacy_unit")
-#: suffix of an input field noting where a value came from (e.g. "binary float 0.1 from Opacus, exactly ...")
-NOTE_SUFFIX = ".note"
 
 FIXED_SIZE_REPLACE_ONE = Contract("fixed-size", "replace-one")
 POISSON_ADD_REMOVE = Contract("poisson", "add-remove")
@@ -141,13 +140,3 @@ def contract_from_inputs(inputs: dict, expected: Contract | None = None) -> Cont
     if expected is not None and c != expected:
         raise InputError("sampling", f"this kind certifies {expected.sampling} + {expected.adjacency} only, got {c.sampling} + {c.adjacency}")
     return c
-
-
-def check_notes(inputs: dict, fields) -> None:
-    """Every ``<field>.note`` input names a known input field and is text (provenance, e.g. a binary float)."""
-    for k, v in inputs.items():
-        if k.endswith(NOTE_SUFFIX):
-            if k[: -len(NOTE_SUFFIX)] not in fields:
-                raise InputError(k, f"a note must name an input field ({', '.join(sorted(fields))})")
-            if not isinstance(v, str):
-                raise InputError(k, "must be text")

@@ -373,6 +373,9 @@ def _compare_quantities(doc: dict, ev: Evaluation, evs: _Evaluations, rep: Repor
         rec = recorded[name]
         if not isinstance(rec, dict):
             continue  # reported by the layout check
+        if not q.value.is_finite():  # (Evaluation.add refuses these; an evaluator that bypasses it is caught here)
+            rep.bad(f"quantity {name}: the re-derived ball is not finite")
+            continue
         # a short enclosure re-derived at the recorded precision: every check below in integers first
         small = _small_ball(rec.get("ball")) if evs.prec == evs.rec and not q.bound else None
         try:

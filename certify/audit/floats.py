@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ..balls import fmpq
+from ..balls import float_of, fmpq
 from .audit import MAX_PLD_STEPS
 from .claim import AuditClaim
 
@@ -31,10 +31,6 @@ class FloatValue:
     note: str = ""
 
 
-def _f(q: fmpq) -> float:
-    return int(q.p) / int(q.q)
-
-
 def dp_accounting_version() -> str | None:
     try:
         import importlib.metadata as md
@@ -49,10 +45,10 @@ def _event(dpa, claim: AuditClaim):
     parts = []
     for ph in claim.schedule.phases:
         if claim.contract.sampling == "poisson":
-            ev = dpa.PoissonSampledDpEvent(_f(ph.sampling_rate), dpa.GaussianDpEvent(_f(ph.noise_multiplier)))
+            ev = dpa.PoissonSampledDpEvent(float_of(ph.sampling_rate), dpa.GaussianDpEvent(float_of(ph.noise_multiplier)))
         else:
             q = ph.sampling_rate
-            z = _f(ph.noise_multiplier) / 2
+            z = float_of(ph.noise_multiplier) / 2
             ev = dpa.SampledWithoutReplacementDpEvent(int(q.q), int(q.p), dpa.GaussianDpEvent(z))
         parts.append(dpa.SelfComposedDpEvent(ev, ph.steps))
     return parts[0] if len(parts) == 1 else dpa.ComposedDpEvent(parts)
@@ -68,15 +64,14 @@ def cross_check(claim: AuditClaim, grid: fmpq, pld: bool = True) -> tuple[str | 
     from dp_accounting.rdp import rdp_privacy_accountant
 
     rel = dpa.NeighboringRelation.ADD_OR_REMOVE_ONE if claim.contract.adjacency == "add-remove" else dpa.NeighboringRelation.REPLACE_ONE
-    delta = _f(claim.delta)
+    delta = float_of(claim.delta)
     out = []
     accountants = [("RdpAccountant (default orders)", lambda: rdp_privacy_accountant.RdpAccountant(neighboring_relation=rel))]
     if len(claim.schedule.phases) > MAX_FLOAT_PHASES:
         return version, [FloatValue("dp_accounting", None, 0.0, f"not run: {len(claim.schedule.phases)} phases (guard: at most {MAX_FLOAT_PHASES})")]
     if pld and claim.schedule.total_steps <= MAX_PLD_STEPS:
-        accountants.append(
-            (f"PLDAccountant (grid {_f(grid):g})", lambda: pld_privacy_accountant.PLDAccountant(rel, value_discretization_interval=_f(grid)))
-        )
+        h = float_of(grid)
+        accountants.append((f"PLDAccountant (grid {h:g})", lambda: pld_privacy_accountant.PLDAccountant(rel, value_discretization_interval=h)))
     for name, make in accountants:
         t0 = time.perf_counter()
         try:

@@ -38,7 +38,8 @@ from ..balls import (
     require_in,
 )
 from ..certificate import Budget, Evaluation
-from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, NOTE_SUFFIX, check_notes, contract_from_inputs
+from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, contract_from_inputs
+from ..provenance import NOTE_SUFFIX, check_notes
 from ..verify import register
 from .curvature import LEVELS, interval_key, kappa_neg
 from .mixture import J_zero, Rule, check_rule, point_bounds
@@ -365,14 +366,15 @@ def fixed_size_inputs(extra: dict | None, p: fmpq) -> dict[str, str]:
         raise InputError("extra_inputs", f"only batch_size, dataset_size, the contract fields and notes may be recorded, got {sorted(unknown)}")
     check_batch(extra, p)
     out = {**FIXED_SIZE_REPLACE_ONE.to_inputs(), **extra}
-    validate_fixed_size_contract(out)
+    validate_fixed_size_contract(out, partial=True)
     return out
 
 
-def validate_fixed_size_contract(inputs: dict) -> None:
-    """The recorded contract is fixed-size + replace-one and every note names a numeric input."""
+def validate_fixed_size_contract(inputs: dict, partial: bool = False) -> None:
+    """The recorded contract is fixed-size + replace-one and every note names a numeric input and states its
+    recorded value (:func:`certify.provenance.check_notes`; ``partial``: a producer's extra inputs)."""
     contract_from_inputs(inputs, FIXED_SIZE_REPLACE_ONE)
-    check_notes(inputs, NOTED_INPUTS)
+    check_notes(inputs, NOTED_INPUTS, partial)
 
 
 def dp_hypotheses(ev: Evaluation, alpha: int, steps: int, delta: fmpq) -> list[str]:

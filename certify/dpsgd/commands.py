@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..balls import InputError, exact_str, fmpq, lower_decimal, upper_decimal, require_in
+from ..balls import InputError, exact_str, float_of, fmpq, lower_decimal, upper_decimal, require_in
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from .. import cli
 from ..poisson.commands import add_contract_options, run_contract
@@ -187,16 +187,6 @@ def cmd_dpsgd(args) -> int:
     return cli.EXIT_STOPPED_EARLY if _stopped_early(out) else 0
 
 
-def _float(q) -> float:
-    """float of a rational for the lossless estimate (1e-400 -> 0.0 and 1e400 -> inf, then refused there)."""
-    from fractions import Fraction
-
-    try:
-        return float(Fraction(int(q.p), int(q.q)))
-    except OverflowError:
-        return float("inf")
-
-
 def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
     """--accountant wang|birrell (certified, with a certificate) or lossless (a float estimate, no certificate)."""
     import json
@@ -212,7 +202,7 @@ def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
             raise InputError("--out", "the lossless column is a float estimate: no certificate is written")
         from .baselines.lossless import epsilon_lossless
 
-        est = epsilon_lossless(_float(p), _float(sigma), steps, _float(delta))  # an estimate, not certified
+        est = epsilon_lossless(float_of(p), float_of(sigma), steps, float_of(delta))  # an estimate, not certified
         if args.json:
             sys.stdout.write(
                 json.dumps(

@@ -10,21 +10,13 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from fractions import Fraction
 
+from ..balls import float_of, log_float
 from .problem import ALPHA_MAX, ALPHA_MIN, Problem, max_alpha
 from .mixture import log_integrand_float, log_p_float
 
 #: most grid points of the trapezoid estimate of J(1/2) (the spacing grows instead: 2^16 floats)
 MAX_GRID = 2**16
-
-
-def _f(q) -> float:
-    """float of a rational without overflow (Fraction rounds n/d correctly; 1e-400 -> 0.0, 1e400 -> inf)."""
-    try:
-        return float(Fraction(int(q.p), int(q.q)))
-    except OverflowError:
-        return math.inf
 
 
 def _f_int(k: int) -> float:
@@ -34,15 +26,10 @@ def _f_int(k: int) -> float:
         return math.inf
 
 
-def log_float(q) -> float:
-    """log of a positive rational in floats, from its numerator and denominator (no underflow)."""
-    return math.log(int(q.p)) - math.log(int(q.q))
-
-
 def J0_float(prob: Problem) -> float:
     al = prob.alpha
     lp, lq = log_p_float(prob)
-    D2 = (2 / _f(prob.sigma)) ** 2
+    D2 = (2 / float_of(prob.sigma)) ** 2
     terms = [
         math.lgamma(al + 1) - math.lgamma(k + 1) - math.lgamma(al - k + 1) + (al - k) * lq + k * lp + D2 * k * (k - 1) / 2 for k in range(al + 1)
     ]
@@ -53,7 +40,7 @@ def J0_float(prob: Problem) -> float:
 def J_float(prob: Problem, u: float) -> float:
     import numpy as np
 
-    beta = 2 / _f(prob.sigma) * math.sqrt(2 * u)
+    beta = 2 / float_of(prob.sigma) * math.sqrt(2 * u)
     hi = prob.alpha * beta / 2 + 40.0
     step = max(1 / 16, (hi + 40.0) / MAX_GRID)  # bounded memory whatever sigma is
     vs = np.arange(-40.0, hi, step)

@@ -77,7 +77,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..balls import InputError, UndecidedError, arb, arb_poly, ball, ctx, fmpq, require_in
+from ..balls import InputError, UndecidedError, arb, arb_poly, ball, ctx, float_of, fmpq, require_in
 from .problem import Problem
 
 #: the window of the paper (L = R = 8) is replaced by a float scan (choosing only); this is the scan range.
@@ -382,7 +382,7 @@ def _scan_window(prob: Problem, u: fmpq, drop: float):
     """
     import numpy as np
 
-    uf = int(u.p) / int(u.q)
+    uf = float_of(u)
     lc, beta, lp, lq = _log_coefs_float(prob, uf)
     al = prob.alpha
     step = 0.5

@@ -39,7 +39,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..balls import Tri, UndecidedError, arb, ball, compare, exact_str, fmpq
+from ..balls import Tri, UndecidedError, arb, ball, compare, exact_str, float_of, fmpq
 from .curvature import interval_key, kappa_neg, theta_choice
 from .mixture import PointBound, Rule, choose_rule, point_bounds, point_precision, J_zero
 from .problem import Problem
@@ -72,7 +72,7 @@ class SearchLimits:
 
 
 def _seconds(b: SearchLimits) -> float:
-    return int(b.max_seconds.p) / int(b.max_seconds.q)
+    return float_of(b.max_seconds)
 
 
 #: the budget used by :func:`rho_search` when none is passed (set per command by :func:`budget`), with the

@@ -11,30 +11,21 @@ best integer (the chord makes them cheap). The certificate records alpha exactly
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
-from ..balls import InputError, ball_endpoints, escalate, exact, exact_str, fmpq
+from ..balls import InputError, ball_endpoints, escalate, exact, exact_str, float_of, fmpq, log_float
 from ..certificate import Certificate
 from .certificates import KIND, evaluate, parse_alpha
 from .rdp import FRACTIONAL
 from .schedule import Schedule, parse_delta, schedule_inputs
-
-def _float(q: fmpq) -> float:
-    return int(q.p) / int(q.q)  # correctly rounded, no overflow for huge numerators/denominators
-
-
-def _log(q: fmpq) -> float:
-    return math.log(int(q.p)) - math.log(int(q.q))
-
 
 def choose_alpha(schedule: Schedule, delta: fmpq, fractional: str = "chord") -> fmpq:
     """The Rényi order minimising the float estimate of epsilon (memoised): a choice, recorded exactly."""
     # floats only for the choice: a rate below the float range is treated as 1e-300 (any alpha is valid)
     from .choice import choose  # numpy: imported only when a choice is made
 
-    key = tuple((max(_float(p.sampling_rate), 1e-300), _float(p.noise_multiplier), p.steps) for p in schedule.phases)
-    num, den = choose(key, _log(delta), fractional)
+    key = tuple((max(float_of(p.sampling_rate), 1e-300), float_of(p.noise_multiplier), p.steps) for p in schedule.phases)
+    num, den = choose(key, log_float(delta), fractional)
     return fmpq(num, den)
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..balls import InputError, Tri, ball, compare, escalate, exact, exact_str, fmpq, lower_decimal, upper_decimal, require_in
+from ..balls import InputError, Tri, ball, compare, escalate, exact, exact_str, float_of, fmpq, log_float, lower_decimal, upper_decimal, require_in
 from ..certificate import Budget, Certificate, Evaluation
 from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
@@ -199,9 +199,9 @@ def calibrate(epsilon, delta, steps, sampling_rate) -> Calibration:
     delta = parse_delta(delta)
     steps = parse_steps(steps)
     q = parse_sampling_rate(sampling_rate)
-    qf = max(int(q.p) / int(q.q), 1e-300)  # floats only choose the bracket
-    log_delta = math.log(int(delta.p)) - math.log(int(delta.q))
-    tf = int(target.p) / int(target.q)
+    qf = max(float_of(q), 1e-300)  # floats only choose the bracket
+    log_delta = log_float(delta)
+    tf = float_of(target)
     s_star = _float_sigma(qf, steps, log_delta, tf)
     for slack in (1e-6, 1e-5, 3e-5):
         s_pass = _dyadic(s_star * (1 + slack), up=True)
@@ -209,7 +209,7 @@ def calibrate(epsilon, delta, steps, sampling_rate) -> Calibration:
         if (s_pass - s_fail) / s_pass > REL_WIDTH:
             break
         ph_pass = Phase(q, s_pass, steps)
-        e_pass = _eps_floats(qf, int(s_pass.p) / int(s_pass.q), steps, log_delta)
+        e_pass = _eps_floats(qf, float_of(s_pass), steps, log_delta)
         alpha = GRID[int(e_pass.argmin())]
         if not _passes_at(ph_pass, delta, target, alpha):
             continue

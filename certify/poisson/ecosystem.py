@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import json
 import math
-from fractions import Fraction
 
 from ..balls import InputError, exact, exact_str, fmpq
 from ..contract import POISSON_ADD_REMOVE, Contract, parse_contract
+from ..provenance import binary_float_note, ratio_note, replace_one_noise_note
 from .schedule import MAX_PHASES, Phase, Schedule, parse_noise_multiplier, parse_sampling_rate, parse_steps
 
 
@@ -41,9 +41,7 @@ def from_library(value, name: str, library: str) -> tuple[fmpq, str | None]:
         x = float(value)
         if math.isnan(x) or math.isinf(x):
             raise InputError(name, f"{x!r} is not a number: NaN and infinities are refused")
-        f = Fraction(x)
-        q = fmpq(f.numerator, f.denominator)
-        return q, f"binary float {x!r} from {library}; exact binary value {exact_str(q)} used"
+        return binary_float_note(x, library)
     if hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iu":
         value = int(value)
     return exact(value, name), None
@@ -190,11 +188,7 @@ def _walk(event, adjacency: str, count: int, out: list, where: str, depth: int) 
         if n.q != 1 or b.q != 1 or not (1 <= b < n):
             raise InputError("event", f"{where}: need integers 1 <= sample_size < source_dataset_size, got {exact_str(b)} and {exact_str(n)}")
         z, zn = _gaussian_z(event.event, f"{where}.event")
-        note = (
-            f"dp_accounting noise multiplier z = {exact_str(z)} under REPLACE_ONE is relative to the "
-            "replace-one sensitivity 2C; relative to the clip norm C it is sigma = 2z" + (f" ({zn})" if zn else "")
-        )
-        out.append((contract, b / n, f"p = sample_size/source_dataset_size = {exact_str(b)}/{exact_str(n)}", 2 * z, note, count, where))
+        out.append((contract, b / n, ratio_note(b, n), 2 * z, replace_one_noise_note(z, zn), count, where))
         return
     raise InputError("event", f"{cls} is not supported (supported: {', '.join(SUPPORTED_EVENTS)})")
 

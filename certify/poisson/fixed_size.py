@@ -39,7 +39,8 @@ from ..dpsgd.certificates import (
     witness_json,
     witness_from_json,
 )
-from ..dpsgd.estimate import argmin_unimodal, log_float, rho_float
+from ..balls import log_float
+from ..dpsgd.estimate import argmin_unimodal, rho_float
 from ..dpsgd.problem import ALPHA_MAX, ALPHA_MIN, Problem, max_alpha, parse_alpha, parse_p
 from ..verify import register
 from .schedule import Schedule, is_schedule_input, parse_delta, schedule_from_inputs, schedule_inputs

@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from ..balls import acb, arb, ball, ctx, fmpq
+from ..balls import acb, arb, ball, ctx, float_of, fmpq, log1m_float, log_float
 
 #: Largest Rényi order accepted (the sum has alpha + 1 terms).
 ALPHA_MAX = 4096
@@ -138,10 +138,6 @@ ORDERS = tuple(range(1, DENSE_MAX + 1)) + COARSE
 _LN2 = math.log(2)
 
 
-def _q_float(x: fmpq) -> float:
-    return int(x.p) / int(x.q)
-
-
 def _rat(x: float, up: bool, den: int = 64) -> fmpq:
     return fmpq(math.ceil(x * den) if up else math.floor(x * den), den)
 
@@ -156,10 +152,11 @@ def _plan(alpha: fmpq, q: fmpq, sigma: fmpq, prec: int):
     2^-(prec+20) of A >= max(1, q^alpha exp(E2)); a negligible bump gets no window. Returns
     (windows [(m, W or None)], merged intervals, split) -- all choices: the enclosure adds the exact tails.
     """
-    af, qf, sf = _q_float(alpha), _q_float(q), _q_float(sigma)
-    e2 = _q_float(alpha * (alpha - 1) / (2 * sigma * sigma))
-    lm = [(af - 1) * _LN2 + af * math.log1p(-qf), (af - 1) * _LN2 + af * math.log(qf) + e2]
-    low = max(0.0, af * math.log(qf) + e2)
+    af, sf = float_of(alpha), float_of(sigma)
+    lq, l1q = log_float(q), log1m_float(q)  # from the exact q: q = 1e-400 or 1 - 1e-20 are no float 0 or 1
+    e2 = float_of(alpha * (alpha - 1) / (2 * sigma * sigma))
+    lm = [(af - 1) * _LN2 + af * l1q, (af - 1) * _LN2 + af * lq + e2]
+    low = max(0.0, af * lq + e2)
     need = (prec + 20) * _LN2
     wins = []
     for m, l in zip((fmpq(0), alpha / sigma), lm):
@@ -171,7 +168,7 @@ def _plan(alpha: fmpq, q: fmpq, sigma: fmpq, prec: int):
             merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
         else:
             merged.append((lo, hi))
-    split = _rat(1 / (2 * sf) + sf * math.log((1 - qf) / qf), up=False)  # where qY = 1 - q
+    split = _rat(1 / (2 * sf) + sf * (l1q - lq), up=False)  # where qY = 1 - q
     return wins, merged, split
 
 

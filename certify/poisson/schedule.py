@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from ..balls import InputError, exact, exact_int, exact_str, fmpq, require_in
 from ..dpsgd.certificates import parse_delta as dpsgd_delta, parse_steps as dpsgd_steps
-from ..contract import CONTRACT_FIELDS, NOTE_SUFFIX, POISSON_ADD_REMOVE, Contract, contract_from_inputs, parse_contract
+from ..contract import CONTRACT_FIELDS, POISSON_ADD_REMOVE, Contract, contract_from_inputs, parse_contract
+from ..provenance import NOTE_SUFFIX, check_notes
 
 MAX_PHASES = 100_000
 MAX_STEPS = 10**15
@@ -277,8 +278,9 @@ def schedule_from_inputs(inputs: dict) -> Schedule:
     known |= {f"phase[{i}].{f}" for i in range(n) for f in FIELDS}
     notes = []
     for k, v in inputs.items():
-        if k.endswith(".note") and k[:-5] in known:
-            notes.append((k[:-5], v))
+        if k.endswith(NOTE_SUFFIX) and k[: -len(NOTE_SUFFIX)] in known:
+            notes.append((k[: -len(NOTE_SUFFIX)], v))
         elif k not in known:
             raise InputError(k, "unknown input field")
+    check_notes(inputs, known)  # each note states the value its field records (certify.provenance)
     return Schedule(c, phases, tuple(notes), inputs.get("source", ""))

@@ -1,0 +1,108 @@
+"""Provenance notes: where an input value came from, written and checked in one place.
+
+A certificate input ``<field>`` may carry ``<field>.note``, a sentence saying how its exact value was obtained
+from another library's number. Every note is a statement about the recorded value, so the validators (of the
+producer and of ``certify verify`` alike) check it; a note that certify would not have written, or that does
+not describe the recorded value, is refused (a certificate must not say that an Opacus float was accounted at
+its exact binary value while another value was used). The three forms:
+
+* ``binary float R from L; exact binary value X used``: the library handed over the binary float whose
+  shortest repr is R; X is that float's exact value (``fractions.Fraction(float(R))``) and the input is X;
+* ``p = sample_size/source_dataset_size = b/n``: the fixed-size sampling rate of a dp_accounting
+  ``SampledWithoutReplacementDpEvent``; the input is b/n;
+* ``dp_accounting noise multiplier z = Z under REPLACE_ONE is relative to the replace-one sensitivity 2C;
+  relative to the clip norm C it is sigma = 2z`` (optionally followed by `` (`` a binary-float note for Z
+  ``)``): the input is 2Z.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+from .balls import InputError, exact, exact_str, fmpq
+
+#: suffix of an input field noting where a value came from
+NOTE_SUFFIX = ".note"
+
+_BINARY = "binary float {r} from {library}; exact binary value {x} used"
+_EXACT_RE = r"[0-9]{1,400}(?:/[0-9]{1,400})?"  # the exact value of a positive float: at most 309 + 324 digits
+_BINARY_RE = re.compile(r"binary float (?P<r>[0-9eE.+-]{1,32}) from (?P<lib>[^;()]{1,200}); exact binary value (?P<x>" + _EXACT_RE + ") used")
+_RATIO = "p = sample_size/source_dataset_size = {b}/{n}"
+_RATIO_RE = re.compile(r"p = sample_size/source_dataset_size = (?P<b>[0-9]{1,40})/(?P<n>[0-9]{1,40})")
+_REPLACE_ONE = (
+    "dp_accounting noise multiplier z = {z} under REPLACE_ONE is relative to the replace-one sensitivity 2C; "
+    "relative to the clip norm C it is sigma = 2z"
+)
+_REPLACE_ONE_RE = re.compile(
+    re.escape(_REPLACE_ONE).replace(re.escape("{z}"), "(?P<z>" + _EXACT_RE + ")") + r"(?: \((?P<inner>binary float [^()]{1,700})\))?"
+)
+
+
+def binary_float_note(x: float, library: str) -> tuple[fmpq, str]:
+    """The exact value of the finite binary float ``x`` from ``library``, and the note recording it."""
+    f = Fraction(x)
+    q = fmpq(f.numerator, f.denominator)
+    return q, _BINARY.format(r=repr(x), library=library, x=exact_str(q))
+
+
+def ratio_note(b: fmpq, n: fmpq) -> str:
+    """The note of a fixed-size sampling rate p = b/n taken from a dp_accounting event."""
+    return _RATIO.format(b=exact_str(b), n=exact_str(n))
+
+
+def replace_one_noise_note(z: fmpq, z_note: str | None) -> str:
+    """The note of sigma = 2z for dp_accounting's REPLACE_ONE noise multiplier z (and z's own note, if any)."""
+    return _REPLACE_ONE.format(z=exact_str(z)) + (f" ({z_note})" if z_note else "")
+
+
+def _binary_value(m: re.Match, field: str) -> fmpq:
+    """X of a binary-float note, after checking that X is the exact value of the float R."""
+    try:
+        r = float(m["r"])
+    except ValueError:
+        r = math.nan
+    x = exact(m["x"], field)
+    if not math.isfinite(r) or fmpq(*Fraction(r).as_integer_ratio()) != x:
+        raise InputError(field, f"the note says {m['x']} is the exact value of the binary float {m['r']}, which it is not")
+    return x
+
+
+def noted_value(note: str, field: str) -> fmpq:
+    """The value a note says its input holds; InputError when certify would not have written the note."""
+    m = _BINARY_RE.fullmatch(note)
+    if m:
+        return _binary_value(m, field)
+    m = _RATIO_RE.fullmatch(note)
+    if m:
+        return fmpq(int(m["b"]), int(m["n"]))
+    m = _REPLACE_ONE_RE.fullmatch(note)
+    if m:
+        z = exact(m["z"], field)
+        if m["inner"] is not None:
+            inner = _BINARY_RE.fullmatch(m["inner"])
+            if inner is None or _binary_value(inner, field) != z:
+                raise InputError(field, "the note's binary float is not the noise multiplier z it names")
+        return 2 * z
+    raise InputError(field, "not a provenance note certify writes (binary float, sample_size/source_dataset_size, or REPLACE_ONE z)")
+
+
+def check_notes(inputs: dict, fields, partial: bool = False) -> None:
+    """Every ``<field>.note`` input names a known input field, is text in one of the forms above, and states the
+    value the field records. ``partial``: a producer's extra inputs, before the noted fields are added (a field
+    that is absent is not compared; the checker always passes the whole inputs)."""
+    for k, v in inputs.items():
+        if not k.endswith(NOTE_SUFFIX):
+            continue
+        field = k[: -len(NOTE_SUFFIX)]
+        if field not in fields:
+            raise InputError(k, f"a note must name an input field ({', '.join(sorted(fields))})")
+        if not isinstance(v, str):
+            raise InputError(k, "must be text")
+        value = noted_value(v, k)
+        recorded = inputs.get(field)
+        if recorded is None and partial:
+            continue
+        if recorded is None or exact(recorded, field) != value:
+            raise InputError(k, f"the note states the value {exact_str(value)}, but {field} records {recorded!r}")
