@@ -51,6 +51,7 @@ from typing import Any
 
 from . import __version__
 from .balls import (
+    PRECISION_LADDER,
     InputError,
     Tri,
     UndecidedError,
@@ -305,8 +306,11 @@ CHECKED_KEYS = ("schema", "kind", "precision", "inputs", "quantities", "claims",
 #: informational fields: outside the digest, not vouched for by ``certify verify``
 INFORMATIONAL_KEYS = ("software",)
 TOP_LEVEL_KEYS = frozenset(CHECKED_KEYS + ("digest",) + INFORMATIONAL_KEYS)
-#: the largest working precision (bits) a certificate may record or ``verify --precision`` may ask for
+#: the largest working precision (bits) ``verify --precision`` may ask for
 MAX_PRECISION = 1 << 16
+#: the largest precision a certificate may record: the top of the producers' ladder (``escalate`` never goes
+#: higher), so that a forged file cannot make the checker work at 65536 bits unasked
+MAX_RECORDED_PRECISION = PRECISION_LADDER[-1]
 
 
 def digest_of(doc: dict) -> str:
@@ -413,8 +417,10 @@ def load(text: str | bytes) -> dict:
     unknown = sorted(set(doc) - TOP_LEVEL_KEYS)
     if unknown:
         raise InputError("certificate", f"unknown top-level field(s): {', '.join(map(str, unknown))[:200]}")
-    if not isinstance(doc["precision"], int) or isinstance(doc["precision"], bool) or not (53 <= doc["precision"] <= MAX_PRECISION):
-        raise InputError("certificate", f"precision must be an integer number of bits in [53, {MAX_PRECISION}]")
+    if not isinstance(doc["precision"], int) or isinstance(doc["precision"], bool) or not (53 <= doc["precision"] <= MAX_RECORDED_PRECISION):
+        raise InputError(
+            "certificate", f"precision must be an integer number of bits in [53, {MAX_RECORDED_PRECISION}] (what a producer records)"
+        )
     if not isinstance(doc["kind"], str):
         raise InputError("certificate", "kind must be a string")
     for key in ("inputs", "quantities", "witnesses", "budget"):

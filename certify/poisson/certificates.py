@@ -25,11 +25,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..balls import InputError, arb, ball, ball_endpoints, exact, exact_str, fmpq, upper_decimal, require_in
+from ..balls import InputError, arb, ball, ball_endpoints, ctx, exact, exact_str, fmpq, upper_decimal, require_in
 from ..certificate import Budget, Evaluation, exact_operand
 from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
-from .rdp import ALPHA_MAX, rdp_ball
+from .rdp import ALPHA_MAX, check_work, rdp_ball
 from .schedule import Schedule, guard_size, is_schedule_input, parse_delta, schedule_from_inputs
 
 KIND = "dpsgd/renyi-poisson"
@@ -80,6 +80,8 @@ def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | 
     _hyp(ev, f"hyp:alpha<={ALPHA_MAX}", f"Rényi order alpha = {a} <= {ALPHA_MAX}", a, "<=", str(ALPHA_MAX), (alpha, _ALPHA_MAX))
 
     integer = alpha.q == 1
+    # the work is decided before any sum (hypotheses above are exact comparisons, cheap for any input)
+    check_work(alpha, len({(ph.sampling_rate, ph.noise_multiplier) for ph in schedule.phases}), ctx.prec, fractional)
     ev.add("alpha", ball(alpha), "witness", "Rényi order (chosen by float estimates; any alpha > 1 is valid)", integer=integer)
     total = arb(0)
     for i, ph in enumerate(schedule.phases):
