@@ -218,3 +218,24 @@ def test_sampled_without_replacement_is_bok_with_sigma_2z():
     inp = r.certificate.inputs
     assert inp["noise_multiplier"] == "2" and "sigma = 2z" in inp["noise_multiplier.note"]
     assert inp["sampling_rate"] == "1/100"
+
+
+def test_shared_sub_events_are_walked_once():
+    """A DAG of a few dozen dp_accounting events standing for 2^40 steps converts at once (an event shared by
+    several parents is walked once; repeated steps merge into one phase), and a flat list of 2 x 10^4 copies of
+    one step is one phase."""
+    import time
+
+    dpa = pytest.importorskip("dp_accounting")
+    step = dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.1))
+    ev = step
+    for _ in range(40):
+        ev = dpa.ComposedDpEvent([ev, ev])
+    t0 = time.perf_counter()
+    sch = api.from_dp_event(ev, dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
+    assert time.perf_counter() - t0 < 2
+    assert len(sch.phases) == 1 and sch.phases[0].steps == 2**40
+    flat = api.from_dp_event(dpa.ComposedDpEvent([step] * 2 * 10**4), dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
+    assert len(flat.phases) == 1 and flat.phases[0].steps == 2 * 10**4
+    mixed = dpa.ComposedDpEvent([dpa.SelfComposedDpEvent(dpa.ComposedDpEvent([step, dpa.PoissonSampledDpEvent(0.02, dpa.GaussianDpEvent(1.1))]), 3)])
+    assert [p.steps for p in api.from_dp_event(mixed, dpa.NeighboringRelation.ADD_OR_REMOVE_ONE).phases] == [3, 3]

@@ -151,53 +151,69 @@ def _gaussian_z(event, where: str) -> tuple[fmpq, str | None]:
     return from_library(event.noise_multiplier, f"event {where}.noise_multiplier", "dp_accounting")
 
 
-def _walk(event, adjacency: str, count: int, out: list, where: str, depth: int) -> None:
+def _append(runs: list, leaf: tuple) -> None:
+    """Append a leaf (contract, q, q_note, z, z_note, count, where), merging it into the last run when it is the
+    same step (same contract, q, z and notes): repeated steps never become a long list."""
+    if runs and runs[-1][:5] == leaf[:5]:
+        last = runs[-1]
+        runs[-1] = (*last[:5], last[5] + leaf[5], last[6])
+    else:
+        runs.append(leaf)
+    if len(runs) > MAX_PHASES:
+        raise InputError("event", f"has more than {MAX_PHASES} distinct consecutive steps (at most {MAX_PHASES} phases accepted)")
+
+
+def _runs(event, adjacency: str, where: str, depth: int, memo: dict) -> list:
+    """The event's steps as merged runs with their counts (an event shared by several parents is walked once:
+    ``memo`` maps id(event) to its runs; a DAG of a few hundred objects standing for 10^8 steps costs no more)."""
     if depth > 100:
         raise InputError("event", "nested more than 100 levels deep")
+    key = id(event)
+    if key in memo:
+        return memo[key][1]
+    runs: list = []
     cls = type(event).__name__
     if cls == "NoOpDpEvent":
-        return
-    if cls == "SelfComposedDpEvent":
+        pass
+    elif cls == "SelfComposedDpEvent":
         c, _ = from_library(event.count, f"event {where}.count", "dp_accounting")
         if c.q != 1 or c < 0:
             raise InputError("event", f"{where}.count must be a non-negative integer, got {exact_str(c)}")
-        if c > 0:
-            _walk(event.event, adjacency, count * int(c.p), out, f"{where}.event", depth + 1)
-        return
-    if cls == "ComposedDpEvent":
+        if c > 0:  # the count multiplies every step of the inner event (composition is commutative)
+            runs = [(*r[:5], r[5] * int(c.p), r[6]) for r in _runs(event.event, adjacency, f"{where}.event", depth + 1, memo)]
+    elif cls == "ComposedDpEvent":
         for i, e in enumerate(event.events):
-            _walk(e, adjacency, count, out, f"{where}.events[{i}]", depth + 1)
-        return
-    if cls == "GaussianDpEvent":
+            for r in _runs(e, adjacency, f"{where}.events[{i}]", depth + 1, memo):
+                _append(runs, r)
+    elif cls == "GaussianDpEvent":
         contract = parse_contract("poisson", adjacency, sampling_name="event", adjacency_name="neighboring_relation")
         if adjacency != "add-remove":  # pragma: no cover - parse_contract refuses poisson + replace-one
             raise InputError("event", f"{where}: GaussianDpEvent is certified under ADD_OR_REMOVE_ONE only")
         z, zn = from_library(event.noise_multiplier, f"event {where}.noise_multiplier", "dp_accounting")
-        out.append((contract, fmpq(1), None, z, zn, count, where))
-        return
-    if cls == "PoissonSampledDpEvent":
+        runs = [(contract, fmpq(1), None, z, zn, 1, where)]
+    elif cls == "PoissonSampledDpEvent":
         contract = parse_contract("poisson", adjacency, sampling_name="event", adjacency_name="neighboring_relation")
         q, qn = from_library(event.sampling_probability, f"event {where}.sampling_probability", "dp_accounting")
         z, zn = _gaussian_z(event.event, f"{where}.event")
-        out.append((contract, q, qn, z, zn, count, where))
-        return
-    if cls == "SampledWithoutReplacementDpEvent":
+        runs = [(contract, q, qn, z, zn, 1, where)]
+    elif cls == "SampledWithoutReplacementDpEvent":
         contract = parse_contract("fixed-size", adjacency, sampling_name="event", adjacency_name="neighboring_relation")
         n, _ = from_library(event.source_dataset_size, f"event {where}.source_dataset_size", "dp_accounting")
         b, _ = from_library(event.sample_size, f"event {where}.sample_size", "dp_accounting")
         if n.q != 1 or b.q != 1 or not (1 <= b < n):
             raise InputError("event", f"{where}: need integers 1 <= sample_size < source_dataset_size, got {exact_str(b)} and {exact_str(n)}")
         z, zn = _gaussian_z(event.event, f"{where}.event")
-        out.append((contract, b / n, ratio_note(b, n), 2 * z, replace_one_noise_note(z, zn), count, where))
-        return
-    raise InputError("event", f"{cls} is not supported (supported: {', '.join(SUPPORTED_EVENTS)})")
+        runs = [(contract, b / n, ratio_note(b, n), 2 * z, replace_one_noise_note(z, zn), 1, where)]
+    else:
+        raise InputError("event", f"{cls} is not supported (supported: {', '.join(SUPPORTED_EVENTS)})")
+    memo[key] = (event, runs)  # the event is kept alive with its runs, so that its id is not reused
+    return runs
 
 
 def from_dp_event(event, neighboring_relation) -> Schedule:
     """The Schedule of a dp_accounting DpEvent under a declared neighbouring relation (see module doc)."""
     adjacency = adjacency_of(neighboring_relation)
-    leaves: list = []
-    _walk(event, adjacency, 1, leaves, "event", 0)
+    leaves = _runs(event, adjacency, "event", 0, {})
     if not leaves:
         raise InputError("event", "contains no DP-SGD step (only NoOp events)")
     contracts = {c for c, *_ in leaves}
