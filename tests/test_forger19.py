@@ -1,0 +1,445 @@
+"""The forger of session 19: the checker's integer fast path, exact claims and the Rényi (Poisson) certificates.
+
+A forger edits a genuine certificate (or regenerates one with the registered evaluator at inputs or witnesses of
+their choosing) and re-seals the digest, so that the certificate is consistent with itself. What it proves must
+then be true, or ``certify verify`` must refuse it (exit 4 inconsistent, 5 not proved, 2 malformed), never
+exit 0 and never crash.
+
+1. The fast path (``certify.verify._small_ball`` / ``_small_ball_proved``) must give the verdict of the general
+   path (``_check_ball_size``, ``ball_from_json``, ``_prove_quantity``, ``lower_decimal``/``upper_decimal``) on
+   every edit of a recorded ball or decimal: differential tests with the fast path switched off
+   (``_small_ball`` returning None), on genuine certificates of the Poisson kinds (fast) and of every
+   registered kind (slow), and on a synthetic kind whose recomputed ball the test chooses (mantissas of
+   299/300/301 digits, exponents +-4096/4097). Exit 0 must also mean that the recorded ball really encloses an
+   independent recomputation (mpmath at 60 digits for ``dpsgd/renyi-poisson``; the evaluator at 4x the
+   precision for the other kinds; the exact value for the synthetic kind).
+2. Exact claims (``Evaluation.claim(values=)``, ``_given``) and forged claim/conclusion fields.
+3. Rényi certificates: forged alpha witnesses, ``fractional`` mode, schedules, binary-float provenance notes,
+   calibration ``renyi-poisson-fails`` at a sigma that passes, audit certificates claiming more than is proved.
+4. The hostile command line: ``certify dpsgd --sampling poisson``, ``certify calibrate-dpsgd``,
+   ``certify audit``, ``certify verify`` on forged files: documented exit codes, at most one stderr line,
+   no traceback, nothing written.
+
+Failures found are marked ``xfail(strict=True)`` with the reason; the integrator fixes certify/ (not this file).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+import subprocess
+import sys
+from fractions import Fraction
+from unittest import mock
+
+import pytest
+
+from certify import verify
+from certify.balls import arb, ctx, fmpq
+from certify.certificate import Certificate, Evaluation, digest_of
+from certify.verify import registered_kinds, spec_for, verify_document, verify_text
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_forge19 import contains, dyadic, outward_decimal, renyi_poisson_reference  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+POISSON_KINDS = ("dpsgd/renyi-poisson", "dpsgd/renyi-poisson-fails", "dpsgd/renyi-bok-schedule")
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers: genuine documents, re-sealing, verdicts with and without the fast path
+# --------------------------------------------------------------------------------------------
+_DOCS: dict[str, dict] = {}
+
+
+def genuine(kind: str) -> dict:
+    """The kind's registered example as a JSON document (a fresh copy)."""
+    if kind not in _DOCS:
+        _DOCS[kind] = json.loads(spec_for(kind).example().dumps())
+    return copy.deepcopy(_DOCS[kind])
+
+
+def reseal(d: dict) -> dict:
+    d["digest"] = digest_of(d)
+    return d
+
+
+def regenerate(doc: dict, inputs=None, witnesses=None) -> dict:
+    """A self-consistent forgery: edit inputs / witnesses, re-run the registered evaluator, re-seal."""
+    d = copy.deepcopy(doc)
+    d["inputs"].update(inputs or {})
+    if witnesses is not None:
+        witnesses(d["witnesses"])
+    with ctx.workprec(d["precision"]):
+        ev = spec_for(d["kind"]).evaluator(d["inputs"], d["witnesses"])
+    d["quantities"] = {k: q.to_json() for k, q in ev.quantities.items()}
+    d["claims"] = [c.to_json() for c in ev.claims]
+    d["conclusions"] = [c.to_json() for c in ev.conclusions]
+    d["budget"] = ev.budget.to_json()
+    return reseal(d)
+
+
+@contextlib.contextmanager
+def general_path():
+    """The checker with its integer fast path switched off (every ball through the general rational path)."""
+    with mock.patch.object(verify, "_small_ball", lambda obj: None):
+        yield
+
+
+def verdict(doc: dict):
+    """verify's exit code, or 2 for an InputError (what the CLI prints), or the name of any other exception."""
+    from certify.balls import InputError
+
+    try:
+        return verify_document(copy.deepcopy(doc)).exit_code
+    except InputError:
+        return 2
+    except Exception as err:  # a crash: the CLI would print a traceback
+        return f"{type(err).__name__}: {str(err)[:100]}"
+
+
+def both_verdicts(doc: dict):
+    fast = verdict(doc)
+    with general_path():
+        slow = verdict(doc)
+    return fast, slow
+
+
+class FastPathCounter:
+    """Counts the quantities the fast path accepted (so that a differential test is known to exercise it)."""
+
+    def __init__(self):
+        self.accepted = 0
+        self._orig = verify._small_ball_proved
+
+    def __enter__(self):
+        def counting(*a, **k):
+            ok = self._orig(*a, **k)
+            self.accepted += bool(ok)
+            return ok
+
+        self._patch = mock.patch.object(verify, "_small_ball_proved", counting)
+        self._patch.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._patch.__exit__(*exc)
+
+
+# --------------------------------------------------------------------------------------------
+# Edits of one serialised ball: the same number spelt otherwise, and other numbers
+# --------------------------------------------------------------------------------------------
+_ARABIC = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
+_FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
+
+
+def _respell(pair, digits: int):
+    """The same dyadic with a mantissa of ``digits`` digits (multiplying by 2^k), when one exists; else None."""
+    m, e = int(pair[0]), pair[1]
+    if m == 0:
+        return ["0" * digits, e]
+    k = 0
+    while len(str(abs(m) << k)) < digits:
+        k += 1
+    return [str(m << k), e - k] if len(str(abs(m) << k)) + (m < 0) == digits else None
+
+
+def ball_edits(ball: dict):
+    """(label, edited ball) pairs: off-by-one mantissas and exponents, radius edits, respellings of the same
+    value (digit counts 299/300/301, leading zeros, signs, spaces, other scripts' digits), wrong types."""
+    mid, rad = ball["mid"], ball["rad"]
+    m, e = int(mid[0]), mid[1]
+    r, er = int(rad[0]), rad[1]
+    out = []
+
+    def put(label, mid_=mid, rad_=rad, **extra):
+        b = {"mid": mid_, "rad": rad_}
+        b.update(extra)
+        out.append((label, b))
+
+    for d in (-1, 1):
+        put(f"mid mantissa {d:+d}", [str(m + d), e])
+        put(f"rad mantissa {d:+d}", [str(r + d), er])
+        put(f"mid exponent {d:+d}", [mid[0], e + d])
+        put(f"rad exponent {d:+d}", [rad[0], er + d])
+    put("rad 0", rad_=["0", 0])
+    put("rad -1", rad_=["-1", er])
+    put("rad negated", rad_=[str(-r), er])
+    put("rad doubled", rad_=[str(2 * r), er])
+    put("rad halved", rad_=[rad[0], er - 1])
+    put("rad x2 + 1 ulp", rad_=[str(2 * r + 1), er])
+    put("rad x4", rad_=[str(4 * r), er])
+    put("rad x2 + 1 ulp at 2^-140", rad_=[str((2 * r << 12) + 1), er - 12])
+    put("mid negated", [str(-m), e])
+    for part, (mm, ee) in (("mid", (m, e)), ("rad", (r, er))):
+        put(f"{part} respelt as 2m 2^(e-1)", **{f"{part}_": [str(2 * mm), ee - 1]})
+        if mm % 2 == 0:
+            put(f"{part} respelt as (m/2) 2^(e+1)", **{f"{part}_": [str(mm // 2), ee + 1]})
+    for digits in (299, 300, 301):
+        for part, pair in (("mid", mid), ("rad", rad)):
+            sp = _respell(pair, digits)
+            if sp is not None:
+                put(f"{part} respelt with {digits} digits", **{f"{part}_": sp})
+            z = "0" * max(0, digits - len(pair[0])) + pair[0] if not pair[0].startswith("-") else None
+            if z is not None and len(z) == digits:
+                put(f"{part} zero-padded to {digits} digits", **{f"{part}_": [z, pair[1]]})
+    for part, pair in (("mid", mid), ("rad", rad)):
+        text, ex = pair
+        for label, t in (
+            ("leading zeros", "00" + text if not text.startswith("-") else "-00" + text[1:]),
+            ("plus sign", "+" + text),
+            ("leading space", " " + text),
+            ("trailing space", text + " "),
+            ("underscore", text[:1] + "_" + text[1:] if len(text) > 1 and text[0] != "-" else None),
+            ("arabic-indic digits", text.translate(_ARABIC)),
+            ("fullwidth digits", text.translate(_FULLWIDTH)),
+            ("minus zero", "-0" if text == "0" else None),
+            ("hex", hex(int(text))),
+            ("empty", ""),
+        ):
+            if t is not None:
+                put(f"{part} mantissa {label}", **{f"{part}_": [t, ex]})
+        for label, v in (("int", int(text)), ("float", float(int(text)) if len(text) < 300 else None), ("None", None), ("bool", True)):
+            put(f"{part} mantissa as {label}", **{f"{part}_": [v, ex]})
+        for label, v in (("float", float(ex)), ("string", str(ex)), ("bool", bool(ex)), ("None", None)):
+            put(f"{part} exponent as {label}", **{f"{part}_": [text, v]})
+        for shift in (4096, 4097, -4096, -4097):
+            put(f"{part} exponent {shift}", **{f"{part}_": [text, shift]})
+        put(f"{part} as a 3-list", **{f"{part}_": [text, ex, 0]})
+        put(f"{part} as an object", **{f"{part}_": {"m": text, "e": ex}})
+    put("extra key", extra_key=1)
+    # the zero radius respelt at the fast path's exponent bounds (the same ball)
+    if r == 0:
+        for ex in (4096, 4097, -4096, -4097):
+            put(f"zero radius at exponent {ex}", rad_=["0", ex])
+    return out
+
+
+def decimal_edits(text):
+    """(label, text): the last digit +-1, other spellings of the same number, other types."""
+    out = []
+    if isinstance(text, str) and "e" in text:
+        mant, ex = text.split("e")
+        digits = mant.replace("-", "").replace(".", "")
+        for d in (-1, 1):
+            n = int(digits) + d
+            if n > 0:
+                s = str(n).rjust(len(digits), "0")
+                if len(s) == len(digits):
+                    mm = ("-" if mant.startswith("-") else "") + s[0] + ("." + s[1:] if len(s) > 1 else "")
+                    out.append((f"last digit {d:+d}", f"{mm}e{ex}"))
+        out += [
+            ("trailing zero dropped", mant.rstrip("0").rstrip(".") + "e" + ex if mant.rstrip("0") != mant else mant + "0e" + ex),
+            ("exponent with plus", f"{mant}e+{ex}" if not ex.startswith("-") else f"{mant}e-0{ex[1:]}"),
+            ("capital E", f"{mant}E{ex}"),
+            ("as a float", float(text)),
+            ("plain decimal", str(Fraction(mant) * Fraction(10) ** int(ex)) if abs(int(ex)) < 5 else text.upper()),
+        ]
+    elif text == "0":
+        out += [("minus zero", "-0"), ("0e0", "0e0"), ("0.0", "0.0"), ("int", 0)]
+    out += [("None", None), ("leading space", f" {text}")]
+    return out
+
+
+def edits_of(doc: dict):
+    """(label, forged doc) for every quantity and every edit of its ball and decimals (re-sealed)."""
+    for name, q in doc["quantities"].items():
+        for label, b in ball_edits(q["ball"]):
+            d = copy.deepcopy(doc)
+            d["quantities"][name]["ball"] = b
+            yield f"{name}: {label}", reseal(d)
+        for key in ("lower", "upper"):
+            for label, t in decimal_edits(q[key]):
+                d = copy.deepcopy(doc)
+                d["quantities"][name][key] = t
+                yield f"{name}.{key}: {label}", reseal(d)
+        # a consistent forgery: the ball widened by 1 ulp with decimals recomputed from it
+        d = copy.deepcopy(doc)
+        b = d["quantities"][name]["ball"]
+        b["rad"] = [str(int(b["rad"][0]) * 2 + 1), b["rad"][1]]
+        m, r = dyadic(b["mid"]), dyadic(b["rad"])
+        d["quantities"][name]["lower"] = outward_decimal(m - r, up=False)
+        d["quantities"][name]["upper"] = outward_decimal(m + r, up=True)
+        yield f"{name}: rad x2 + 1 ulp with its decimals", reseal(d)
+
+
+# --------------------------------------------------------------------------------------------
+# Independent recomputations: what an accepted ball must enclose
+# --------------------------------------------------------------------------------------------
+def _frac(text: str) -> Fraction:
+    return Fraction(text)
+
+
+def _poisson_reference(doc: dict) -> dict:
+    """mpmath references of every quantity of a one-phase dpsgd/renyi-poisson certificate (chord mode)."""
+    i = doc["inputs"]
+    assert i["phases"] == "1" and doc["witnesses"].get("fractional", "chord") == "chord"
+    alpha = _frac(doc["witnesses"]["alpha"])
+    ref = renyi_poisson_reference(
+        alpha, _frac(i["phase[0].sampling_rate"]), _frac(i["phase[0].noise_multiplier"]), int(i["phase[0].steps"]), _frac(i["delta"])
+    )
+    import mpmath as mp
+
+    return {"alpha": mp.mpf(alpha.numerator) / alpha.denominator, "rdp[0]": ref["rdp"], "rdp_total": ref["rdp_total"], "epsilon": ref["epsilon"]}
+
+
+def _high_precision_values(doc: dict, factor: int = 4) -> dict:
+    """The registered evaluator at ``factor`` times the recorded precision: name -> (lower, upper) rationals."""
+    with ctx.workprec(doc["precision"] * factor):
+        ev = spec_for(doc["kind"]).evaluator(copy.deepcopy(doc["inputs"]), copy.deepcopy(doc["witnesses"]))
+    out = {}
+    for name, q in ev.quantities.items():
+        lo, hi = q.value.lower().fmpq(), q.value.upper().fmpq()
+        out[name] = (Fraction(int(lo.p), int(lo.q)), Fraction(int(hi.p), int(hi.q)), q.bound)
+    return out
+
+
+def assert_accepted_balls_enclose(doc: dict, label: str, reference: dict | None = None) -> None:
+    """Every recorded ball of an accepted document, read strictly, encloses the independent recomputation."""
+    hp = _high_precision_values(doc) if reference is None else None
+    for name, q in doc["quantities"].items():
+        b = q["ball"]
+        m, r = dyadic(b.get("mid")), dyadic(b.get("rad"))
+        assert m is not None and r is not None and r >= 0 and set(b) == {"mid", "rad"}, f"{label}: accepted a malformed ball {b}"
+        lo, hi = m - r, m + r
+        assert q["lower"] == outward_decimal(lo, up=False) and q["upper"] == outward_decimal(hi, up=True), f"{label}: decimals of {name}"
+        if reference is not None:
+            assert contains(lo, hi, reference[name]), f"{label}: {name} = {reference[name]} outside the accepted ball"
+        else:
+            rlo, rhi, bound = hp[name]
+            if bound == "upper":
+                assert rlo <= hi, f"{label}: upper bound {name} below the recomputation"
+            else:
+                assert rlo <= hi and lo <= rhi, f"{label}: {name} recomputed at 4x precision lies outside the accepted ball"
+
+
+# --------------------------------------------------------------------------------------------
+# 1. The fast path: the same verdict as the general path, on every edit
+# --------------------------------------------------------------------------------------------
+def _differential(kind: str, reference=None) -> tuple[int, int]:
+    doc = genuine(kind)
+    with FastPathCounter() as counter:
+        assert both_verdicts(doc) == (0, 0)
+    assert counter.accepted == len([q for q in doc["quantities"].values() if not q.get("bound")]), "the fast path is not exercised"
+    ref = reference(doc) if reference is not None else None
+    assert_accepted_balls_enclose(doc, "genuine", ref)
+    accepted = n = 0
+    mismatches = []
+    for label, forged in edits_of(doc):
+        n += 1
+        fast, slow = both_verdicts(forged)
+        if fast != slow or not (fast in (0, 2, 4, 5)):
+            mismatches.append((label, fast, slow))
+            continue
+        if fast == 0:
+            accepted += 1
+            assert_accepted_balls_enclose(forged, label, ref)
+    assert not mismatches, mismatches[:10]
+    return n, accepted
+
+
+def test_fast_path_differential_renyi_poisson():
+    n, accepted = _differential("dpsgd/renyi-poisson", _poisson_reference)
+    assert n > 300 and accepted >= 1  # respellings of the same ball (e.g. 299/300/301 digits) are accepted
+
+
+def test_fast_path_differential_renyi_poisson_fails():
+    n, _ = _differential("dpsgd/renyi-poisson-fails")
+    assert n > 80
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", sorted(set(registered_kinds()) - {"dpsgd/renyi-poisson", "dpsgd/renyi-poisson-fails"}))
+def test_fast_path_differential_every_kind(kind):
+    n, _ = _differential(kind)
+    assert n > 80
+
+
+# --------------------------------------------------------------------------------------------
+# 1b. A synthetic kind whose recomputed ball the test chooses: the exact acceptance rule as an oracle
+# --------------------------------------------------------------------------------------------
+SYNTHETIC = "test/forge19-dyadic"
+
+
+def _synthetic_value(inputs: dict):
+    from flint import arf
+
+    return arb(arf((int(inputs["m"]), int(inputs["e"]))), arf((int(inputs["r"]), int(inputs["re"]))))
+
+
+def _synthetic_evaluate(inputs: dict, witnesses: dict) -> Evaluation:
+    ev = Evaluation()
+    ev.add("x", _synthetic_value(inputs), "(1)", "a dyadic chosen by the test")
+    ev.claim("trivial", "0 <= 1", "0", "<=", "1", "hypothesis", values=(fmpq(0), fmpq(1)))
+    ev.conclude("trivial", "0 <= 1", "trivial")
+    return ev
+
+
+def _synthetic_doc(m: int, e: int, r: int, re_: int) -> dict:
+    inputs = {"m": str(m), "e": str(e), "r": str(r), "re": str(re_)}
+    with ctx.workprec(128):
+        ev = _synthetic_evaluate(inputs, {})
+    return json.loads(Certificate(SYNTHETIC, inputs, ev, witnesses={}, precision=128).dumps())
+
+
+@pytest.fixture(scope="module")
+def synthetic_kind():
+    verify.register(SYNTHETIC, _synthetic_evaluate, None, ("m", "e", "r", "re"), ())
+    yield SYNTHETIC
+    verify.unregister(SYNTHETIC)
+
+
+def _expected_accept(doc: dict) -> bool:
+    """The acceptance rule of the module docstring of certify.verify, in Fractions (independent oracle)."""
+    q = doc["quantities"]["x"]
+    b = q["ball"]
+    if not isinstance(b, dict) or set(b) != {"mid", "rad"}:
+        return False
+    M, R = dyadic(b["mid"]), dyadic(b["rad"])
+    if M is None or R is None or R < 0:
+        return False
+    v = _synthetic_value(doc["inputs"])
+    vm, vr = v.mid().man_exp(), v.rad().man_exp()
+    vm = Fraction(int(vm[0])) * Fraction(2) ** int(vm[1])
+    vr = Fraction(int(vr[0])) * Fraction(2) ** int(vr[1])
+    contained = M - R <= vm - vr and vm + vr <= M + R
+    narrow = R <= 2 * vr + abs(M) / Fraction(2) ** (doc["precision"] - 4)
+    decimals = q["lower"] == outward_decimal(M - R, up=False) and q["upper"] == outward_decimal(M + R, up=True)
+    return contained and narrow and decimals
+
+
+SYNTHETIC_VALUES = [
+    (10**298 + 1, -1100, 3, -2100),  # 299-digit mantissa
+    (10**299 + 1, -1100, 3, -2100),  # 300 digits
+    (10**300 + 1, -1100, 3, -2100),  # 301 digits (general path only)
+    (-(10**299) - 3, 0, 1, -1000),  # negative, 300 digits
+    (12345, -4096, 1, -4096 - 30),  # exponents at the fast path's bound
+    (12345, -4097, 1, -4097 - 30),  # and one beyond
+    (3, 4096, 1, 4000),
+    (3, 4097, 1, 4000),
+    (3, 4095, 1, 4000),  # respelt as 6 2^4094 .. ; (3, 4097) respelt as 6 2^4096 is short
+    (1, -4096, 1, -4096),
+    (7, 4096, 1, 4096),
+    (5, -3, 0, 0),  # an exact value (radius 0)
+    (0, 0, 1, -200),  # a ball around 0
+    (0, 0, 0, 0),  # exactly 0
+    (1, 0, 1, -125),  # the width slack |m| 2^-(R-4) at its size
+]
+
+
+def test_fast_path_matches_the_exact_rule_on_chosen_balls(synthetic_kind):
+    mismatches, accepted, n = [], 0, 0
+    for m, e, r, re_ in SYNTHETIC_VALUES:
+        doc = _synthetic_doc(m, e, r, re_)
+        assert both_verdicts(doc) == (0, 0), (m, e)
+        for label, forged in edits_of(doc):
+            n += 1
+            fast, slow = both_verdicts(forged)
+            want = _expected_accept(forged)
+            accepted += want
+            if fast != slow or (fast == 0) != want or fast not in (0, 2, 4):
+                mismatches.append((f"{str(m)[:8]}.. 2^{e}: {label}", fast, slow, want))
+    assert not mismatches, mismatches[:10]
+    assert n > 1000 and accepted > 100
