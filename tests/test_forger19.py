@@ -443,3 +443,414 @@ def test_fast_path_matches_the_exact_rule_on_chosen_balls(synthetic_kind):
                 mismatches.append((f"{str(m)[:8]}.. 2^{e}: {label}", fast, slow, want))
     assert not mismatches, mismatches[:10]
     assert n > 1000 and accepted > 100
+
+
+# --------------------------------------------------------------------------------------------
+# 2. Exact claims: Evaluation.claim(values=), _given, forged claim and conclusion fields
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("2/6", fmpq(1, 3)),
+        ("0.5", fmpq(1, 2)),
+        ("-0", fmpq(0)),
+        ("+1", fmpq(1)),
+        (" 1", fmpq(1)),
+        ("1/1", fmpq(1)),
+        ("01", fmpq(1)),
+        ("1e0", fmpq(1)),
+        ("١", fmpq(1)),
+        ("1/3", fmpq(2, 3)),
+    ],
+)
+def test_given_operand_text_must_be_the_canonical_text_of_its_value(text, value):
+    ev = Evaluation()
+    with pytest.raises(ValueError):
+        ev.claim("c", "s", text, "<=", "2", values=(value, fmpq(2)))
+    assert not ev.claims  # nothing recorded
+
+
+def test_given_operand_text_is_bound_to_one_value_per_evaluation():
+    ev = Evaluation()
+    assert ev.claim("a", "1/3 < 1", "1/3", "<", "1", values=(fmpq(1, 3), fmpq(1)))
+    with pytest.raises(ValueError):
+        ev.claim("b", "1/3 > 1", "1/3", ">", "1", values=(fmpq(2, 3), fmpq(1)))
+
+
+def test_exact_claims_on_huge_and_close_rationals_agree_with_their_text():
+    from flint import fmpz
+
+    big = fmpz(10) ** 5000
+    ev = Evaluation()
+    t_big, t_less = str(big), str(big - 1)
+    assert ev.claim("a", "10^5000 > 10^5000 - 1", t_big, ">", t_less, values=(fmpq(big), fmpq(big - 1)))
+    assert not ev.claim("b", "10^5000 < 10^5000 - 1", t_big, "<", t_less, values=(fmpq(big), fmpq(big - 1)))
+    # rationals closer than any working precision can separate: decided exactly, both with and without values
+    x, y = fmpq(big + 1, big), fmpq(big + 2, big + 1)
+    tx, ty = f"{x.p}/{x.q}", f"{y.p}/{y.q}"
+    assert ev.claim("c", "x > y", tx, ">", ty, values=(x, y)) is (x > y) is True
+    assert ev.claim("d", "x > y", tx, ">", ty) is True
+    assert ev.claim("e", "x <= y", tx, "<=", ty) is False
+
+
+def test_exact_claims_refuse_out_of_range_texts():
+    from certify.balls import InputError
+
+    ev = Evaluation()
+    for text in ("1e999999", "nan", "inf", "1/0", "0x10", "1_000", ""):
+        with pytest.raises((InputError, ValueError)):
+            ev.claim("c", "s", text, "<=", "1")
+    assert not ev.claims
+
+
+def test_exact_claims_agree_with_the_balls_when_they_decide():
+    import random
+
+    from certify.balls import Tri, compare
+
+    rng = random.Random(19)
+    for _ in range(300):
+        a = fmpq(rng.randint(-(10**6), 10**6), rng.randint(1, 10**6))
+        b = a + fmpq(rng.choice([-1, 0, 1]), rng.randint(1, 10**40)) if rng.random() < 0.5 else fmpq(rng.randint(-50, 50), rng.randint(1, 50))
+        for rel in ("<=", "<", ">=", ">"):
+            ev = Evaluation()
+            ta, tb = (str(a.p) if a.q == 1 else f"{a.p}/{a.q}"), (str(b.p) if b.q == 1 else f"{b.p}/{b.q}")
+            exact_answer = ev.claim("c", "s", ta, rel, tb, values=(a, b))
+            assert exact_answer == {"<=": a <= b, "<": a < b, ">=": a >= b, ">": a > b}[rel]
+            with ctx.workprec(128):
+                t = compare(a, rel, b)
+            if t.decided:
+                assert (t is Tri.TRUE) == exact_answer
+
+
+def _claim_index(doc, name):
+    return next(i for i, c in enumerate(doc["claims"]) if c["name"] == name)
+
+
+def _claim_edits():
+    """(label, edit(doc)) for the recorded claims and conclusions of a dpsgd/renyi-poisson certificate."""
+
+    def setc(name, key, value):
+        def edit(d):
+            d["claims"][_claim_index(d, name)][key] = value
+
+        return edit
+
+    q = "hyp:phase[0].sampling_rate<=1"
+    out = [
+        (f"{q} lhs 1/100 -> {t!r}", setc(q, "lhs", t)) for t in ("2/200", "0.01", "1e-2", "1/100 ", "-0", "1" + "0" * 5000, "1e999999", 0.01, None)
+    ]
+    out += [
+        (f"{q} relation -> {r!r}", setc(q, "relation", r)) for r in ("<", ">=", "==", "", None)
+    ]
+    out += [
+        (f"{q} rhs -> {t!r}", setc(q, "rhs", t)) for t in ("1.0", "2/2", "1e0", "100/100")
+    ]
+    out += [
+        ("dp holds -> 1", setc("dp", "holds", 1)),
+        ("dp holds -> 'true'", setc("dp", "holds", "true")),
+        ("dp rhs -> 0.5", setc("dp", "rhs", "0.5")),
+        ("dp rhs -> epsilon", setc("dp", "rhs", "epsilon")),
+        ("dp lhs -> rdp_total", setc("dp", "lhs", "rdp_total")),
+        ("hyp:delta<1 renamed", setc("hyp:delta<1", "name", "hyp:delta<1 ")),
+        ("hyp:delta<1 holds false", setc("hyp:delta<1", "holds", False)),
+    ]
+
+    def drop_claim(name):
+        def edit(d):
+            del d["claims"][_claim_index(d, name)]
+
+        return edit
+
+    def duplicate_claim(name):
+        def edit(d):
+            d["claims"].append(copy.deepcopy(d["claims"][_claim_index(d, name)]))
+
+        return edit
+
+    def conclusion(key, value):
+        def edit(d):
+            d["conclusions"][0][key] = value(d["conclusions"][0][key]) if callable(value) else value
+
+        return edit
+
+    out += [
+        ("claim hyp:delta<1 dropped", drop_claim("hyp:delta<1")),
+        ("claim dp duplicated", duplicate_claim("dp")),
+        ("claims reversed", lambda d: d["claims"].reverse()),
+        ("conclusion claim -> hyp:delta<1", conclusion("claim", "hyp:delta<1")),
+        ("conclusion claim -> missing", conclusion("claim", "nonexistent")),
+        ("conclusion hypotheses emptied", conclusion("hypotheses", [])),
+        ("conclusion hypotheses renamed", conclusion("hypotheses", lambda h: [x + "x" for x in h])),
+        ("conclusion hypotheses one dropped", conclusion("hypotheses", lambda h: h[1:])),
+        ("conclusion holds -> 'true'", conclusion("holds", "true")),
+        ("conclusion duplicated", lambda d: d["conclusions"].append(copy.deepcopy(d["conclusions"][0]))),
+        ("conclusions emptied", lambda d: d["conclusions"].clear()),
+    ]
+    return out
+
+
+@pytest.mark.parametrize("label, edit", _claim_edits(), ids=[e[0] for e in _claim_edits()])
+def test_forged_claims_and_conclusions_are_rejected(label, edit):
+    d = genuine("dpsgd/renyi-poisson")
+    edit(d)
+    fast, slow = both_verdicts(reseal(d))
+    assert fast == slow and fast in (4, 5), (label, fast, slow)
+
+
+def test_hypothesis_recorded_true_on_an_input_that_violates_it():
+    """q = 3/2 sneaked in: every recorded field says "q <= 1 holds"; the validator re-checks the input."""
+    d = genuine("dpsgd/renyi-poisson")
+    d["inputs"]["phase[0].sampling_rate"] = "3/2"
+    for c in d["claims"]:
+        c["lhs"] = c["lhs"].replace("1/100", "3/2")
+        c["statement"] = c["statement"].replace("1/100", "3/2")
+    assert both_verdicts(reseal(d)) == (5, 5)
+    # and the same in the fails kind, whose hypotheses are decided without values=
+    d = genuine("dpsgd/renyi-poisson-fails")
+    d["inputs"]["phase[0].sampling_rate"] = "3/2"
+    assert both_verdicts(reseal(d)) == (5, 5)
+
+
+# --------------------------------------------------------------------------------------------
+# 3. Rényi certificates: alpha witnesses, fractional mode, schedules, provenance notes, calibration
+# --------------------------------------------------------------------------------------------
+def _poisson_truth(doc: dict) -> None:
+    """An accepted one-phase dpsgd/renyi-poisson document states a true bound: hypotheses hold and the
+    60-digit reference epsilon at the recorded alpha (chord, or quadrature in integral mode) is <= epsilon_bound."""
+    import mpmath as mp
+
+    from reference_poisson import epsilon as mp_epsilon, log_A_quad
+
+    i, w = doc["inputs"], doc["witnesses"]
+    q, s, t, delta = _frac(i["phase[0].sampling_rate"]), _frac(i["phase[0].noise_multiplier"]), int(i["phase[0].steps"]), _frac(i["delta"])
+    alpha, bound = _frac(str(w["alpha"]).strip()), _frac(w["epsilon_bound"].strip())
+    assert 0 < q <= 1 and s > 0 and t >= 1 and 0 < delta < 1 and 1 < alpha <= 4096, doc["inputs"]
+    if w.get("fractional") == "integral" and alpha.denominator != 1:
+        eps = mp_epsilon(t * log_A_quad(alpha, q, s), alpha, delta)
+    else:
+        eps = renyi_poisson_reference(alpha, q, s, t, delta)["epsilon"]
+    assert contains(Fraction(-(10**9)), bound, eps), f"accepted a false bound: epsilon = {eps} > {bound}"
+
+
+ALPHA_FORGERIES = [
+    "1",
+    "1.0000000001",
+    f"{2**200 + 1}/{2**200}",
+    "2",
+    "9",
+    "10",
+    "4096",
+    "4097",
+    "1000000",
+    "7/2",
+    "3.5",
+    "35/10",
+    " 37/4",
+    "9.25",
+    "+9.25",
+    "925e-2",
+    "37/4/1",
+    "37//4",
+    "1e999999",
+    "0x9",
+    "٩",
+    "９",
+    "",
+    7.0,
+    9.25,
+    True,
+    None,
+    [9],
+    {"p": 37, "q": 4},
+    9,
+]
+
+
+@pytest.mark.parametrize("alpha", ALPHA_FORGERIES, ids=[repr(a)[:30] for a in ALPHA_FORGERIES])
+def test_forged_alpha_witness(alpha):
+    doc = genuine("dpsgd/renyi-poisson")
+    # (a) only the witness edited (the recorded balls are those of the genuine alpha)
+    d = copy.deepcopy(doc)
+    d["witnesses"]["alpha"] = alpha
+    fast, slow = both_verdicts(reseal(d))
+    assert fast == slow and fast in (0, 4, 5), (fast, slow)
+    if fast == 0:  # only a respelling of the genuine order 37/4
+        assert _frac(str(alpha).strip()) == Fraction(37, 4)
+        _poisson_truth(d)
+
+    # (b) regenerated at the forged order, with the genuine epsilon_bound, and with a bound just below the truth
+    def at(w):
+        w["alpha"] = alpha
+
+    try:
+        d = regenerate(doc, witnesses=at)
+    except Exception:
+        return  # the evaluator refuses this witness: (a) showed that the checker does too
+    fast, slow = both_verdicts(d)
+    assert fast == slow and fast in (0, 4, 5)
+    if fast == 0:
+        _poisson_truth(d)
+    a = _frac(str(alpha).strip())
+    i = d["inputs"]
+    ref = renyi_poisson_reference(a, _frac(i["phase[0].sampling_rate"]), _frac(i["phase[0].noise_multiplier"]), 1000, _frac(i["delta"]))["epsilon"]
+    import mpmath as mp
+
+    with mp.workdps(60):
+        below = mp.nstr(ref - abs(ref) * mp.mpf("1e-12"), 20, strip_zeros=False)
+
+    def lying(w):
+        w["alpha"] = alpha
+        w["epsilon_bound"] = below.replace(" ", "")
+
+    fast, slow = both_verdicts(regenerate(doc, witnesses=lying))
+    assert fast == slow == 5, (below, fast, slow)
+
+
+def test_fractional_integral_mode_is_sound_against_quadrature():
+    """The opt-in integral enclosure of K(alpha) at fractional alpha contains the 60-digit quadrature."""
+    import mpmath as mp
+
+    from certify.poisson.rdp import log_A_frac
+    from reference_poisson import log_A_quad
+
+    cases = [("7/2", "1/100", "11/10"), ("37/4", "1/2", "3/10"), ("5/4", "99/100", "2"), ("129/16", "1/1000", "7/10")]
+    for a, q, s in cases:
+        with ctx.workprec(128):
+            k = log_A_frac(fmpq(*map(int, a.split("/"))), fmpq(*map(int, q.split("/"))) if "/" in q else fmpq(int(q)), fmpq(*map(int, s.split("/"))) if "/" in s else fmpq(int(s)))
+        assert k.is_finite(), (a, q, s)
+        ref = log_A_quad(Fraction(a), Fraction(q), Fraction(s))
+        lo, hi = k.lower().fmpq(), k.upper().fmpq()
+        assert contains(Fraction(int(lo.p), int(lo.q)), Fraction(int(hi.p), int(hi.q)), ref), (a, q, s, k, ref)
+        with mp.workdps(30):
+            assert k.rad() < abs(k.mid()) * arb("1e-20") + arb("1e-30"), (a, q, s, k)  # tight as well
+
+
+@pytest.mark.parametrize("mode", ["integral", "chord", "exact", "", None, 1, ["integral"]])
+def test_forged_fractional_mode(mode):
+    doc = genuine("dpsgd/renyi-poisson")
+    d = copy.deepcopy(doc)
+    d["witnesses"]["fractional"] = mode
+    fast, slow = both_verdicts(reseal(d))
+    # "chord" is the default spelt out (same balls: accepted, true); anything else without regenerating: rejected
+    assert fast == slow and (fast == 0 if mode == "chord" else fast in (4, 5)), (fast, slow)
+
+    def at(w):
+        w["fractional"] = mode
+
+    try:
+        d = regenerate(doc, witnesses=at)
+    except Exception:
+        return
+    fast, slow = both_verdicts(d)
+    assert fast == slow and fast in (0, 4, 5)
+    if fast == 0:
+        _poisson_truth(d)
+
+
+SCHEDULE_FORGERIES = [
+    ({"phases": "0"}, (4, 5)),
+    ({"phases": "2"}, (4, 5)),
+    ({"phases": "01"}, (0, 4, 5)),
+    ({"phases": " 1"}, (0, 4, 5)),
+    ({"phases": "1.0"}, (0, 4, 5)),
+    ({"phases": "1e0"}, (0, 4, 5)),
+    ({"phases": "-1"}, (4, 5)),
+    ({"phases": "100001"}, (4, 5)),
+    ({"phases": "1" + "0" * 5000}, (4, 5)),
+    ({"phase[0].steps": "0"}, (4, 5)),
+    ({"phase[0].steps": "-1"}, (4, 5)),
+    ({"phase[0].steps": "1" + "0" * 30}, (4, 5)),
+    ({"phase[0].steps": "1e16"}, (4, 5)),
+    ({"phase[0].steps": "1000.5"}, (4, 5)),
+    ({"phase[0].steps": "999"}, (4,)),
+    ({"phase[0].sampling_rate": "0"}, (4, 5)),
+    ({"phase[0].sampling_rate": "101/100"}, (4, 5)),
+    ({"phase[0].sampling_rate": "2/200"}, (0, 4)),
+    ({"phase[0].sampling_rate": "0.01"}, (0, 4)),
+    ({"phase[0].sampling_rate": "1/99"}, (4,)),
+    ({"phase[0].noise_multiplier": "0"}, (4, 5)),
+    ({"phase[0].noise_multiplier": "-11/10"}, (4, 5)),
+    ({"phase[0].noise_multiplier": "1e-7"}, (4, 5)),
+    ({"phase[0].noise_multiplier": "1e13"}, (4, 5)),
+    ({"phase[0].noise_multiplier": "2"}, (4,)),
+    ({"phase[1].sampling_rate": "1/100", "phase[1].noise_multiplier": "11/10", "phase[1].steps": "1000"}, (4, 5)),
+    ({"phase[0].sampling_rate.note": "binary float 0.01 from Opacus; exact binary value 1/100 used", "phase[7].steps.note": "x"}, (4, 5)),
+    ({"delta": "0"}, (4, 5)),
+    ({"delta": "1"}, (4, 5)),
+    ({"delta": "1e-6"}, (4,)),
+    ({"sampling": "fixed-size"}, (4, 5)),
+    ({"adjacency": "replace-one"}, (4, 5)),
+    ({"sensitivity": "2C"}, (4, 5)),
+    ({"noise_multiplier_relative_to": "sensitivity"}, (4, 5)),
+    ({"privacy_unit": "one user"}, (4, 5)),
+    ({"sampling": "shuffle"}, (4, 5)),
+]
+
+
+@pytest.mark.parametrize("edit, allowed", SCHEDULE_FORGERIES, ids=[json.dumps(e)[:60] for e, _ in SCHEDULE_FORGERIES])
+def test_forged_schedule_inputs(edit, allowed):
+    """Inputs edited with the recorded balls and claims kept (only the digest re-sealed)."""
+    d = genuine("dpsgd/renyi-poisson")
+    d["inputs"].update(edit)
+    fast, slow = both_verdicts(reseal(d))
+    assert fast == slow and fast in allowed, (fast, slow)
+    if fast == 0:
+        _poisson_truth(d)
+
+
+@pytest.mark.parametrize("edit", [{"phase[0].steps": "100000"}, {"phase[0].noise_multiplier": "1/2"}, {"phase[0].sampling_rate": "1"}, {"delta": "1e-300"}])
+def test_regenerated_schedule_with_the_old_bound_is_not_proved(edit):
+    """The forger regenerates every ball at worse parameters but keeps the genuine epsilon_bound: exit 5."""
+    d = regenerate(genuine("dpsgd/renyi-poisson"), inputs=edit)
+    assert both_verdicts(d) == (5, 5)
+
+
+def test_schedule_with_zero_phases_or_zero_steps_cannot_be_regenerated_or_accepted():
+    from certify.balls import InputError
+
+    doc = genuine("dpsgd/renyi-bok-schedule")
+    for edit in ({"phases": "0"}, {"phase[0].steps": "0"}, {"phase[1].steps": "1" + "0" * 30}):
+        with pytest.raises((InputError, KeyError, ValueError)):
+            regenerate(doc, inputs=edit)
+        d = copy.deepcopy(doc)
+        d["inputs"].update(edit)
+        fast, slow = both_verdicts(reseal(d))
+        assert fast == slow and fast in (4, 5), (edit, fast, slow)
+
+
+def test_bok_schedule_forged_alpha_and_bound():
+    doc = genuine("dpsgd/renyi-bok-schedule")
+    for alpha in ("1", "7", "9", "8.0", "16/2", "4097", 8):
+        d = copy.deepcopy(doc)
+        d["witnesses"]["alpha"] = alpha
+        fast, slow = both_verdicts(reseal(d))
+        assert fast == slow and (fast in (4, 5) or Fraction(str(alpha)) == 8), (alpha, fast, slow)
+    d = copy.deepcopy(doc)
+    bound = Fraction(d["witnesses"]["epsilon_bound"])
+    d["witnesses"]["epsilon_bound"] = str(bound * Fraction(999, 1000))
+    fast, slow = both_verdicts(reseal(d))
+    assert fast == slow and fast in (4, 5)
+
+
+def test_fails_certificate_at_a_passing_sigma_is_not_proved():
+    doc = genuine("dpsgd/renyi-poisson-fails")
+    assert both_verdicts(doc) == (0, 0)
+    # the target 1 at delta 1e-5 is met at sigma = 3 (q = 1/100, T = 1000): a "fails" claim there is false
+    d = regenerate(doc, inputs={"phase[0].noise_multiplier": "3"})
+    assert both_verdicts(d) == (5, 5)
+    d = regenerate(doc, inputs={"epsilon_target": "1000"})
+    assert both_verdicts(d) == (5, 5)
+    # the grid text is part of what is proved ("every order of G"): a smaller grid is refused
+    for orders in ("integers 2..3", doc["inputs"]["orders"] + " ", ""):
+        d = copy.deepcopy(doc)
+        d["inputs"]["orders"] = orders
+        assert both_verdicts(reseal(d)) == (4, 4)
+    d = copy.deepcopy(doc)
+    d["witnesses"] = {"alpha": "2"}
+    assert both_verdicts(reseal(d)) == (4, 4)
+    # the recorded claim flipped to "holds" on a passing sigma without regenerating: inconsistent
+    d = regenerate(doc, inputs={"phase[0].noise_multiplier": "3"})
+    d["claims"][-1]["holds"] = True
+    d["conclusions"][-1]["holds"] = True
+    assert both_verdicts(reseal(d)) == (4, 4)
