@@ -1371,7 +1371,7 @@ def _costly_poisson_doc(n_phases: int, precision: int = 1 << 16, alpha: str = "8
     reason="certify/verify.py verify_document + certify/poisson/certificates.py evaluate_renyi_poisson: the checker "
     "evaluates a forged dpsgd/renyi-poisson certificate at its recorded precision (up to 65536 bits) and alpha "
     "(up to 4096) for every phase (up to 100000) before comparing anything: a 5 KB file with precision 65536, "
-    "alpha 8191/2 and 10 phases keeps `certify verify` busy for over 15 s (about 3 s a phase; 100 phases: minutes; "
+    "alpha 8191/2 and 10 phases keeps `certify verify` busy for 32 s CPU (measured; about 3 s a phase, 100 phases: 5 min; "
     "100000 phases: days); no work bound is checked first",
 )
 def test_costly_forged_certificate_is_refused_quickly(tmp_path):
@@ -1408,3 +1408,81 @@ def test_fractional_integral_mode_sound_on_hard_cases(a, q, s):
     lo, hi = k.lower().fmpq(), k.upper().fmpq()
     assert k.is_finite() and contains(Fraction(int(lo.p), int(lo.q)), Fraction(int(hi.p), int(hi.q)), ref)
     assert r.upper() <= chord.upper() / (alpha - 1) + arb(2) ** -100
+
+
+def test_bok_schedule_phase_witness_forgeries():
+    doc = genuine("dpsgd/renyi-bok-schedule")
+
+    def swapped_inputs(d):
+        for f in ("sampling_rate", "noise_multiplier", "steps"):
+            d["inputs"][f"phase[0].{f}"], d["inputs"][f"phase[1].{f}"] = d["inputs"][f"phase[1].{f}"], d["inputs"][f"phase[0].{f}"]
+
+    for label, edit in (
+        ("phase witnesses swapped", lambda d: d["witnesses"]["phases"].reverse()),
+        ("one phase witness", lambda d: d["witnesses"]["phases"].pop()),
+        ("a third phase witness", lambda d: d["witnesses"]["phases"].append(copy.deepcopy(d["witnesses"]["phases"][0]))),
+        ("phases swapped in the inputs only", swapped_inputs),
+        ("no phase witnesses", lambda d: d["witnesses"].update(phases=[])),
+    ):
+        d = copy.deepcopy(doc)
+        edit(d)
+        assert both_verdicts(reseal(d)) == (4, 4), label
+    # consistent edits that state true things are accepted: composition is commutative
+    d = copy.deepcopy(doc)
+    swapped_inputs(d)
+    assert both_verdicts(regenerate(d, witnesses=lambda w: w["phases"].reverse())) == (0, 0)
+    # more steps, regenerated, with the genuine bound kept: not proved
+    assert both_verdicts(regenerate(doc, inputs={"phase[0].steps": "6000"})) == (5, 5)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="certify.api.dpsgd_epsilon(fractional='integral', alpha='7/2') with q = 1e-400: rdp._plan raises a bare "
+    "ValueError('math domain error') instead of returning a bound or raising InputError naming sampling_rate",
+)
+@pytest.mark.parametrize("q", ["1e-400", "0.99999999999999999999"])
+def test_api_integral_mode_extreme_q(q):
+    from certify.api import dpsgd_epsilon
+    from certify.balls import InputError
+
+    try:
+        r = dpsgd_epsilon(
+            sampling="poisson", adjacency="add-remove", sampling_rate=q, noise_multiplier="1.1", steps=100, delta="1e-5", alpha="7/2", fractional="integral"
+        )
+    except InputError:
+        return
+    assert verify_text(r.dumps()).exit_code == 0
+
+
+def test_random_balls_fast_path_against_the_exact_rule(synthetic_kind):
+    """Random values and random recorded balls near them (sizes around the fast path's bounds): fast path,
+    general path and the Fraction oracle agree."""
+    import random
+
+    rng = random.Random(1919)
+    disagreements, accepted = [], 0
+    for _ in range(400):
+        digits = rng.choice([1, 5, 40, 120, 299, 300, 301])
+        m = rng.randrange(10 ** (digits - 1), 10**digits) * rng.choice([-1, 1]) | 1
+        e = rng.choice([rng.randint(-4100, 4100), rng.randint(-200, 200), -4096, 4096, -4097, 4097]) - len(bin(abs(m)))
+        re_ = e - rng.randint(0, 400)
+        doc = _synthetic_doc(m, e, rng.randint(0, 1000), re_)
+        b = doc["quantities"]["x"]["ball"]
+        M, R = int(b["mid"][0]), int(b["rad"][0])
+        em, er = b["mid"][1], b["rad"][1]
+        k = rng.randint(0, 60)
+        b["mid"] = [str((M << k) + rng.choice([-2, -1, 0, 0, 0, 1, 2])), em - k]
+        b["rad"] = [str(R * rng.choice([1, 1, 2, 3]) + rng.choice([0, 0, 1, -1]) if R else rng.choice([0, 1])), er - rng.choice([0, 0, 1, -1])]
+        if rng.random() < 0.7:  # decimals re-derived from the edited ball (else the genuine ones)
+            Mf, Rf = dyadic(b["mid"]), dyadic(b["rad"])
+            if Rf is not None and Rf >= 0:
+                doc["quantities"]["x"]["lower"] = outward_decimal(Mf - Rf, up=False)
+                doc["quantities"]["x"]["upper"] = outward_decimal(Mf + Rf, up=True)
+        reseal(doc)
+        fast, slow = both_verdicts(doc)
+        want = _expected_accept(doc)
+        accepted += want
+        if fast != slow or (fast == 0) != want:
+            disagreements.append((m, e, b, fast, slow, want))
+    assert not disagreements, disagreements[:3]
+    assert accepted > 50
