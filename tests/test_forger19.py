@@ -205,7 +205,7 @@ def ball_edits(ball: dict):
             put(f"{part} mantissa as {label}", **{f"{part}_": [v, ex]})
         for label, v in (("float", float(ex)), ("string", str(ex)), ("bool", bool(ex)), ("None", None)):
             put(f"{part} exponent as {label}", **{f"{part}_": [text, v]})
-        for shift in (4096, 4097, -4096, -4097):
+        for shift in (4096, 4097, -4096, -4097, 10**30, -(10**30), 1 << 24, (1 << 24) + 1):
             put(f"{part} exponent {shift}", **{f"{part}_": [text, shift]})
         put(f"{part} as a 3-list", **{f"{part}_": [text, ex, 0]})
         put(f"{part} as an object", **{f"{part}_": {"m": text, "e": ex}})
@@ -1485,3 +1485,30 @@ def test_random_balls_fast_path_against_the_exact_rule(synthetic_kind):
             disagreements.append((m, e, b, fast, slow, want))
     assert not disagreements, disagreements[:3]
     assert accepted > 50
+
+
+def test_forged_files_through_certify_verify_in_process(tmp_path):
+    """A sample of the forgeries above as files: `certify verify FILE` ends with the same verdict, at most one
+    stderr line, no traceback."""
+    doc = genuine("dpsgd/renyi-poisson")
+    samples = []
+    for i, (label, forged) in enumerate(edits_of(doc, names={"epsilon"})):
+        if i % 7 == 0:
+            samples.append((label, forged))
+    samples += [(f"alpha {a!r}", reseal({**copy.deepcopy(doc), "witnesses": {**doc["witnesses"], "alpha": a}})) for a in ("1", 7.0, None, "9.25")]
+    samples += [(f"extreme {label}", d) for label, d in _extreme_poisson_docs()[:6]]
+    bad = []
+    for label, forged in samples:
+        path = tmp_path / "forged.json"
+        path.write_text(json.dumps(forged))
+        rc, err, _ = run_main(["verify", str(path)], tmp_path)
+        lines = [x for x in err.splitlines() if x.strip()]
+        want = verdict(forged)
+        if rc != want or len(lines) > 1 or "Traceback" in err:
+            bad.append((label, rc, want, err[-200:]))
+    assert not bad, bad
+    # and truncated or non-JSON files: exit 2, one line
+    for text in (json.dumps(doc)[:-10], "", "\x00\x01", json.dumps([doc])):
+        (tmp_path / "t.json").write_text(text)
+        rc, err, _ = run_main(["verify", str(tmp_path / "t.json")], tmp_path)
+        assert rc == 2 and len(err.strip().splitlines()) == 1, (text[:20], rc, err)
