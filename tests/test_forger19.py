@@ -1104,11 +1104,13 @@ def _with(base, flag, value):
     return argv
 
 
-def _check_cli_case(argv, tmp_path, allowed=(0, 2), seconds=10.0):
-    out_file = tmp_path / "out.json"
-    if out_file.exists():
-        out_file.unlink()
-    rc, err, t = run_main(argv + ["--out", str(out_file)], tmp_path)
+def _check_cli_case(argv, tmp_path, allowed=(0, 2), seconds=10.0, out_fail: bool = False):
+    out_file, fail_file = tmp_path / "out.json", tmp_path / "out-fail.json"
+    for f in (out_file, fail_file):
+        if f.exists():
+            f.unlink()
+    extra = ["--out-fail", str(fail_file)] if out_fail else []
+    rc, err, t = run_main(argv + ["--out", str(out_file)] + extra, tmp_path)
     lines = [x for x in err.splitlines() if x.strip()]
     problems = []
     if rc not in allowed:
@@ -1117,8 +1119,10 @@ def _check_cli_case(argv, tmp_path, allowed=(0, 2), seconds=10.0):
         problems.append(f"{len(lines)} stderr lines")
     if t > seconds:
         problems.append(f"{t:.1f} s")
-    if rc != 0 and out_file.exists():
-        problems.append("wrote --out on failure")
+    if rc != 0 and (out_file.exists() or fail_file.exists()):
+        problems.append("wrote --out/--out-fail on failure")
+    if out_fail and rc == 0 and verify_text(fail_file.read_text()).exit_code != 0:
+        problems.append("the --out-fail certificate does not verify")
     if rc == 0 and not out_file.exists():
         problems.append("no certificate written on success")
     if rc == 0:
@@ -1198,7 +1202,7 @@ def _hostile_calibrate(tmp_path, fast: bool):
         for v in HOSTILE_NUMBERS:
             if (v in FAST_HOSTILE) != fast:
                 continue
-            problems = _check_cli_case(_with(CALIBRATE_BASE, flag, v), tmp_path)
+            problems = _check_cli_case(_with(CALIBRATE_BASE, flag, v), tmp_path, out_fail=True)
             if problems:
                 bad.append((flag, v[:20], problems))
     return bad
