@@ -50,14 +50,24 @@ def outward_decimal(x: Fraction, up: bool, digits: int = 10) -> str:
 _STRICT = re.compile(r"-?[0-9]+")
 
 
+#: the documented range of a serialised ball: |exponent| <= 2^24, magnitude within 2^-(2^20 + 2^16) .. 2^(2^20 + 2^16)
+MAX_EXPONENT, MAX_TOP = 1 << 24, (1 << 20) + (1 << 16)
+
+
 def dyadic(pair) -> Fraction | None:
-    """m 2^e of a serialised [mantissa text, exponent integer] (strict: ASCII digits), else None."""
+    """m 2^e of a serialised [mantissa text, exponent integer] (strict: ASCII digits) in the documented range,
+    else None (never builds an astronomically long number)."""
     if type(pair) is not list or len(pair) != 2:
         return None
     m, e = pair
-    if type(m) is not str or type(e) is not int or not _STRICT.fullmatch(m):
+    if type(m) is not str or type(e) is not int or not _STRICT.fullmatch(m) or abs(e) > MAX_EXPONENT:
         return None
-    return Fraction(int(m)) * Fraction(2) ** e
+    m = int(m)
+    if m == 0:
+        return Fraction(0)
+    if abs(e + abs(m).bit_length()) > MAX_TOP:
+        return None
+    return Fraction(m) * Fraction(2) ** e
 
 
 def renyi_poisson_reference(alpha: Fraction, q: Fraction, sigma: Fraction, steps: int, delta: Fraction) -> dict:
