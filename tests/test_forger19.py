@@ -718,6 +718,7 @@ def _fmpq(text: str) -> fmpq:
     return fmpq(f.numerator, f.denominator)
 
 
+@pytest.mark.slow  # about 0.9 s; the integral's soundness is also in tests/test_poisson_rdp.py
 def test_fractional_integral_mode_is_sound_against_quadrature():
     """The opt-in integral enclosure of K(alpha) at fractional alpha contains the 60-digit quadrature."""
     import mpmath as mp
@@ -1206,6 +1207,7 @@ def _hostile_calibrate(tmp_path, fast: bool):
     return bad
 
 
+@pytest.mark.slow  # about 1.5 s of subprocesses; tests/test_poisson_calibrate.py checks bad input in process
 def test_hostile_calibrate_dpsgd_fast(tmp_path):
     assert not _hostile_calibrate(tmp_path, fast=True)
 

@@ -40,7 +40,7 @@ def _one_step_plds(contract, q, sigma, steps, delta, grid):
     "contract,q,sigma,steps,delta,grid",
     [
         (POISSON_ADD_REMOVE, "0.01", "2", 3000, "1e-6", "1e-3"),
-        (POISSON_ADD_REMOVE, "0.5", "4", 1000, "1e-12", "1e-3"),
+        pytest.param(POISSON_ADD_REMOVE, "0.5", "4", 1000, "1e-12", "1e-3", marks=pytest.mark.slow),  # about 1.5 s
         pytest.param(POISSON_ADD_REMOVE, "0.001", "1000000", 10**10, "1e-6", "1e-4", marks=pytest.mark.slow),
         pytest.param(POISSON_ADD_REMOVE, "0.001", "1000000", 10**8, "1e-100", "1e-4", marks=pytest.mark.slow),
         (FIXED_SIZE_REPLACE_ONE, "0.01", "2", 777, "1e-6", "1e-3"),
