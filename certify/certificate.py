@@ -418,9 +418,7 @@ def load(text: str | bytes) -> dict:
     if unknown:
         raise InputError("certificate", f"unknown top-level field(s): {', '.join(map(str, unknown))[:200]}")
     if not isinstance(doc["precision"], int) or isinstance(doc["precision"], bool) or not (53 <= doc["precision"] <= MAX_RECORDED_PRECISION):
-        raise InputError(
-            "certificate", f"precision must be an integer number of bits in [53, {MAX_RECORDED_PRECISION}] (what a producer records)"
-        )
+        raise InputError("certificate", f"precision must be an integer number of bits in [53, {MAX_RECORDED_PRECISION}] (what a producer records)")
     if not isinstance(doc["kind"], str):
         raise InputError("certificate", "kind must be a string")
     for key in ("inputs", "quantities", "witnesses", "budget"):

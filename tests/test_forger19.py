@@ -547,12 +547,8 @@ def _claim_edits():
     out = [
         (f"{q} lhs 1/100 -> {t!r}", setc(q, "lhs", t)) for t in ("2/200", "0.01", "1e-2", "1/100 ", "-0", "1" + "0" * 5000, "1e999999", 0.01, None)
     ]
-    out += [
-        (f"{q} relation -> {r!r}", setc(q, "relation", r)) for r in ("<", ">=", "==", "", None)
-    ]
-    out += [
-        (f"{q} rhs -> {t!r}", setc(q, "rhs", t)) for t in ("1.0", "2/2", "1e0", "100/100")
-    ]
+    out += [(f"{q} relation -> {r!r}", setc(q, "relation", r)) for r in ("<", ">=", "==", "", None)]
+    out += [(f"{q} rhs -> {t!r}", setc(q, "rhs", t)) for t in ("1.0", "2/2", "1e0", "100/100")]
     out += [
         ("dp holds -> 1", setc("dp", "holds", 1)),
         ("dp holds -> 'true'", setc("dp", "holds", "true")),

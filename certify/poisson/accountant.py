@@ -19,6 +19,7 @@ from .certificates import KIND, evaluate, parse_alpha
 from .rdp import FRACTIONAL
 from .schedule import Schedule, parse_delta, schedule_inputs
 
+
 def choose_alpha(schedule: Schedule, delta: fmpq, fractional: str = "chord") -> fmpq:
     """The Rényi order minimising the float estimate of epsilon (memoised): a choice, recorded exactly."""
     # floats only for the choice: a rate below the float range is treated as 1e-300 (any alpha is valid)
