@@ -28,9 +28,11 @@ NOTE_SUFFIX = ".note"
 
 _BINARY = "binary float {r} from {library}; exact binary value {x} used"
 _EXACT_RE = r"[0-9]{1,400}(?:/[0-9]{1,400})?"  # the exact value of a positive float: at most 309 + 324 digits
-_BINARY_RE = re.compile(r"binary float (?P<r>[0-9eE.+-]{1,32}) from (?P<lib>[^;()]{1,200}); exact binary value (?P<x>" + _EXACT_RE + ") used")
+_BINARY_RE = re.compile(
+    r"binary float (?P<r>[0-9eE.+-]{1,32}) from (?P<lib>[^;()\x00-\x1f\x7f]{1,200}); exact binary value (?P<x>" + _EXACT_RE + ") used"
+)
 _RATIO = "p = sample_size/source_dataset_size = {b}/{n}"
-_RATIO_RE = re.compile(r"p = sample_size/source_dataset_size = (?P<b>[0-9]{1,40})/(?P<n>[0-9]{1,40})")
+_RATIO_RE = re.compile(r"p = sample_size/source_dataset_size = (?P<b>[0-9]{1,2500})/(?P<n>[0-9]{1,2500})")
 _REPLACE_ONE = (
     "dp_accounting noise multiplier z = {z} under REPLACE_ONE is relative to the replace-one sensitivity 2C; "
     "relative to the clip norm C it is sigma = 2z"
@@ -64,7 +66,9 @@ def _binary_value(m: re.Match, field: str) -> fmpq:
     except ValueError:
         r = math.nan
     x = exact(m["x"], field)
-    if not math.isfinite(r) or fmpq(*Fraction(r).as_integer_ratio()) != x:
+    if not math.isfinite(r) or repr(r) != m["r"] or exact_str(x) != m["x"]:  # the spellings certify writes, only
+        raise InputError(field, f"the note's float {m['r']} or value {m['x'][:40]} is not written as certify writes it")
+    if fmpq(*Fraction(r).as_integer_ratio()) != x:
         raise InputError(field, f"the note says {m['x']} is the exact value of the binary float {m['r']}, which it is not")
     return x
 
@@ -76,7 +80,10 @@ def noted_value(note: str, field: str) -> fmpq:
         return _binary_value(m, field)
     m = _RATIO_RE.fullmatch(note)
     if m:
-        return fmpq(int(m["b"]), int(m["n"]))
+        b, n = int(m["b"]), int(m["n"])
+        if not 1 <= b < n or f"{b}/{n}" != f"{m['b']}/{m['n']}":
+            raise InputError(field, "the note's sample_size/source_dataset_size must be integers 1 <= b < n, written plainly")
+        return fmpq(b, n)
     m = _REPLACE_ONE_RE.fullmatch(note)
     if m:
         z = exact(m["z"], field)

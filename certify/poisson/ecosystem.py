@@ -151,6 +151,10 @@ def _gaussian_z(event, where: str) -> tuple[fmpq, str | None]:
     return from_library(event.noise_multiplier, f"event {where}.noise_multiplier", "dp_accounting")
 
 
+#: the deepest nesting of dp_accounting events read
+MAX_EVENT_DEPTH = 100
+
+
 def _append(runs: list, leaf: tuple) -> None:
     """Append a leaf (contract, q, q_note, z, z_note, count, where), merging it into the last run when it is the
     same step (same contract, q, z and notes): repeated steps never become a long list."""
@@ -166,11 +170,14 @@ def _append(runs: list, leaf: tuple) -> None:
 def _runs(event, adjacency: str, where: str, depth: int, memo: dict) -> list:
     """The event's steps as merged runs with their counts (an event shared by several parents is walked once:
     ``memo`` maps id(event) to its runs; a DAG of a few hundred objects standing for 10^8 steps costs no more)."""
-    if depth > 100:
-        raise InputError("event", "nested more than 100 levels deep")
+    if depth > MAX_EVENT_DEPTH:
+        raise InputError("event", f"nested more than {MAX_EVENT_DEPTH} levels deep")
     key = id(event)
-    if key in memo:
-        return memo[key][1]
+    if key in memo:  # walked before, at another depth: its own height still counts from here
+        _, runs, height = memo[key]
+        if depth + height - 1 > MAX_EVENT_DEPTH:  # its deepest event would sit at depth + height - 1
+            raise InputError("event", f"nested more than {MAX_EVENT_DEPTH} levels deep")
+        return runs
     runs: list = []
     cls = type(event).__name__
     if cls == "NoOpDpEvent":
@@ -206,8 +213,19 @@ def _runs(event, adjacency: str, where: str, depth: int, memo: dict) -> list:
         runs = [(contract, b / n, ratio_note(b, n), 2 * z, replace_one_noise_note(z, zn), 1, where)]
     else:
         raise InputError("event", f"{cls} is not supported (supported: {', '.join(SUPPORTED_EVENTS)})")
-    memo[key] = (event, runs)  # the event is kept alive with its runs, so that its id is not reused
+    children = [memo[id(e)] for e in _children(event) if id(e) in memo]
+    height = 1 + max((c[2] for c in children), default=0)
+    memo[key] = (event, runs, height)  # the event is kept alive with its runs, so that its id is not reused
     return runs
+
+
+def _children(event) -> list:
+    cls = type(event).__name__
+    if cls == "SelfComposedDpEvent":
+        return [event.event]
+    if cls == "ComposedDpEvent":
+        return list(event.events)
+    return []
 
 
 def from_dp_event(event, neighboring_relation) -> Schedule:

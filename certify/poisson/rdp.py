@@ -118,11 +118,12 @@ def work_seconds(alpha: fmpq, pairs: int, prec: int, fractional: str = "chord") 
     Measured (python-flint 0.9): about 1.3 us per binomial term up to 512 bits, growing linearly in the precision
     beyond and quadratically beyond 8192 bits (alpha = 4096: 5.5 ms at 128 bits, 42 ms at 4096, 2.3 s at 65536);
     the integral of ``fractional="integral"`` 3-5 ms at 128 bits, 0.05-0.35 s at 1024 and 2-11 s at 4096 (about
-    (prec/128)^2.3). The estimate errs high (twice the idle cost, for a shared machine): 3 us per term, 5 ms
+    (prec/128)^2.3); a small sum costs 12-16 us whatever alpha. The estimate errs high (twice the idle cost, for a
+    shared machine): 50 us per pair, 3 us per term, 5 ms
     (prec/128)^2.5 per integral."""
     a0 = int(alpha.p // alpha.q)
     terms = a0 + 1 if alpha.q == 1 else 2 * a0 + 3  # the chord: the sums at floor(alpha) and floor(alpha) + 1
-    per_pair = terms * 3e-6 * max(1.0, prec / 512) * max(1.0, prec / 8192)
+    per_pair = 5e-5 + terms * 3e-6 * max(1.0, prec / 512) * max(1.0, prec / 8192)  # 5e-5: the fixed cost of a sum
     if alpha.q != 1 and fractional == "integral":
         per_pair += 5e-3 * max(1.0, prec / 128) ** 2.5
     return pairs * per_pair
