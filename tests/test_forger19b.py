@@ -265,3 +265,43 @@ def test_huge_source_dataset_size_is_refused_by_name_or_certified():
         assert "source_dataset_size" in str(e) and "note" not in str(e).split(":")[0]
     else:
         assert verdict(d) == 0
+
+
+# --------------------------------------------------------------------------------------------
+# Work bounds: genuine certificates are not refused; forged orders are refused quickly; the estimate
+# --------------------------------------------------------------------------------------------
+def test_genuine_integral_certificate_verifies_at_8192_bits(tmp_path):
+    import subprocess
+
+    from certify.api import dpsgd_epsilon
+
+    r = dpsgd_epsilon(sampling="poisson", adjacency="add-remove", sampling_rate="1/100", noise_multiplier="1.1", steps=100,
+                      delta="1e-5", alpha="7/2", fractional="integral")
+    p = tmp_path / "c.json"
+    p.write_text(r.dumps())
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-m", "certify", "verify", "--precision", "8192", str(p)], cwd=root, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_forged_large_orders_are_refused_quickly():
+    for kind, where, key in (("dpsgd/renyi-wang", "witnesses", "alpha"), ("dpsgd/renyi-poisson", "witnesses", "alpha"),
+                             ("dpsgd/renyi-birrell", "inputs", "alpha"), ("dpsgd/renyi-bok", "inputs", "alpha")):
+        d = json.loads(spec_for(kind).example().dumps())
+        for a in ("1024", "65535/2", "1000000"):
+            if kind != "dpsgd/renyi-poisson" and "/" in a:
+                continue
+            x = copy.deepcopy(d)
+            x[where][key] = int(a) if isinstance(d[where][key], int) else a
+            x["precision"] = 4096
+            t = time.perf_counter()
+            assert verdict(reseal(x)) in (2, 4, 5), (kind, a)
+            assert time.perf_counter() - t < 10, (kind, a)
+
+
+def test_recorded_precision_above_4096_is_refused():
+    d = opacus_doc()
+    d["precision"] = 8192
+    assert verdict(reseal(d)) in (2, 4)
+
