@@ -285,6 +285,7 @@ def test_genuine_integral_certificate_verifies_at_8192_bits(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+@pytest.mark.slow
 def test_forged_large_orders_are_refused_quickly():
     for kind, where, key in (("dpsgd/renyi-wang", "witnesses", "alpha"), ("dpsgd/renyi-poisson", "witnesses", "alpha"),
                              ("dpsgd/renyi-birrell", "inputs", "alpha"), ("dpsgd/renyi-bok", "inputs", "alpha")):
