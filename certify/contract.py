@@ -30,7 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .balls import InputError
-from .provenance import NOTE_SUFFIX  # noqa: F401  (the suffix of provenance notes; see certify.provenance)
 
 SAMPLINGS = ("poisson", "fixed-size")
 ADJACENCIES = ("add-remove", "replace-one")

@@ -39,11 +39,12 @@ import pytest
 
 from certify import verify
 from certify.balls import arb, ctx, fmpq
-from certify.certificate import Certificate, Evaluation, digest_of
+from certify.certificate import Certificate, Evaluation
 from certify.verify import registered_kinds, spec_for, verify_document, verify_text
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reference_forge19 import contains, dyadic, outward_decimal, renyi_poisson_reference  # noqa: E402
+from test_forger import regenerate, reseal  # noqa: E402  (the forger's tools, written once)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 POISSON_KINDS = ("dpsgd/renyi-poisson", "dpsgd/renyi-poisson-fails", "dpsgd/renyi-bok-schedule")
@@ -60,26 +61,6 @@ def genuine(kind: str) -> dict:
     if kind not in _DOCS:
         _DOCS[kind] = json.loads(spec_for(kind).example().dumps())
     return copy.deepcopy(_DOCS[kind])
-
-
-def reseal(d: dict) -> dict:
-    d["digest"] = digest_of(d)
-    return d
-
-
-def regenerate(doc: dict, inputs=None, witnesses=None) -> dict:
-    """A self-consistent forgery: edit inputs / witnesses, re-run the registered evaluator, re-seal."""
-    d = copy.deepcopy(doc)
-    d["inputs"].update(inputs or {})
-    if witnesses is not None:
-        witnesses(d["witnesses"])
-    with ctx.workprec(d["precision"]):
-        ev = spec_for(d["kind"]).evaluator(d["inputs"], d["witnesses"])
-    d["quantities"] = {k: q.to_json() for k, q in ev.quantities.items()}
-    d["claims"] = [c.to_json() for c in ev.claims]
-    d["conclusions"] = [c.to_json() for c in ev.conclusions]
-    d["budget"] = ev.budget.to_json()
-    return reseal(d)
 
 
 @contextlib.contextmanager

@@ -121,7 +121,7 @@ def work_seconds(alpha: fmpq, pairs: int, prec: int, fractional: str = "chord") 
     (prec/128)^2.3); a small sum costs 12-16 us whatever alpha. The estimate errs high (twice the idle cost, for a
     shared machine): 50 us per pair, 3 us per term, 5 ms
     (prec/128)^2.5 per integral."""
-    a0 = int(alpha.p // alpha.q)
+    a0 = min(int(alpha.p // alpha.q), 10**12)  # (callers parse alpha <= 4096 first; no float overflow regardless)
     terms = a0 + 1 if alpha.q == 1 else 2 * a0 + 3  # the chord: the sums at floor(alpha) and floor(alpha) + 1
     per_pair = 5e-5 + terms * 3e-6 * max(1.0, prec / 512) * max(1.0, prec / 8192)  # 5e-5: the fixed cost of a sum
     if alpha.q != 1 and fractional == "integral":
