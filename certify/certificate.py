@@ -1,9 +1,9 @@
 """The certificate: a JSON document a person can read and a program can check.
 
-Layout (schema ``certify/2``)::
+Layout (schema ``certify/3``)::
 
     {
-      "schema": "certify/2",
+      "schema": "certify/3",
       "kind": "objpert/theorem-4.1",            # which evaluator re-derives it
       "precision": 128,                          # working precision (bits) of the recorded balls
       "inputs": {"mu": "1/100", ...},            # every input exact (rational strings), never floats
@@ -32,7 +32,16 @@ procedure (e.g. the key (37) of a branch-and-bound leaf), and only its upper end
 
 ``budget`` (where the width went) is set by the evaluator, so the checker re-derives it (at the
 recorded precision: it quotes the precision and radii) and compares it. ``software`` is informational:
-outside the digest, not vouched for. Schema ``certify/1`` (no conclusions) is no longer accepted.
+outside the digest, not vouched for (its two version strings are checked for their spelling only). Schemas
+``certify/1`` (no conclusions) and ``certify/2`` (not canonical) are no longer accepted.
+
+**Canonical form** (schema ``certify/3``). A certificate is accepted only if it is, byte for byte, the document
+certify writes (:func:`render_document`, :func:`dumps_document`): two-space indented JSON with ASCII escapes, the
+top-level keys in the order above, inputs sorted by name (:func:`input_order`: ``phase[10]`` after ``phase[9]``),
+witness objects with sorted keys at every depth, no duplicate keys, no JSON floats, every number written as
+certify writes it (:func:`canonical_number`) and no character outside printable ASCII in an input or a witness
+(:func:`check_spelling`). Every derived field (quantities, decimals, claims, conclusions and their statements,
+budget) is re-rendered by the checker from its own re-derivation, never copied from the file.
 
 Balls are stored as exact dyadic midpoint and radius; ``lower``/``upper`` are the outward decimal
 roundings of the ball (``digits`` significant digits). A claim's ``lhs``/``rhs`` is either the name
@@ -45,6 +54,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -66,8 +77,8 @@ from .balls import (
     decide,
 )
 
-SCHEMA = "certify/2"
-OLD_SCHEMAS = ("certify/1",)
+SCHEMA = "certify/3"
+OLD_SCHEMAS = ("certify/1", "certify/2")
 DIGITS = 10  # significant digits of the decimal enclosures written into certificates
 
 
@@ -313,6 +324,117 @@ MAX_PRECISION = 1 << 16
 MAX_RECORDED_PRECISION = PRECISION_LADDER[-1]
 
 
+#: the informational ``software`` entry certify writes (checked for its spelling only: see :func:`check_software`)
+SOFTWARE = {"certify": __version__, "python-flint": flint_version}
+_VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+-]{0,39}")
+
+
+def input_order(name: str) -> tuple:
+    """Sort key of an input name: ``phase[2].steps`` before ``phase[10].steps`` (numbers compared as numbers)."""
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"([0-9]+)", name))
+
+
+def sorted_witnesses(obj):
+    """Witnesses with the keys of every object sorted (lists keep their order: it is meaningful)."""
+    if isinstance(obj, dict):
+        return {k: sorted_witnesses(obj[k]) for k in sorted(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [sorted_witnesses(v) for v in obj]
+    return obj
+
+
+def render_document(kind: str, precision: int, inputs: dict, evaluation: Evaluation, witnesses: dict, budget: dict | None, software: dict) -> dict:
+    """The certificate certify writes, as a dict in canonical key order: the producer's writer and the checker's
+    re-rendering (from its own re-derivation) are this one function."""
+    doc = {
+        "schema": SCHEMA,
+        "kind": kind,
+        "precision": precision,
+        "inputs": {k: inputs[k] for k in sorted(inputs, key=input_order)},
+        "quantities": {k: q.to_json() for k, q in evaluation.quantities.items()},
+        "claims": [c.to_json() for c in evaluation.claims],
+        "conclusions": [c.to_json() for c in evaluation.conclusions],
+        "witnesses": sorted_witnesses(witnesses),
+        "budget": evaluation.budget.to_json() if budget is None else budget,
+    }
+    doc["digest"] = digest_of(doc)
+    doc["software"] = dict(software)
+    return doc
+
+
+def dumps_document(doc: dict) -> str:
+    """The bytes certify writes for a rendered certificate (two-space indent, ASCII escapes, final newline)."""
+    return json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=True) + "\n"
+
+
+def check_software(software) -> str | None:
+    """None when ``software`` is spelt as certify writes it ({"certify": V, "python-flint": V}, plain version
+    strings), else what is wrong. Informational: the versions themselves are not vouched for."""
+    if not isinstance(software, dict) or list(software) != list(SOFTWARE):
+        return f"software must be an object with the keys {', '.join(SOFTWARE)} in that order"
+    for k, v in software.items():
+        if not isinstance(v, str) or not _VERSION.fullmatch(v):
+            return f"software.{k} must be a plain version string (letters, digits, '.', '+', '-'; at most 40)"
+    return None
+
+
+#: how certify writes a number in an input or a witness: an integer, a fraction in lowest terms, or an outward
+#: decimal of :func:`certify.balls.upper_decimal` (``1.725229560e0``)
+_INTEGER = re.compile(r"0|-?[1-9][0-9]*")
+_FRACTION = re.compile(r"-?[1-9][0-9]*/[1-9][0-9]*")
+_DECIMAL = re.compile(r"-?[1-9](?:\.[0-9]+)?e(?:0|-?[1-9][0-9]*)")
+#: the characters an input or witness text may hold (printable ASCII); labels are short
+_TEXT = re.compile(r"[ -~]*")
+MAX_TEXT = 4096
+
+
+def canonical_number(text: str) -> bool:
+    """Is ``text`` a number spelt the way certify writes numbers (no sign '+', no spaces, no leading zeros, a
+    fraction in lowest terms with denominator > 1)? A text that is not a number at all returns False too."""
+    if _INTEGER.fullmatch(text) or _DECIMAL.fullmatch(text):
+        return True
+    if _FRACTION.fullmatch(text):
+        a, b = text.split("/")
+        return b != "1" and math.gcd(int(a), int(b)) == 1 if len(text) <= 5000 else False
+    return False
+
+
+def _looks_numeric(text: str) -> bool:
+    """Text that :func:`certify.balls.exact` would read as a number (so it must be spelt canonically)."""
+    try:
+        exact(text, "text")
+    except InputError:
+        return False
+    return True
+
+
+def check_spelling(obj, where: str) -> str | None:
+    """None when every text in ``obj`` (an input or witness value, nested) is spelt as certify writes it: printable
+    ASCII without leading or trailing spaces, at most MAX_TEXT characters, and a number in its canonical spelling;
+    else the first problem, naming the field."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            bad = check_spelling(k, f"{where} (a key)") or check_spelling(v, f"{where}.{k}")
+            if bad:
+                return bad
+        return None
+    if isinstance(obj, list):
+        for i, v in enumerate(obj):
+            bad = check_spelling(v, f"{where}[{i}]")
+            if bad:
+                return bad
+        return None
+    if isinstance(obj, str):
+        if len(obj) > MAX_TEXT or not _TEXT.fullmatch(obj) or obj != obj.strip(" ") or "  " in obj:
+            return f"{where}: text certify would not write (printable ASCII, single spaces, at most {MAX_TEXT} characters)"
+        if not canonical_number(obj) and _looks_numeric(obj):
+            return f"{where}: the number {obj[:40]!r} is not spelt as certify writes numbers (e.g. 1/100, 7, 1.725229560e0)"
+        return None
+    if obj is None or isinstance(obj, (bool, int)):
+        return None
+    return f"{where}: a value of type {type(obj).__name__} is not written by certify"
+
+
 def digest_of(doc: dict) -> str:
     body = {k: doc[k] for k in CHECKED_KEYS}
     return "sha256:" + hashlib.sha256(canonical(body).encode()).hexdigest()
@@ -341,23 +463,10 @@ class Certificate:
         for k, v in self.inputs.items():
             if not isinstance(v, str):
                 raise TypeError(f"input {k} must be recorded as exact text, got {type(v).__name__}")
-        doc = {
-            "schema": SCHEMA,
-            "kind": self.kind,
-            "precision": self.precision,
-            "inputs": dict(self.inputs),
-            "quantities": {k: q.to_json() for k, q in self.evaluation.quantities.items()},
-            "claims": [c.to_json() for c in self.evaluation.claims],
-            "conclusions": [c.to_json() for c in self.evaluation.conclusions],
-            "witnesses": self.witnesses,
-            "budget": self.budget,
-        }
-        doc["digest"] = digest_of(doc)
-        doc["software"] = {"certify": __version__, "python-flint": flint_version}
-        return doc
+        return render_document(self.kind, self.precision, self.inputs, self.evaluation, self.witnesses, self.budget, SOFTWARE)
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
+        return dumps_document(self.to_json())
 
     @property
     def quantities(self) -> dict[str, Quantity]:
@@ -376,11 +485,28 @@ class Certificate:
 MAX_BYTES = 64 << 20
 
 
+class _NotCanonical(ValueError):
+    """A JSON construct certify never writes (a duplicate key, a float, NaN or Infinity)."""
+
+
+def _no_duplicates(pairs: list) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise _NotCanonical(f"duplicate key {dup[:80]!r}: certify never writes one (a reader could see either copy)")
+    return out
+
+
+def _no_float(text: str):
+    raise _NotCanonical(f"the JSON number {text[:40]} is a float: certify writes exact numbers as text")
+
+
 def load(text: str | bytes) -> dict:
     """Parse certificate JSON and check its outer shape; raise InputError naming what is wrong.
 
     Refuses (InputError, never a traceback): non-UTF-8 bytes, files over MAX_BYTES, JSON nested too
-    deeply for the parser, a top level that is not an object, unknown or missing top-level keys, the
+    deeply for the parser, duplicate keys, JSON floats (NaN, Infinity), a top level that is not an object, unknown or missing top-level keys, the
     old schema ``certify/1``, a precision outside [53, MAX_PRECISION].
     """
     if isinstance(text, bytes):
@@ -393,7 +519,9 @@ def load(text: str | bytes) -> dict:
     if len(text) > MAX_BYTES:
         raise InputError("certificate", f"file too large ({len(text)} characters; at most {MAX_BYTES})")
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, object_pairs_hook=_no_duplicates, parse_float=_no_float, parse_constant=_no_float)
+    except _NotCanonical as err:
+        raise InputError("certificate", str(err)) from None
     except json.JSONDecodeError as err:
         raise InputError("certificate", f"not valid JSON (malformed or truncated): {err}") from None
     except RecursionError:
@@ -406,11 +534,11 @@ def load(text: str | bytes) -> dict:
     if schema in OLD_SCHEMAS:
         raise InputError(
             "certificate",
-            f"schema {schema!r} is no longer accepted (it records no conclusions); "
+            f"schema {schema!r} is no longer accepted ({'it records no conclusions' if schema == 'certify/1' else 'not in the canonical form'}); "
             f"re-create the certificate with this version of certify ({SCHEMA!r})",
         )
     if schema != SCHEMA:
-        raise InputError("certificate", f"unknown schema {schema!r} (expected {SCHEMA!r})")
+        raise InputError("certificate", f"unknown schema {str(schema)[:40]!r} (expected {SCHEMA!r})")
     missing = [k for k in CHECKED_KEYS + ("digest",) if k not in doc]
     if missing:
         raise InputError("certificate", f"missing field(s): {', '.join(missing)}")

@@ -77,10 +77,15 @@ from .certificate import (
     INFORMATIONAL_KEYS,
     MAX_PRECISION,
     QUANTITY_KEYS,
+    SOFTWARE,
     Certificate,
     Evaluation,
+    check_software,
+    check_spelling,
     digest_of,
+    dumps_document,
     load,
+    render_document,
 )
 
 from .exits import EXIT_INCONSISTENT, EXIT_NOT_PROVED, EXIT_OK, EXIT_STOPPED_EARLY  # noqa: F401
@@ -260,8 +265,10 @@ class _Evaluations:
         return ev if isinstance(ev, Evaluation) else None
 
 
-def verify_document(doc: dict, precision: int | None = None) -> Report:
-    """Check a parsed certificate; ``precision`` (bits) defaults to the recorded one (never below it)."""
+def verify_document(doc: dict, precision: int | None = None, text: str | None = None) -> Report:
+    """Check a parsed certificate; ``precision`` (bits) defaults to the recorded one (never below it). ``text``:
+    the file's text, which must be byte for byte what certify writes (without it, the parsed document is
+    compared in its key order)."""
     rep = Report()
     spec = spec_for(doc["kind"])
     if precision is not None:
@@ -274,6 +281,13 @@ def verify_document(doc: dict, precision: int | None = None) -> Report:
         rep.bad("digest cannot be computed: the content is not canonical JSON")
         return rep
     _check_layout(doc, spec, rep)
+    for key in ("inputs", "witnesses"):
+        bad = check_spelling(doc[key], key)
+        if bad:
+            rep.bad(bad)
+    bad = check_software(doc.get("software"))
+    if bad:
+        rep.bad(bad)
     if spec.validate is not None:
         try:
             with ctx.workprec(prec):
@@ -307,10 +321,26 @@ def verify_document(doc: dict, precision: int | None = None) -> Report:
         rep.bad(f"budget: {', '.join(map(str, diff))[:200]} differ(s) from the re-derivation at {evs.rec} bits")
     else:
         rep.good(f"budget re-derived at {evs.rec} bits")
+    if rep.consistent:
+        _check_canonical(doc, text, ev_rec, rep)
     if prec > evs.rec:
         rep.notes.append(f"re-derived at {prec} bits (recorded: {evs.rec} bits)")
     rep.notes.append(f"not vouched for (informational, outside the digest): {', '.join(INFORMATIONAL_KEYS)}")
     return rep
+
+
+def _check_canonical(doc: dict, text: str | None, ev: Evaluation, rep: Report) -> None:
+    """The file is byte for byte the document certify writes from these inputs and witnesses: every derived
+    field re-rendered from the re-derivation ``ev`` at the recorded precision (:func:`render_document`)."""
+    software = doc["software"] if check_software(doc.get("software")) is None else SOFTWARE
+    want = render_document(doc["kind"], doc["precision"], doc["inputs"], ev, doc["witnesses"], None, software)
+    written = dumps_document(want)
+    if (text if text is not None else dumps_document(doc)) == written:
+        rep.good("the file is the canonical document certify writes (re-rendered from the re-derivation)")
+        return
+    keys = [k for k in want if dumps_document({k: want[k]}) != dumps_document({k: doc.get(k)}) or list(doc).index(k) != list(want).index(k)]
+    where = f"field(s) {', '.join(keys)[:200]}" if keys else "layout (spacing, key order, escapes or the final newline)"
+    rep.bad(f"not the canonical document certify writes from these inputs and witnesses: {where} differ(s) from the re-rendering")
 
 
 def _check_layout(doc: dict, spec: KindSpec, rep: Report) -> None:
@@ -578,4 +608,7 @@ def _compare_conclusions(doc: dict, ev: Evaluation, rep: Report) -> None:
 
 
 def verify_text(text: str | bytes, precision: int | None = None) -> Report:
-    return verify_document(load(text), precision)
+    doc = load(text)
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")  # (load checked it)
+    return verify_document(doc, precision, text)

@@ -149,7 +149,7 @@ def test_json_report_embeds_the_certificate(tmp_path, capsys):
     rep = json.loads(capsys.readouterr().out)
     assert rep["verdict"] == "holds" and rep["exit_status"] == 0
     assert {k: rep["claim"]["contract"][k] for k in CONTRACT} == CONTRACT and rep["claim"]["phases"][0]["sampling_rate"] == "1/100"
-    assert verify_text(json.dumps(rep["certificate"])).ok
+    assert verify_text(json.dumps(rep["certificate"], indent=2) + "\n").ok
     assert "Statement:" in rep["statement"] and "Poisson sampling" in rep["statement"]
 
 
@@ -382,7 +382,7 @@ def test_json_report_of_a_refutation_carries_evidence_not_certificate(tmp_path, 
     assert cli.main(["audit", write(tmp_path, claim("0.3")), "--json", "--no-floats"]) == 8
     rep = json.loads(capsys.readouterr().out)
     assert rep["verdict"] == "refuted" and rep["certificate"] is None
-    assert rep["evidence"]["kind"] == "pld/dpsgd" and verify_text(json.dumps(rep["evidence"])).ok
+    assert rep["evidence"]["kind"] == "pld/dpsgd" and verify_text(json.dumps(rep["evidence"], indent=2) + "\n").ok
     assert rep["attempts"][-1]["refutes"] and Fraction(rep["attempts"][-1]["epsilon_lower"]) > Fraction("0.3")
 
 

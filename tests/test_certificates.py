@@ -29,7 +29,7 @@ def test_round_trip_verifies(cert_text):
     rep = verify_text(cert_text)
     assert rep.ok, rep.problems
     doc = json.loads(cert_text)
-    assert len(rep.checked) == len(doc["quantities"]) + len(doc["claims"]) + 1  # + the budget
+    assert len(rep.checked) == len(doc["quantities"]) + len(doc["claims"]) + 2  # + the budget and the canonical layout
     assert [s for s, h, _ in rep.conclusions if h] == [c["statement"] for c in doc["conclusions"]]
 
 

@@ -171,7 +171,7 @@ def test_small_p_certificate_is_rechecked(tmp_path):
     # the small-p claim is decided by the checker: at p = 1/2 the remainder swamps the p^2 term
     doc["inputs"]["sampling_rate"] = "1/2"
     doc["digest"] = digest_of(doc)
-    assert not verify_text(json.dumps(doc)).ok
+    assert not verify_text(json.dumps(doc, indent=2) + "\n").ok
 
 
 @pytest.mark.slow

@@ -351,9 +351,12 @@ def test_unknown_top_level_key(genuine):
 
 def test_software_is_not_vouched_for(genuine):
     d = copy.deepcopy(genuine["objpert/gaussian-benchmark"])
-    d["software"] = {"certify": "99"}
+    d["software"] = {"certify": "99", "python-flint": "0.1"}  # other versions: informational, not vouched for
     rep = verify_document(d)
     assert rep.ok and any("not vouched for" in n and "software" in n for n in rep.notes)
+    for bad in ({"certify": "99"}, {"certify": "0.1.0\r(0.1, 1/100000)-DP: HOLDS", "python-flint": "0.9.0"}, None, []):
+        d["software"] = bad  # but spelt as certify writes it: no missing key, no control character
+        assert verify_document(d).exit_code == 4
 
 
 def test_huge_ball_refused_without_arithmetic(genuine):
@@ -371,21 +374,21 @@ def run(args, **kw):
 
 def test_cli_exit_codes_and_output(genuine, tmp_path):
     good = tmp_path / "good.json"
-    good.write_text(json.dumps(genuine["objpert/theorem-4.1"]))
+    good.write_text(json.dumps(genuine["objpert/theorem-4.1"], indent=2) + "\n")
     r = run(["verify", str(good)])
     assert r.returncode == 0 and r.stdout.startswith("conclusion: after N = 1500 iterations") and "VERIFIED" in r.stdout
     for factor in (2, 4):
         assert run(["verify", str(good), "--precision", str(128 * factor)]).returncode == 0
     bad = tmp_path / "bad.json"
     forged = _reported_delta_edit(genuine["objpert/theorem-4.1"], 1000)
-    bad.write_text(json.dumps(forged))
+    bad.write_text(json.dumps(forged, indent=2) + "\n")
     r = run(["verify", str(bad)])
     assert r.returncode == 5, r.stdout + r.stderr
     assert r.stdout.splitlines()[0].endswith(")") and "DOES NOT HOLD" in r.stdout.splitlines()[0]
     assert "threshold7_holds" in r.stdout and "NOT PROVED" in r.stderr and len(r.stderr.splitlines()) == 1
     inconsistent = copy.deepcopy(genuine["objpert/theorem-4.1"])
     inconsistent["inputs"]["note"] = "x"
-    bad.write_text(json.dumps(reseal(inconsistent)))
+    bad.write_text(json.dumps(reseal(inconsistent), indent=2) + "\n")
     r = run(["verify", str(bad)])
     assert r.returncode == 4 and "unknown input" in r.stderr and len(r.stderr.splitlines()) == 1
 

@@ -126,7 +126,7 @@ def test_certificate_verifies_and_rejects_tampering():
     # the bracket contains the reference epsilon: delta(lo) > 1e-6 >= delta(hi)
     assert ref_delta("1", "2", "1/4", "1", hi) <= mpmath.mpf("1e-6") < ref_delta("1", "2", "1/4", "1", lo)
     doc["witnesses"]["epsilon_upper"] = w["epsilon_lower"]  # a too-small epsilon claimed to work
-    bad = verify_text(json.dumps(doc))
+    bad = verify_text(json.dumps(doc, indent=2) + "\n")
     assert not bad.ok
 
 

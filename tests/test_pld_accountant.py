@@ -114,12 +114,12 @@ def test_certificate_verifies_and_tampering_is_caught():
     doc = json.loads(text)
     doc["witnesses"]["epsilon_upper"] = doc["witnesses"]["epsilon_lower"]  # claim a smaller epsilon
     doc["digest"] = digest_of(doc)
-    rep = verify_text(json.dumps(doc))
+    rep = verify_text(json.dumps(doc, indent=2) + "\n")
     assert not rep.ok
     doc = json.loads(text)
     doc["witnesses"]["K"] = 40  # a different composition
     doc["digest"] = digest_of(doc)
-    assert not verify_text(json.dumps(doc)).ok
+    assert not verify_text(json.dumps(doc, indent=2) + "\n").ok
 
 
 def test_fixed_size_certificate_and_interval_monotone():

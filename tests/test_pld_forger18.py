@@ -529,7 +529,7 @@ def test_cli_verify_untruncated_forgery_bounded(tmp_path, edit):
 def test_verify_text_of_forged_two_layouts(genuine):
     d = copy.deepcopy(genuine["P"])
     _two_layouts(d["witnesses"])
-    rep = verify_text(json.dumps(reseal(d)))
+    rep = verify_text(json.dumps(reseal(d), indent=2) + "\n")
     assert rep.exit_code == 4
 
 

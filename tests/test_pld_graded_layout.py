@@ -159,4 +159,4 @@ def test_tightness_close_to_dense_and_certificate_verifies(graded, contract, q, 
     doc = json.loads(text)
     name = next(iter(doc["witnesses"]["layouts"]))
     doc["witnesses"]["layouts"][name]["bands"][0][2] += 1
-    assert not verify_text(json.dumps(doc)).ok
+    assert not verify_text(json.dumps(doc, indent=2) + "\n").ok

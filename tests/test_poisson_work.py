@@ -42,7 +42,7 @@ def _doc(phases: int, precision: int, alpha: str, fractional: str | None = None)
 def test_recorded_precision_above_the_ladder_is_malformed():
     t0 = time.perf_counter()
     with pytest.raises(InputError, match="precision"):
-        verify_text(json.dumps(_doc(10, 1 << 16, "8191/2")))
+        verify_text(json.dumps(_doc(10, 1 << 16, "8191/2"), indent=2) + "\n")
     assert time.perf_counter() - t0 < 5
 
 
@@ -50,7 +50,7 @@ def test_recorded_precision_above_the_ladder_is_malformed():
 def test_costly_forged_certificates_are_refused_at_once(phases, alpha, fractional):
     doc = _doc(phases, 4096, alpha, fractional)
     t0 = time.perf_counter()
-    rep = verify_text(json.dumps(doc))
+    rep = verify_text(json.dumps(doc, indent=2) + "\n")
     assert time.perf_counter() - t0 < 5
     assert rep.exit_code in (4, 5) and any("would take about" in p for p in rep.problems), rep.problems
 

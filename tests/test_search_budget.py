@@ -67,7 +67,7 @@ def test_cli_says_stopped_early_and_exits_6_and_verify_reports_it(tmp_path):
     # the flag is re-derived: a certificate that hides the early stop is rejected (digest recomputed)
     w["stopped_early"] = False
     doc["digest"] = digest_of(doc)
-    rep = verify_text(json.dumps(doc))
+    rep = verify_text(json.dumps(doc, indent=2) + "\n")
     assert not rep.ok and any("stopped_early" in p for p in rep.problems)
 
 
