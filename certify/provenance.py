@@ -28,8 +28,11 @@ NOTE_SUFFIX = ".note"
 
 _BINARY = "binary float {r} from {library}; exact binary value {x} used"
 _EXACT_RE = r"[0-9]{1,400}(?:/[0-9]{1,400})?"  # the exact value of a positive float: at most 309 + 324 digits
+#: where the binary floats certify takes come from (the only names a note may give; "the caller": a float handed to
+#: certify.api by a Python caller)
+LIBRARIES = ("Opacus", "dp_accounting", "the caller")
 _BINARY_RE = re.compile(
-    r"binary float (?P<r>[0-9eE.+-]{1,32}) from (?P<lib>[^;()\x00-\x1f\x7f]{1,200}); exact binary value (?P<x>" + _EXACT_RE + ") used"
+    r"binary float (?P<r>[0-9eE.+-]{1,32}) from (?P<lib>" + "|".join(LIBRARIES) + "); exact binary value (?P<x>" + _EXACT_RE + ") used"
 )
 _RATIO = "p = sample_size/source_dataset_size = {b}/{n}"
 _RATIO_RE = re.compile(r"p = sample_size/source_dataset_size = (?P<b>[0-9]{1,2500})/(?P<n>[0-9]{1,2500})")
@@ -73,19 +76,43 @@ def _binary_value(m: re.Match, field: str) -> fmpq:
     return x
 
 
-def noted_value(note: str, field: str) -> fmpq:
-    """The value a note says its input holds; InputError when certify would not have written the note."""
+#: the fields a note of each form may describe (the last component of the field's name)
+_BINARY_FIELDS = ("sampling_rate", "noise_multiplier", "delta")
+_RATIO_FIELDS = ("sampling_rate",)
+_REPLACE_ONE_FIELDS = ("noise_multiplier",)
+
+
+def _base(field: str) -> str:
+    """``phase[3].sampling_rate.note`` -> ``sampling_rate``."""
+    name = field[: -len(NOTE_SUFFIX)] if field.endswith(NOTE_SUFFIX) else field
+    return name.rsplit(".", 1)[-1]
+
+
+def _where(field: str, allowed: tuple, form: str, contract_ok: bool, contract: str) -> None:
+    if _base(field) not in allowed:
+        raise InputError(field, f"a {form} note describes {' or '.join(allowed)} only, not {_base(field)}")
+    if not contract_ok:
+        raise InputError(field, f"a {form} note is written under {contract} only")
+
+
+def noted_value(note: str, field: str, sampling: str | None = None, adjacency: str | None = None) -> fmpq:
+    """The value a note says its input holds; InputError when certify would not have written the note, or would
+    not have written it on this field or under this contract (``sampling``, ``adjacency``: the certificate's;
+    None: not checked)."""
     m = _BINARY_RE.fullmatch(note)
     if m:
+        _where(field, _BINARY_FIELDS, "binary-float", True, "")
         return _binary_value(m, field)
     m = _RATIO_RE.fullmatch(note)
     if m:
+        _where(field, _RATIO_FIELDS, "sample_size/source_dataset_size", sampling in (None, "fixed-size"), "fixed-size sampling")
         b, n = int(m["b"]), int(m["n"])
         if not 1 <= b < n or f"{b}/{n}" != f"{m['b']}/{m['n']}":
             raise InputError(field, "the note's sample_size/source_dataset_size must be integers 1 <= b < n, written plainly")
         return fmpq(b, n)
     m = _REPLACE_ONE_RE.fullmatch(note)
     if m:
+        _where(field, _REPLACE_ONE_FIELDS, "REPLACE_ONE", adjacency in (None, "replace-one"), "replace-one adjacency")
         z = exact(m["z"], field)
         if m["inner"] is not None:
             inner = _BINARY_RE.fullmatch(m["inner"])
@@ -107,7 +134,7 @@ def check_notes(inputs: dict, fields, partial: bool = False) -> None:
             raise InputError(k, f"a note must name an input field ({', '.join(sorted(fields))})")
         if not isinstance(v, str):
             raise InputError(k, "must be text")
-        value = noted_value(v, k)
+        value = noted_value(v, k, inputs.get("sampling"), inputs.get("adjacency"))
         recorded = inputs.get(field)
         if recorded is None and partial:
             continue

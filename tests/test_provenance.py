@@ -24,8 +24,8 @@ def _floats():
 def test_binary_float_note_round_trip_fixed(x):
     q, note = binary_float_note(x, "Opacus")
     assert Fraction(int(q.p), int(q.q)) == Fraction(x)
-    assert noted_value(note, "f") == q
-    check_notes({"f": exact_str(q), "f.note": note}, ("f",))
+    assert noted_value(note, "sampling_rate") == q
+    check_notes({"sampling_rate": exact_str(q), "sampling_rate.note": note}, ("sampling_rate",))
 
 
 def test_binary_float_note_round_trip_random():
@@ -33,40 +33,69 @@ def test_binary_float_note_round_trip_random():
         if x <= 0 or x != x or x in (float("inf"),):
             continue
         q, note = binary_float_note(x, "dp_accounting")
-        assert noted_value(note, "f") == q, x
+        assert noted_value(note, "sampling_rate") == q, x
 
 
 def test_other_notes_round_trip():
-    assert noted_value(ratio_note(fmpq(100), fmpq(10000)), "f") == fmpq(1, 100)
+    assert noted_value(ratio_note(fmpq(100), fmpq(10000)), "sampling_rate") == fmpq(1, 100)
     z, zn = binary_float_note(1.0, "dp_accounting")
-    assert noted_value(replace_one_noise_note(z, zn), "f") == 2
-    assert noted_value(replace_one_noise_note(fmpq(3, 2), None), "f") == 3
+    assert noted_value(replace_one_noise_note(z, zn), "noise_multiplier") == 2
+    assert noted_value(replace_one_noise_note(fmpq(3, 2), None), "noise_multiplier") == 3
 
 
 @pytest.mark.parametrize(
     "inputs",
     [
-        {"f": "1/100", "f.note": binary_float_note(0.01, "Opacus")[1]},  # the float's exact value is not 1/100
-        {"f": "1/100", "f.note": "binary float 0.01 from Opacus; exact binary value 1/100 used"},  # 1/100 is no float
-        {"f": "11/10", "f.note": "binary float 1.1 from Opacus; exact binary value 11/10 used"},
-        {"f": exact_str(binary_float_note(0.01, "O")[0]), "f.note": binary_float_note(0.01, "O")[1].replace("0.01", "0.5", 1)},
-        {"f": "3", "f.note": replace_one_noise_note(fmpq(1), None)},  # sigma = 2z = 2, not 3
-        {"f": "1/99", "f.note": ratio_note(fmpq(100), fmpq(10000))},
-        {"f": "1", "f.note": "typed by hand"},
-        {"f": "1", "f.note": "binary float nan from x; exact binary value 1 used"},
-        {"f": "1", "f.note": 5},
-        {"g.note": binary_float_note(0.5, "O")[1], "f": "1"},  # names no input field
-        {"f.note": binary_float_note(0.5, "O")[1]},  # the noted field is absent
+        {"sampling_rate": "1/100", "sampling_rate.note": binary_float_note(0.01, "Opacus")[1]},  # the float's exact value is not 1/100
+        {"sampling_rate": "1/100", "sampling_rate.note": "binary float 0.01 from Opacus; exact binary value 1/100 used"},  # 1/100 is no float
+        {"sampling_rate": "11/10", "sampling_rate.note": "binary float 1.1 from Opacus; exact binary value 11/10 used"},
+        {
+            "sampling_rate": exact_str(binary_float_note(0.01, "Opacus")[0]),
+            "sampling_rate.note": binary_float_note(0.01, "Opacus")[1].replace("0.01", "0.5", 1),
+        },
+        {"noise_multiplier": "3", "noise_multiplier.note": replace_one_noise_note(fmpq(1), None)},  # sigma = 2z = 2, not 3
+        {"sampling_rate": "1/99", "sampling_rate.note": ratio_note(fmpq(100), fmpq(10000))},
+        {"sampling_rate": "1", "sampling_rate.note": "typed by hand"},
+        {"sampling_rate": "1", "sampling_rate.note": "binary float nan from x; exact binary value 1 used"},
+        {"sampling_rate": "1", "sampling_rate.note": 5},
+        {"g.note": binary_float_note(0.5, "Opacus")[1], "sampling_rate": "1"},  # names no input field
+        {"sampling_rate.note": binary_float_note(0.5, "Opacus")[1]},  # the noted field is absent
     ],
 )
 def test_untrue_or_unknown_notes_are_refused(inputs):
     with pytest.raises(InputError):
-        check_notes(inputs, ("f",))
+        check_notes(inputs, ("sampling_rate", "noise_multiplier"))
 
 
 def test_partial_inputs_of_a_producer():
     """A producer's extra inputs carry notes before the noted fields are added: not compared until then."""
-    note = binary_float_note(0.5, "O")[1]
-    check_notes({"f.note": note}, ("f",), partial=True)
+    note = binary_float_note(0.5, "Opacus")[1]
+    check_notes({"sampling_rate.note": note}, ("sampling_rate",), partial=True)
     with pytest.raises(InputError):
-        check_notes({"f": "1/3", "f.note": note}, ("f",), partial=True)
+        check_notes({"sampling_rate": "1/3", "sampling_rate.note": note}, ("sampling_rate",), partial=True)
+
+
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        # a note on a field, or under a contract, where certify never writes it (each value itself is right)
+        {"sampling": "poisson", "adjacency": "add-remove", "sampling_rate": "2", "sampling_rate.note": replace_one_noise_note(fmpq(1), None)},
+        {"sampling": "poisson", "adjacency": "add-remove", "noise_multiplier": "2", "noise_multiplier.note": replace_one_noise_note(fmpq(1), None)},
+        {"sampling": "poisson", "adjacency": "add-remove", "sampling_rate": "1/100", "sampling_rate.note": ratio_note(fmpq(1), fmpq(100))},
+        {"sampling": "fixed-size", "adjacency": "replace-one", "delta": "1/100", "delta.note": ratio_note(fmpq(1), fmpq(100))},
+        {"steps": exact_str(binary_float_note(1000.0, "Opacus")[0]), "steps.note": binary_float_note(1000.0, "Opacus")[1]},
+        {"delta": exact_str(binary_float_note(0.5, "Opacus")[0]), "delta.note": binary_float_note(0.5, "x" * 200)[1]},
+        {"delta": exact_str(binary_float_note(0.5, "Opacus")[0]), "delta.note": binary_float_note(0.5, "opacus")[1]},
+    ],
+)
+def test_note_on_a_field_or_contract_certify_never_writes_it_on_is_refused(inputs):
+    with pytest.raises(InputError):
+        check_notes(inputs, ("sampling_rate", "noise_multiplier", "steps", "delta"))
+
+
+def test_notes_where_certify_writes_them():
+    fixed = {"sampling": "fixed-size", "adjacency": "replace-one"}
+    check_notes({**fixed, "sampling_rate": "1/100", "sampling_rate.note": ratio_note(fmpq(1), fmpq(100))}, ("sampling_rate",))
+    check_notes({**fixed, "noise_multiplier": "2", "noise_multiplier.note": replace_one_noise_note(fmpq(1), None)}, ("noise_multiplier",))
+    q, note = binary_float_note(1e-5, "the caller")
+    check_notes({"sampling": "poisson", "adjacency": "add-remove", "delta": exact_str(q), "delta.note": note}, ("delta",))

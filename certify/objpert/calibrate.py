@@ -55,7 +55,7 @@ from .certificates import (
     parse_target_delta,
     search_c13,
 )
-from .problem import GLMProblem, Loss, constants, make_loss, make_problem, problem_from_inputs
+from .problem import GLMProblem, Loss, constants, loss_from_inputs, make_loss, make_problem, problem_from_inputs
 
 KIND_COR = "objpert/calibration-4.13"
 KIND_C13 = "objpert/calibration-C13"
@@ -132,21 +132,13 @@ def _base_inputs(n, d, zeta, loss: Loss, eps, delta, delta_S, W) -> dict:
     }
 
 
-def _loss_from(inputs):
-    if inputs["loss"] == "logistic":
-        if (inputs.get("L1"), inputs.get("L2"), inputs.get("L3")) != ("1", "1/4", "1/(6*sqrt(3))"):
-            raise InputError("inputs", "logistic loss constants altered")
-        return make_loss("logistic")
-    return make_loss("custom", inputs["L1"], inputs["L2"], inputs["L3"])
-
-
 COR_INPUTS = ("n", "d", "zeta", "loss", "L1", "L2", "L3", "epsilon", "delta", "delta_S", "comparator_norm")
 COR_WITNESSES = ("u", "noise_multiplier", "mu", "iterations", "threshold7_ceiling")
 
 
 def validate_corollary_4_13(inputs: dict):
     """The producer's validators on a certificate's inputs: (loss, eps, delta, delta_S, W, n, d, zeta)."""
-    loss = _loss_from(inputs)
+    loss = loss_from_inputs(inputs)
     e, dl, dS, w, n, d, z = parse_calibration(
         inputs["epsilon"], inputs["delta"], inputs["delta_S"], inputs["comparator_norm"], inputs["n"], inputs["d"], inputs["zeta"], loss
     )

@@ -86,6 +86,13 @@ def validate_theorem_4_1(inputs: dict):
     return problem, eps, N, target
 
 
+def loss_hypothesis(problem) -> str:
+    """What a conclusion rests on about the loss: a preset's known constants, or the user's constants as given."""
+    if problem.loss.name == "logistic":
+        return "logistic loss: L1 = 1, L2 = 1/4, L3 = 1/(6*sqrt(3))"
+    return "custom loss: its constants L1, L2, L3 are the user's, as recorded, and are not checked"
+
+
 def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
     """Recompute the Theorem 4.1 certificate (and its C.13 part) from inputs and witnesses."""
     problem, eps, N_given, target = validate_theorem_4_1(inputs)
@@ -139,7 +146,7 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
     ev.claim("dp_4_1", f"the release is ({eps_text}, {reported})-DP by Theorem 4.1 (delta <= {reported})", "delta", "<=", reported, "Theorem 4.1")
     ev.conclude(
         "dp_theorem_4_1",
-        f"after N = {N} iterations the release is ({eps_text}, {reported})-DP (Theorem 4.1)",
+        f"after N = {N} iterations the release is ({eps_text}, {reported})-DP (Theorem 4.1; {loss_hypothesis(problem)})",
         "dp_4_1",
         ["threshold7_holds", "epsilon_admissible"],
     )
@@ -279,7 +286,7 @@ def _evaluate_c13(ev: Evaluation, problem: GLMProblem, c, eps: fmpq, target: fmp
     ev.conclude(
         "first_passing_c13",
         f"the first N certified by Theorem C.13 (radii of C.4) is N = {N1}: the "
-        f"release is ({eps_text}, {target_text})-DP there and every smaller N fails",
+        f"release is ({eps_text}, {target_text})-DP there and every smaller N fails ({loss_hypothesis(problem)})",
         "dp_C13",
         ["c13_first", "alpha_bar_positive", "radius_condition", "epsilon_above_s_N"],
     )

@@ -158,11 +158,26 @@ def make_problem(*, n, d, mu, zeta, loss: Loss, u, sigma=None, noise_multiplier=
     return GLMProblem(n_, d_, mu_, zeta_, loss, sigma_, u_, eta_, nm)
 
 
+#: the loss names a certificate may record: a preset whose constants the evaluator knows, or "custom" (the
+#: constants L1, L2, L3 recorded beside it are the user's; nothing is proved about which loss has them)
+LOSS_NAMES = ("logistic", "custom")
+
+
+def loss_from_inputs(inputs: dict[str, str]) -> Loss:
+    """The loss of a certificate's recorded inputs: ``logistic`` with exactly its constants, or ``custom``."""
+    name = inputs.get("loss")
+    if name not in LOSS_NAMES:
+        raise InputError("loss", f"must be one of {', '.join(LOSS_NAMES)} (a preset, or custom constants), got {str(name)[:40]!r}")
+    if name == "logistic":
+        if (inputs.get("L1"), inputs.get("L2"), inputs.get("L3")) != ("1", "1/4", "1/(6*sqrt(3))"):
+            raise InputError("loss", "the logistic loss has L1 = 1, L2 = 1/4, L3 = 1/(6*sqrt(3)): its constants were altered")
+        return make_loss("logistic")
+    return make_loss("custom", inputs["L1"], inputs["L2"], inputs["L3"])
+
+
 def problem_from_inputs(inputs: dict[str, str]) -> GLMProblem:
     """Rebuild a problem from a certificate's recorded inputs (the checker's entry point)."""
-    loss = make_loss("logistic") if inputs["loss"] == "logistic" else make_loss("custom", inputs["L1"], inputs["L2"], inputs["L3"])
-    if loss.name == "logistic" and (inputs.get("L1"), inputs.get("L2"), inputs.get("L3")) != ("1", "1/4", "1/(6*sqrt(3))"):
-        raise InputError("inputs", "logistic loss constants altered")
+    loss = loss_from_inputs(inputs)
     problem = make_problem(
         n=inputs["n"], d=inputs["d"], mu=inputs["mu"], zeta=inputs["zeta"], loss=loss, u=inputs["u"], sigma=inputs["sigma"], eta=inputs["eta"]
     )

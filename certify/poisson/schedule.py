@@ -240,11 +240,21 @@ def _refuse_constant(text: str):
 # --------------------------------------------------------------------------------------------
 # The schedule as certificate inputs (exact text)
 # --------------------------------------------------------------------------------------------
+#: where a schedule's phases came from (the ``source`` input: a label, one of these; it proves nothing)
+SOURCES = ("command line", "schedule", "calibration", "Opacus history", "dp_accounting event", "certify.api")
+
+
+def check_source(source) -> None:
+    if source not in SOURCES:
+        raise InputError("source", f"must be one of {', '.join(SOURCES)} (where the phases came from), got {str(source)[:40]!r}")
+
+
 def schedule_inputs(schedule: Schedule) -> dict[str, str]:
     """Exact-text certificate inputs: contract, its conventions, and each phase's q, sigma, T."""
     c = schedule.contract
     d = dict(c.to_inputs())
     if schedule.source:
+        check_source(schedule.source)
         d["source"] = schedule.source
     d["phases"] = str(len(schedule.phases))
     for i, ph in enumerate(schedule.phases):
@@ -283,4 +293,6 @@ def schedule_from_inputs(inputs: dict) -> Schedule:
         elif k not in known:
             raise InputError(k, "unknown input field")
     check_notes(inputs, known)  # each note states the value its field records (certify.provenance)
+    if "source" in inputs:
+        check_source(inputs["source"])
     return Schedule(c, phases, tuple(notes), inputs.get("source", ""))
