@@ -1,9 +1,11 @@
 """``certify verify FILE``: re-check a certificate from its inputs and witnesses, and say what it proves.
 
-Output: one line per conclusion first (``conclusion: <statement>: HOLDS`` or ``DOES NOT HOLD`` with the
-failed hypothesis or claim), then the details (``ok``/``FAIL`` per quantity and claim, notes), then
-the verdict. Exit status: 0 consistent and every conclusion holds; 4 inconsistent (digest, layout,
-witnesses, balls or claims disagree with the recomputation); 5 consistent but some conclusion does not
+Output (stdout): one line per conclusion first (``conclusion: <statement>: HOLDS`` or ``DOES NOT HOLD`` with
+the failed hypothesis or claim; a rejected certificate's conclusions are never shown as holding), then the
+details (``ok``/``FAIL`` per quantity and claim, notes), then the verdict as the last line (a refusal is also
+the one line on stderr). Every printed character that is not printable is escaped. Exit status: 0 consistent
+and every conclusion holds; 4 inconsistent (digest, layout, witnesses, balls or claims disagree with the
+recomputation, or the file is not the canonical document certify writes); 5 consistent but some conclusion does not
 hold (or an input is outside its theorem's range); 2 the file or an option is bad (unreadable, not
 UTF-8, too large, not JSON, nested too deeply, wrong schema, unknown kind, precision out of range).
 """
@@ -63,33 +65,44 @@ def _read(path: str) -> bytes:
     return data
 
 
+def printable(text: str) -> str:
+    """``text`` with every control or otherwise unprintable character escaped (``\\r``, ``\\x1b``, ``\\u202e``): what
+    a terminal shows is what the text holds."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] if c in "\t\r\n" or ord(c) < 0x80 else f"\\u{ord(c):04x}" for c in text)
+
+
 def run(args) -> int:
     if args.precision is not None:
         check_precision(args.precision)  # before any work
     rep = verify_text(_read(args.file), args.precision)
-    for statement, holds, why in rep.conclusions:
-        print(f"conclusion: {statement}: {'HOLDS' if holds else 'DOES NOT HOLD'}" + (f" ({why})" if why else ""))
-    for line in rep.hypothesis_failures:
-        print(f"conclusion: none proved: {line}")
-    if not args.quiet:
-        print("details:")
-        for line in rep.checked:
-            print(f"  ok   {line}")
-        for line in rep.problems:
-            print(f"  FAIL {line}")
-        for line in rep.notes:
-            print(f"  note {line}")
     code = rep.exit_code
+    accepted = code in (EXIT_OK, EXIT_STOPPED_EARLY)
+    lines = []
+    for statement, holds, why in rep.conclusions:  # (statements re-derived by the checker, never read from the file)
+        if not accepted and code == EXIT_INCONSISTENT:
+            lines.append(f"conclusion (not accepted: the certificate is inconsistent): {statement}")
+        else:
+            lines.append(f"conclusion: {statement}: {'HOLDS' if holds else 'DOES NOT HOLD'}" + (f" ({why})" if why else ""))
+    for line in rep.hypothesis_failures:
+        lines.append(f"conclusion: none proved: {line}")
+    if not args.quiet:
+        lines.append("details:")
+        lines += [f"  ok   {line}" for line in rep.checked]
+        lines += [f"  FAIL {line}" for line in rep.problems]
+        lines += [f"  note {line}" for line in rep.notes]
+    name = args.file
     if code == EXIT_OK:
-        print(f"VERIFIED: every conclusion holds; {len(rep.checked)} items re-derived and in agreement ({args.file})")
+        verdict = f"VERIFIED: every conclusion holds; {len(rep.checked)} items re-derived and in agreement ({name})"
     elif code == EXIT_STOPPED_EARLY:
-        print(
+        verdict = (
             f"VERIFIED, but the search STOPPED EARLY at its budget: every conclusion holds (the bound is valid, "
-            f"looser than its tolerance gamma); {len(rep.checked)} items re-derived ({args.file})"
+            f"looser than its tolerance gamma); {len(rep.checked)} items re-derived ({name})"
         )
     elif code == EXIT_INCONSISTENT:
         first = next((p for p in rep.problems), "")
-        print(f"REJECTED: inconsistent certificate, {len(rep.problems)} problem(s), first: {first} ({args.file})", file=sys.stderr)
+        verdict = f"REJECTED: inconsistent certificate, {len(rep.problems)} problem(s), first: {first} ({name})"
     else:
         failed = rep.hypothesis_failures or [p for p in rep.problems if p.startswith("conclusion")] or [""]
         n_bad = sum(not h for _, h, _ in rep.conclusions)
@@ -98,5 +111,10 @@ def run(args) -> int:
             if not rep.hypothesis_failures
             else "an input is outside its theorem's range"
         )
-        print(f"NOT PROVED: the certificate is consistent but {what}: {failed[0]} ({args.file})", file=sys.stderr)
+        verdict = f"NOT PROVED: the certificate is consistent but {what}: {failed[0]} ({name})"
+    # the verdict is the last line on stdout (a log of stdout alone says whether the certificate was accepted);
+    # a refusal is also the one line on stderr
+    print("\n".join(printable(line) for line in lines + [verdict]))
+    if not accepted:
+        print(printable(verdict), file=sys.stderr)
     return code
