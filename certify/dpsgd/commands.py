@@ -176,7 +176,7 @@ def cmd_dpsgd(args) -> int:
     if args.accountant == "pld":
         from ..pld.commands import run_pld
 
-        return run_pld(args, p, sigma, steps, delta)
+        return run_pld(args, args.contract, p, sigma, steps, delta)
     alpha = None if args.alpha is None else parse_alpha(args.alpha)
     if args.accountant != "bok":
         return _cmd_baseline(args, p, sigma, steps, delta, alpha, extra)

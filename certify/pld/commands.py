@@ -11,20 +11,12 @@ import time
 
 from .. import cli
 from ..balls import exact_str, fmpq, lower_decimal, upper_decimal
-from ..contract import parse_contract
+from ..contract import Contract, parse_contract
 from . import certify_pld
-
-
-def contract_from(args):
-    sampling = getattr(args, "sampling", None) or "fixed-size"
-    adjacency = getattr(args, "adjacency", None) or ("add-remove" if sampling == "poisson" else "replace-one")
-    return parse_contract(sampling, adjacency, "pld")
 
 
 def summary(cert, seconds: float) -> str:
     i, q = cert.inputs, cert.quantities
-    from ..contract import Contract
-
     c = Contract(i["sampling"], i["adjacency"])
     up, lo = q["epsilon_upper"].value, q["epsilon_lower"].value
     width = up - lo
@@ -42,9 +34,11 @@ def summary(cert, seconds: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_pld(args, p: fmpq, sigma: fmpq, steps: int, delta: fmpq) -> int:
+def run_pld(args, contract: Contract, p: fmpq, sigma: fmpq, steps: int, delta: fmpq) -> int:
+    """``certify dpsgd --accountant pld`` under ``contract``, the one resolution of what the input declares
+    (:func:`certify.poisson.commands.resolve_contract`)."""
     t0 = time.perf_counter()
-    c = contract_from(args)
+    c = parse_contract(contract.sampling, contract.adjacency, "pld")
     grid = getattr(args, "grid", None) or "1e-4"
     cert = certify_pld(c, exact_str(p), exact_str(sigma), steps, exact_str(delta), grid)
     cli.emit(cert, summary(cert, time.perf_counter() - t0), args)

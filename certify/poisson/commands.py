@@ -68,18 +68,39 @@ def add_contract_options(d: argparse.ArgumentParser) -> None:
     d.set_defaults(accountant=None)
 
 
-def _contract(args) -> Contract:
-    """The contract asked for (explicit options, else implied by --opacus-history, else the default)."""
+def _contract(args) -> Contract | None:
+    """The contract the flags ask for: explicit options (one of --sampling / --adjacency implies the other: the
+    one certified contract with it), else implied by --opacus-history, else None for a --schedule file (it may
+    declare one), else the default."""
     if args.sampling is None and args.adjacency is None:
         if args.opacus_history:
             return POISSON_ADD_REMOVE
         if args.schedule:
             return None  # the file may declare it; default applied after reading
         return FIXED_SIZE_REPLACE_ONE
-    return parse_contract(
-        args.sampling if args.sampling is not None else FIXED_SIZE_REPLACE_ONE.sampling,
-        args.adjacency if args.adjacency is not None else FIXED_SIZE_REPLACE_ONE.adjacency,
-    )
+    for flag, value in (("--sampling", args.sampling), ("--adjacency", args.adjacency)):
+        if value is not None and not str(value).strip():
+            raise InputError(flag, "is empty: give poisson or fixed-size (--sampling), add-remove or replace-one (--adjacency)")
+    sampling, adjacency = args.sampling, args.adjacency
+    implied = {"poisson": "add-remove", "fixed-size": "replace-one"}
+    if adjacency is None:
+        adjacency = implied.get(str(sampling).strip().lower(), FIXED_SIZE_REPLACE_ONE.adjacency)
+    if sampling is None:
+        sampling = {v: k for k, v in implied.items()}.get(str(adjacency).strip().lower(), FIXED_SIZE_REPLACE_ONE.sampling)
+    return parse_contract(sampling, adjacency)
+
+
+def resolve_contract(args) -> tuple[Contract, Schedule | None]:
+    """The accounting contract of ``certify dpsgd``, resolved once from whatever declares it (the flags, a
+    --schedule file, an Opacus history), with the schedule when a file or the Poisson branch reads one; every
+    accountant reads this resolution (``args.contract``), never the flags' defaults."""
+    contract = _contract(args)
+    sch = None
+    if contract is None or contract == POISSON_ADD_REMOVE or args.opacus_history or args.schedule:
+        sch = _schedule(args, contract)
+        contract = sch.contract
+    args.contract = contract
+    return contract, sch
 
 
 def _schedule(args, contract: Contract | None) -> Schedule:
@@ -120,12 +141,7 @@ def _schedule(args, contract: Contract | None) -> Schedule:
 
 def run_contract(args) -> int | None:
     """Dispatch ``certify dpsgd`` by contract: run the Poisson branch (exit status) or return None."""
-    contract = _contract(args)
-    if contract is None or contract == POISSON_ADD_REMOVE or args.opacus_history or args.schedule:
-        sch = _schedule(args, contract)
-        contract = sch.contract
-    else:
-        sch = None
+    contract, sch = resolve_contract(args)
     if contract == FIXED_SIZE_REPLACE_ONE:
         parse_contract(contract.sampling, contract.adjacency, args.accountant if args.accountant != "lossless" else None)
         if sch is not None and len(sch.phases) > 1:  # Rényi composition of Bok's per-phase rho at one alpha
@@ -155,7 +171,7 @@ def run_contract(args) -> int | None:
         from ..pld.commands import run_pld
 
         ph = sch.phases[0]
-        return run_pld(args, ph.sampling_rate, ph.noise_multiplier, ph.steps, parse_delta(args.delta))
+        return run_pld(args, contract, ph.sampling_rate, ph.noise_multiplier, ph.steps, parse_delta(args.delta))
     if args.accountant not in (None, "renyi"):
         raise InputError(
             "--accountant",
