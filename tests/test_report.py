@@ -270,9 +270,14 @@ def test_command_bad_input_exits_2_and_writes_nothing(tmp_path, poisson_doc, cap
     assert main(["report", str(tmp_path / "trunc.json"), "--out", str(tmp_path / "a.html")]) == 2
     assert main(["report", str(good), "--out", str(tmp_path / "no" / "a.html")]) == 2
     assert main(["report", str(tmp_path / "missing.json"), "--out", str(tmp_path / "a.html")]) == 2
+    (tmp_path / "binary.json").write_bytes(b"\xff\xfe" + bytes(range(256)))
+    (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    (tmp_path / "old.json").write_text(json.dumps(dict(poisson_doc, schema="certify/1")))
+    for bad in ("binary.json", "deep.json", "old.json", "."):
+        assert main(["report", str(tmp_path / bad), "--out", str(tmp_path / "a.html")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 3 and all(line.startswith("certify: error:") for line in err)
-    assert sorted(os.listdir(tmp_path)) == ["good.json", "trunc.json"]
+    assert len(err) == 7 and all(line.startswith("certify: error:") for line in err)
+    assert sorted(os.listdir(tmp_path)) == ["binary.json", "deep.json", "good.json", "old.json", "trunc.json"]
 
 
 # ------------------------------------------------------------------------------------------------

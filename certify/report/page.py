@@ -61,7 +61,7 @@ figcaption { font-size: .85rem; color: #333; max-width: 560px; }
   body { max-width: none; margin: 0; font-size: 10pt; }
   .banner, .banner.rejected, .banner.verified { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
   h2 { page-break-after: avoid; break-after: avoid; }
-  tr, figure, .conclusion { page-break-inside: avoid; break-inside: avoid; }
+  tr, figure, .conclusion, section.fig { page-break-inside: avoid; break-inside: avoid; }
   a { color: inherit; text-decoration: none; }
 }
 """
@@ -122,11 +122,11 @@ def _figures(rec: curves.RenyiRecord) -> str:
     )
     rows = [_row((lower_decimal(prof.x[i], 6),) + curves.decimals(prof, i), num=(0, 1, 2)) for i in range(0, len(prof.x), 6)]
     out.append(
-        f'<figure id="fig-profile">{svg.render(chart)}<figcaption>The run is (epsilon, delta(epsilon))-DP for every epsilon, '
+        f'<section class="fig"><figure id="fig-profile">{svg.render(chart)}<figcaption>The run is (epsilon, delta(epsilon))-DP for every epsilon, '
         "with delta(epsilon) at most the upper edge (Balle et al. 2020, Thm 21, inverted). The dot is the certified "
         "guarantee.</figcaption></figure>"
     )
-    out.append(_table(("epsilon", "delta(eps) band: lower", "upper (certified bound)"), rows, num=(0, 1, 2)))
+    out.append(_table(("epsilon", "delta(eps) band: lower", "upper (certified bound)"), rows, num=(0, 1, 2)) + "</section>")
     steps = curves.steps_band(rec)
     if steps is not None:
         chart = svg.Chart(
@@ -144,11 +144,13 @@ def _figures(rec: curves.RenyiRecord) -> str:
         pick = sorted({0, len(steps.x) // 4, len(steps.x) // 2, 3 * len(steps.x) // 4, len(steps.x) - 1})
         rows = [_row((exact_str(steps.x[i]),) + curves.decimals(steps, i), num=(0, 1, 2)) for i in pick]
         out.append(
-            f'<figure id="fig-steps">{svg.render(chart)}<figcaption>Epsilon at delta = {_e(exact_str(rec.delta))} after t of the '
-            f"run's {rec.steps} steps: the conversion applied to t times the certified one-step Rényi bound (composition). "
+            f'<section class="fig"><figure id="fig-steps">{svg.render(chart)}<figcaption>'
+            f"Epsilon at delta = {_e(exact_str(rec.delta))} after t of the "
+            f"run's {rec.steps} steps: the conversion applied to t times the certified one-step Rényi bound (composition), at the "
+            f"recorded order alpha = {_e(exact_str(rec.alpha))} (a smaller t would do better at another order). "
             "A negative value means (0, delta)-DP.</figcaption></figure>"
         )
-        out.append(_table(("steps t", "epsilon band: lower", "upper (certified bound)"), rows, num=(0, 1, 2)))
+        out.append(_table(("steps t", "epsilon band: lower", "upper (certified bound)"), rows, num=(0, 1, 2)) + "</section>")
     trade = curves.tradeoff_band(rec)
     chart = svg.Chart(
         "Hypothesis-testing trade-off",
@@ -164,11 +166,11 @@ def _figures(rec: curves.RenyiRecord) -> str:
     )
     rows = [_row((exact_str(trade.x[i]),) + curves.decimals(trade, i), num=(0, 1, 2)) for i in (0, 1, 5, 10, 25, 50)]
     out.append(
-        f'<figure id="fig-tradeoff">{svg.render(chart)}<figcaption>No test that tries to tell whether one example was in the '
+        f'<section class="fig"><figure id="fig-tradeoff">{svg.render(chart)}<figcaption>No test that tries to tell whether one example was in the '
         "training data can have its type II error below the curve at its type I error (Kairouz et al. 2015, Thm 2.1, from the "
         "profile above). The dashed line is a coin flip.</figcaption></figure>"
     )
-    out.append(_table(("type I error a", "type II bound: lower (certified)", "upper"), rows, num=(0, 1, 2)))
+    out.append(_table(("type I error a", "type II bound: lower (certified)", "upper"), rows, num=(0, 1, 2)) + "</section>")
     return "\n".join(out)
 
 
