@@ -337,6 +337,10 @@ def test_report_in_a_headless_browser(tmp_path, poisson_doc):
     assert _pixels(shot, (0xE6, 0xF4, 0xEA), box=(0, 0, 1000, 200)) > 5000
     assert _pixels(shot, (0x1F, 0x5F, 0xA8), box=(0, 1200, 1000, 2600), tol=30) > 300
     assert _pixels(shot, (0xBB, 0x00, 0x00), tol=30) > 20
+    # printed: the print styles give a PDF (the figures kept whole is the CSS's break-inside rule)
+    pdf = tmp_path / "report.pdf"
+    out = _chromium(tmp_path, html.as_uri(), f"--print-to-pdf={pdf}", "--no-pdf-header-footer")
+    assert pdf.read_bytes().startswith(b"%PDF") and pdf.stat().st_size > 20000 and not _console_errors(out.stderr)
 
 
 @pytest.mark.slow
