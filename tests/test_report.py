@@ -222,6 +222,7 @@ def test_a_certificate_that_does_not_verify_says_so_in_red_with_no_figures(poiss
     assert "svg" not in page.tags and "fig-profile" not in page.ids
     assert "PROVED:" not in text.replace("NOT PROVED:", "")
     assert "digest does not match" in text
+    assert "Certified quantities" not in text and "Quantities as the file records them (NOT verified)" in text
     # text from the file is escaped, never markup
     assert "<script>" not in html and "<b>bold</b>" not in html
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;" in html

@@ -248,11 +248,14 @@ def render(doc: dict, source: str = "CERT.json", report: Report | None = None) -
         body.append(f'<p class="note">No privacy curves for kind <code>{_e(kind)}</code>: the figures need a recorded Rényi order and bound.</p>')
 
     q = doc.get("quantities", {})
-    body.append('<h2 id="quantities">Certified quantities</h2>')
-    body.append(
-        '<p class="note">Each value lies in [lower, upper], rounded outward; where the bound column says "upper", only the '
-        "upper endpoint is a statement.</p>"
-    )
+    if ok:
+        body.append('<h2 id="quantities">Certified quantities</h2>')
+        body.append(
+            '<p class="note">Each value lies in [lower, upper], rounded outward; where the bound column says "upper", only the '
+            "upper endpoint is a statement.</p>"
+        )
+    else:
+        body.append('<h2 id="quantities">Quantities as the file records them (NOT verified)</h2>')
     rows = [
         _row((k, v.get("lower", ""), v.get("upper", ""), v.get("bound", "two-sided"), v.get("equation", ""), v.get("description", "")), num=(1, 2))
         for k, v in q.items()
@@ -265,7 +268,8 @@ def render(doc: dict, source: str = "CERT.json", report: Report | None = None) -
         if isinstance(c, dict) and c.get("name") not in hyp_names
     ]
     if rows:
-        body.append('<h2 id="claims">Other claims</h2>' + _table(("claim", "statement", "holds", "equation"), rows))
+        heading = "Other claims" if ok else "Other claims as the file records them (NOT verified)"
+        body.append(f'<h2 id="claims">{heading}</h2>' + _table(("claim", "statement", "holds (as recorded)", "equation"), rows))
     wit = json.dumps(doc.get("witnesses", {}), sort_keys=True)
     more = f" ... ({len(wit) - WITNESS_CHARS} more characters in the file)" if len(wit) > WITNESS_CHARS else ""
     body.append(f'<h2 id="witnesses">Witnesses (what a search found; re-checked, never re-searched)</h2><pre>{_e(wit[:WITNESS_CHARS] + more)}</pre>')
