@@ -71,7 +71,7 @@ def _mp(q):
 
 
 def test_record_reads_the_certificate(poisson_doc):
-    rec = curves.renyi_record(poisson_doc)
+    rec = curves.privacy_record(poisson_doc)
     assert rec.alpha == ALPHA and rec.steps == T and str(rec.delta) == DELTA
     with mp.workdps(60):
         ref = T * _ref_rdp_step()
@@ -80,7 +80,7 @@ def test_record_reads_the_certificate(poisson_doc):
 
 
 def test_profile_contains_the_reference_and_is_tight(poisson_doc):
-    rec = curves.renyi_record(poisson_doc)
+    rec = curves.privacy_record(poisson_doc)
     band = curves.profile_band(rec)
     with mp.workdps(60):
         rdp = T * _ref_rdp_step()
@@ -95,7 +95,7 @@ def test_profile_contains_the_reference_and_is_tight(poisson_doc):
 
 
 def test_epsilon_against_steps_contains_the_reference(poisson_doc):
-    rec = curves.renyi_record(poisson_doc)
+    rec = curves.privacy_record(poisson_doc)
     band = curves.steps_band(rec)
     assert band.x[-1] == T and len(band.x) == curves.STEPS_POINTS
     with mp.workdps(60):
@@ -111,7 +111,7 @@ def test_epsilon_against_steps_contains_the_reference(poisson_doc):
 def test_tradeoff_is_a_sound_lower_bound(poisson_doc):
     """Reference: sup over the same eps grid of Kairouz et al.'s two lines, with mpmath's delta(eps); and
     the bound never exceeds 1 - a (no test does worse than a coin flip) nor the Gaussian-free limit 1."""
-    rec = curves.renyi_record(poisson_doc)
+    rec = curves.privacy_record(poisson_doc)
     band = curves.tradeoff_band(rec)
     grid = curves.profile_band(rec, 4 * rec.epsilon, 2 * curves.PROFILE_POINTS).x
     with mp.workdps(60):
@@ -127,8 +127,35 @@ def test_tradeoff_is_a_sound_lower_bound(poisson_doc):
 
 
 def test_no_curves_for_kinds_without_a_renyi_order():
-    for kind in ("pld/dpsgd", "dpsgd/rho-bok", "objpert/theorem-4.1", "referee/objpert-rdp", "dpsgd/renyi-poisson-fails"):
-        assert curves.renyi_record({"kind": kind, "quantities": {}, "inputs": {}}) is None
+    for kind in ("pld/dpsgd", "dpsgd/rho-bok", "objpert/theorem-4.1", "dpsgd/renyi-poisson-fails"):
+        assert curves.privacy_record({"kind": kind, "quantities": {}, "inputs": {}}) is None
+
+
+def test_referee_profile_against_an_independent_quadrature():
+    """referee/objpert-rdp: the profile of the loss l = eps_det + mu^2/2 + mu|Z| by 50-digit quadrature of
+    E_P[(1 - e^(eps - l))_+] (the definition, not the closed form), inside the band; the certified point below delta."""
+    doc = json.loads(verify.spec_for("referee/objpert-rdp").example().dumps())
+    rec = curves.privacy_record(doc)
+    band = curves.profile_band(rec, points=6)
+    inp = doc["inputs"]
+    with mp.workdps(50):
+        L, nu, s, lam = (mp.mpf(Fraction(inp[k]).numerator) / Fraction(inp[k]).denominator for k in ("L", "nu", "s", "lambda"))
+        m, ed = L / nu, mp.log(1 + s / lam)
+
+        def ref(eps):
+            # loss under P: l(z) = ed + m^2/2 + m|z|, z ~ N(0, 1); delta = E[(1 - e^(eps - l))_+]
+            f = lambda z: (1 - mp.exp(eps - ed - m * m / 2 - m * z)) * mp.npdf(z)
+            kink = max(mp.mpf(0), (eps - ed - m * m / 2) / m)  # the integrand is 0 below it
+            return 2 * mp.quad(f, [kink, kink + 1, kink + 4, kink + 12, kink + 40])
+
+        for x, lo, hi in zip(band.x, band.lo, band.hi):
+            r = ref(_mp(x))
+            assert _mp(lo) - mp.mpf("1e-40") <= r <= _mp(hi) + mp.mpf("1e-40"), (x, lo, r, hi)
+            assert _mp(hi) - _mp(lo) < mp.mpf("1e-25")
+    assert str(rec.epsilon) == str(Fraction(doc["quantities"]["epsilon_upper"]["upper"]))
+    assert curves.profile_band(rec, rec.epsilon, 1).hi[-1] <= rec.delta
+    trade = curves.tradeoff_band(rec, points=10)
+    assert all(0 <= lo <= 1 - a for a, lo in zip(trade.x, trade.lo)) and trade.lo[0] > 0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -242,7 +269,7 @@ def test_every_kind_gets_a_page(kind):
     assert "VERIFIED: " in text and "NOT VERIFIED" not in text
     for c in doc["conclusions"]:
         assert c["statement"] in text
-    assert ("fig-profile" in page.ids) == (kind in curves.RENYI_KINDS)
+    assert ("fig-profile" in page.ids) == (kind in curves.CURVE_KINDS)
 
 
 def test_pld_page_has_no_curves_but_says_why():

@@ -20,6 +20,10 @@ alpha > 1 gives a valid (eps, delta) guarantee, so the curves below hold at the 
   (Kairouz, Oh, Viswanath 2015, Thm 2.1; Dong, Roth, Su 2022, Prop. 2.5); a supremum over a finite grid
   of eps is a valid (smaller) lower bound.
 
+The referee's objective-perturbation certificates (``referee/objpert-rdp``) have a privacy profile of their
+own, the exact profile of the dominating privacy loss (:func:`certify.objpert_rdp.curve.delta`, from the
+recorded inputs); their profile and trade-off curves use it (no steps there).
+
 Each point is a ball evaluated at the certificate's recorded precision from the recorded ball of R; a
 band is the pair of its endpoints rounded outward (lower down, upper up) to exact rationals. The
 statement is one-sided: delta(eps) and epsilon(t) are at most the band's upper edge, beta(a) at least the
@@ -31,10 +35,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..balls import arb, ball, ball_from_json, ctx, exact, fmpq, lower_decimal, upper_decimal
+from ..objpert_rdp import curve as objpert_curve
 from ..poisson.certificates import epsilon_ball
 
 #: kinds whose certificate records a Rényi order and a Rényi bound of the whole run
 RENYI_KINDS = frozenset({"dpsgd/renyi-poisson", "dpsgd/renyi-bok", "dpsgd/renyi-wang", "dpsgd/renyi-birrell", "dpsgd/renyi-bok-schedule"})
+#: kinds whose privacy profile is a function of the recorded inputs (the referee's objective perturbation)
+PROFILE_KINDS = frozenset({"referee/objpert-rdp"})
+#: every kind that gets privacy curves
+CURVE_KINDS = RENYI_KINDS | PROFILE_KINDS
 #: points per curve (cheap: a few thousand ball operations in all)
 PROFILE_POINTS = 48
 STEPS_POINTS = 40
@@ -42,17 +51,28 @@ TRADEOFF_POINTS = 100
 
 
 @dataclass(frozen=True)
-class RenyiRecord:
-    """What the curves need, read from a verified certificate (exact rationals)."""
+class PrivacyRecord:
+    """What the curves need, read from a verified certificate (exact rationals).
+
+    A Rényi kind sets ``alpha`` and ``total`` (and ``steps``, ``per_step`` for one phase); the referee's kind
+    sets ``curve``. ``epsilon`` and ``delta`` are the certified guarantee the figures mark.
+    """
 
     kind: str
     precision: int
-    alpha: fmpq
-    total: tuple[fmpq, fmpq]  # (mid, rad) of the Rényi bound of the whole run at alpha
     delta: fmpq
-    epsilon: fmpq  # the certified epsilon (upper decimal of the quantity ``epsilon``)
-    steps: int | None  # T, when the run has one phase (the epsilon-versus-steps curve needs it)
-    per_step: tuple[fmpq, fmpq] | None  # (mid, rad) of the one-step bound, one phase only
+    epsilon: fmpq
+    alpha: fmpq | None = None
+    total: tuple[fmpq, fmpq] | None = None  # (mid, rad) of the Rényi bound of the whole run at alpha
+    steps: int | None = None  # T, when the run has one phase (the epsilon-versus-steps curve needs it)
+    per_step: tuple[fmpq, fmpq] | None = None  # (mid, rad) of the one-step bound, one phase only
+    curve: objpert_curve.Curve | None = None
+
+    def delta_ball(self, eps: fmpq) -> arb:
+        """A ball containing the profile's value at eps (not capped at 1), at the current precision."""
+        if self.curve is not None:
+            return objpert_curve.delta(self.curve, eps)
+        return log_delta_ball(_ball_of(self.total), self.alpha, eps).exp()
 
 
 @dataclass(frozen=True)
@@ -69,9 +89,12 @@ def _ball_of(pair: tuple[fmpq, fmpq]) -> arb:
     return arb(pair[0], pair[1])
 
 
-def renyi_record(doc: dict) -> RenyiRecord | None:
-    """The Rényi order and bound of a (verified) certificate, or None for a kind without them."""
-    if doc.get("kind") not in RENYI_KINDS:
+def privacy_record(doc: dict) -> PrivacyRecord | None:
+    """The privacy guarantee and profile of a (verified) certificate, or None for a kind without curves."""
+    kind = doc.get("kind")
+    if kind in PROFILE_KINDS:
+        return _profile_record(doc)
+    if kind not in RENYI_KINDS:
         return None
     q, inputs = doc["quantities"], doc["inputs"]
     alpha_q = q.get("alpha") or q.get("phase[0].alpha")
@@ -93,7 +116,22 @@ def renyi_record(doc: dict) -> RenyiRecord | None:
         total = (per_step[0] * steps, per_step[1] * steps)
     else:
         return None
-    return RenyiRecord(doc["kind"], doc["precision"], mid, total, exact(inputs["delta"], "delta"), exact(q["epsilon"]["upper"]), steps, per_step)
+    eps = exact(q["epsilon"]["upper"])
+    return PrivacyRecord(kind, doc["precision"], exact(inputs["delta"], "delta"), eps, mid, total, steps, per_step)
+
+
+def _profile_record(doc: dict) -> PrivacyRecord | None:
+    """``referee/objpert-rdp``: the curve from the recorded inputs; the guarantee marked is the witnessed
+    (epsilon_upper, delta) when ``delta`` was given, else (epsilon, delta(epsilon))."""
+    q, inputs = doc["quantities"], doc["inputs"]
+    c = objpert_curve.Curve(exact(inputs["L"]), exact(inputs["nu"]), exact(inputs["s"]), exact(inputs["lambda"]))
+    if "epsilon_upper" in q and "delta" in inputs:
+        eps, delta = exact(q["epsilon_upper"]["upper"]), exact(inputs["delta"])
+    elif "delta_epsilon" in q and "epsilon" in inputs:
+        eps, delta = exact(inputs["epsilon"]), exact(q["delta_epsilon"]["upper"])
+    else:
+        return None
+    return PrivacyRecord(doc["kind"], doc["precision"], delta, eps, curve=c)
 
 
 def _outward(x: arb) -> tuple[fmpq, fmpq]:
@@ -108,7 +146,7 @@ def log_delta_ball(total: arb, alpha: fmpq, eps: fmpq) -> arb:
     return ball(alpha - 1) * (total + (1 - 1 / al).log() - ball(eps)) - al.log()
 
 
-def profile_band(rec: RenyiRecord, eps_max: fmpq | None = None, points: int = PROFILE_POINTS) -> Band:
+def profile_band(rec: PrivacyRecord, eps_max: fmpq | None = None, points: int = PROFILE_POINTS) -> Band:
     """delta(eps) at eps = k eps_max / points (k = 0..points), eps_max = 2 x the certified epsilon by default.
 
     Each point's band is the ball of min(1, exp(log delta(eps))) rounded outward; the upper edge is a
@@ -117,18 +155,16 @@ def profile_band(rec: RenyiRecord, eps_max: fmpq | None = None, points: int = PR
     top = eps_max if eps_max is not None else 2 * rec.epsilon
     xs, lo, hi = [], [], []
     with ctx.workprec(rec.precision):
-        total = _ball_of(rec.total)
         for k in range(points + 1):
             e = top * k / points
-            d = log_delta_ball(total, rec.alpha, e).exp()
-            a, b = _outward(d)
+            a, b = _outward(rec.delta_ball(e))
             xs.append(e)
             lo.append(min(a, fmpq(1)))
             hi.append(min(b, fmpq(1)))
     return Band(tuple(xs), tuple(lo), tuple(hi))
 
 
-def steps_band(rec: RenyiRecord, points: int = STEPS_POINTS) -> Band | None:
+def steps_band(rec: PrivacyRecord, points: int = STEPS_POINTS) -> Band | None:
     """epsilon(t) for t = ceil(k T / points) steps (k = 1..points) at the recorded alpha and delta, by
     :func:`certify.poisson.certificates.epsilon_ball` on t * rho (one phase only; None otherwise)."""
     if rec.steps is None or rec.per_step is None:
@@ -145,7 +181,7 @@ def steps_band(rec: RenyiRecord, points: int = STEPS_POINTS) -> Band | None:
     return Band(tuple(xs), tuple(lo), tuple(hi))
 
 
-def tradeoff_band(rec: RenyiRecord, points: int = TRADEOFF_POINTS) -> Band:
+def tradeoff_band(rec: PrivacyRecord, points: int = TRADEOFF_POINTS) -> Band:
     """The certified lower bound on the type II error beta(a) at a = k/points (k = 0..points), from the
     profile's ball on the grid eps = 4 k eps_cert / (2 PROFILE_POINTS) (large eps matter at small a;
     Kairouz et al. 2015, Thm 2.1). Band: the endpoints of the ball of the bound function (the profile's
@@ -153,11 +189,10 @@ def tradeoff_band(rec: RenyiRecord, points: int = TRADEOFF_POINTS) -> Band:
     top, n = 4 * rec.epsilon, 2 * PROFILE_POINTS
     xs, lo, hi = [], [], []
     with ctx.workprec(rec.precision):
-        total = _ball_of(rec.total)
         terms = []
         for k in range(n + 1):
             e = top * k / n
-            terms.append((ball(e).exp(), 1 - log_delta_ball(total, rec.alpha, e).exp()))
+            terms.append((ball(e).exp(), 1 - rec.delta_ball(e)))
         for k in range(points + 1):
             a = fmpq(k, points)
             best_lo, best_hi = fmpq(0), fmpq(0)

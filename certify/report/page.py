@@ -79,7 +79,7 @@ def _table(head, rows, num=()) -> str:
     return "<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
 
 
-def _in_words(doc: dict, rec: curves.RenyiRecord | None) -> str:
+def _in_words(doc: dict, rec: curves.PrivacyRecord | None) -> str:
     """A plain-language reading of a DP-SGD (eps, delta) guarantee (empty for other kinds)."""
     inputs = doc.get("inputs", {})
     if "adjacency" not in inputs or "privacy_unit" not in inputs:
@@ -100,16 +100,26 @@ def _in_words(doc: dict, rec: curves.RenyiRecord | None) -> str:
     )
 
 
-def _figures(rec: curves.RenyiRecord) -> str:
-    """The three figures of a Rényi certificate and the tables of their certified points."""
+def _figures(rec: curves.PrivacyRecord) -> str:
+    """The figures of a privacy certificate (profile, steps for one Rényi phase, trade-off) and their tables."""
     prof = curves.profile_band(rec)
     out = ['<h2 id="figures">Privacy curves (certified bands)</h2>']
-    out.append(
-        f'<p class="note">All curves hold at the certificate\'s recorded Rényi order alpha = {_e(exact_str(rec.alpha))} '
-        "(any order gives a valid guarantee; the best order differs from point to point, so each curve is an upper "
-        "bound on the true curve). Each point is evaluated in ball arithmetic at the recorded precision from the "
-        "recorded ball of the Rényi bound; the shaded band is that ball rounded outward (often too narrow to see).</p>"
-    )
+    if rec.curve is None:
+        out.append(
+            f'<p class="note">All curves hold at the certificate\'s recorded Rényi order alpha = {_e(exact_str(rec.alpha))} '
+            "(any order gives a valid guarantee; the best order differs from point to point, so each curve is an upper "
+            "bound on the true curve). Each point is evaluated in ball arithmetic at the recorded precision from the "
+            "recorded ball of the Rényi bound; the shaded band is that ball rounded outward (often too narrow to see).</p>"
+        )
+        source = "Balle et al. 2020, Thm 21, inverted at the recorded order"
+    else:
+        out.append(
+            '<p class="note">The profile is that of the dominating privacy loss of Corollary 5.2 (arXiv:2411.13682, the '
+            "referee report), evaluated from the recorded inputs in ball arithmetic at the recorded precision; the shaded "
+            "band is each ball rounded outward (often too narrow to see).</p>"
+        )
+        source = "the dominating privacy loss of Corollary 5.2"
+    what = "run" if rec.curve is None else "release"
     logs = [(_log10(lo), _log10(hi)) for lo, hi in zip(prof.lo, prof.hi)]
     chart = svg.Chart(
         "Privacy profile delta(epsilon)",
@@ -122,9 +132,8 @@ def _figures(rec: curves.RenyiRecord) -> str:
     )
     rows = [_row((lower_decimal(prof.x[i], 6),) + curves.decimals(prof, i), num=(0, 1, 2)) for i in range(0, len(prof.x), 6)]
     out.append(
-        f'<section class="fig"><figure id="fig-profile">{svg.render(chart)}<figcaption>The run is (epsilon, delta(epsilon))-DP for every epsilon, '
-        "with delta(epsilon) at most the upper edge (Balle et al. 2020, Thm 21, inverted). The dot is the certified "
-        "guarantee.</figcaption></figure>"
+        f'<section class="fig"><figure id="fig-profile">{svg.render(chart)}<figcaption>The {what} is (epsilon, delta(epsilon))-DP for every epsilon, '
+        f"with delta(epsilon) at most the upper edge ({source}). The dot is the certified guarantee.</figcaption></figure>"
     )
     out.append(_table(("epsilon", "delta(eps) band: lower", "upper (certified bound)"), rows, num=(0, 1, 2)) + "</section>")
     steps = curves.steps_band(rec)
@@ -189,7 +198,7 @@ def render(doc: dict, source: str = "CERT.json", report: Report | None = None) -
     ok = cls == "verified"
     kind = doc.get("kind", "?")
     inputs = doc.get("inputs", {})
-    rec = curves.renyi_record(doc) if ok else None
+    rec = curves.privacy_record(doc) if ok else None
     body = [f'<h1>Certificate report</h1><p class="kind">kind <code>{_e(kind)}</code> &middot; file <code>{_e(source)}</code></p>']
     body.append(f'<div class="banner {cls}" id="verdict">{_e(verdict)}</div>')
     if not ok:
@@ -245,7 +254,10 @@ def render(doc: dict, source: str = "CERT.json", report: Report | None = None) -
     if rec is not None:
         body.append(_figures(rec))
     elif ok:
-        body.append(f'<p class="note">No privacy curves for kind <code>{_e(kind)}</code>: the figures need a recorded Rényi order and bound.</p>')
+        body.append(
+            f'<p class="note">No privacy curves for kind <code>{_e(kind)}</code>: the figures need a recorded Rényi order '
+            "and bound, or a privacy profile of the recorded inputs.</p>"
+        )
 
     q = doc.get("quantities", {})
     if ok:
