@@ -38,7 +38,7 @@ NOTE = "binary float 0.01 from Opacus; exact binary value 5764607523034235/57646
 
 @pytest.fixture(scope="module")
 def poisson_doc():
-    cert = certify_poisson(Schedule(POISSON_ADD_REMOVE, (Phase(fmpq(1, 100), fmpq(11, 10), T),), source="test"), fmpq(1, 100000), alpha=fmpq(ALPHA))
+    cert = certify_poisson(Schedule(POISSON_ADD_REMOVE, (Phase(fmpq(1, 100), fmpq(11, 10), T),), source="command line"), fmpq(1, 100000), alpha=fmpq(ALPHA))
     return json.loads(cert.dumps())
 
 
@@ -283,8 +283,8 @@ def test_pld_page_has_no_curves_but_says_why():
 # ------------------------------------------------------------------------------------------------
 def test_command_writes_the_page_and_exits_with_the_verdict(tmp_path, poisson_doc, capsys):
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
-    good.write_text(json.dumps(poisson_doc))
-    bad.write_text(json.dumps(_tampered(poisson_doc)))
+    good.write_text(json.dumps(poisson_doc, indent=2) + "\n")
+    bad.write_text(json.dumps(_tampered(poisson_doc), indent=2) + "\n")
     assert main(["report", str(good), "--out", str(tmp_path / "good.html")]) == 0
     assert main(["report", str(bad), "--out", str(tmp_path / "bad.html")]) == 4
     assert "NOT VERIFIED" in (tmp_path / "bad.html").read_text()
@@ -293,8 +293,8 @@ def test_command_writes_the_page_and_exits_with_the_verdict(tmp_path, poisson_do
 
 def test_command_bad_input_exits_2_and_writes_nothing(tmp_path, poisson_doc, capsys):
     good = tmp_path / "good.json"
-    good.write_text(json.dumps(poisson_doc))
-    (tmp_path / "trunc.json").write_text(json.dumps(poisson_doc)[:100])
+    good.write_text(json.dumps(poisson_doc, indent=2) + "\n")
+    (tmp_path / "trunc.json").write_text((json.dumps(poisson_doc, indent=2) + "\n")[:100])
     assert main(["report", str(tmp_path / "trunc.json"), "--out", str(tmp_path / "a.html")]) == 2
     assert main(["report", str(good), "--out", str(tmp_path / "no" / "a.html")]) == 2
     assert main(["report", str(tmp_path / "missing.json"), "--out", str(tmp_path / "a.html")]) == 2
@@ -348,7 +348,7 @@ def test_console_error_detection_can_fail(tmp_path):
 @needs_browser
 def test_report_in_a_headless_browser(tmp_path, poisson_doc):
     cert = tmp_path / "run.json"
-    cert.write_text(json.dumps(poisson_doc))
+    cert.write_text(json.dumps(poisson_doc, indent=2) + "\n")
     html = tmp_path / "report.html"
     run = subprocess.run([sys.executable, "-m", "certify", "report", str(cert), "--out", str(html)], env=ENV, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr

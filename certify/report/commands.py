@@ -31,8 +31,9 @@ def run(args) -> int:
     from ..verify import verify_document
     from .page import render
 
-    doc = load(_read(args.file))
-    rep = verify_document(doc)
+    data = _read(args.file)
+    doc = load(data)
+    rep = verify_document(doc, text=data.decode("utf-8"))  # byte for byte what certify writes (load checked UTF-8)
     write_atomically(args.out, render(doc, args.file, rep))
     state = {0: "verified", 6: "verified (search stopped early)", 4: "NOT VERIFIED (inconsistent)", 5: "NOT VERIFIED (not proved)"}
     print(f"report written to {args.out}: certificate {state.get(rep.exit_code, 'NOT VERIFIED')} (check it with: certify verify {args.file})")
