@@ -38,7 +38,9 @@ NOTE = "binary float 0.01 from Opacus; exact binary value 5764607523034235/57646
 
 @pytest.fixture(scope="module")
 def poisson_doc():
-    cert = certify_poisson(Schedule(POISSON_ADD_REMOVE, (Phase(fmpq(1, 100), fmpq(11, 10), T),), source="command line"), fmpq(1, 100000), alpha=fmpq(ALPHA))
+    cert = certify_poisson(
+        Schedule(POISSON_ADD_REMOVE, (Phase(fmpq(1, 100), fmpq(11, 10), T),), source="command line"), fmpq(1, 100000), alpha=fmpq(ALPHA)
+    )
     return json.loads(cert.dumps())
 
 
