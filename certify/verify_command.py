@@ -44,6 +44,12 @@ def register(sub) -> None:
         help=f"recompute at this many bits (53..{MAX_PRECISION}; never below the recorded precision)",
     )
     p.add_argument("--quiet", action="store_true", help="print only the conclusions and the verdict")
+    p.add_argument(
+        "--kernel",
+        action="store_true",
+        help="also run the second checker (certify_kernel: no code shared with certify, mpmath intervals) and report "
+        "both verdicts; a certificate certify accepts and the kernel refuses exits 4",
+    )
     p.set_defaults(func=run)
 
 
@@ -73,10 +79,26 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] if c in "\t\r\n" or ord(c) < 0x80 else f"\\u{ord(c):04x}" for c in text)
 
 
+def _with_kernel(data: bytes, code: int, verdict: str, lines: list) -> tuple[int, str]:
+    """Run the second checker on the same bytes; add its verdict; a certificate certify accepts and the kernel
+    refuses is a disagreement (exit 4: one of the two checkers is wrong, and the certificate is not accepted)."""
+    import certify_kernel
+
+    k = certify_kernel.check_text(data)
+    lines.append(f"kernel: {k.message} (status {k.status})")
+    if code in (EXIT_OK, EXIT_STOPPED_EARLY) and k.status in (EXIT_INCONSISTENT, 5):
+        return EXIT_INCONSISTENT, f"REJECTED: the checkers disagree: certify accepts, the kernel refuses ({k.message})"
+    both = {0: "the kernel accepts too", 3: "the kernel cannot decide", 2: "the kernel does not cover this kind"}.get(
+        k.status, "the kernel refuses too"
+    )
+    return code, f"{verdict}; {both}"
+
+
 def run(args) -> int:
     if args.precision is not None:
         check_precision(args.precision)  # before any work
-    rep = verify_text(_read(args.file), args.precision)
+    data = _read(args.file)
+    rep = verify_text(data, args.precision)
     code = rep.exit_code
     accepted = code in (EXIT_OK, EXIT_STOPPED_EARLY)
     lines = []
@@ -112,6 +134,9 @@ def run(args) -> int:
             else "an input is outside its theorem's range"
         )
         verdict = f"NOT PROVED: the certificate is consistent but {what}: {failed[0]} ({name})"
+    if getattr(args, "kernel", False):
+        code, verdict = _with_kernel(data, code, verdict, lines)
+        accepted = code in (EXIT_OK, EXIT_STOPPED_EARLY)
     # the verdict is the last line on stdout (a log of stdout alone says whether the certificate was accepted);
     # a refusal is also the one line on stderr
     print("\n".join(printable(line) for line in lines + [verdict]))
