@@ -343,9 +343,12 @@ def sorted_witnesses(obj):
     return obj
 
 
-def render_document(kind: str, precision: int, inputs: dict, evaluation: Evaluation, witnesses: dict, budget: dict | None, software: dict) -> dict:
+def render_document(
+    kind: str, precision: int, inputs: dict, evaluation: Evaluation, witnesses: dict, budget: dict | None, software: dict, digest: str | None = None
+) -> dict:
     """The certificate certify writes, as a dict in canonical key order: the producer's writer and the checker's
-    re-rendering (from its own re-derivation) are this one function."""
+    re-rendering (from its own re-derivation) are this one function. ``digest``: the digest already proved to be
+    that of this content (the checker's, after comparing it with the file's content), else computed here."""
     doc = {
         "schema": SCHEMA,
         "kind": kind,
@@ -357,7 +360,7 @@ def render_document(kind: str, precision: int, inputs: dict, evaluation: Evaluat
         "witnesses": sorted_witnesses(witnesses),
         "budget": evaluation.budget.to_json() if budget is None else budget,
     }
-    doc["digest"] = digest_of(doc)
+    doc["digest"] = digest_of(doc) if digest is None else digest
     doc["software"] = dict(software)
     return doc
 
@@ -385,6 +388,7 @@ _FRACTION = re.compile(r"-?[1-9][0-9]*/[1-9][0-9]*")
 _DECIMAL = re.compile(r"-?[1-9](?:\.[0-9]+)?e(?:0|-?[1-9][0-9]*)")
 #: the characters an input or witness text may hold (printable ASCII); labels are short
 _TEXT = re.compile(r"[ -~]*")
+_DIGIT = re.compile(r"[0-9]")
 MAX_TEXT = 4096
 
 
@@ -427,7 +431,7 @@ def check_spelling(obj, where: str) -> str | None:
     if isinstance(obj, str):
         if len(obj) > MAX_TEXT or not _TEXT.fullmatch(obj) or obj != obj.strip(" ") or "  " in obj:
             return f"{where}: text certify would not write (printable ASCII, single spaces, at most {MAX_TEXT} characters)"
-        if not canonical_number(obj) and _looks_numeric(obj):
+        if not canonical_number(obj) and _DIGIT.search(obj) and _looks_numeric(obj):  # (a number has a digit)
             return f"{where}: the number {obj[:40]!r} is not spelt as certify writes numbers (e.g. 1/100, 7, 1.725229560e0)"
         return None
     if obj is None or isinstance(obj, (bool, int)):
