@@ -60,8 +60,9 @@ Writes DIR/<command>-<hash>.json (the certificate, named by a hash of the exact 
 DIR/summary.csv (row, command, certificate, status ok/stopped-early/undecided/error, result, contract,
 error) and DIR/index.jsonl (which query wrote each certificate), identical whatever the workers and
 completion order. A rerun skips queries whose certificate is present, verifies and is that query's own
-(recorded in index.jsonl with the same inputs); any other certificate file is recomputed. Exit 0 if every row succeeded, 1 if a row failed (reported in the summary), 2 for bad
-input (nothing written), 130 on Ctrl-C, 143 on SIGTERM (a rerun completes only the missing rows).
+(recorded in index.jsonl with the same inputs); any other certificate file is recomputed. Exit 0 if
+every row succeeded, 1 if a row failed (reported in the summary), 2 for bad input (nothing written),
+130 on Ctrl-C, 143 on SIGTERM (a rerun completes only the missing rows).
 """
 
 
