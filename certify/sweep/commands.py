@@ -30,7 +30,8 @@ import time
 from ..balls import InputError
 from ..cli import write_atomically
 from ..inputfile import loads_strict, read_bytes, read_text
-from ..exits import EXIT_FAILED as EXIT_FAILED_ROWS, EXIT_INTERRUPTED
+from .. import signals
+from ..exits import EXIT_FAILED as EXIT_FAILED_ROWS
 from . import runner
 from .executor import make_executor
 from .queries import read_queries
@@ -178,9 +179,9 @@ class Progress:
 def run(args) -> int:
     try:
         return _sweep(args)
-    except KeyboardInterrupt:  # before the queries run (reading, verifying present certificates, starting Dask)
-        sys.stderr.write("sweep: interrupted; rerun the same command to complete the sweep\n")
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as err:  # SIGINT/SIGTERM before the queries run (reading, verifying, starting Dask)
+        sys.stderr.write(f"sweep: {signals.message(err)}; rerun the same command to complete the sweep\n")
+        return signals.exit_status(err)
 
 
 def _sweep(args) -> int:
@@ -250,17 +251,24 @@ def _sweep(args) -> int:
                             summary.write(_csv_line(rows[r]))
                         summary.flush()
                         progress.update(len(rows), _failed(rows))
-        except KeyboardInterrupt:
-            if executor is not None:
-                executor.close(abort=True)
-            progress.finish()
-            _write_summary_and_index(summary_path, index_path, rows, index)
-            sys.stderr.write(f"sweep: interrupted after {len(rows)} of {total} rows; rerun the same command to complete only the missing rows\n")
-            return EXIT_INTERRUPTED
+        except KeyboardInterrupt as err:  # SIGINT, or SIGTERM (signals.Terminated): stop the workers, keep what is done
+            with signals.deferred():  # a second signal does not cut the cleanup short
+                if executor is not None:
+                    executor.close(abort=True)
+                _write_summary_and_index(summary_path, index_path, rows, index)
+            sys.stderr.write(
+                f"sweep: {signals.message(err)} after {len(rows)} of {total} rows; rerun the same command to complete only the missing rows\n"
+            )
+            return signals.exit_status(err)
         progress.finish()
+    except BaseException:  # e.g. a signal before the loop, or a disk error: stop the workers at once
+        if executor is not None:
+            with signals.deferred():
+                executor.close(abort=True)
+        raise
     finally:
         if executor is not None:
-            executor.close()
+            executor.close()  # nothing left to do after an abort
     _write_summary_and_index(summary_path, index_path, rows, index)
     counts = {s: sum(1 for v in rows.values() if v[3] == s) for s in ("ok", "stopped-early", "undecided", "error")}
     sys.stdout.write(

@@ -1,0 +1,102 @@
+"""SIGINT and SIGTERM: every command ends with one stderr line and exit 130 (interrupted) or 143 (terminated).
+
+:func:`install` (called by :func:`certify.cli.main`) turns SIGTERM into :class:`Terminated`, a subclass of
+``KeyboardInterrupt``: both unwind every ``finally`` block (temporary files removed, worker pools and Dask
+clusters shut down) and every handler written for Ctrl-C treats a SIGTERM the same way. :func:`deferred`
+holds both signals back during a section that must not be cut in half (starting a Dask ``LocalCluster``,
+whose worker processes inherit an ignored SIGINT): a signal that arrives there is raised as soon as the
+section ends, never dropped. :func:`quiet_exit` makes a signal arriving after the command finished (while
+the interpreter shuts down) end the process at once, without a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+
+from .exits import EXIT_INTERRUPTED, EXIT_TERMINATED
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread when the process receives SIGTERM (see :func:`install`)."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+def install() -> dict:
+    """SIGTERM raises :class:`Terminated`; SIGINT raises ``KeyboardInterrupt`` (unless the parent made the process
+    ignore it, as a shell does for a background job). Main thread only (elsewhere, e.g. embedded: nothing).
+    Returns the previous handlers, for :func:`restore`."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    if signal.getsignal(signal.SIGINT) is signal.SIG_DFL:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    return previous
+
+
+def restore(previous: dict) -> None:
+    """Put back the handlers :func:`install` replaced."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for s, handler in previous.items():
+        signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+
+
+def exit_status(err: KeyboardInterrupt) -> int:
+    return EXIT_TERMINATED if isinstance(err, Terminated) else EXIT_INTERRUPTED
+
+
+def message(err: KeyboardInterrupt) -> str:
+    return "terminated" if isinstance(err, Terminated) else "interrupted"
+
+
+@contextlib.contextmanager
+def deferred():
+    """Hold SIGINT and SIGTERM back while the block runs; raise the first one that arrived when it ends.
+
+    For a section that an exception must not cut in half (a Dask ``LocalCluster`` being started: a cluster
+    interrupted in its constructor cannot be closed, its processes would be left behind). The signal is
+    recorded by a Python handler, never ignored, so it is not dropped; processes started inside the block get
+    the default dispositions (a handler is reset on exec) and are stopped by their parent's cleanup."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+
+    def record(signum, frame):
+        if not pending:
+            pending.append(signum)
+
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s in previous:
+        signal.signal(s, record)
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+        if pending:  # also when the block failed: the signal is what the user asked for
+            raise (Terminated() if pending[0] == signal.SIGTERM else KeyboardInterrupt())
+
+
+def quiet_exit() -> None:
+    """After the command: a SIGINT/SIGTERM during the interpreter's shutdown ends the process at once with the
+    signal's status (130/143), no traceback (output already written is flushed first)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def leave(signum, frame):
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        os._exit(EXIT_TERMINATED if signum == signal.SIGTERM else EXIT_INTERRUPTED)
+
+    signal.signal(signal.SIGTERM, leave)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, leave)
