@@ -209,6 +209,7 @@ class Progress:
 _PATH_OPTIONS = (
     ("out", "--out", "file"),
     ("out_fail", "--out-fail", "file"),
+    ("evidence", "--evidence", "file"),
     ("report", "--report", "file"),
     ("out_dir", "--out-dir", "dir"),
     ("cache_dir", "--cache-dir", "dir"),
@@ -234,6 +235,8 @@ def check_paths(args) -> None:
     if getattr(args, "command", None) == "tables" and not getattr(args, "check", False):
         check_directory(args.tables_dir, "--tables-dir", create=False)
         check_no_special_outputs(args.tables_dir, "--tables-dir", (".csv", ".md"))
+    if getattr(args, "command", None) == "plot" and getattr(args, "out_dir", None):
+        check_no_special_outputs(args.out_dir, "--out-dir", (".png",))
 
 
 def check_no_special_outputs(directory: str, flag: str, suffixes: tuple[str, ...]) -> None:
@@ -257,7 +260,7 @@ def check_empty_values(parser: argparse.ArgumentParser, args) -> None:
             sub = action.choices.get(getattr(args, "command", None))
             actions += list(sub._actions) if sub is not None else []
     for action in actions:
-        if not action.option_strings or getattr(args, action.dest, None) != "":
+        if not action.option_strings or action.default == "" or getattr(args, action.dest, None) != "":
             continue
         flag = max(action.option_strings, key=len)
         if flag not in EMPTY_ALLOWED:

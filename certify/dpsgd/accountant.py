@@ -121,8 +121,8 @@ def find_rho_witness(prob: Problem, gamma: fmpq | None = None, cache_dir: str | 
 def _store(cdir: str, dkey: str, res: SearchResult) -> None:
     try:
         _disk_store(cdir, dkey, res)
-    except OSError:
-        pass  # the cache is optional
+    except (OSError, InputError):  # e.g. the entry's path is not a regular file: the cache is optional
+        pass
 
 
 @dataclass

@@ -28,7 +28,7 @@ import sys
 import time
 
 from ..balls import InputError
-from ..cli import write_atomically
+from ..cli import check_output_file, write_atomically
 from ..inputfile import loads_strict, read_bytes, read_text
 from .. import signals
 from ..exits import EXIT_FAILED as EXIT_FAILED_ROWS
@@ -201,6 +201,9 @@ def _sweep(args) -> int:
             continue
         groups.setdefault(task, []).append(q.row)
     commands = {q.row: q.command for q in queries}
+    # every file this run may write: a new or a regular file (never a device, FIFO or folder), checked before any work
+    for name in (SUMMARY, INDEX, *sorted({t.certificate for t in groups})):
+        check_output_file(os.path.join(out_dir, name), "--out")
 
     # resume: a query whose certificate is present, verifies and is that query's own certificate is not run again
     summary_path = os.path.join(out_dir, SUMMARY)
