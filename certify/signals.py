@@ -36,7 +36,7 @@ def install() -> dict:
         return {}
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     signal.signal(signal.SIGTERM, _raise_terminated)
-    if signal.getsignal(signal.SIGINT) is signal.SIG_DFL:
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     return previous
 
@@ -84,6 +84,21 @@ def deferred():
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)
         if pending:  # also when the block failed: the signal is what the user asked for
             raise (Terminated() if pending[0] == signal.SIGTERM else KeyboardInterrupt())
+
+
+def early() -> None:
+    """Before the imports of a program (which take a while): SIGINT/SIGTERM write their one line and exit
+    130/143 at once (there is nothing to clean up yet). :func:`install` replaces these handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def leave(signum, frame):
+        os.write(2, b"certify: terminated\n" if signum == signal.SIGTERM else b"certify: interrupted\n")
+        os._exit(EXIT_TERMINATED if signum == signal.SIGTERM else EXIT_INTERRUPTED)
+
+    signal.signal(signal.SIGTERM, leave)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, leave)
 
 
 def quiet_exit() -> None:
