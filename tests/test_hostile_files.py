@@ -267,7 +267,7 @@ def test_sweep_tables_and_plot_outputs(tmp_path):
     os.mkfifo(figures / "bok_2026_figure2.png")
     rc, out, err = run_inprocess(["plot", "--figure", "2", "--out-dir", str(figures), "--cache-dir", ""], seconds=TIMEOUT)
     _check_refusal(rc, out, err, ("--out-dir",), before | {"figures", "figures/bok_2026_figure2.png"}, _listing(tmp_path))
-    assert time.process_time() - t0 < 1
+    assert time.process_time() - t0 < 2
 
 
 EMPTY = [
