@@ -58,13 +58,31 @@ def message(err: KeyboardInterrupt) -> str:
 
 
 @contextlib.contextmanager
+def sigint_blocked():
+    """Block SIGINT in this thread while the block runs (``pthread_sigmask``); a SIGINT that arrives meanwhile stays
+    pending and is delivered when the block ends, never dropped.
+
+    Processes started inside the block inherit the blocked mask through fork and exec, and so do threads created
+    inside it: a terminal's Ctrl-C, sent to the whole process group, never reaches a worker that is still importing
+    (before it can ignore Ctrl-C itself); the parent stops its workers."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending SIGINT is delivered here
+
+
+@contextlib.contextmanager
 def deferred():
     """Hold SIGINT and SIGTERM back while the block runs; raise the first one that arrived when it ends.
 
     For a section that an exception must not cut in half (a Dask ``LocalCluster`` being started: a cluster
-    interrupted in its constructor cannot be closed, its processes would be left behind). The signal is
-    recorded by a Python handler, never ignored, so it is not dropped; processes started inside the block get
-    the default dispositions (a handler is reset on exec) and are stopped by their parent's cleanup."""
+    interrupted in its constructor cannot be closed, its processes would be left behind). The signals are
+    recorded by a Python handler, never ignored, so none is dropped; SIGINT is also blocked
+    (:func:`sigint_blocked`), so the processes the block starts do not receive a terminal's Ctrl-C."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -78,7 +96,8 @@ def deferred():
     for s in previous:
         signal.signal(s, record)
     try:
-        yield
+        with sigint_blocked():
+            yield
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)

@@ -112,7 +112,8 @@ class LocalExecutor(Executor):
             while not broken and (suspects and not inflight or not suspects and pending and len(inflight) < window):
                 i = suspects.popleft() if suspects else pending.popleft()
                 try:
-                    inflight[pool.submit(fn, items[i])] = i
+                    with signals.sigint_blocked():  # a worker spawned here inherits no terminal Ctrl-C (see signals)
+                        inflight[pool.submit(fn, items[i])] = i
                 except BrokenProcessPool:
                     (suspects if kills[i] else pending).appendleft(i)
                     broken = True
@@ -275,6 +276,11 @@ class DaskExecutor(Executor):
                 # a signal while the cluster starts is held back, then raised once it can be closed (never dropped);
                 # its workers ignore Ctrl-C (preload dask_setup above): stopping them is the client's job
                 dask.config.set({"distributed.worker.preload": [__name__]})
+                # multiprocessing starts its resource tracker by blocking, then UNBLOCKING, SIGINT in the calling thread:
+                # started here, before the block, it cannot undo the blocked SIGINT the workers must inherit
+                from multiprocessing import resource_tracker
+
+                resource_tracker.ensure_running()
                 with signals.deferred():
                     self.cluster = distributed.LocalCluster(
                         n_workers=workers,
