@@ -328,8 +328,11 @@ def _write_cell_cache(cache_dir: str | None, results: dict) -> None:
     if cache_dir:
         from ..cli import write_atomically
 
-        os.makedirs(cache_dir, exist_ok=True)
-        write_atomically(os.path.join(cache_dir, CACHE_FILE), json.dumps(results), "--cache-dir")
+        try:
+            os.makedirs(cache_dir, exist_ok=True)
+            write_atomically(os.path.join(cache_dir, CACHE_FILE), json.dumps(results), "--cache-dir")
+        except (OSError, InputError) as err:  # e.g. the cache file is a FIFO: the cache is optional
+            sys.stderr.write(f"certify: warning: cache not written ({' '.join(str(err).split())[:200]})\n")
 
 
 def _merge(task_results: list[dict], results: dict) -> dict:
