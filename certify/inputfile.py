@@ -113,6 +113,7 @@ def read_text(path: str, what: str, max_bytes: int = MAX_BYTES, *, bom: bool = F
     return decode(read_bytes(path, what, max_bytes), what, bom=bom)
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _BRACKETS = str.maketrans("{}", "[]")
@@ -190,7 +191,8 @@ def loads_strict(text: str, what: str, *, max_depth: int = MAX_DEPTH, **kwargs):
         raise InputError(what, "JSON nested too deeply") from None
     except ValueError as err:  # e.g. an integer literal with too many digits
         raise InputError(what, f"not valid JSON: {' '.join(str(err).split())}"[:300]) from None
-    _check_strings(obj, what)
+    if _SURROGATE_ESCAPE.search(text) or _has_surrogate(text):  # else no string of the document can hold one
+        _check_strings(obj, what)
     return obj
 
 
