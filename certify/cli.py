@@ -52,21 +52,13 @@ def _special_file(path: str) -> str | None:
     """What ``path`` is if it exists and is not a regular file (a link is followed): "a directory", "a FIFO" ...; else None."""
     import stat
 
+    from .inputfile import kind_of
+
     try:
         st = os.stat(path)
     except (OSError, ValueError):  # missing, a dangling link, a NUL in the name: nothing there to destroy
         return None
-    if stat.S_ISREG(st.st_mode):
-        return None
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    ):
-        if test(st.st_mode):
-            return name
-    return "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file"
+    return None if stat.S_ISREG(st.st_mode) else kind_of(st.st_mode)
 
 
 def check_output_file(path: str, flag: str = "--out") -> None:

@@ -40,11 +40,13 @@ _KINDS = (
 )
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file of ``st_mode`` ``mode`` is, in words ("a directory", "a FIFO (named pipe)", ...); the helper of
+    :mod:`certify.cli`'s output checks too."""
     for test, name in _KINDS:
         if test(mode):
             return name
-    return "not a regular file"
+    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
 
 
 def _size_text(n: int) -> str:
@@ -63,7 +65,7 @@ def read_bytes(path: str, what: str, max_bytes: int = MAX_BYTES) -> bytes:
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
-            raise InputError(what, f"{path} is {_kind(st.st_mode)}; admissible: {admissible}")
+            raise InputError(what, f"{path} is {kind_of(st.st_mode)}; admissible: {admissible}")
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
     except InputError:
         raise
@@ -73,7 +75,7 @@ def read_bytes(path: str, what: str, max_bytes: int = MAX_BYTES) -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise InputError(what, f"{path} is {_kind(st.st_mode)}; admissible: {admissible}")
+            raise InputError(what, f"{path} is {kind_of(st.st_mode)}; admissible: {admissible}")
         if st.st_size > max_bytes:
             raise InputError(what, f"{path} is larger than {_size_text(max_bytes)}; admissible: {admissible}")
         chunks, total = [], 0
