@@ -4,8 +4,9 @@
 ``KeyboardInterrupt``: both unwind every ``finally`` block (temporary files removed, worker pools and Dask
 clusters shut down) and every handler written for Ctrl-C treats a SIGTERM the same way. :func:`deferred`
 holds both signals back during a section that must not be cut in half (starting a Dask ``LocalCluster``,
-whose worker processes inherit an ignored SIGINT): a signal that arrives there is raised as soon as the
-section ends, never dropped. :func:`quiet_exit` makes a signal arriving after the command finished (while
+whose worker processes inherit a blocked SIGINT: a terminal's Ctrl-C is the client's to handle): a signal
+that arrives there is raised as soon as the section ends, never dropped. :func:`early` covers the imports
+of ``python -m certify`` before ``main`` runs. :func:`quiet_exit` makes a signal arriving after the command finished (while
 the interpreter shuts down) end the process at once, without a traceback.
 """
 
