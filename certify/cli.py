@@ -48,17 +48,37 @@ def _file_error(flag: str, path: str, err: OSError) -> InputError:
     return InputError(flag, f"cannot write {path}: {err.strerror or err}")
 
 
+def _special_file(path: str) -> str | None:
+    """What ``path`` is if it exists and is not a regular file (a link is followed): "a directory", "a FIFO" ...; else None."""
+    import stat
+
+    from .inputfile import kind_of
+
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):  # missing, a dangling link, a NUL in the name: nothing there to destroy
+        return None
+    return None if stat.S_ISREG(st.st_mode) else kind_of(st.st_mode)
+
+
+def check_output_file(path: str, flag: str = "--out") -> None:
+    """InputError unless ``path`` names a new file or an existing regular file (never a device, FIFO, folder...)."""
+    if not path:
+        raise InputError(flag, "empty file name; give the path of a file to write")
+    kind = _special_file(path)
+    if kind is not None:
+        raise InputError(flag, f"{path} exists and is {kind}; admissible: a new file or an existing regular file")
+
+
 def check_writable(path: str, flag: str = "--out") -> None:
     """InputError (exit 2) unless a file can be written at ``path``; called BEFORE any long work.
 
-    The folder must exist and accept a new file (tried for real: a temporary file is created and
-    removed), and ``path`` must not be a folder.
+    ``path`` must be a new file or an existing regular file (a device such as /dev/null, a FIFO, a socket or
+    a folder is refused, never replaced), its folder must exist and accept a new file (tried for real: a
+    temporary file is created and removed).
     """
-    if not path:
-        raise InputError(flag, "empty file name")
+    check_output_file(path, flag)
     directory = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise InputError(flag, f"{path} is a directory; give a file name")
     if not os.path.isdir(directory):
         raise InputError(flag, f"directory {directory} does not exist")
     err = _write_probe(directory)
@@ -105,17 +125,17 @@ def write_atomically(path: str, data: str | bytes, flag: str = "--out") -> None:
     umask, not mkstemp's 0600), and the temporary file is removed on any error. An OSError becomes
     an InputError naming ``flag`` (one line, exit 2). The one atomic-write helper of the package.
     """
+    check_output_file(path, flag)  # a device, FIFO or folder is never renamed over
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise InputError(flag, f"directory {directory} does not exist")
-    if os.path.isdir(path):
-        raise InputError(flag, f"{path} is a directory; give a file name")
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".certify-", suffix=".tmp")
         os.fchmod(fd, _umask_mode())
         with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w") as fh:
             fh.write(data)
+        check_output_file(path, flag)  # again: it may have appeared while the data was written
         os.replace(tmp, path)
         tmp = None
     except OSError as err:
@@ -178,21 +198,65 @@ class Progress:
 
 
 #: file and folder options checked up front by main(): (attribute, flag, kind)
-_PATH_OPTIONS = (("out", "--out", "file"), ("report", "--report", "file"), ("out_dir", "--out-dir", "dir"), ("cache_dir", "--cache-dir", "dir"))
+_PATH_OPTIONS = (
+    ("out", "--out", "file"),
+    ("out_fail", "--out-fail", "file"),
+    ("evidence", "--evidence", "file"),
+    ("report", "--report", "file"),
+    ("out_dir", "--out-dir", "dir"),
+    ("cache_dir", "--cache-dir", "dir"),
+)
+#: options whose empty value has a documented meaning ('' disables the on-disk cache)
+EMPTY_ALLOWED = ("--cache-dir",)
 
 
 def check_paths(args) -> None:
-    """Check every output file/folder option of the parsed command before its work starts."""
+    """Check every output file/folder option of the parsed command before its work starts (all of them before
+    any file is written): a file option names a new or regular file in a writable folder, a folder option an
+    existing or creatable folder. ``sweep --out`` is a folder (``out_dir``)."""
     for attr, flag, kind in _PATH_OPTIONS:
         value = getattr(args, attr, None)
-        if value is None or (value == "" and kind == "dir"):  # '' disables a cache
+        if value is None or (value == "" and attr == "cache_dir"):  # '' disables a cache
             continue
+        if getattr(args, "command", None) == "sweep" and attr == "out_dir":
+            flag = "--out"
         if kind == "file":
             check_writable(value, flag)
         else:
             check_directory(value, flag)
     if getattr(args, "command", None) == "tables" and not getattr(args, "check", False):
         check_directory(args.tables_dir, "--tables-dir", create=False)
+        check_no_special_outputs(args.tables_dir, "--tables-dir", (".csv", ".md"))
+    if getattr(args, "command", None) == "plot" and getattr(args, "out_dir", None):
+        check_no_special_outputs(args.out_dir, "--out-dir", (".png",))
+
+
+def check_no_special_outputs(directory: str, flag: str, suffixes: tuple[str, ...]) -> None:
+    """InputError if an entry of ``directory`` ending in one of ``suffixes`` (a file a command may rewrite there)
+    exists and is not a regular file: it would otherwise be found only after the work."""
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return
+    for name in names:
+        if name.endswith(suffixes):
+            check_output_file(os.path.join(directory, name), flag)
+
+
+def check_empty_values(parser: argparse.ArgumentParser, args) -> None:
+    """InputError naming the flag for an option given as the empty string (never read as "use the default"),
+    except those of :data:`EMPTY_ALLOWED`."""
+    actions = list(parser._actions)  # argparse keeps no public list of a parser's actions
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            sub = action.choices.get(getattr(args, "command", None))
+            actions += list(sub._actions) if sub is not None else []
+    for action in actions:
+        if not action.option_strings or action.default == "" or getattr(args, action.dest, None) != "":
+            continue
+        flag = max(action.option_strings, key=len)
+        if flag not in EMPTY_ALLOWED:
+            raise InputError(flag, "empty value; give a value or leave the option out")
 
 
 def check_range(cert: Certificate, hints: dict[str, tuple[str, str]] | None = None) -> None:
@@ -266,9 +330,17 @@ def _short_numbers(text: str) -> str:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run one command; every ending is an exit status and at most one stderr line (see :mod:`certify.exits`).
+
+    SIGINT and SIGTERM (:mod:`certify.signals`) end it with "interrupted" / "terminated" and 130 / 143 after
+    every ``finally`` block ran (temporary files removed, workers and clusters shut down)."""
+    from . import signals
+
+    previous = signals.install()
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        check_empty_values(parser, args)
         check_paths(args)
         return int(args.func(args) or 0)
     except InputError as err:
@@ -277,8 +349,16 @@ def main(argv=None) -> int:
     except UndecidedError as err:
         sys.stderr.write(_short_numbers(f"certify: undecided: {err}").replace("\n", " ") + "\n")
         return EXIT_UNDECIDED
+    except KeyboardInterrupt as err:  # SIGINT, or SIGTERM (signals.Terminated)
+        sys.stderr.write(f"certify: {signals.message(err)}\n")
+        return signals.exit_status(err)
     except BrokenPipeError:  # pragma: no cover
         return 0
+    finally:
+        if argv is None:  # the program: a signal while the interpreter shuts down ends it at once, no traceback
+            signals.quiet_exit()
+        else:  # called in-process (tests, embedding): the caller's handlers back
+            signals.restore(previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

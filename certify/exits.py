@@ -15,7 +15,8 @@
 6    a search stopped at its budget before reaching its tolerance: the bound is valid, only looser
 7    ``audit``: not certified (the best certified bound exceeds the claim; nothing refutes it)
 8    ``audit``: refuted (a certified lower bound proves the claim false for the contract's worst case)
-130  interrupted (Ctrl-C)
+130  interrupted (Ctrl-C, SIGINT): one line on stderr, no partial file, no process left
+143  terminated (SIGTERM): the same
 ==== ==========================================================================================
 """
 
@@ -29,3 +30,4 @@ EXIT_STOPPED_EARLY = 6
 EXIT_NOT_CERTIFIED = 7
 EXIT_REFUTED = 8
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143

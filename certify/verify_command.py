@@ -12,11 +12,11 @@ UTF-8, too large, not JSON, nested too deeply, wrong schema, unknown kind, preci
 
 from __future__ import annotations
 
-import os
 import sys
 
 from .balls import InputError
 from .certificate import MAX_BYTES, MAX_PRECISION
+from .inputfile import read_bytes
 from .verify import EXIT_INCONSISTENT, EXIT_OK, EXIT_STOPPED_EARLY, check_precision, verify_text
 
 # registry hooks (see certify/registry.py)
@@ -57,15 +57,7 @@ def _read(path: str) -> bytes:
     if path == "-":
         data = sys.stdin.buffer.read(MAX_BYTES + 1)
     else:
-        try:
-            if os.path.isdir(path):
-                raise InputError("FILE", f"{path} is a directory, not a certificate")
-            if os.path.getsize(path) > MAX_BYTES:
-                raise InputError("FILE", f"{path} is larger than {MAX_BYTES} bytes: not a certificate")
-            with open(path, "rb") as fh:
-                data = fh.read(MAX_BYTES + 1)
-        except OSError as err:
-            raise InputError("FILE", f"cannot read {path}: {err.strerror}") from None
+        data = read_bytes(path, "FILE", MAX_BYTES)  # a regular file only; size counted while reading
     if len(data) > MAX_BYTES:
         raise InputError("FILE", f"larger than {MAX_BYTES} bytes: not a certificate")
     return data

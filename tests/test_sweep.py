@@ -294,7 +294,7 @@ def test_sweep_summary_certificates_and_row_errors(tmp_path):
 
 def _check_mixed_output(files):
     """The summary rows, the certificates (each verified) and the row errors of the MIXED sweep."""
-    assert len(files) == 1 + 6  # summary + 6 certificates: row 7 repeats row 1 (row 6 spells row 2's p otherwise)
+    assert len(files) == 2 + 6  # summary, index + 6 certificates: row 7 repeats row 1 (row 6 spells row 2's p otherwise)
     lines = files["summary.csv"].decode().splitlines()
     assert lines[0] == ",".join(COLUMNS) and len(lines) == 1 + len(MIXED)
     import csv
@@ -334,7 +334,7 @@ def test_sweep_resumes_only_missing_or_bad_certificates(tmp_path):
     r = sweep(qs, "--out", out, "--executor", "local", "--workers", "2")
     assert r.returncode == 0 and f"{GOOD} of {GOOD} rows skipped" in r.stderr and "on local" not in r.stderr
     assert _files(out) == first
-    certs = sorted(f for f in first if f != "summary.csv")
+    certs = sorted(f for f in first if f.endswith(".json"))
     doc = json.loads(first[certs[0]])
     doc["quantities"][next(iter(doc["quantities"]))]["upper"] = "1e-9"  # tampered: does not verify
     (out / certs[0]).write_text(json.dumps(doc))

@@ -36,7 +36,7 @@ def reference(queries, tmp_path_factory):
     assert r.returncode == 0, r.stderr
     assert f"{N} rows: {N} ok" in r.stdout
     files = _files(out)
-    assert len(files) == N + 1 and len(files["summary.csv"].decode().splitlines()) == N + 1
+    assert len(files) == N + 2 and len(files["summary.csv"].decode().splitlines()) == N + 1  # + index.jsonl
     return files
 
 

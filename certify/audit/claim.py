@@ -35,12 +35,11 @@ schedules, unknown keys and a mechanism whose own contract differs from the clai
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 
 from ..balls import InputError, exact, exact_str, fmpq, require_in
 from ..contract import POISSON_ADD_REMOVE, Contract, parse_contract
+from ..inputfile import loads_strict, read_text
 from ..poisson.ecosystem import from_dp_event, opacus_history
 from ..poisson.schedule import Schedule, parse_delta, parse_schedule
 
@@ -242,25 +241,13 @@ def loads_claim(text: str, name: str = "claim") -> AuditClaim:
     """Parse claim-file text (see the module docstring)."""
     if not text.strip():
         raise InputError(name, "is empty")
-    try:
-        exact_obj = json.loads(text, parse_float=str, parse_int=str, parse_constant=_NonFinite)
-        float_obj = json.loads(text, parse_constant=_NonFinite)
-    except json.JSONDecodeError as err:
-        raise InputError(name, f"not valid JSON (malformed or truncated): {err}") from None
-    except (ValueError, RecursionError) as err:
-        raise InputError(name, f"cannot be read: {err}"[:300]) from None
+    # depth, duplicate keys and lone surrogates refused by the one reader; NaN/Infinity kept for parse_claim to name
+    exact_obj = loads_strict(text, name, parse_float=str, parse_int=str, parse_constant=_NonFinite)
+    float_obj = loads_strict(text, name, parse_constant=_NonFinite)
     return parse_claim(exact_obj, float_obj)
 
 
 def load_claim(path: str) -> AuditClaim:
     """Read and validate a claim file."""
-    try:
-        if os.path.getsize(path) > MAX_BYTES:
-            raise InputError("CLAIM", f"{path} is larger than 16 MiB")
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as err:
-        raise InputError("CLAIM", f"cannot read {path}: {err.strerror}") from None
-    except UnicodeDecodeError:
-        raise InputError("CLAIM", f"{path} is not UTF-8 text") from None
+    text = read_text(path, "CLAIM", MAX_BYTES)  # a regular UTF-8 file only; size counted while reading
     return loads_claim(text, "CLAIM")

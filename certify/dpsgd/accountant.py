@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from ..balls import InputError, ctx, escalate, exact_str, fmpq, upper_decimal
 from ..certificate import Certificate, Evaluation
+from ..inputfile import load_json, warn_discarded
 from .certificates import (
     KIND_RENYI,
     KIND_RHO,
@@ -66,12 +67,19 @@ def _disk_key(prob: Problem, gamma: fmpq | None, prec: int) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+#: what a malformed cached witness can raise while it is read or evaluated: it is discarded, never a crash
+BAD_CACHE_ENTRY = (InputError, ValueError, KeyError, TypeError, IndexError, AttributeError, ArithmeticError, RecursionError)
+
+
 def _disk_load(cache_dir: str, key: str) -> SearchResult | None:
+    """The cached witness (read as a regular file by the one reader), or None; a bad entry is discarded with a warning."""
     path = os.path.join(cache_dir, f"rho-{key}.json")
+    if not os.path.lexists(path):
+        return None
     try:
-        with open(path) as fh:
-            return witness_from_json(json.load(fh))
-    except (OSError, ValueError, KeyError, TypeError, InputError):
+        return witness_from_json(load_json(path, "--cache-dir"))
+    except BAD_CACHE_ENTRY as err:
+        warn_discarded(path, err)
         return None
 
 
@@ -113,8 +121,8 @@ def find_rho_witness(prob: Problem, gamma: fmpq | None = None, cache_dir: str | 
 def _store(cdir: str, dkey: str, res: SearchResult) -> None:
     try:
         _disk_store(cdir, dkey, res)
-    except OSError:
-        pass  # the cache is optional
+    except (OSError, InputError):  # e.g. the entry's path is not a regular file: the cache is optional
+        pass
 
 
 @dataclass
@@ -145,7 +153,7 @@ def _produce(prob: Problem, gamma, cache_dir, build) -> tuple[Evaluation, dict, 
         ev = Evaluation()
         try:
             facts = build(ev, res, cache)
-        except InputError as err:
+        except BAD_CACHE_ENTRY as err:
             if source != "disk":
                 raise
             sys.stderr.write(

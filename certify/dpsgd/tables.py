@@ -311,13 +311,15 @@ def execute(tasks: list[tuple], jobs: int = 2, scheduler: str | None = None, exe
 
 def _read_cell_cache(cache_dir: str | None) -> dict:
     path = os.path.join(cache_dir, CACHE_FILE) if cache_dir else None
-    if path and os.path.exists(path):
+    if path and os.path.lexists(path):
+        from ..inputfile import load_json, warn_discarded
+
         try:
-            with open(path) as fh:
-                doc = json.load(fh)
-            return doc if isinstance(doc, dict) else {}
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+            doc = load_json(path, "--cache-dir")  # a regular file only; size, depth, duplicate keys checked
+        except InputError as err:
+            warn_discarded(path, err)
             return {}
+        return doc if isinstance(doc, dict) else {}
     return {}
 
 
@@ -326,8 +328,11 @@ def _write_cell_cache(cache_dir: str | None, results: dict) -> None:
     if cache_dir:
         from ..cli import write_atomically
 
-        os.makedirs(cache_dir, exist_ok=True)
-        write_atomically(os.path.join(cache_dir, CACHE_FILE), json.dumps(results), "--cache-dir")
+        try:
+            os.makedirs(cache_dir, exist_ok=True)
+            write_atomically(os.path.join(cache_dir, CACHE_FILE), json.dumps(results), "--cache-dir")
+        except (OSError, InputError) as err:  # e.g. the cache file is a FIFO: the cache is optional
+            sys.stderr.write(f"certify: warning: cache not written ({' '.join(str(err).split())[:200]})\n")
 
 
 def _merge(task_results: list[dict], results: dict) -> dict:

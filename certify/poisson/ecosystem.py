@@ -19,10 +19,10 @@ carries as an input field ``<field>.note``. NaN and infinities are refused.
 
 from __future__ import annotations
 
-import json
 import math
 
 from ..balls import InputError, exact, exact_str, fmpq
+from ..inputfile import load_json
 from ..contract import POISSON_ADD_REMOVE, Contract, parse_contract
 from ..provenance import binary_float_note, ratio_note, replace_one_noise_note
 from .schedule import MAX_PHASES, Phase, Schedule, parse_noise_multiplier, parse_sampling_rate, parse_steps
@@ -99,26 +99,9 @@ def opacus_history(obj, name: str = "--opacus-history") -> Schedule:
 
 def load_opacus_history(path: str, name: str = "--opacus-history") -> Schedule:
     """Read an Opacus history / state dict saved as JSON (numbers are the floats Opacus held)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read(64 * 1024 * 1024 + 1)
-    except OSError as err:
-        raise InputError(name, f"cannot read {path}: {err.strerror}") from None
-    except UnicodeDecodeError:
-        raise InputError(name, f"{path} is not UTF-8 text") from None
-    if len(text) > 64 * 1024 * 1024:
-        raise InputError(name, f"{path} is larger than 64 MiB")
-    try:
-        obj = json.loads(text, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as err:
-        raise InputError(name, f"{path} is not valid JSON (malformed or truncated): {err}") from None
-    except ValueError as err:
-        raise InputError(name, f"{path}: {err}") from None
+    # a regular UTF-8 file only, size counted while reading; depth, duplicate keys, NaN refused
+    obj = load_json(path, name, 64 * 1024 * 1024)
     return opacus_history(obj, name)
-
-
-def _refuse_constant(text: str):
-    raise ValueError(f"{text} is not a number (NaN and infinities are refused)")
 
 
 # --------------------------------------------------------------------------------------------

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import os
 import re
 from dataclasses import dataclass
 
 from ..balls import InputError, exact, exact_int, exact_str, fmpq, require_in
 from ..dpsgd.certificates import parse_delta as dpsgd_delta, parse_steps as dpsgd_steps
+from ..inputfile import loads_strict, read_text
 from ..contract import CONTRACT_FIELDS, POISSON_ADD_REMOVE, Contract, contract_from_inputs, parse_contract
 from ..provenance import NOTE_SUFFIX, check_notes
 
@@ -209,32 +208,15 @@ def parse_csv(text: str, *, contract: Contract | None = None, name: str = "sched
 
 def load_schedule(path: str, *, contract: Contract | None = None, name: str = "--schedule") -> Schedule:
     """Read a schedule file: JSON (list or object, see the module docstring) or CSV (by content)."""
-    try:
-        if os.path.getsize(path) > 64 * 1024 * 1024:
-            raise InputError(name, f"{path} is larger than 64 MiB")
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as err:
-        raise InputError(name, f"cannot read {path}: {err.strerror}") from None
-    except UnicodeDecodeError:
-        raise InputError(name, f"{path} is not UTF-8 text") from None
+    text = read_text(path, name, 64 * 1024 * 1024)  # a regular UTF-8 file only; size counted while reading
     stripped = text.lstrip()
     if not stripped:
         raise InputError(name, f"{path} is empty")
     if stripped[0] in "[{":
-        try:
-            # numbers keep their decimal text (exact), never a binary float
-            obj = json.loads(text, parse_float=str, parse_int=str, parse_constant=_refuse_constant)
-        except json.JSONDecodeError as err:
-            raise InputError(name, f"{path} is not valid JSON (malformed or truncated): {err}") from None
-        except ValueError as err:
-            raise InputError(name, f"{path}: {err}") from None
+        # numbers keep their decimal text (exact), never a binary float; depth, duplicate keys, NaN refused
+        obj = loads_strict(text, name, parse_float=str, parse_int=str)
         return parse_schedule(obj, contract=contract, name=name)
     return parse_csv(text, contract=contract, name=name)
-
-
-def _refuse_constant(text: str):
-    raise ValueError(f"{text} is not a number (NaN and infinities are refused)")
 
 
 # --------------------------------------------------------------------------------------------

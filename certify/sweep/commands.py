@@ -6,7 +6,11 @@ by this process, atomically, as results arrive) and one row per query to ``DIR/s
 (flushed) as results arrive, then rewritten in input order at the end, so the final file does not
 depend on the number of workers, the executor or the order of completion. Timings go to stderr only.
 
-A rerun skips every query whose certificate is present and verifies (:func:`certify.verify.verify_text`).
+A rerun skips every query whose certificate is present, verifies (:func:`certify.verify.verify_text`) and is
+that query's own: ``DIR/index.jsonl`` records, for every certificate written, the query that wrote it and a
+digest of its kind and inputs, and the query's flags must equal the inputs the certificate records under the
+same names; any other file is recomputed, with one line on stderr saying so. ``summary.csv`` shows each
+certificate's accounting contract (``sampling + adjacency``).
 A bad row (malformed, unknown command or flag, bad value) is reported on its summary row and does not stop
 the sweep; the exit status is then 1. A QUERIES file that cannot be read as a whole, bad options or an
 unreachable scheduler: exit 2 and nothing written.
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import io
 import json
 import os
@@ -23,14 +28,19 @@ import sys
 import time
 
 from ..balls import InputError
-from ..cli import write_atomically
-from ..exits import EXIT_FAILED as EXIT_FAILED_ROWS, EXIT_INTERRUPTED
+from ..cli import check_output_file, write_atomically
+from ..inputfile import loads_strict, read_bytes, read_text
+from .. import signals
+from ..exits import EXIT_FAILED as EXIT_FAILED_ROWS
 from . import runner
 from .executor import make_executor
 from .queries import read_queries
 
 SUMMARY = "summary.csv"
-COLUMNS = ("row", "command", "certificate", "status", "result", "error")
+COLUMNS = ("row", "command", "certificate", "status", "result", "contract", "error")
+#: which query wrote each certificate of the folder (one JSON object per line; see :func:`_reusable`)
+INDEX = "index.jsonl"
+MAX_SUMMARY_BYTES = 1 << 30
 SUCCESS = ("ok", "stopped-early")
 #: the headline result of a certificate: its privacy epsilon if it has one (certified upper bound), ...
 PRIVACY_QUANTITIES = ("epsilon", "epsilon_upper")
@@ -48,10 +58,12 @@ without its leading dashes and with underscores for dashes (sampling_rate, noise
 delta, ...). Cells are exact text; an empty cell means the flag is not given; a switch is true/false.
 
 Writes DIR/<command>-<hash>.json (the certificate, named by a hash of the exact query) and
-DIR/summary.csv (row, command, certificate, status ok/stopped-early/undecided/error, result, error),
-identical whatever the workers and completion order. A rerun skips queries whose certificate is present
-and verifies. Exit 0 if every row succeeded, 1 if a row failed (reported in the summary), 2 for bad
-input (nothing written), 130 on Ctrl-C (a rerun completes only the missing rows).
+DIR/summary.csv (row, command, certificate, status ok/stopped-early/undecided/error, result, contract,
+error) and DIR/index.jsonl (which query wrote each certificate), identical whatever the workers and
+completion order. A rerun skips queries whose certificate is present, verifies and is that query's own
+(recorded in index.jsonl with the same inputs); any other certificate file is recomputed. Exit 0 if
+every row succeeded, 1 if a row failed (reported in the summary), 2 for bad input (nothing written),
+130 on Ctrl-C, 143 on SIGTERM (a rerun completes only the missing rows).
 """
 
 
@@ -116,10 +128,9 @@ def _csv_line(values) -> str:
 def _read_old_summary(path: str) -> dict[int, dict]:
     """Rows of a previous run's summary (to keep the status of skipped queries); empty if unreadable."""
     try:
-        with open(path, newline="") as fh:
-            rows = list(csv.DictReader(fh))
-        return {int(r["row"]): r for r in rows if r.get("row", "").isdigit()}
-    except (OSError, csv.Error, ValueError, KeyError):
+        rows = list(csv.DictReader(io.StringIO(read_text(path, "--out", MAX_SUMMARY_BYTES), newline="")))
+        return {int(r["row"]): r for r in rows if isinstance(r.get("row"), str) and r["row"].isdigit()}
+    except (InputError, csv.Error, ValueError, KeyError):
         return {}
 
 
@@ -168,9 +179,9 @@ class Progress:
 def run(args) -> int:
     try:
         return _sweep(args)
-    except KeyboardInterrupt:  # before the queries run (reading, verifying present certificates, starting Dask)
-        sys.stderr.write("sweep: interrupted; rerun the same command to complete the sweep\n")
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as err:  # SIGINT/SIGTERM before the queries run (reading, verifying, starting Dask)
+        sys.stderr.write(f"sweep: {signals.message(err)}; rerun the same command to complete the sweep\n")
+        return signals.exit_status(err)
 
 
 def _sweep(args) -> int:
@@ -186,26 +197,34 @@ def _sweep(args) -> int:
         try:
             task = runner.task_for(q, top)
         except InputError as err:
-            rows[q.row] = [q.row, q.command, "", "error", "", " ".join((q.error or str(err)).split())]
+            rows[q.row] = [q.row, q.command, "", "error", "", "", " ".join((q.error or str(err)).split())]
             continue
         groups.setdefault(task, []).append(q.row)
     commands = {q.row: q.command for q in queries}
+    # every file this run may write: a new or a regular file (never a device, FIFO or folder), checked before any work
+    for name in (SUMMARY, INDEX, *sorted({t.certificate for t in groups})):
+        check_output_file(os.path.join(out_dir, name), "--out")
 
-    # resume: a query whose certificate is present and verifies is not run again
+    # resume: a query whose certificate is present, verifies and is that query's own certificate is not run again
     summary_path = os.path.join(out_dir, SUMMARY)
+    index_path = os.path.join(out_dir, INDEX)
     old = _read_old_summary(summary_path) if os.path.isdir(out_dir) else {}
+    index = _read_index(index_path) if os.path.isdir(out_dir) else {}
     todo: list[runner.Task] = []
     skipped = 0
     for task, members in groups.items():
-        text = _verified_certificate(os.path.join(out_dir, task.certificate))
+        text, why = _reusable(out_dir, task, index)
         if text is None:
+            if why:
+                rows_text = ", ".join(map(str, members[:5])) + (", ..." if len(members) > 5 else "")
+                sys.stderr.write(f"sweep: row {rows_text}: {task.certificate} {why}; recomputing\n")
             todo.append(task)
             continue
         skipped += len(members)
         for r in members:
             prev = old.get(r, {})
             status = prev.get("status") if prev.get("certificate") == task.certificate and prev.get("status") in SUCCESS else "ok"
-            rows[r] = [r, commands[r], task.certificate, status, headline(text), ""]
+            rows[r] = [r, commands[r], task.certificate, status, headline(text), contract_of(text), ""]
 
     executor = make_executor(args.executor, args.workers, args.scheduler) if todo else None
     try:
@@ -223,27 +242,37 @@ def _sweep(args) -> int:
         progress.update(len(rows), _failed(rows), force=bool(rows))
         try:
             if executor is not None:
-                with open(summary_path, "a", newline="") as summary:
+                with open(summary_path, "a", newline="") as summary, open(index_path, "a") as index_file:
                     for task, outcome in execute(executor, todo):
-                        if outcome.status in SUCCESS:
+                        if outcome.status in SUCCESS:  # the index line first: a certificate is never there without it
+                            index[task.certificate] = index_entry(task, outcome.certificate)
+                            index_file.write(json.dumps(index[task.certificate], sort_keys=True) + "\n")
+                            index_file.flush()
                             write_atomically(os.path.join(out_dir, task.certificate), outcome.certificate)
                         for r in groups[task]:
                             rows[r] = _row(r, commands[r], task, outcome)
                             summary.write(_csv_line(rows[r]))
                         summary.flush()
                         progress.update(len(rows), _failed(rows))
-        except KeyboardInterrupt:
-            if executor is not None:
-                executor.close(abort=True)
-            progress.finish()
-            write_atomically(summary_path, _csv_line(COLUMNS) + "".join(_csv_line(rows[r]) for r in sorted(rows)))
-            sys.stderr.write(f"sweep: interrupted after {len(rows)} of {total} rows; rerun the same command to complete only the missing rows\n")
-            return EXIT_INTERRUPTED
+        except KeyboardInterrupt as err:  # SIGINT, or SIGTERM (signals.Terminated): stop the workers, keep what is done
+            with signals.deferred():  # a second signal does not cut the cleanup short
+                if executor is not None:
+                    executor.close(abort=True)
+                _write_summary_and_index(summary_path, index_path, rows, index)
+            sys.stderr.write(
+                f"sweep: {signals.message(err)} after {len(rows)} of {total} rows; rerun the same command to complete only the missing rows\n"
+            )
+            return signals.exit_status(err)
         progress.finish()
+    except BaseException:  # e.g. a signal before the loop, or a disk error: stop the workers at once
+        if executor is not None:
+            with signals.deferred():
+                executor.close(abort=True)
+        raise
     finally:
         if executor is not None:
-            executor.close()
-    write_atomically(summary_path, _csv_line(COLUMNS) + "".join(_csv_line(rows[r]) for r in sorted(rows)))
+            executor.close()  # nothing left to do after an abort
+    _write_summary_and_index(summary_path, index_path, rows, index)
     counts = {s: sum(1 for v in rows.values() if v[3] == s) for s in ("ok", "stopped-early", "undecided", "error")}
     sys.stdout.write(
         f"sweep: {len(rows)} rows: "
@@ -307,21 +336,118 @@ def _failed(rows: dict[int, list]) -> int:
 
 def _row(r: int, command: str, task: runner.Task, outcome: runner.Outcome) -> list:
     if outcome.status in SUCCESS:
-        return [r, command, task.certificate, outcome.status, headline(outcome.certificate), ""]
-    return [r, command, "", outcome.status, "", outcome.error]
+        return [r, command, task.certificate, outcome.status, headline(outcome.certificate), contract_of(outcome.certificate), ""]
+    return [r, command, "", outcome.status, "", "", outcome.error]
+
+
+def _write_summary_and_index(summary_path: str, index_path: str, rows: dict[int, list], index: dict[str, dict]) -> None:
+    """summary.csv in input order, and the index of the certificates the summary names (sorted by file name)."""
+    write_atomically(summary_path, _csv_line(COLUMNS) + "".join(_csv_line(rows[r]) for r in sorted(rows)))
+    named = sorted({v[2] for v in rows.values() if v[2] and v[2] in index})
+    write_atomically(index_path, "".join(json.dumps(index[name], sort_keys=True) + "\n" for name in named))
+
+
+def _document(text: str) -> dict:
+    try:
+        doc = loads_strict(text, "certificate")
+    except InputError:
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def contract_of(text: str) -> str:
+    """The accounting contract a certificate records (its ``sampling`` + ``adjacency`` inputs), or "" if none."""
+    inputs = _document(text).get("inputs")
+    if not isinstance(inputs, dict):
+        return ""
+    sampling, adjacency = inputs.get("sampling"), inputs.get("adjacency")
+    if isinstance(sampling, str) and isinstance(adjacency, str):
+        return f"{sampling} + {adjacency}"
+    return ""
+
+
+def inputs_digest(doc: dict) -> str:
+    """sha256 of a certificate's canonical inputs: its kind and inputs, as sorted compact JSON."""
+    canonical = json.dumps({"kind": doc.get("kind"), "inputs": doc.get("inputs")}, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def index_entry(task: runner.Task, certificate: str) -> dict:
+    """The index line of a certificate: the file, the query that wrote it, the digest of its canonical inputs."""
+    return {"certificate": task.certificate, "query": [task.command, *task.argv], "inputs": inputs_digest(_document(certificate))}
+
+
+def _read_index(path: str) -> dict[str, dict]:
+    """certificate file name -> its index entry (the last line wins); unreadable lines are ignored."""
+    try:
+        text = read_text(path, "--out", MAX_SUMMARY_BYTES)
+    except InputError:
+        return {}
+    index: dict[str, dict] = {}
+    for line in text.splitlines():
+        try:
+            entry = loads_strict(line, INDEX)
+        except InputError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("certificate"), str) and isinstance(entry.get("query"), list):
+            index[entry["certificate"]] = entry
+    return index
+
+
+def _recorded_inputs_agree(task: runner.Task, inputs: dict) -> str:
+    """ "" if every flag of the query that the certificate records under the same name has the same exact value;
+    else which one differs."""
+    from ..balls import exact
+
+    for arg in task.argv:
+        name, sep, value = arg.partition("=")
+        field = name.lstrip("-").replace("-", "_")
+        if not sep or field not in inputs:
+            continue
+        recorded = inputs[field]
+        try:
+            same = exact(value, field) == exact(recorded, field)
+        except (InputError, TypeError, ValueError):
+            same = value == recorded
+        if not same:
+            return f"records {field} = {str(recorded)[:40]!s}, the row asks for {value[:40]}"
+    return ""
+
+
+def _reusable(out_dir: str, task: runner.Task, index: dict[str, dict]) -> tuple[str | None, str]:
+    """(certificate text, "") if the row's certificate file can be kept, else (None, why; "" when it is simply missing).
+
+    Kept only if it verifies AND it is this query's own certificate: the index names this query as its writer
+    with the digest of exactly its kind and inputs, and every flag of the query recorded among its inputs
+    under the same name has the same exact value (a file copied from another row fails one or the other)."""
+    path = os.path.join(out_dir, task.certificate)
+    if not os.path.lexists(path):
+        return None, ""
+    text = _verified_certificate(path)
+    if text is None:
+        return None, "does not verify"
+    doc = _document(text)
+    entry = index.get(task.certificate)
+    if entry is None or entry.get("query") != [task.command, *task.argv]:
+        return None, f"is not recorded in {INDEX} as written by this row's query"
+    if entry.get("inputs") != inputs_digest(doc):
+        return None, f"has other inputs than the ones this row's query produced ({INDEX})"
+    differs = _recorded_inputs_agree(task, doc.get("inputs") if isinstance(doc.get("inputs"), dict) else {})
+    if differs:
+        return None, differs
+    return text, ""
 
 
 def _verified_certificate(path: str) -> str | None:
-    """The certificate text at ``path`` if it exists and verifies, else None."""
-    if not os.path.isfile(path):
-        return None
+    """The certificate text at ``path`` if it is a regular file and verifies, else None."""
+    from ..certificate import MAX_BYTES
     from ..verify import verify_text
 
     try:
-        with open(path) as fh:
-            text = fh.read()
+        data = read_bytes(path, "--out", MAX_BYTES)
+        text = data.decode("utf-8")
         return text if verify_text(text).ok else None
-    except (OSError, UnicodeDecodeError, InputError, ValueError, KeyError, TypeError):
+    except (UnicodeDecodeError, InputError, ValueError, KeyError, TypeError):
         return None
     except Exception:  # a certificate the checker cannot handle is simply recomputed  # noqa: BLE001
         return None

@@ -22,7 +22,6 @@ context managers and release their workers (and a LocalCluster) on exit, also on
 from __future__ import annotations
 
 import collections
-import contextlib
 import logging
 import multiprocessing
 import os
@@ -30,6 +29,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Iterable, Iterator
 
+from .. import signals
 from ..balls import InputError, require_in
 
 CONNECT_TIMEOUT = 4  # seconds to reach a scheduler (the whole failure, with the client's set-up, stays under 10 s)
@@ -94,7 +94,9 @@ class LocalExecutor(Executor):
     def _fresh_pool(self) -> ProcessPoolExecutor:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
-        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint)
+        self._pool = ProcessPoolExecutor(
+            max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_local_worker_setup, initargs=(os.getpid(),)
+        )
         return self._pool
 
     def map_unordered(self, fn, items):
@@ -110,7 +112,8 @@ class LocalExecutor(Executor):
             while not broken and (suspects and not inflight or not suspects and pending and len(inflight) < window):
                 i = suspects.popleft() if suspects else pending.popleft()
                 try:
-                    inflight[pool.submit(fn, items[i])] = i
+                    with signals.sigint_blocked():  # a worker spawned here inherits no terminal Ctrl-C (see signals)
+                        inflight[pool.submit(fn, items[i])] = i
                 except BrokenProcessPool:
                     (suspects if kills[i] else pending).appendleft(i)
                     broken = True
@@ -145,38 +148,80 @@ class LocalExecutor(Executor):
         pool, self._pool = self._pool, None
         if pool is None:
             return
-        if abort:  # Ctrl-C: do not wait for the running queries
+        if abort:  # Ctrl-C / SIGTERM: do not wait for the running queries
             processes = list((pool._processes or {}).values())  # no public accessor for the pool's processes
             pool.shutdown(wait=False, cancel_futures=True)
             for proc in processes:
-                proc.terminate()
+                proc.terminate()  # SIGTERM: the worker runs its exit handlers (scratch files) and exits (_local_worker_setup)
             for proc in processes:
                 proc.join(5)
+            for proc in processes:
+                if proc.is_alive():  # stuck in a long C call: SIGKILL
+                    proc.kill()
+                    proc.join(5)
             return
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-@contextlib.contextmanager
-def _sigint_ignored():
-    """Ignore Ctrl-C while worker processes are started (a spawned interpreter keeps an ignored SIGINT ignored)."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def _ignore_sigint() -> None:
-    """Pool workers leave Ctrl-C to the client, which stops them (no traceback from each worker on a terminal)."""
+    """Workers leave Ctrl-C to the client, which stops them (no traceback from each worker on a terminal)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _local_worker_setup(parent: int) -> None:
+    """Initializer of a local pool worker: it ends with its parent, whatever ends the parent.
+
+    * Ctrl-C is ignored (the client stops the workers);
+    * SIGTERM (the client's abort) runs the worker's exit handlers (its scratch folder is removed), then exits;
+    * if the parent dies, even by SIGKILL, the worker exits: Linux's ``PR_SET_PDEATHSIG`` sends it SIGTERM, and
+      a watcher thread polling ``os.getppid()`` covers other systems and a parent that died before this ran.
+    The pool's resource tracker exits by itself once every process holding its pipe is gone."""
+    import atexit
+    import signal
+    import threading
+    import time
+
+    _ignore_sigint()
+
+    def leave(signum=None, frame=None):
+        try:
+            atexit._run_exitfuncs()  # e.g. the scratch folder of sweep.runner
+        finally:
+            os._exit(143)
+
+    signal.signal(signal.SIGTERM, leave)
+    _parent_death_signal(signal.SIGTERM)
+    if os.getppid() != parent:
+        leave()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs in the main thread
+
+    threading.Thread(target=watch, name="certify-parent-watch", daemon=True).start()
+
+
+def _parent_death_signal(signum: int) -> None:
+    """``prctl(PR_SET_PDEATHSIG, signum)`` on Linux (the kernel signals this process when its parent dies); else nothing."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signum, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):  # pragma: no cover (no libc prctl)
+        pass
+
+
+def dask_setup(worker=None) -> None:
+    """Dask preload (``distributed.worker.preload``) of the LocalCluster's workers: Ctrl-C is the client's to handle."""
+    _ignore_sigint()
 
 
 def _quiet_dask() -> None:
@@ -228,7 +273,15 @@ class DaskExecutor(Executor):
                 _probe(scheduler, connect_timeout)  # fail fast and cleanly: a failed Client lingers in __del__
                 self.client = distributed.Client(scheduler, timeout=2 * connect_timeout, set_as_default=False)
             else:
-                with _sigint_ignored():  # the worker processes inherit it: Ctrl-C is the client's to handle
+                # a signal while the cluster starts is held back, then raised once it can be closed (never dropped);
+                # its workers ignore Ctrl-C (preload dask_setup above): stopping them is the client's job
+                dask.config.set({"distributed.worker.preload": [__name__]})
+                # multiprocessing starts its resource tracker by blocking, then UNBLOCKING, SIGINT in the calling thread:
+                # started here, before the block, it cannot undo the blocked SIGINT the workers must inherit
+                from multiprocessing import resource_tracker
+
+                resource_tracker.ensure_running()
+                with signals.deferred():
                     self.cluster = distributed.LocalCluster(
                         n_workers=workers,
                         threads_per_worker=1,

@@ -24,10 +24,10 @@ import csv
 import hashlib
 import io
 import json
-import os
 from dataclasses import dataclass, field
 
 from ..balls import InputError
+from ..inputfile import loads_strict, read_text
 
 COMMAND = "command"
 MAX_BYTES = 1 << 30  # a QUERIES file larger than this is refused before it is read
@@ -46,19 +46,8 @@ class Query:
 
 def read_queries(path: str) -> list[Query]:
     """Read a QUERIES file (CSV or JSON Lines) into rows; raise InputError if the file as a whole is unusable."""
-    try:
-        if os.path.getsize(path) > MAX_BYTES:
-            raise InputError("QUERIES", f"{path} is larger than {MAX_BYTES} bytes")
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as err:
-        raise InputError("QUERIES", f"cannot read {path}: {err.strerror or err}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError("QUERIES", f"{path} is not UTF-8 text (expected CSV or JSON Lines)") from None
-    if "\x00" in text:
-        raise InputError("QUERIES", f"{path} is binary (expected CSV or JSON Lines)")
+    # a regular UTF-8 file only (a FIFO, a device or a folder is refused unread); size counted while reading
+    text = read_text(path, "QUERIES", MAX_BYTES, bom=True)
     if not text.strip():
         raise InputError("QUERIES", f"{path} is empty (expected a header row with a 'command' column, or JSON Lines)")
     lower = path.lower()
@@ -115,10 +104,10 @@ def _read_jsonl(text: str, path: str) -> list[Query]:
         queries.append(q)
         if len(queries) > MAX_ROWS:
             raise InputError("QUERIES", f"{path}: more than {MAX_ROWS} rows")
-        try:
-            obj = json.loads(line, parse_float=_exact_number_text, parse_int=_exact_number_text, parse_constant=lambda c: c)
-        except (json.JSONDecodeError, RecursionError) as err:
-            q.error = f"not a JSON object: {err}"
+        try:  # depth, duplicate keys and lone surrogates refused by the one reader
+            obj = loads_strict(line, f"row {q.row}", parse_float=_exact_number_text, parse_int=_exact_number_text, parse_constant=lambda c: c)
+        except InputError as err:
+            q.error = f"not a JSON object: {err.message}"
             continue
         if not isinstance(obj, dict):
             q.error = f"not a JSON object (got a JSON {type(obj).__name__})"

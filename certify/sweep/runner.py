@@ -24,7 +24,9 @@ import time
 from dataclasses import dataclass
 
 from ..balls import InputError, UndecidedError
+from ..certificate import MAX_BYTES
 from ..exits import EXIT_STOPPED_EARLY, EXIT_UNDECIDED
+from ..inputfile import read_text
 from .queries import Query, argv_for, certificate_name
 
 #: sub-commands that do not certify one query (or would recurse); refused in a row
@@ -143,10 +145,13 @@ def _run(task: Task) -> Outcome:
     except (Exception, RecursionError, MemoryError) as err:  # a bug must not stop the sweep: report it on the row
         code, error = 70, f"internal error: {type(err).__name__}: {err}"
     text = None
-    if os.path.exists(out):
-        with open(out) as fh:
-            text = fh.read()
-        os.unlink(out)
+    if os.path.lexists(out):
+        try:
+            text = read_text(out, OUT_FLAG, MAX_BYTES)  # the one reader (a regular UTF-8 file only)
+        except InputError as err:
+            code, error = 2, str(err)
+        finally:
+            os.unlink(out)
     seconds = time.perf_counter() - t0
     if text is not None and code in (0, EXIT_STOPPED_EARLY):
         return Outcome("ok" if code == 0 else "stopped-early", code, text, "", seconds)

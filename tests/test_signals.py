@@ -1,0 +1,197 @@
+"""SIGINT, SIGTERM and SIGKILL: exit 130 / 143 with one stderr line, no traceback, no partial file, no process left.
+
+Long commands are started in subprocesses and signalled at a few times (during the imports, during the work,
+while a Dask LocalCluster starts); the processes they started are listed from /proc before the signal and must
+all be gone after. A sweep interrupted by any of the three signals is rerun and completes exactly the missing rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from sweep_helpers import ROOT, renyi_rows, write_csv
+
+from certify.sweep.executor import dask_available
+
+STATUS = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")}
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live descendant of ``pid`` (read from /proc: no dependency)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2 :].split()
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    out, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def alive(pids: set[int]) -> set[int]:
+    left = set()
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    left.add(p)
+        except OSError:
+            pass
+    return left
+
+
+def start(args, cwd=ROOT, session=False):
+    """``certify ARGS`` in a subprocess; with ``session`` in a process group of its own (signalled as a terminal would)."""
+    argv = [sys.executable, "-m", "certify", *map(str, args)]
+    return subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=session)
+
+
+def signal_after(p, sig, seconds: float, ready=None, group=False):
+    """Send ``sig`` after ``seconds`` (or once ``ready()`` is true), with ``group`` to the whole process group (a
+    terminal's Ctrl-C reaches every process of the foreground group); return (stdout, stderr, the descendants seen)."""
+    deadline = time.monotonic() + max(seconds, 60 if ready else 0)
+    t0 = time.monotonic()
+    seen: set[int] = set()
+    while time.monotonic() < deadline and p.poll() is None:
+        seen |= descendants(p.pid)
+        if (ready is None and time.monotonic() - t0 >= seconds) or (ready is not None and ready()):
+            break
+        time.sleep(0.02)
+    seen |= descendants(p.pid)
+    if group:
+        os.killpg(p.pid, sig)
+    else:
+        p.send_signal(sig)
+    out, err = p.communicate(timeout=60)
+    return out, err, seen
+
+
+def check_ended(p, sig, err, seen, tmp_path, sweep=False):
+    """Exit 130/143, no traceback, one line saying so (a sweep's progress lines aside), no temporary file, no process."""
+    code, word = STATUS[sig]
+    assert p.returncode == code, (p.returncode, err)
+    assert "Traceback" not in err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    if sweep:  # its progress lines come first, then one line saying it was stopped (and how to complete it)
+        lines = [ln for ln in lines if word in ln]
+    assert len(lines) == 1 and word in lines[0], err
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".certify-")]  # no temporary file left
+    time.sleep(0.5)
+    assert not alive(seen), f"processes left: {alive(seen)}"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_during_the_imports_ends_with_one_line(sig, tmp_path):
+    report = tmp_path / "r.md"
+    p = start(["proofs", "--report", report])
+    out, err, seen = signal_after(p, sig, 0.4)  # after the interpreter started (nothing can catch a signal before)
+    check_ended(p, sig, err, seen, tmp_path)
+    assert not report.exists()
+
+
+@pytest.mark.slow  # about 2 CPU s each: the command runs until the signal
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_during_the_work_leaves_no_partial_file(sig, tmp_path):
+    report = tmp_path / "r.md"
+    p = start(["proofs", "--report", report])
+    out, err, seen = signal_after(p, sig, 2.0)
+    check_ended(p, sig, err, seen, tmp_path)
+    assert not report.exists()
+
+
+def _summary_rows(out_dir) -> list[dict]:
+    with open(os.path.join(out_dir, "summary.csv"), newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.mark.slow  # a few CPU s each: a sweep interrupted, then completed
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["SIGINT", "SIGTERM", "SIGKILL"])
+def test_signalled_local_sweep_leaves_no_worker_and_reruns_only_missing_rows(sig, tmp_path):
+    rows = renyi_rows(600)
+    qs = write_csv(tmp_path / "q.csv", rows)
+    out = tmp_path / "out"
+    p = start(["sweep", qs, "--out", out, "--executor", "local", "--workers", "2"])
+
+    def some_done():
+        return out.is_dir() and len([f for f in os.listdir(out) if f.endswith(".json")]) >= 20
+
+    _, err, seen = signal_after(p, sig, 0, ready=some_done)
+    assert seen, "the sweep started no worker"
+    if sig == signal.SIGKILL:
+        assert p.returncode == -signal.SIGKILL
+    else:
+        check_ended(p, sig, err, set(), tmp_path, sweep=True)
+    deadline = time.monotonic() + 10
+    while alive(seen) and time.monotonic() < deadline:  # SIGKILL: the workers notice their parent's death
+        time.sleep(0.1)
+    assert not alive(seen), f"processes left: {alive(seen)}"
+    done = len([f for f in os.listdir(out) if f.endswith(".json")])
+    assert 20 <= done < len(rows)
+    r = subprocess.run(
+        [sys.executable, "-m", "certify", "sweep", qs, "--out", str(out), "--executor", "local", "--workers", "2"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    assert f"{done} of {len(rows)} rows skipped" in r.stderr and "recomputing" not in r.stderr, r.stderr
+    assert f"{len(rows) - done} rows ({len(rows) - done} distinct queries)" in r.stderr
+    summary = _summary_rows(out)
+    assert [int(s["row"]) for s in summary] == list(range(1, len(rows) + 1)) and all(s["status"] == "ok" for s in summary)
+    assert len([f for f in os.listdir(out) if f.endswith(".json")]) == len(rows)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("dask")  # one Dask scheduler at a time (see test_sweep_cluster.py)
+@pytest.mark.parametrize(
+    "sig,when", [(signal.SIGINT, 0.6), (signal.SIGTERM, 1.2), (signal.SIGINT, 4.0)], ids=["SIGINT-0.6s", "SIGTERM-1.2s", "SIGINT-4s"]
+)
+def test_signal_while_a_dask_cluster_starts_or_runs_is_not_dropped(sig, when, tmp_path):
+    if not dask_available():
+        pytest.skip("dask is not installed")
+    qs = write_csv(tmp_path / "q.csv", renyi_rows(1000))
+    p = start(["sweep", qs, "--out", tmp_path / "out", "--executor", "dask", "--workers", "2"])
+    t0 = time.monotonic()
+    _, err, seen = signal_after(p, sig, when)
+    assert time.monotonic() - t0 < when + 20  # ended soon after the signal, not at the end of the sweep
+    check_ended(p, sig, err, seen, tmp_path, sweep=True)
+    deadline = time.monotonic() + 10
+    while alive(seen) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(seen), f"processes left: {alive(seen)}"
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("dask")
+@pytest.mark.parametrize("when", [1.0, 2.5])
+def test_terminal_ctrl_c_while_a_dask_cluster_starts_prints_no_worker_traceback(when, tmp_path):
+    """Ctrl-C in a terminal reaches the workers too, some still importing: they must not print tracebacks."""
+    if not dask_available():
+        pytest.skip("dask is not installed")
+    p = start(["tables", "--paper", "bok", "--jobs", "2", "--check", "--cache-dir", ""], session=True)
+    _, err, seen = signal_after(p, signal.SIGINT, when, group=True)
+    assert p.returncode == 130 and "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert err.splitlines()[-1] == "certify: interrupted", err
+    deadline = time.monotonic() + 10
+    while alive(seen) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(seen), f"processes left: {alive(seen)}"
