@@ -61,6 +61,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import __version__
+from .inputfile import loads_strict
 from .balls import (
     PRECISION_LADDER,
     InputError,
@@ -489,21 +490,8 @@ class Certificate:
 MAX_BYTES = 64 << 20
 
 
-class _NotCanonical(ValueError):
-    """A JSON construct certify never writes (a duplicate key, a float, NaN or Infinity)."""
-
-
-def _no_duplicates(pairs: list) -> dict:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set = set()
-        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
-        raise _NotCanonical(f"duplicate key {dup[:80]!r}: certify never writes one (a reader could see either copy)")
-    return out
-
-
 def _no_float(text: str):
-    raise _NotCanonical(f"the JSON number {text[:40]} is a float: certify writes exact numbers as text")
+    raise InputError("certificate", f"the JSON number {text[:40]} is a float: certify writes exact numbers as text")
 
 
 def load(text: str | bytes) -> dict:
@@ -523,9 +511,7 @@ def load(text: str | bytes) -> dict:
     if len(text) > MAX_BYTES:
         raise InputError("certificate", f"file too large ({len(text)} characters; at most {MAX_BYTES})")
     try:
-        doc = json.loads(text, object_pairs_hook=_no_duplicates, parse_float=_no_float, parse_constant=_no_float)
-    except _NotCanonical as err:
-        raise InputError("certificate", str(err)) from None
+        doc = loads_strict(text, "certificate", parse_float=_no_float)  # depth, duplicate keys, surrogates, NaN
     except json.JSONDecodeError as err:
         raise InputError("certificate", f"not valid JSON (malformed or truncated): {err}") from None
     except RecursionError:
