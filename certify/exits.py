@@ -9,7 +9,7 @@
      certificate kind, a path that cannot be written); one line on stderr, nothing written
 3    undecided: a comparison stayed undecided at the highest working precision
 4    ``verify``: the certificate is inconsistent (digest, layout, balls, claims or conclusions disagree
-     with the recomputation)
+     with the recomputation, or the file is not the canonical document certify writes)
 5    ``verify``: the certificate is consistent but proves nothing it states (a hypothesis or a
      conclusion fails)
 6    a search stopped at its budget before reaching its tolerance: the bound is valid, only looser
