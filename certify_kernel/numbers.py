@@ -26,6 +26,8 @@ MAX_DIGITS = 3000
 MAX_EXPONENT10 = 10000
 #: largest binary exponent of a recorded ball
 MAX_EXPONENT2 = 1 << 20
+#: a zero mantissa may carry any exponent up to this (certify writes zero radii with their own exponents)
+ZERO_EXPONENT = 1 << 24
 
 _DECIMAL = re.compile(r"([+-]?)([0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]{1,7}))?")
 _MANTISSA = re.compile(r"-?[0-9]{1,%d}" % MAX_DIGITS)
@@ -84,9 +86,9 @@ def dyadic(pair, name: str) -> Fraction:
     """The exact value m 2^e of a recorded ``[mantissa text, exponent]`` pair (strict layout)."""
     if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str or type(pair[1]) is not int:
         raise Malformed(f"{name}: must be [mantissa text, exponent integer]")
-    if not _MANTISSA.fullmatch(pair[0]) or abs(pair[1]) > MAX_EXPONENT2:
+    if not _MANTISSA.fullmatch(pair[0]) or abs(pair[1]) > (MAX_EXPONENT2 if pair[0].strip("-0") else ZERO_EXPONENT):
         raise Malformed(f"{name}: mantissa must be decimal digits (at most {MAX_DIGITS}) and |exponent| <= {MAX_EXPONENT2}")
-    return Fraction(int(pair[0])) * Fraction(2) ** pair[1]
+    return Fraction(int(pair[0])) * Fraction(2) ** pair[1] if pair[0].strip("-0") else Fraction(0)
 
 
 def _floor_log10(a: Fraction) -> int:

@@ -39,13 +39,21 @@ SIGMA_RANGE = (Fraction(1, 10**6), Fraction(10**12))
 MAX_STEPS, MAX_PHASES, ALPHA_MAX, MAX_BITS = 10**15, 100_000, 4096, 8000
 #: most terms of (MTZ19 3.3-I) the kernel evaluates for one certificate (else: cannot decide)
 MAX_TERMS = 400_000
-EQUATIONS = {"rdp_int": "MTZ19 Sec. 3", "rdp_chord": "MTZ19 Sec. 3 + convexity chord", "rdp_total": "Mironov17 Prop. 1", "epsilon": "Balle20 Thm 21"}
+EQUATIONS = {
+    "rdp_int": "MTZ19 Sec. 3",
+    "rdp_chord": "MTZ19 Sec. 3 + convexity chord",
+    "rdp_integral": "MTZ19 Sec. 3 integral (or chord if smaller)",
+    "rdp_total": "Mironov17 Prop. 1",
+    "epsilon": "Balle20 Thm 21",
+}
 _PHASE_KEY = re.compile(r"phase\[(0|[1-9][0-9]{0,5})\]\.(sampling_rate|noise_multiplier|steps)")
 
 
-def _known_input(name: str) -> bool:
+def _known_input(name: str, n: int) -> bool:
+    """An input this kind records for n phases (a provenance ``.note`` is informational: not checked here)."""
     base = name[:-5] if name.endswith(".note") else name
-    return base in CONTRACT or base in ("phases", "source", "delta") or _PHASE_KEY.fullmatch(base) is not None
+    m = _PHASE_KEY.fullmatch(base)
+    return base in CONTRACT or base in ("phases", "source", "delta") or m is not None and int(m.group(1)) < n
 
 
 def _number(inputs: dict, key: str, failed: list) -> Fraction | None:
@@ -160,20 +168,20 @@ def _plan(doc: dict, der: Derivation, phases: list, delta: Fraction, alpha: Frac
 
 def _equations(doc: dict, alpha: Fraction, mode: str, der: Derivation) -> None:
     """The recorded equations say which bound each quantity is (the conversion must be Balle20 Thm 21)."""
-    rdp_eq = EQUATIONS["rdp_int"] if alpha.denominator == 1 else EQUATIONS["rdp_chord"] if mode == "chord" else None
+    rdp_eq = EQUATIONS["rdp_int"] if alpha.denominator == 1 else EQUATIONS["rdp_chord" if mode == "chord" else "rdp_integral"]
     for name, q in doc["quantities"].items():
         want = {"alpha": "witness", "rdp_total": EQUATIONS["rdp_total"], "epsilon": EQUATIONS["epsilon"]}.get(name, rdp_eq)
-        if isinstance(q, dict) and want is not None and q.get("equation") != want:
+        if isinstance(q, dict) and q.get("equation") != want:
             raise Malformed(f"quantity {name}: equation {str(q.get('equation'))[:60]!r}, the kernel evaluates {want!r}")
 
 
 def derive(doc: dict) -> Derivation:
     """Everything the kernel needs to judge a dpsgd/renyi-poisson certificate (see document.Derivation)."""
     der = Derivation()
-    unknown = sorted(k for k in doc["inputs"] if not _known_input(k))
+    phases, delta = read_inputs(doc["inputs"], der.failed)
+    unknown = sorted(k for k in doc["inputs"] if not _known_input(k, len(phases)))
     if unknown:
         raise Malformed(f"inputs: unknown input(s) {', '.join(unknown)[:200]}")
-    phases, delta = read_inputs(doc["inputs"], der.failed)
     got = _witnesses(doc["witnesses"], der)
     if der.failed or got is None:
         return der

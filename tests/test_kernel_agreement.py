@@ -1,0 +1,179 @@
+"""The kernel (certify_kernel) and `certify verify` agree on every genuine and forged certificate of the covered kinds.
+
+Forgeries come from the forger suites' own tools (tests/test_forger.py: ``regenerate``, ``reseal``;
+tests/test_forger19.py: ``edits_of``, ``_claim_edits``, the alpha, fractional-mode and schedule forgeries).
+For each one both checkers give a verdict; "accept" is exit 0, "refuse" is exit 4 or 5, and the kernel may also
+say "cannot decide" (exit 3), which is never counted as agreement with an accept.
+
+One class of disagreement is by design and asserted as such: a recorded ball edited by an ulp or a radius
+factor (``mid mantissa +-1``, ``rad halved``, ``rad x4``, ``rad x2 + 1 ulp with its decimals``) still
+encloses the true value, which the kernel proves at twice the recorded precision and accepts; `certify verify`
+refuses it because it demands that its own recomputation at the recorded precision reproduces the ball.
+For those the test checks that the statement is indeed true (an independent 60-digit mpmath reference lies
+inside the forged ball).
+"""
+
+import copy
+import os
+import sys
+from fractions import Fraction
+
+import pytest
+
+import certify_kernel
+from certify.verify import verify_document
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_forge19 import renyi_poisson_reference  # noqa: E402
+from test_forger import regenerate, reseal  # noqa: E402
+from test_forger19 import ALPHA_FORGERIES, SCHEDULE_FORGERIES, _claim_edits, edits_of, genuine  # noqa: E402
+
+KIND = "dpsgd/renyi-poisson"
+#: edits that keep a recorded ball true but not reproducible by certify at the recorded precision
+TRUE_BUT_NOT_REPRODUCED = ("mid mantissa -1", "mid mantissa +1", "rad halved", "rad x4", "rad x2 + 1 ulp with its decimals")
+
+
+def certify_verdict(doc) -> int:
+    from certify.balls import InputError
+
+    try:
+        return verify_document(copy.deepcopy(doc)).exit_code
+    except InputError:
+        return 2
+
+
+def _witness_edit(doc, key, value):
+    d = copy.deepcopy(doc)
+    d["witnesses"][key] = value
+    return reseal(d)
+
+
+def _regenerated(doc, **edits):
+    def edit(w):
+        w.update(edits)
+
+    try:
+        return regenerate(doc, witnesses=edit)
+    except Exception:  # the producer's evaluator refuses the edit: nothing consistent to forge
+        return None
+
+
+def forgeries():
+    """(label, forged document) for dpsgd/renyi-poisson."""
+    doc = genuine(KIND)
+    yield from edits_of(doc)
+    for label, edit in _claim_edits():
+        d = genuine(KIND)
+        out = edit(d)
+        yield f"claim edit: {label}", out if out is not None else d
+    for edit, _ in SCHEDULE_FORGERIES:
+        d = copy.deepcopy(doc)
+        d["inputs"].update(edit)
+        yield f"inputs {sorted(edit.items())!r:.60}", reseal(d)
+    for a in ALPHA_FORGERIES:
+        yield f"alpha witness {a!r:.30}", _witness_edit(doc, "alpha", a)
+        yield f"alpha regenerated {a!r:.30}", _regenerated(doc, alpha=a)
+    for mode in ("integral", "exact", "", None, 1, ["integral"]):
+        yield f"fractional {mode!r}", _witness_edit(doc, "fractional", mode)
+    for bound in ("1", "1.7252", "1.725229559e0", "-1", "x", "1e999999"):
+        yield f"epsilon_bound {bound}", _regenerated(doc, epsilon_bound=bound)
+    for edit in ({"phase[0].steps": "100000"}, {"phase[0].noise_multiplier": "1/2"}, {"phase[0].sampling_rate": "1"}, {"delta": "1e-300"}):
+        yield f"regenerated at {edit}", regenerate(doc, inputs=edit)
+
+
+def _genuine_docs():
+    from certify import api
+
+    yield "example", genuine(KIND)
+    for q, s, t, d, alpha in GENUINE_RUNS:
+        r = api.dpsgd_epsilon(sampling="poisson", adjacency="add-remove", sampling_rate=q, noise_multiplier=s, steps=t, delta=d, alpha=alpha)
+        yield f"api q={q} sigma={s} alpha={alpha}", r.certificate.to_json()
+    phases = [{"sampling_rate": "1/100", "noise_multiplier": "1", "steps": 100}, {"sampling_rate": "0.02", "noise_multiplier": "2", "steps": 300}]
+    phases.append(dict(phases[0]))
+    r = api.dpsgd_epsilon(sampling="poisson", adjacency="add-remove", schedule=phases, delta="1e-6")
+    yield "schedule of 3 phases", r.certificate.to_json()
+
+
+GENUINE_RUNS = [
+    ("0.01", "1.1", 1000, "1e-5", None),
+    ("1/256", "0.8", 5000, "1e-7", None),
+    ("1", "50", 3, "1e-6", None),
+    ("1e-30", "3", 10, "0.5", None),
+    ("0.001", "0.7", 100000, "1e-9", "3/2"),
+    ("0.05", "1.5", 200, "1e-5", "64"),
+]
+
+
+def _reference(doc) -> dict:
+    """The 60-digit mpmath references of a one-phase certificate (tests/reference_forge19.py)."""
+    i, w, fr = doc["inputs"], doc["witnesses"], Fraction
+    q, s, t, d = fr(i["phase[0].sampling_rate"]), fr(i["phase[0].noise_multiplier"]), int(i["phase[0].steps"]), fr(i["delta"])
+    return renyi_poisson_reference(fr(w["alpha"].strip()), q, s, t, d)
+
+
+def _label_class(label: str) -> bool:
+    return any(label.endswith(": " + e) for e in TRUE_BUT_NOT_REPRODUCED)
+
+
+def _forged_ball_is_true(doc, label) -> bool:
+    """The forged ball (in a one-phase chord certificate) contains the independent 60-digit mpmath reference."""
+    w, fr = doc["witnesses"], Fraction
+    ref = _reference(doc)
+    name = label.split(":")[0]
+    q = doc["quantities"][name]["ball"]
+    m = fr(int(q["mid"][0])) * fr(2) ** q["mid"][1]
+    r = fr(int(q["rad"][0])) * fr(2) ** q["rad"][1]
+    value = {"rdp[0]": "rdp", "rdp_total": "rdp_total", "epsilon": "epsilon", "alpha": None}[name]
+    if value is None:
+        return m - r <= fr(w["alpha"]) <= m + r
+    import mpmath as mp
+
+    with mp.workdps(60):
+        x = ref[value]
+        return m - r <= fr(mp.nstr(x, 55)) <= m + r  # (55 digits: far inside the balls' 37-digit width)
+
+
+@pytest.fixture(scope="module")
+def verdicts():
+    out = []
+    for label, doc in forgeries():
+        if doc is not None:
+            out.append((label, doc, certify_verdict(doc), certify_kernel.check_document(copy.deepcopy(doc))))
+    return out
+
+
+def test_genuine_certificates_accepted_by_both():
+    for label, doc in _genuine_docs():
+        v = certify_kernel.check_document(copy.deepcopy(doc))
+        assert certify_verdict(doc) == 0 and v.status == 0, (label, v.message)
+
+
+def test_forgeries_refused_by_both(verdicts):
+    assert len(verdicts) > 400  # the suites' edits are all there
+    for label, doc, c, k in verdicts:
+        if _label_class(label) and c == 4 and k.status == 0:
+            assert _forged_ball_is_true(doc, label), label  # the kernel accepted a true statement
+            continue
+        assert (c == 0) == (k.status == 0), (label, c, k.status, k.message)
+        assert k.status in (0, 4, 5) or k.status == 2 and c == 2, (label, c, k.message)
+
+
+def test_the_designed_disagreement_is_only_the_unreproducible_balls(verdicts):
+    differ = sorted(label for label, _, c, k in verdicts if (c == 0) != (k.status == 0))
+    assert differ and all(_label_class(label) for label in differ), differ
+
+
+def test_kernel_never_accepts_a_false_epsilon(verdicts):
+    """Every certificate the kernel accepts states an epsilon_bound above the 60-digit reference epsilon."""
+    for label, doc, _, k in verdicts:
+        if k.status != 0:
+            continue
+        i, w = doc["inputs"], doc["witnesses"]
+        if i.get("phases") != "1":
+            continue
+        fr = Fraction
+        ref = _reference(doc)
+        import mpmath as mp
+
+        with mp.workdps(60):
+            assert fr(mp.nstr(ref["epsilon"], 55)) <= fr(w["epsilon_bound"]), label
