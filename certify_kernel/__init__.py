@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import document, poisson
+from . import document, objpert, poisson
 from .document import EXIT_INCONSISTENT, EXIT_INPUT, EXIT_NOT_PROVED, EXIT_OK, EXIT_UNDECIDED, Refused
 from .numbers import Malformed, Undecided, working_precision
 
 #: kind -> module with ``derive(doc) -> Derivation``
-KINDS = {poisson.KIND: poisson}
+KINDS = {poisson.KIND: poisson, objpert.KIND: objpert}
 #: bits of the kernel's intervals: well above the recorded precision, so its enclosures sit inside recorded balls
 EXTRA_BITS = 64
 
@@ -64,6 +64,8 @@ def check_document(doc) -> Verdict:
         return Verdict(EXIT_INCONSISTENT, f"malformed certificate: {str(err)[:200]}")
     except (Undecided, ArithmeticError, RecursionError, MemoryError) as err:
         return Verdict(EXIT_UNDECIDED, f"cannot decide: {type(err).__name__}: {str(err)[:200]}")
+    except Exception as err:  # noqa: BLE001 - a kernel failure never becomes a verdict of true or false
+        return Verdict(EXIT_UNDECIDED, f"cannot decide: the kernel failed ({type(err).__name__}: {str(err)[:160]})")
 
 
 def _judge(doc: dict, module) -> Verdict:
