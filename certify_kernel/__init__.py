@@ -68,8 +68,21 @@ def check_document(doc) -> Verdict:
         return Verdict(EXIT_UNDECIDED, f"cannot decide: the kernel failed ({type(err).__name__}: {str(err)[:160]})")
 
 
+#: the last derivations, keyed by what they depend on (kind, precision, inputs, witnesses): a pure function of it
+_MEMO: dict = {}
+
+
+def _derive(doc: dict, module):
+    key = document.canonical([doc["kind"], doc["precision"], doc["inputs"], doc["witnesses"]])
+    if key not in _MEMO:
+        if len(_MEMO) >= 8:
+            _MEMO.clear()
+        _MEMO[key] = module.derive(doc)
+    return _MEMO[key]
+
+
 def _judge(doc: dict, module) -> Verdict:
-    der = module.derive(doc)
+    der = _derive(doc, module)
     if der.failed:
         return Verdict(EXIT_NOT_PROVED, f"hypothesis fails: {der.failed[0]} (the certificate proves nothing)")
     problems, unsure = [], list(der.unsure)

@@ -53,6 +53,7 @@ class Derivation:
     ``conclusions``: conclusion name -> (claim name, hypotheses, texts the statement must quote).
     ``failed``: hypotheses on the inputs that fail (the certificate proves nothing: exit 5).
     ``unsure``: reasons the kernel cannot decide something it needs (exit 3 unless refused otherwise).
+    ``equations``: the equation label each quantity must record.
     """
 
     values: dict = field(default_factory=dict)
@@ -61,6 +62,8 @@ class Derivation:
     conclusions: dict = field(default_factory=dict)
     failed: list = field(default_factory=list)
     unsure: list = field(default_factory=list)
+    #: quantity name -> the equation label it must record (which formula the recorded number is)
+    equations: dict = field(default_factory=dict)
 
 
 def load(text: str | bytes) -> dict:
@@ -96,11 +99,14 @@ def check_shape(doc) -> dict:
     return doc
 
 
+def canonical(obj) -> str:
+    """Canonical JSON text: sorted keys, no spaces, ASCII escapes."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
 def digest_of(doc: dict) -> str:
-    """sha256 of the canonical JSON (sorted keys, no spaces, ASCII escapes) of the checked keys."""
-    body = {k: doc[k] for k in CHECKED_KEYS}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    """sha256 of the canonical JSON of the checked keys."""
+    return "sha256:" + hashlib.sha256(canonical({k: doc[k] for k in CHECKED_KEYS}).encode()).hexdigest()
 
 
 def check_digest(doc: dict) -> None:
@@ -144,6 +150,9 @@ def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list)
             lo, hi = recorded_ball(name, recorded[name])
         except Malformed as err:
             problems.append(str(err))
+            continue
+        if name in der.equations and recorded[name]["equation"] != der.equations[name]:
+            problems.append(f"quantity {name}: equation {str(recorded[name]['equation'])[:60]!r}, the kernel evaluates {der.equations[name]!r}")
             continue
         if name not in der.values:
             continue

@@ -69,9 +69,13 @@ def q1_point(t: Fraction, prec: int) -> tuple[Fraction, Fraction]:
     """(lo, hi) enclosing Q1(t) = phi(t) - t Q(t) (44), Q(t) = (1 - erf(t/sqrt 2))/2, at an exact point t.
 
     1 - erf loses about 0.72 t^2 bits and phi - tQ about 2 log2 t more: they are added to the precision.
+    Beyond |t| = MAX_T: 0 <= Q1(s) <= phi(s) for s >= 0 (Q1 = phi - sQ, sQ >= 0), and Q1(-s) = s + Q1(s)
+    (Q1(t) = E[(W - t)_+] and E[(W + s)_+] = s + E[(-W - s)_+]).
     """
     if abs(t) > MAX_T:
-        raise Undecided(f"Q1 at |t| > {MAX_T} is not evaluated by the kernel")
+        s = interval(abs(t))
+        phi = bounds(iv.exp(-s * s / 2) / iv.sqrt(2 * iv.pi))[1]
+        return (Fraction(0), phi) if t > 0 else (abs(t), abs(t) + phi)
     extra = int(0.75 * float(t) ** 2) + 2 * abs(t).numerator.bit_length() + 40
     with working_precision(prec + extra):
         ti = interval(t)
@@ -255,6 +259,14 @@ def c13_reason(p: dict, c: dict, N: int, eps: Fraction, target: Fraction) -> tup
 # --------------------------------------------------------------------------------------------
 # The certificate: witnesses, recorded names, claims, conclusions
 # --------------------------------------------------------------------------------------------
+#: the equation (of the paper) each recorded quantity evaluates
+EQUATIONS = {"d_star": "(2)", "L": "Lemma B.1", "M": "Lemma B.2", "G": "Lemma B.5", "Delta_H": "Section 3.1", "eta": "Section 3.2"}
+EQUATIONS.update(rho="Section 3.2", sigma="Theorem 4.1", r_u="Theorem 4.1", r_prime="Theorem 4.1", R_bar="Theorem 4.1", B="Lemma A.9")
+EQUATIONS.update(threshold7="(7)", iterations="(7)", rho_half_N="(9)", tau_star="(8)", epsilon0_gaussian="(9)", epsilon0="(9)")
+EQUATIONS.update(delta_truncation="(10)", delta_divergence="(10)", delta="(10)", witnessed_failures="Theorem C.13")
+EQUATIONS.update(first_passing_iterations="Theorem C.13", gamma_N="Lemma A.9", nu_tilde_N="(22)", g_bar_N="Lemma C.5 (36)")
+EQUATIONS.update(alpha_bar="(47)", radius_step="(47)", radius_gap="(47)", Delta_xi="(48)", tau="(48)", s_N="C.4", delta_N="(50)")
+EQUATIONS.update(delta_N_previous="(50)")
 Q41 = ("d_star", "L", "M", "G", "Delta_H", "eta", "rho", "sigma", "r_u", "r_prime", "R_bar", "B", "threshold7", "iterations")
 Q41 += ("rho_half_N", "tau_star", "epsilon0_gaussian", "epsilon0", "delta_truncation", "delta_divergence", "delta")
 QC13 = ("witnessed_failures", "first_passing_iterations", "gamma_N", "nu_tilde_N", "g_bar_N", "alpha_bar", "radius_step", "radius_gap")
@@ -396,4 +408,5 @@ def derive(doc: dict) -> Derivation:
     _values_4_1(doc, der, p, c, N)
     if "target_delta" in inputs:
         _c13(doc, der, p, c, N)
+    der.equations = {k: EQUATIONS[k] for k in der.names}
     return der

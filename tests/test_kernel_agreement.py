@@ -26,7 +26,7 @@ from certify.verify import verify_document
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reference_forge19 import renyi_poisson_reference  # noqa: E402
 from test_forger import regenerate, reseal  # noqa: E402
-from test_forger19 import ALPHA_FORGERIES, SCHEDULE_FORGERIES, _claim_edits, edits_of, genuine  # noqa: E402
+from test_forger19 import ALPHA_FORGERIES, SCHEDULE_FORGERIES, _claim_edits, _high_precision_values, edits_of, genuine  # noqa: E402
 
 KIND = "dpsgd/renyi-poisson"
 #: edits that keep a recorded ball true but not reproducible by certify at the recorded precision
@@ -177,3 +177,126 @@ def test_kernel_never_accepts_a_false_epsilon(verdicts):
 
         with mp.workdps(60):
             assert fr(mp.nstr(ref["epsilon"], 55)) <= fr(w["epsilon_bound"]), label
+
+
+# --------------------------------------------------------------------------------------------
+# objpert/theorem-4.1 (Watkins-Arora Theorem 4.1 and Theorem C.13)
+# --------------------------------------------------------------------------------------------
+OBJPERT = "objpert/theorem-4.1"
+
+
+def _objpert_genuine():
+    from certify.objpert import tables as T
+    from certify.objpert.certificates import certify_theorem_4_1
+    from certify.objpert.problem import make_loss, make_problem
+
+    yield "example", genuine(OBJPERT)
+    yield "smallest N", certify_theorem_4_1(T.example_problem("1/100"), "1").to_json()
+    yield "given N, no target", certify_theorem_4_1(T.example_problem("1/10"), "1/2", iterations=400).to_json()
+    custom = make_problem(n="5000", d="30", mu="0.05", zeta="2", loss=make_loss("custom", "1", "1/2", "1/5"), u="5", sigma="0.004", eta="2/5")
+    yield "custom loss, eta < 1/L, target", certify_theorem_4_1(custom, "3/2", target_delta="1e-5").to_json()
+
+
+def _truncate_failures(w, N1):
+    runs = []
+    for run in w["theorem_C13"]["failures"]:
+        if run["from"] >= N1:
+            break
+        runs.append(dict(run, to=min(run["to"], N1 - 1)))
+    w["theorem_C13"]["failures"] = runs
+    w["theorem_C13"]["first_passing_iterations"] = N1
+
+
+def _objpert_witness_forgeries(doc):
+    def w_edit(f):
+        d = copy.deepcopy(doc)
+        f(d["witnesses"])
+        return reseal(d)
+
+    c13 = "theorem_C13"
+    yield "reason swapped", w_edit(lambda w: w[c13]["failures"][1].update(reason="eps < s_N"))
+    yield "first passing 518", w_edit(lambda w: _truncate_failures(w, 518))
+    yield "radii", w_edit(lambda w: w[c13].update(radii="r = r_u, r' = 2 r_u"))
+    yield "rule", w_edit(lambda w: w.update(iterations_rule="smallest integer satisfying (7)"))
+    yield "iterations 1499", w_edit(lambda w: w.update(iterations=1499))
+    yield "iterations as float", w_edit(lambda w: w.update(iterations=1500.0))
+    yield "reported 1e-20 kept", w_edit(lambda w: w.update(reported_delta="1e-20"))
+    yield "unknown witness", w_edit(lambda w: w.update(extra="1"))
+    for label, f in (
+        ("regenerated reported 1e-20", lambda w: w.update(reported_delta="1e-20")),
+        ("regenerated first passing 300", lambda w: _truncate_failures(w, 300)),
+        ("regenerated reported 5.16e-8", lambda w: w.update(reported_delta="5.16e-8")),
+    ):
+        yield label, regenerate(doc, witnesses=f)
+
+
+def _objpert_input_forgeries(doc):
+    for edit in (
+        {"mu": "1/50"},
+        {"eta": "4"},
+        {"eta": "100"},
+        {"L2": "1/8"},
+        {"L3": "1/10"},
+        {"loss": "custom"},
+        {"noise_multiplier": "6"},
+        {"u": "-1"},
+        {"sigma": "0"},
+        {"n": "1000000.5"},
+        {"epsilon": "1/100"},
+        {"target_delta": "1e-8"},
+        {"extra": "1"},
+    ):
+        d = copy.deepcopy(doc)
+        d["inputs"].update(edit)
+        yield f"inputs {edit}", reseal(d)
+    yield "regenerated N = 1000 (below (7))", regenerate(doc, {"iterations": "1000"}, lambda w: w.update(iterations=1000, reported_delta="1e-7"))
+    yield "regenerated eps = 1/100", regenerate(doc, {"epsilon": "1/100"}, lambda w: w.pop("theorem_C13"), drop=("target_delta",))
+
+
+def objpert_forgeries():
+    doc = genuine(OBJPERT)
+    yield from edits_of(doc, names=("delta", "delta_N", "threshold7"))
+    for name in ("alpha_bar", "epsilon0"):  # the decimal and consistent-widening edits of two more
+        yield from ((label, d) for label, d in edits_of(doc, names=(name,)) if "." in label.split(":")[0] or "decimals" in label)
+    yield from _objpert_witness_forgeries(doc)
+    yield from _objpert_input_forgeries(doc)
+    for i in (0, 3, 5):
+        d = copy.deepcopy(doc)
+        d["claims"][i]["holds"] = not d["claims"][i]["holds"]
+        yield f"claim {i} flipped", reseal(d)
+    d = copy.deepcopy(doc)
+    d["conclusions"][0]["hypotheses"] = d["conclusions"][0]["hypotheses"][:1]
+    yield "conclusion hypothesis dropped", reseal(d)
+    d = copy.deepcopy(doc)
+    d["conclusions"][0]["statement"] = d["conclusions"][0]["statement"].replace("5.17e-8", "1e-9")
+    yield "conclusion statement edited", reseal(d)
+    smallest = dict(_objpert_genuine())["smallest N"]
+    yield "smallest N + 5", regenerate(smallest, witnesses=lambda w: w.update(iterations=w["iterations"] + 5))
+
+
+@pytest.fixture(scope="module")
+def objpert_verdicts():
+    out = []
+    for label, doc in objpert_forgeries():
+        out.append((label, doc, certify_verdict(doc), certify_kernel.check_document(copy.deepcopy(doc))))
+    return out
+
+
+def test_objpert_genuine_certificates_accepted_by_both():
+    for label, doc in _objpert_genuine():
+        v = certify_kernel.check_document(copy.deepcopy(doc))
+        assert certify_verdict(doc) == 0 and v.status == 0, (label, v.message)
+
+
+@pytest.mark.slow  # about 10 CPU s (each forged file is re-derived by both checkers)
+def test_objpert_forgeries_refused_by_both(objpert_verdicts):
+    assert len(objpert_verdicts) > 250
+    for label, doc, c, k in objpert_verdicts:
+        if _label_class(label) and c == 4 and k.status == 0:  # a true but unreproducible ball (module docstring):
+            name, q = label.split(":")[0], doc["quantities"][label.split(":")[0]]["ball"]
+            m, r = Fraction(int(q["mid"][0])) * Fraction(2) ** q["mid"][1], Fraction(int(q["rad"][0])) * Fraction(2) ** q["rad"][1]
+            lo, hi, _ = _high_precision_values(doc)[name]  # certify's evaluator at 4x the precision (Arb)
+            assert m - r <= lo and hi <= m + r, label
+            continue
+        assert (c == 0) == (k.status == 0), (label, c, k.status, k.message)
+        assert k.status in (0, 4, 5), (label, c, k.message)
