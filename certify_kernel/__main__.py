@@ -10,6 +10,7 @@ from .document import EXIT_INPUT, MAX_BYTES
 
 
 def main(argv: list[str]) -> int:
+    """Check the one certificate named in argv; bad usage or an unreadable file: one line on stderr, exit 2."""
     if len(argv) != 1:
         print("usage: python -m certify_kernel CERTIFICATE.json", file=sys.stderr)
         return EXIT_INPUT

@@ -140,6 +140,7 @@ def recorded_ball(name: str, q) -> tuple[Fraction, Fraction]:
 
 
 def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list) -> None:
+    """Step 3: the recorded set of quantities, their layout and decimals, equations, and the kernel's enclosures."""
     recorded = doc["quantities"]
     if set(recorded) != der.names:
         diff = sorted(set(recorded) ^ der.names)

@@ -185,7 +185,7 @@ def expm1_interval(x):
             j += 1
             term = term * x / j
             total = total + term
-            if j > iv.prec + 16 or j > 2 and (term * x).b < total.a * iv.mpf(2) ** (-iv.prec - 8):
+            if j > iv.prec + 16 or j > 2 and (term * x).b <= total.a * iv.mpf(2) ** (-iv.prec - 8):
                 break
         rem = 2 * term * x / (j + 1)
         return total + iv.mpf([0, rem.b])
@@ -204,7 +204,7 @@ def log1p_interval(s):
             j += 1
             power = power * s
             total = total + (power / j if j % 2 else -power / j)
-            if j > iv.prec + 16 or j > 2 and (power * s).b < total.a * iv.mpf(2) ** (-iv.prec - 8):
+            if j > iv.prec + 16 or j > 2 and (power * s).b <= total.a * iv.mpf(2) ** (-iv.prec - 8):
                 break
         tail = (power * s / (j + 1)).b
         return total + iv.mpf([-tail, tail])

@@ -57,7 +57,7 @@ def _erf(x):
         ratio = x2 / (2 * n + 3)
         term = term * ratio
         n += 1
-        if ratio.b < 0.5 and term.b < total.a * tol or n > 10**6:
+        if ratio.b < 0.5 and term.b <= total.a * tol or n > 4 * float(x2.b) + 2 * iv.prec + 64:
             break
     if ratio.b >= 0.5:
         raise Undecided("erf series did not converge")
