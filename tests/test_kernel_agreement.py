@@ -148,6 +148,7 @@ def test_genuine_certificates_accepted_by_both():
         assert certify_verdict(doc) == 0 and v.status == 0, (label, v.message)
 
 
+@pytest.mark.slow  # about 8 CPU s for the ~560 forgeries (both checkers)
 def test_forgeries_refused_by_both(verdicts):
     assert len(verdicts) > 400  # the suites' edits are all there
     for label, doc, c, k in verdicts:
@@ -158,11 +159,13 @@ def test_forgeries_refused_by_both(verdicts):
         assert k.status in (0, 4, 5) or k.status == 2 and c == 2, (label, c, k.message)
 
 
+@pytest.mark.slow  # about 8 CPU s for the ~560 forgeries (both checkers)
 def test_the_designed_disagreement_is_only_the_unreproducible_balls(verdicts):
     differ = sorted(label for label, _, c, k in verdicts if (c == 0) != (k.status == 0))
     assert differ and all(_label_class(label) for label in differ), differ
 
 
+@pytest.mark.slow  # about 8 CPU s for the ~560 forgeries (both checkers)
 def test_kernel_never_accepts_a_false_epsilon(verdicts):
     """Every certificate the kernel accepts states an epsilon_bound above the 60-digit reference epsilon."""
     for label, doc, _, k in verdicts:
@@ -282,6 +285,14 @@ def objpert_verdicts():
     return out
 
 
+def test_registered_examples_accepted_by_both():
+    for kind in (KIND, OBJPERT):
+        doc = genuine(kind)
+        v = certify_kernel.check_document(copy.deepcopy(doc))
+        assert certify_verdict(doc) == 0 and v.status == 0, (kind, v.message)
+
+
+@pytest.mark.slow  # about 2.5 CPU s (two Theorem C.13 searches)
 def test_objpert_genuine_certificates_accepted_by_both():
     for label, doc in _objpert_genuine():
         v = certify_kernel.check_document(copy.deepcopy(doc))
@@ -300,3 +311,27 @@ def test_objpert_forgeries_refused_by_both(objpert_verdicts):
             continue
         assert (c == 0) == (k.status == 0), (label, c, k.status, k.message)
         assert k.status in (0, 4, 5), (label, c, k.message)
+
+
+def _representative():
+    """A few forgeries of each kind that a fast run keeps (each a different failure)."""
+    doc, op = genuine(KIND), genuine(OBJPERT)
+    d = copy.deepcopy(doc)
+    d["inputs"]["delta"] = "2"
+    yield "poisson delta 2", reseal(d), 5
+    yield "poisson epsilon_bound 1", _regenerated(doc, epsilon_bound="1"), 5
+    yield "poisson alpha 1", _witness_edit(doc, "alpha", "1"), 4
+    d = copy.deepcopy(doc)
+    d["claims"][-1]["holds"] = False
+    yield "poisson claim flipped", reseal(d), 4
+    yield "objpert reported 1e-20", regenerate(op, witnesses=lambda w: w.update(reported_delta="1e-20")), 5
+    yield "objpert first passing 518", _witness_edit(op, "theorem_C13", dict(op["witnesses"]["theorem_C13"], first_passing_iterations=518)), 4
+    d = copy.deepcopy(op)
+    d["inputs"]["eta"] = "4"
+    yield "objpert eta above 1/L", reseal(d), 5
+
+
+def test_representative_forgeries_refused_by_both():
+    for label, doc, status in _representative():
+        k = certify_kernel.check_document(copy.deepcopy(doc))
+        assert certify_verdict(doc) == status and k.status in (4, 5), (label, k.status, k.message)
