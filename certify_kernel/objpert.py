@@ -65,29 +65,41 @@ def _erf(x):
     return 2 / iv.sqrt(iv.pi) * iv.exp(-x * x) * total
 
 
-def q1_point(t: Fraction, prec: int) -> tuple[Fraction, Fraction]:
-    """(lo, hi) enclosing Q1(t) = phi(t) - t Q(t) (44), Q(t) = (1 - erf(t/sqrt 2))/2, at an exact point t.
+def _q1_series(ti, nonnegative: bool, magnitude: float, prec: int):
+    """Q1 = phi - t Q over an interval (or exact point) ti of one sign, Q = (1 -+ erf(|t|/sqrt 2))/2 (44).
 
     1 - erf loses about 0.72 t^2 bits and phi - tQ about 2 log2 t more: they are added to the precision.
+    """
+    with working_precision(prec + int(0.75 * magnitude**2) + 2 * int(magnitude).bit_length() + 40):
+        ti = interval(ti) if isinstance(ti, Fraction) else ti
+        erf = _erf(abs(ti) / iv.sqrt(2))
+        q = (1 - erf) / 2 if nonnegative else (1 + erf) / 2
+        return phi_interval(ti) - ti * q
+
+
+def phi_interval(t):
+    """The standard normal density phi(t) = e^(-t^2/2)/sqrt(2 pi)."""
+    return iv.exp(-t * t / 2) / iv.sqrt(2 * iv.pi)
+
+
+def q1_point(t: Fraction, prec: int) -> tuple[Fraction, Fraction]:
+    """(lo, hi) enclosing Q1(t) (44) at an exact point t.
+
     Beyond |t| = MAX_T: 0 <= Q1(s) <= phi(s) for s >= 0 (Q1 = phi - sQ, sQ >= 0), and Q1(-s) = s + Q1(s)
     (Q1(t) = E[(W - t)_+] and E[(W + s)_+] = s + E[(-W - s)_+]).
     """
     if abs(t) > MAX_T:
-        s = interval(abs(t))
-        phi = bounds(iv.exp(-s * s / 2) / iv.sqrt(2 * iv.pi))[1]
+        phi = bounds(phi_interval(interval(abs(t))))[1]
         return (Fraction(0), phi) if t > 0 else (abs(t), abs(t) + phi)
-    extra = int(0.75 * float(t) ** 2) + 2 * abs(t).numerator.bit_length() + 40
-    with working_precision(prec + extra):
-        ti = interval(t)
-        erf = _erf(abs(ti) / iv.sqrt(2))
-        q = (1 - erf) / 2 if t >= 0 else (1 + erf) / 2
-        phi = iv.exp(-ti * ti / 2) / iv.sqrt(2 * iv.pi)
-        return bounds(phi - ti * q)
+    return bounds(_q1_series(t, t >= 0, float(abs(t)), prec))
 
 
 def q1(t):
-    """Q1 over an interval t: Q1 decreases (Q1' = -Q < 0), so [Q1(hi), Q1(lo)] encloses it."""
+    """Q1 over an interval t: in one evaluation when t has one sign and |t| <= MAX_T, else by monotonicity
+    (Q1' = -Q < 0, so [Q1(hi), Q1(lo)] encloses it)."""
     lo, hi = bounds(t)
+    if abs(lo) <= MAX_T and abs(hi) <= MAX_T and (lo >= 0 or hi <= 0):
+        return _q1_series(t, lo >= 0, float(max(abs(lo), abs(hi))), iv.prec)
     return _ivf((q1_point(hi, iv.prec)[0], q1_point(lo, iv.prec)[1]))
 
 
