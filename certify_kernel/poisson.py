@@ -24,6 +24,7 @@ from fractions import Fraction
 from mpmath import iv
 
 from .document import Derivation
+from .provenance import check_notes
 from .numbers import Malformed, bounds, expm1_interval, interval, log1p_interval, log_interval, parse_exact, parse_int
 
 KIND = "dpsgd/renyi-poisson"
@@ -50,7 +51,7 @@ _PHASE_KEY = re.compile(r"phase\[(0|[1-9][0-9]{0,5})\]\.(sampling_rate|noise_mul
 
 
 def _known_input(name: str, n: int) -> bool:
-    """An input this kind records for n phases (a provenance ``.note`` is informational: not checked here)."""
+    """An input this kind records for n phases (a provenance ``.note`` is checked by provenance.check_notes)."""
     base = name[:-5] if name.endswith(".note") else name
     m = _PHASE_KEY.fullmatch(base)
     return base in CONTRACT or base in ("phases", "source", "delta") or m is not None and int(m.group(1)) < n
@@ -180,6 +181,7 @@ def derive(doc: dict) -> Derivation:
     unknown = sorted(k for k in doc["inputs"] if not _known_input(k, len(phases)))
     if unknown:
         raise Malformed(f"inputs: unknown input(s) {', '.join(unknown)[:200]}")
+    check_notes(doc["inputs"], der.failed)
     got = _witnesses(doc["witnesses"], der)
     if der.failed or got is None:
         return der

@@ -26,7 +26,16 @@ from certify.verify import verify_document
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reference_forge19 import renyi_poisson_reference  # noqa: E402
 from test_forger import regenerate, reseal  # noqa: E402
-from test_forger19 import ALPHA_FORGERIES, SCHEDULE_FORGERIES, _claim_edits, _high_precision_values, edits_of, genuine  # noqa: E402
+from test_forger19 import (  # noqa: E402
+    ALPHA_FORGERIES,
+    LYING_NOTES,
+    SCHEDULE_FORGERIES,
+    _claim_edits,
+    _high_precision_values,
+    _opacus_doc,
+    edits_of,
+    genuine,
+)
 
 KIND = "dpsgd/renyi-poisson"
 #: edits that keep a recorded ball true but not reproducible by certify at the recorded precision
@@ -79,6 +88,8 @@ def forgeries():
         yield f"epsilon_bound {bound}", _regenerated(doc, epsilon_bound=bound)
     for edit in ({"phase[0].steps": "100000"}, {"phase[0].noise_multiplier": "1/2"}, {"phase[0].sampling_rate": "1"}, {"delta": "1e-300"}):
         yield f"regenerated at {edit}", regenerate(doc, inputs=edit)
+    for label, make in sorted(LYING_NOTES.items()):
+        yield f"lying note: {label}", make()
 
 
 def _genuine_docs():
@@ -92,6 +103,7 @@ def _genuine_docs():
     phases.append(dict(phases[0]))
     r = api.dpsgd_epsilon(sampling="poisson", adjacency="add-remove", schedule=phases, delta="1e-6")
     yield "schedule of 3 phases", r.certificate.to_json()
+    yield "Opacus history (binary-float notes)", _opacus_doc()
 
 
 GENUINE_RUNS = [
@@ -335,3 +347,22 @@ def test_representative_forgeries_refused_by_both():
     for label, doc, status in _representative():
         k = certify_kernel.check_document(copy.deepcopy(doc))
         assert certify_verdict(doc) == status and k.status in (4, 5), (label, k.status, k.message)
+
+
+def test_integral_mode_is_cannot_decide_never_a_reject():
+    """A genuine certificate whose fractional order is evaluated by quadrature: the kernel does not re-derive it."""
+    from certify import api
+
+    r = api.dpsgd_epsilon(
+        sampling="poisson",
+        adjacency="add-remove",
+        sampling_rate="0.01",
+        noise_multiplier="1.1",
+        steps=1000,
+        delta="1e-5",
+        alpha="37/4",
+        fractional="integral",
+    )
+    doc = r.certificate.to_json()
+    v = certify_kernel.check_document(copy.deepcopy(doc))
+    assert certify_verdict(doc) == 0 and v.status == 3 and "integral" in v.message, v.message
