@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -64,6 +65,8 @@ class Derivation:
     unsure: list = field(default_factory=list)
     #: quantity name -> the equation label it must record (which formula the recorded number is)
     equations: dict = field(default_factory=dict)
+    #: numbers (besides inputs, witnesses, operands and decimals) that statements may quote, e.g. a total step count
+    quotable: set = field(default_factory=set)
 
 
 def load(text: str | bytes) -> dict:
@@ -199,14 +202,67 @@ def _tri(true: bool, false: bool) -> bool:
     raise Undecided("the intervals overlap")
 
 
+_NUMBER = re.compile(r"(?<![\w.])-?[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?(?:/[0-9]+)?(?![\w.])")
+#: references to the papers' numbered statements ("Theorem 4.1", "Sec. 3.3"): not numbers
+_WORDS = "Theorem|Thm|Lemma|Corollary|Proposition|Prop\\.|Section|Sec\\.|Remark|Example|Appendix|Definition"
+_REFERENCE = re.compile(r"\b(?:" + _WORDS + r")\s+[A-Z]?[0-9]+(?:\.[0-9]+)*")
+#: small integers a statement may quote freely (phase indices, section and equation numbers)
+SMALL = 100
+
+
+def _collect(obj, out: set) -> None:
+    """Every exact number written in ``obj`` (strings that are numbers, integers), recursively."""
+    if isinstance(obj, dict):
+        for v in obj.values():
+            _collect(v, out)
+    elif isinstance(obj, list):
+        for v in obj:
+            _collect(v, out)
+    elif isinstance(obj, int) and not isinstance(obj, bool):
+        out.add(Fraction(obj))
+    elif isinstance(obj, str) and len(obj) < 200:
+        try:
+            out.add(parse_exact(obj, "number"))
+        except Malformed:
+            pass
+
+
+def quotable_numbers(doc: dict, der: Derivation) -> set:
+    """The numbers a statement may quote: inputs, witnesses, claim operands, recorded decimals, the kind's own."""
+    out = set(der.quotable)
+    _collect([doc["inputs"], doc["witnesses"]], out)
+    _collect([[c.get("lhs"), c.get("rhs")] for c in doc["claims"] if isinstance(c, dict)], out)
+    _collect([[q.get("lower"), q.get("upper")] for q in doc["quantities"].values() if isinstance(q, dict)], out)
+    return out
+
+
+def stray_numbers(text: str, quotable: set) -> list:
+    """The numbers quoted in ``text`` that are not quotable (a statement must not state numbers nobody checked)."""
+    stray = []
+    for token in _NUMBER.findall(_REFERENCE.sub("", text)):
+        try:
+            v = parse_exact(token, "statement number")
+        except Malformed:
+            stray.append(token)
+            continue
+        if v not in quotable and not (v.denominator == 1 and abs(v) <= SMALL):
+            stray.append(token)
+    return stray
+
+
 def compare_claims(doc: dict, der: Derivation, problems: list, unsure: list) -> dict:
     """Each recorded claim decided by the kernel; returns name -> holds (None: undecided)."""
     decided: dict = {}
+    quotable = quotable_numbers(doc, der)
     for i, c in enumerate(doc["claims"]):
         if not isinstance(c, dict) or set(c) != CLAIM_KEYS or not isinstance(c["name"], str) or c["name"] in decided:
             problems.append(f"claims[{i}]: malformed or repeated claim entry")
             continue
         name = c["name"]
+        stray = stray_numbers(c["statement"], quotable) if isinstance(c["statement"], str) else ["(not text)"]
+        if stray:
+            problems.append(f"claim {name}: its statement quotes number(s) that nothing checks: {', '.join(stray)[:100]}")
+            continue
         want = der.claims.get(name)
         if want is not None and (c["relation"] != want[1] or not _same(c["lhs"], want[0], der) or not _same(c["rhs"], want[2], der)):
             problems.append(f"claim {name}: states {c['lhs']} {c['relation']} {c['rhs']}, the kernel expects {' '.join(map(str, want))}")
@@ -251,9 +307,9 @@ def compare_conclusions(doc: dict, der: Derivation, decided: dict, problems: lis
         if c["claim"] != claim or c["hypotheses"] != list(hyps) or not isinstance(c["statement"], str):
             problems.append(f"conclusion {c['name']}: rests on other claims than the kernel's ({claim}; {', '.join(hyps)})")
             continue
-        absent = [t for t in quoted if t not in c["statement"]]
+        absent = [t for t in quoted if t not in c["statement"]] + stray_numbers(c["statement"], quotable_numbers(doc, der))
         if absent:
-            problems.append(f"conclusion {c['name']}: the statement does not quote the checked number(s) {', '.join(absent)}")
+            problems.append(f"conclusion {c['name']}: the statement misquotes the checked numbers ({', '.join(absent)[:100]})")
             continue
         parts = [decided.get(n) for n in (claim, *hyps)]
         holds = False if False in parts else (None if None in parts else True)

@@ -164,6 +164,7 @@ def _plan(doc: dict, der: Derivation, phases: list, delta: Fraction, alpha: Frac
         der.claims["hyp:" + name] = (lhs, rel, rhs)
         hyps.append("hyp:" + name)
     der.claims["dp"] = ("epsilon", "<=", bound)
+    der.quotable = {Fraction(len(phases)), Fraction(sum(t for _, _, t in phases))}  # "(3 phase(s), 500 steps; ..."
     der.conclusions["dp"] = ("dp", tuple(hyps), (f"({bound}, {d})-DP",))
 
 

@@ -20,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KERNEL = os.path.join(ROOT, "certify_kernel")
 SOURCES = sorted(os.path.join(KERNEL, f) for f in os.listdir(KERNEL) if f.endswith(".py"))
 #: what the kernel may import: the standard library modules it uses, and mpmath (python-flint is not used)
-ALLOWED = {"__future__", "contextlib", "dataclasses", "fractions", "hashlib", "json", "os", "re", "sys", "mpmath", "mpmath.libmp"}
+ALLOWED = {"__future__", "contextlib", "dataclasses", "fractions", "hashlib", "json", "math", "os", "re", "sys", "mpmath", "mpmath.libmp"}
 
 
 def _trees():
