@@ -149,11 +149,16 @@ def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list)
         diff = sorted(set(recorded) ^ der.names)
         problems.append(f"quantities: the recorded set differs from the kind's ({', '.join(diff)[:200]})")
         return
+    quotable = quotable_numbers(doc, der)
     for name in sorted(recorded):
         try:
             lo, hi = recorded_ball(name, recorded[name])
         except Malformed as err:
             problems.append(str(err))
+            continue
+        stray = stray_numbers(recorded[name].get("description", ""), quotable) if isinstance(recorded[name].get("description", ""), str) else ["?"]
+        if stray:
+            problems.append(f"quantity {name}: its description quotes number(s) that nothing checks: {', '.join(stray)[:100]}")
             continue
         if name in der.equations and recorded[name]["equation"] != der.equations[name]:
             problems.append(f"quantity {name}: equation {str(recorded[name]['equation'])[:60]!r}, the kernel evaluates {der.equations[name]!r}")
