@@ -92,8 +92,8 @@ def dyadic(pair, name: str) -> Fraction:
 
 
 def _floor_log10(a: Fraction) -> int:
-    """floor(log10(a)) for a > 0, exactly (estimate from lengths, then exact correction)."""
-    e = len(str(a.numerator)) - len(str(a.denominator))
+    """floor(log10(a)) for a > 0, exactly (estimate from bit lengths, then exact correction; no int-to-str)."""
+    e = (a.numerator.bit_length() - a.denominator.bit_length()) * 30103 // 100000
     while Fraction(10) ** e > a:
         e -= 1
     while Fraction(10) ** (e + 1) <= a:
