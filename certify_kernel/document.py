@@ -51,7 +51,7 @@ class Derivation:
     ``values``: quantity name -> (lo, hi), exact rationals enclosing the quantity's true value.
     ``names``: every quantity name the certificate must record (those not in ``values`` are not checked).
     ``claims``: claim name -> (lhs, relation, rhs) the kernel requires (the recorded claim must say exactly that).
-    ``conclusions``: conclusion name -> (claim name, hypotheses, texts the statement must quote).
+    ``conclusions``: conclusion name -> (claim name, hypotheses, values the statement must quote, however spelt).
     ``failed``: hypotheses on the inputs that fail (the certificate proves nothing: exit 5).
     ``unsure``: reasons the kernel cannot decide something it needs (exit 3 unless refused otherwise).
     ``equations``: the equation label each quantity must record.
@@ -241,6 +241,17 @@ def quotable_numbers(doc: dict, der: Derivation) -> set:
     return out
 
 
+def numbers_in(text: str) -> set:
+    """The values of the numbers quoted in ``text`` (however they are spelt)."""
+    out = set()
+    for token in _NUMBER.findall(_REFERENCE.sub("", text)):
+        try:
+            out.add(parse_exact(token, "statement number"))
+        except Malformed:
+            pass
+    return out
+
+
 def stray_numbers(text: str, quotable: set) -> list:
     """The numbers quoted in ``text`` that are not quotable (a statement must not state numbers nobody checked)."""
     stray = []
@@ -312,7 +323,8 @@ def compare_conclusions(doc: dict, der: Derivation, decided: dict, problems: lis
         if c["claim"] != claim or c["hypotheses"] != list(hyps) or not isinstance(c["statement"], str):
             problems.append(f"conclusion {c['name']}: rests on other claims than the kernel's ({claim}; {', '.join(hyps)})")
             continue
-        absent = [t for t in quoted if t not in c["statement"]] + stray_numbers(c["statement"], quotable_numbers(doc, der))
+        said = numbers_in(c["statement"])
+        absent = [str(v) for v in quoted if v not in said] + stray_numbers(c["statement"], quotable_numbers(doc, der))
         if absent:
             problems.append(f"conclusion {c['name']}: the statement misquotes the checked numbers ({', '.join(absent)[:100]})")
             continue

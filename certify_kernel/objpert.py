@@ -309,10 +309,11 @@ def _plan_4_1(doc: dict, der: Derivation, N: int, rule: str, reported: str) -> N
     der.claims["threshold7_holds"] = ("iterations", ">=", "threshold7")
     der.claims["epsilon_admissible"] = (eps, ">=", "epsilon0")
     der.claims["dp_4_1"] = ("delta", "<=", reported)
-    der.conclusions["dp_theorem_4_1"] = ("dp_4_1", ("threshold7_holds", "epsilon_admissible"), (f"N = {N} ", f", {reported})-DP"))
+    said = (Fraction(N), parse_exact(eps, "inputs.epsilon"), parse_exact(reported, "witnesses.reported_delta"))
+    der.conclusions["dp_theorem_4_1"] = ("dp_4_1", ("threshold7_holds", "epsilon_admissible"), said)
     if rule == RULE_SMALLEST:
         der.claims["threshold7_smallest"] = ("threshold7", ">", str(N - 1))
-        der.conclusions["iterations_smallest"] = ("threshold7_smallest", ("threshold7_holds",), (f"N = {N} ",))
+        der.conclusions["iterations_smallest"] = ("threshold7_smallest", ("threshold7_holds",), (Fraction(N),))
     if "target_delta" in doc["inputs"]:
         der.claims["target_4_1"] = ("delta", "<=", doc["inputs"]["target_delta"])
 
@@ -399,7 +400,7 @@ def _c13(doc: dict, der: Derivation, p: dict, c: dict, N: int) -> None:
         dp_C13=("delta_N", "<=", t),
     )
     hyps = ("c13_first", "alpha_bar_positive", "radius_condition", "epsilon_above_s_N")
-    der.conclusions["first_passing_c13"] = ("dp_C13", hyps, (f"N = {N1}:",))
+    der.conclusions["first_passing_c13"] = ("dp_C13", hyps, (Fraction(N1), eps, target))
 
 
 def derive(doc: dict) -> Derivation:

@@ -150,7 +150,7 @@ def _witnesses(w: dict, der: Derivation) -> tuple[Fraction, str, str] | None:
     return alpha, bound, mode
 
 
-def _plan(doc: dict, der: Derivation, phases: list, delta: Fraction, alpha: Fraction, bound: str) -> None:
+def _plan(doc: dict, der: Derivation, phases: list, delta: Fraction, bound: str) -> None:
     """The quantities, claims and conclusion this kind records (names and what they state)."""
     der.names = {"alpha", "rdp_total", "epsilon"} | {f"rdp[{i}]" for i in range(len(phases))}
     hyps = []
@@ -165,7 +165,7 @@ def _plan(doc: dict, der: Derivation, phases: list, delta: Fraction, alpha: Frac
         hyps.append("hyp:" + name)
     der.claims["dp"] = ("epsilon", "<=", bound)
     der.quotable = {Fraction(len(phases)), Fraction(sum(t for _, _, t in phases))}  # "(3 phase(s), 500 steps; ..."
-    der.conclusions["dp"] = ("dp", tuple(hyps), (f"({bound}, {d})-DP",))
+    der.conclusions["dp"] = ("dp", tuple(hyps), (parse_exact(bound, "epsilon_bound"), delta))
 
 
 def _equations(n: int, alpha: Fraction, mode: str, der: Derivation) -> None:
@@ -187,7 +187,7 @@ def derive(doc: dict) -> Derivation:
     if der.failed or got is None:
         return der
     alpha, bound, mode = got
-    _plan(doc, der, phases, delta, alpha, bound)
+    _plan(doc, der, phases, delta, bound)
     _equations(len(phases), alpha, mode, der)
     der.values["alpha"] = (alpha, alpha)
     if alpha.denominator != 1 and mode == "integral":

@@ -366,3 +366,18 @@ def test_integral_mode_is_cannot_decide_never_a_reject():
     doc = r.certificate.to_json()
     v = certify_kernel.check_document(copy.deepcopy(doc))
     assert certify_verdict(doc) == 0 and v.status == 3 and "integral" in v.message, v.message
+
+
+@pytest.mark.parametrize(
+    "kind,edit",
+    [
+        (KIND, {"delta": "1e-5", "phase[0].sampling_rate": "0.01", "phase[0].noise_multiplier": "1.1"}),
+        (OBJPERT, {"mu": "0.01", "target_delta": "1e-7", "sigma": "0.00001"}),
+    ],
+)
+def test_inputs_respelt_as_decimals_are_accepted(kind, edit):
+    """Inputs written as decimals (the same exact values): the kernel reads numbers, not spellings."""
+    d = genuine(kind)
+    d["inputs"].update(edit)
+    reseal(d)
+    assert certify_kernel.check_document(copy.deepcopy(d)).status == 0 and certify_verdict(d) == 0
