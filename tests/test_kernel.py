@@ -239,21 +239,28 @@ def _resealed(doc, edit):
     return d
 
 
-def test_cli_verdicts(poisson_doc, tmp_path):
-    cases = {
-        "genuine": (poisson_doc, 0, "accept"),
-        "digest": (dict(poisson_doc, digest="sha256:" + "0" * 64), 4, "digest"),
-        "delta 2": (_resealed(poisson_doc, lambda d: d["inputs"].update(delta="2")), 5, "hypothesis fails"),
-        "epsilon_bound 1": (_resealed(poisson_doc, lambda d: d["witnesses"].update(epsilon_bound="1")), 4, "claim dp"),
-        "integral": (_resealed(poisson_doc, lambda d: d["witnesses"].update(fractional="integral")), 4, "equation"),
-        "kind": (_resealed(poisson_doc, lambda d: d.update(kind="pld/dpsgd")), 2, "not covered"),
-    }
-    for label, (doc, status, needle) in cases.items():
-        path = tmp_path / f"{label}.json"
-        path.write_text(json.dumps(doc))
-        r = _run(str(path))
-        assert r.returncode == status and needle in r.stdout and len(r.stdout.splitlines()) == 1, (label, r.returncode, r.stdout, r.stderr)
-        assert "Traceback" not in r.stderr
+CLI_CASES = {
+    "genuine": (lambda d: None, 0, "accept"),
+    "digest": (lambda d: d.update(digest="sha256:" + "0" * 64), 4, "digest"),
+    "delta 2": (lambda d: d["inputs"].update(delta="2"), 5, "hypothesis fails"),
+    "epsilon_bound 1": (lambda d: d["witnesses"].update(epsilon_bound="1"), 4, "claim dp"),
+    "integral": (lambda d: d["witnesses"].update(fractional="integral"), 4, "equation"),
+    "kind": (lambda d: d.update(kind="pld/dpsgd"), 2, "not covered"),
+}
+
+
+@pytest.mark.parametrize("label", sorted(CLI_CASES))
+def test_cli_verdicts(poisson_doc, tmp_path, label):
+    edit, status, needle = CLI_CASES[label]
+    doc = poisson_doc if label == "genuine" else _resealed(poisson_doc, edit)
+    if label == "digest":
+        doc = copy.deepcopy(poisson_doc)
+        edit(doc)
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(doc))
+    r = _run(str(path))
+    assert r.returncode == status and needle in r.stdout and len(r.stdout.splitlines()) == 1, (label, r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
 
 
 @pytest.mark.parametrize(
@@ -272,10 +279,10 @@ def test_cli_hostile_files(tmp_path, content):
     )
 
 
-def test_cli_paths(tmp_path):
-    for args in ([str(tmp_path)], [str(tmp_path / "missing.json")], [], ["a", "b"]):
-        r = _run(*args)
-        assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1, (args, r.stderr)
+@pytest.mark.parametrize("args", [["DIR"], ["DIR/missing.json"], [], ["a", "b"]], ids=["directory", "missing", "no argument", "two"])
+def test_cli_paths(tmp_path, args):
+    r = _run(*[a.replace("DIR", str(tmp_path)) for a in args])
+    assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1, (args, r.stderr)
 
 
 def test_check_document_never_raises(poisson_doc):
