@@ -110,13 +110,13 @@ def log_A(n: int, q: Fraction, sigma: Fraction):
         return iv.mpf(0)
     if q == 1:  # only k = n survives: A_n = exp(n(n-1)c)
         return interval(n * (n - 1) * c)
-    qi, pi = interval(q), interval(1 - q)
+    qi, pi, ci = interval(q), interval(1 - q), interval(c)
     excess, weight = iv.mpf(0), pi**n  # weight = w_k, from w_0 = (1-q)^n by the ratio (n-k)/(k+1) q/(1-q)
     ratio = qi / pi
     for k in range(1, n + 1):
         weight = weight * (n - k + 1) / k * ratio
         if k >= 2:
-            excess = excess + weight * expm1_interval(interval(k * (k - 1) * c))
+            excess = excess + weight * expm1_interval(ci * (k * (k - 1)))
     return log1p_interval(excess)
 
 
