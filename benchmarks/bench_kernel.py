@@ -51,6 +51,7 @@ def certificates() -> dict:
         "poisson alpha 64": poisson(sampling_rate="0.05", noise_multiplier="1.5", steps=200, delta="1e-5", alpha="64"),
         "poisson alpha 1024": poisson(sampling_rate="0.001", noise_multiplier="20", steps=10**6, delta="1e-9", alpha="1024"),
         "poisson schedule (2 phases)": poisson(schedule=phases, delta="1e-6"),
+        "poisson-fails example (270 orders)": json.loads(spec_for("dpsgd/renyi-poisson-fails").example().dumps()),
         "objpert Example 4.8 + C.13 (518 failures)": json.loads(spec_for("objpert/theorem-4.1").example().dumps()),
         "objpert Thm 4.1, N = 1500": certify_theorem_4_1(T.example_problem("1/100"), "1", iterations=1500).to_json(),
     }

@@ -11,7 +11,7 @@ its conclusions rest on and decides whether they hold. Verdicts (exit statuses a
 * 5 reject: consistent, but a hypothesis or a conclusion fails.
 
 Read in this order: ``numbers`` (parsing, decimals, intervals), ``document`` (shape, digest, comparisons),
-then one module per kind (``poisson``, ``objpert``), then this file (dispatch).
+``provenance`` (notes), then one module per kind (``poisson``, ``poisson_fails``, ``objpert``), then this file.
 """
 
 from __future__ import annotations
