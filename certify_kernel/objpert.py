@@ -37,8 +37,8 @@ LOGISTIC = {"L1": "1", "L2": "1/4", "L3": "1/(6*sqrt(3))"}
 RULE_GIVEN, RULE_SMALLEST = "given", "smallest integer satisfying (7)"
 RADII = "r = r_u, r' = r_u + 2LG/mu (Appendix C.4)"
 REASONS = ("alpha_bar <= 0", "radius condition (47) fails", "eps < s_N", "delta_N(eps) > target")
-#: most counts N the kernel re-checks for Theorem C.13 (else: cannot decide)
-MAX_COUNTS = 50_000
+#: most counts N the kernel re-checks for Theorem C.13 (about 1-5 ms each; else: cannot decide)
+MAX_COUNTS = 10_000
 #: largest |t| at which Q1(t) is evaluated (the series needs about 0.72 t^2 extra bits)
 MAX_T = 60
 

@@ -38,8 +38,9 @@ CONTRACT = {
 #: ranges certify's producer admits (guards against meaningless magnitudes); outside them: hypothesis fails
 SIGMA_RANGE = (Fraction(1, 10**6), Fraction(10**12))
 MAX_STEPS, MAX_PHASES, ALPHA_MAX, MAX_BITS = 10**15, 100_000, 4096, 8000
-#: most terms of (MTZ19 3.3-I) the kernel evaluates for one certificate (else: cannot decide)
-MAX_TERMS = 400_000
+#: most (terms of (MTZ19 3.3-I)) x (working bits) the kernel evaluates for one certificate (about 8 s; else:
+#: cannot decide), decided before any sum
+MAX_WORK = 50_000 * 320
 EQUATIONS = {
     "rdp_int": "MTZ19 Sec. 3",
     "rdp_chord": "MTZ19 Sec. 3 + convexity chord",
@@ -194,8 +195,8 @@ def derive(doc: dict) -> Derivation:
         der.unsure.append("fractional mode 'integral' (a quadrature) is not re-derived by the kernel")
         return der
     distinct = {(q, s) for q, s, _ in phases}
-    if len(distinct) * (alpha.numerator // alpha.denominator + 2) > MAX_TERMS:
-        der.unsure.append(f"{len(distinct)} distinct phases at alpha = {alpha}: more than {MAX_TERMS} terms, not evaluated")
+    if len(distinct) * (alpha.numerator // alpha.denominator + 2) * iv.prec > MAX_WORK:
+        der.unsure.append(f"{len(distinct)} distinct phases at alpha = {alpha} and {iv.prec} bits: too much work, not evaluated")
         return der
     cache = {pair: rdp(alpha, *pair) for pair in distinct}
     total = iv.mpf(0)
