@@ -304,3 +304,27 @@ def test_check_document_never_raises(poisson_doc):
     for doc in junk:
         v = certify_kernel.check_document(doc)
         assert v.status in (2, 3, 4, 5) and isinstance(v.message, str)
+
+
+def test_costly_certificate_is_decided_before_the_work(poisson_doc):
+    """1,000 distinct phases at alpha = 4096 and 4096 recorded bits: refused or undecided at once, never a hang."""
+    import time
+
+    d = copy.deepcopy(poisson_doc)
+    d["precision"], d["witnesses"]["alpha"] = 4096, "4096"
+    d["inputs"]["phases"] = "1000"
+    for i in range(1000):
+        d["inputs"].update({f"phase[{i}].sampling_rate": f"1/{100 + i}", f"phase[{i}].noise_multiplier": "11/10", f"phase[{i}].steps": "10"})
+    d = _resealed(d, lambda x: None)
+    t = time.perf_counter()
+    v = certify_kernel.check_document(d)
+    assert v.status in (3, 4) and time.perf_counter() - t < 5, (v, time.perf_counter() - t)
+
+
+def test_the_grid_of_orders_is_read_exactly():
+    from certify_kernel import poisson_fails
+
+    assert poisson_fails.grid("integers 2..5 and 8, 16") == [2, 3, 4, 5, 8, 16]
+    for bad in ("integers 1..5 and 8", "integers 2..5 and 8, 5000", "2..5", "integers 2..5 and ", None):
+        with pytest.raises(numbers.Malformed):
+            poisson_fails.grid(bad)
