@@ -16,7 +16,6 @@ import contextlib
 import re
 from fractions import Fraction
 
-import mpmath
 from mpmath import iv
 from mpmath.libmp import finf, fnan, fninf
 
@@ -167,9 +166,6 @@ def log_interval(q: Fraction):
     if q <= 0:
         raise Undecided("log of a non-positive number")
     return iv.log(interval(q))
-
-
-__all__ = ["Fraction", "Malformed", "Undecided", "bounds", "dyadic", "interval", "log_interval", "mpmath", "parse_exact", "parse_int", "printed"]
 
 
 def expm1_interval(x):

@@ -14,7 +14,7 @@ import re
 from fractions import Fraction
 
 from .document import Derivation
-from .numbers import Malformed, bounds, interval, parse_exact, working_precision
+from .numbers import Malformed, bounds, parse_exact, working_precision
 from .poisson import EQUATIONS, epsilon, log_A, read_inputs
 from .provenance import check_notes
 
@@ -36,6 +36,7 @@ def grid(text) -> list[int]:
 
 
 def _eps(a: int, q: Fraction, sigma: Fraction, steps: int, delta: Fraction) -> tuple[Fraction, Fraction]:
+    """(lo, hi) of T eps_RDP(a) converted by Balle20 Thm 21, at the integer order a."""
     return bounds(epsilon(steps * log_A(a, q, sigma) / (a - 1), Fraction(a), delta))
 
 
@@ -82,6 +83,3 @@ def derive(doc: dict) -> Derivation:
     der.claims["fails"] = ("epsilon_min", ">", inputs["epsilon_target"])
     der.conclusions["fails"] = ("fails", tuple(hyps), (sigma, target, delta))
     return der
-
-
-__all__ = ["KIND", "derive", "grid", "interval"]
