@@ -1,17 +1,20 @@
 """The certificate as a document: shape, digest, and the comparison of its entries with the kernel's numbers.
 
-A kind module (``poisson``, ``objpert``) reads the inputs and witnesses and returns a :class:`Derivation`:
+A kind module (``poisson``, ``poisson_fails``, ``objpert``) reads the inputs and witnesses and returns a :class:`Derivation`:
 its own enclosures of the quantities, the conclusions and claims it expects, and the hypotheses that fail.
 This module then checks, in order (a later step runs only when the earlier ones pass):
 
 1. the outer shape (:func:`load`): top-level keys, schema ``certify/2``, precision, types (else exit 2);
 2. the digest: sha256 of the canonical JSON (sorted keys, separators ``,`` ``:``, ASCII) of the checked keys;
 3. every recorded quantity: strict ball layout, ``lower``/``upper`` equal to the 10-digit outward rounding of
-   the ball, and the kernel's enclosure inside the recorded ball (disjoint: inconsistent; overlapping only:
-   cannot decide);
+   the ball, its equation, and the kernel's enclosure inside the recorded ball (disjoint: inconsistent;
+   overlapping only: cannot decide);
 4. every recorded claim, decided from the kernel's enclosures (never from the recorded balls);
 5. every recorded conclusion: the claim and hypotheses the kernel expects, ``holds`` equal to the claim and
    all hypotheses as the kernel decided them, and the statement quoting the numbers that were checked.
+
+Prose (statements, descriptions) is not parsed, but it may quote only numbers that are checked
+(:func:`stray_numbers`): a statement cannot claim a number nobody verified.
 """
 
 from __future__ import annotations
@@ -143,7 +146,7 @@ def recorded_ball(name: str, q) -> tuple[Fraction, Fraction]:
 
 
 def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list) -> None:
-    """Step 3: the recorded set of quantities, their layout and decimals, equations, and the kernel's enclosures."""
+    """The recorded set of quantities, their layout and decimals, descriptions, equations, and the kernel's enclosures."""
     recorded = doc["quantities"]
     if set(recorded) != der.names:
         diff = sorted(set(recorded) ^ der.names)
