@@ -1,0 +1,345 @@
+"""The certificate as a document: shape, digest, and the comparison of its entries with the kernel's numbers.
+
+A kind module (``poisson``, ``poisson_fails``, ``objpert``) reads the inputs and witnesses and returns a :class:`Derivation`:
+its own enclosures of the quantities, the conclusions and claims it expects, and the hypotheses that fail.
+This module then checks, in order (a later step runs only when the earlier ones pass):
+
+1. the outer shape (:func:`load`): top-level keys, schema ``certify/3``, precision, types (else exit 2);
+2. the digest: sha256 of the canonical JSON (sorted keys, separators ``,`` ``:``, ASCII) of the checked keys;
+3. every recorded quantity: strict ball layout, ``lower``/``upper`` equal to the 10-digit outward rounding of
+   the ball, its equation, and the kernel's enclosure inside the recorded ball (disjoint: inconsistent;
+   overlapping only: cannot decide);
+4. every recorded claim, decided from the kernel's enclosures (never from the recorded balls);
+5. every recorded conclusion: the claim and hypotheses the kernel expects, ``holds`` equal to the claim and
+   all hypotheses as the kernel decided them, and the statement quoting the numbers that were checked.
+
+Prose (statements, descriptions) is not parsed, but it may quote only numbers that are checked
+(:func:`stray_numbers`): a statement cannot claim a number nobody verified.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from .numbers import Malformed, Undecided, dyadic, parse_exact, printed
+
+SCHEMA = "certify/3"
+CHECKED_KEYS = ("schema", "kind", "precision", "inputs", "quantities", "claims", "conclusions", "witnesses", "budget")
+TOP_LEVEL_KEYS = frozenset(CHECKED_KEYS + ("digest", "software"))
+QUANTITY_KEYS = frozenset({"equation", "description", "ball", "lower", "upper", "integer", "bound"})
+CLAIM_KEYS = frozenset({"name", "statement", "lhs", "relation", "rhs", "holds", "equation"})
+CONCLUSION_KEYS = frozenset({"name", "statement", "claim", "hypotheses", "holds"})
+MAX_BYTES = 64 << 20
+MAX_PRECISION = 4096
+
+EXIT_OK, EXIT_INPUT, EXIT_UNDECIDED, EXIT_INCONSISTENT, EXIT_NOT_PROVED = 0, 2, 3, 4, 5
+
+
+class Refused(Exception):
+    """A verdict reached before the end: ``status`` (2, 3, 4 or 5) and the reason."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+@dataclass
+class Derivation:
+    """What a kind module derived from the inputs and witnesses alone.
+
+    ``values``: quantity name -> (lo, hi), exact rationals enclosing the quantity's true value.
+    ``names``: every quantity name the certificate must record (those not in ``values`` are not checked).
+    ``claims``: claim name -> (lhs, relation, rhs) the kernel requires (the recorded claim must say exactly that).
+    ``conclusions``: conclusion name -> (claim name, hypotheses, values the statement must quote, however spelt).
+    ``failed``: hypotheses on the inputs that fail (the certificate proves nothing: exit 5).
+    ``unsure``: reasons the kernel cannot decide something it needs (exit 3 unless refused otherwise).
+    ``equations``: the equation label each quantity must record.
+    """
+
+    values: dict = field(default_factory=dict)
+    names: set = field(default_factory=set)
+    claims: dict = field(default_factory=dict)
+    conclusions: dict = field(default_factory=dict)
+    failed: list = field(default_factory=list)
+    unsure: list = field(default_factory=list)
+    #: quantity name -> the equation label it must record (which formula the recorded number is)
+    equations: dict = field(default_factory=dict)
+    #: numbers (besides inputs, witnesses, operands and decimals) that statements may quote, e.g. a total step count
+    quotable: set = field(default_factory=set)
+
+
+def load(text: str | bytes) -> dict:
+    """Parse the JSON text and check the outer shape; Refused(2) otherwise (never a traceback)."""
+    if len(text) > MAX_BYTES:
+        raise Refused(EXIT_INPUT, f"certificate: file too large ({len(text)} bytes; at most {MAX_BYTES})")
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as err:  # JSONDecodeError, bad UTF-8, over-long integers, deep nesting
+        raise Refused(EXIT_INPUT, f"certificate: not valid JSON ({str(err)[:100]})") from None
+    return check_shape(doc)
+
+
+def check_shape(doc) -> dict:
+    """The top level: known keys only, schema certify/3, precision in [53, 4096], fields of the right types."""
+    if not isinstance(doc, dict):
+        raise Refused(EXIT_INPUT, "certificate: top level must be a JSON object")
+    if doc.get("schema") != SCHEMA:
+        raise Refused(EXIT_INPUT, f"certificate: schema must be {SCHEMA!r}")
+    missing = [k for k in CHECKED_KEYS + ("digest",) if k not in doc]
+    unknown = sorted(map(str, set(doc) - TOP_LEVEL_KEYS))
+    if missing or unknown:
+        raise Refused(EXIT_INPUT, f"certificate: missing field(s) {missing} or unknown field(s) {unknown[:5]}")
+    p = doc["precision"]
+    if type(p) is not int or not 53 <= p <= MAX_PRECISION:
+        raise Refused(EXIT_INPUT, f"certificate: precision must be an integer in [53, {MAX_PRECISION}]")
+    kinds = {"kind": str, "inputs": dict, "quantities": dict, "witnesses": dict, "budget": dict, "claims": list, "conclusions": list}
+    for key, typ in kinds.items():
+        if not isinstance(doc[key], typ):
+            raise Refused(EXIT_INPUT, f"certificate: {key} must be a JSON {typ.__name__}")
+    if not all(isinstance(v, str) for v in doc["inputs"].values()):
+        raise Refused(EXIT_INPUT, "certificate: every input must be exact text")
+    return doc
+
+
+def canonical(obj) -> str:
+    """Canonical JSON text: sorted keys, no spaces, ASCII escapes."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def digest_of(doc: dict) -> str:
+    """sha256 of the canonical JSON of the checked keys."""
+    return "sha256:" + hashlib.sha256(canonical({k: doc[k] for k in CHECKED_KEYS}).encode()).hexdigest()
+
+
+def check_digest(doc: dict) -> None:
+    try:
+        ok = doc["digest"] == digest_of(doc)
+    except (ValueError, TypeError, RecursionError):
+        ok = False
+    if not ok:
+        raise Refused(EXIT_INCONSISTENT, "digest does not match the content: the certificate was altered after it was written")
+
+
+# --------------------------------------------------------------------------------------------
+# Quantities
+# --------------------------------------------------------------------------------------------
+def recorded_ball(name: str, q) -> tuple[Fraction, Fraction]:
+    """(lo, hi) of a recorded quantity, after checking its layout and that its decimals are its outward rounding."""
+    if not isinstance(q, dict) or not q.keys() <= QUANTITY_KEYS or not {"equation", "ball", "lower", "upper"} <= q.keys():
+        raise Malformed(f"quantity {name}: not a quantity entry")
+    ball = q["ball"]
+    if type(ball) is not dict or set(ball) != {"mid", "rad"}:
+        raise Malformed(f"quantity {name}: ball must be {{'mid': ..., 'rad': ...}}")
+    mid, rad = dyadic(ball["mid"], f"quantity {name}: mid"), dyadic(ball["rad"], f"quantity {name}: rad")
+    if rad < 0:
+        raise Malformed(f"quantity {name}: negative radius")
+    lo, hi = mid - rad, mid + rad
+    if q["lower"] != printed(lo, up=False) or q["upper"] != printed(hi, up=True):
+        raise Malformed(f"quantity {name}: recorded decimals are not the outward rounding of its ball")
+    if q.get("integer", False) is not True and "integer" in q or q.get("bound", "upper") != "upper":
+        raise Malformed(f"quantity {name}: bad 'integer' or 'bound' field")
+    return lo, hi
+
+
+def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list) -> None:
+    """The recorded set of quantities, their layout and decimals, descriptions, equations, and the kernel's enclosures."""
+    recorded = doc["quantities"]
+    if set(recorded) != der.names:
+        diff = sorted(set(recorded) ^ der.names)
+        problems.append(f"quantities: the recorded set differs from the kind's ({', '.join(diff)[:200]})")
+        return
+    quotable = quotable_numbers(doc, der)
+    for name in sorted(recorded):
+        try:
+            lo, hi = recorded_ball(name, recorded[name])
+        except Malformed as err:
+            problems.append(str(err))
+            continue
+        stray = stray_numbers(recorded[name].get("description", ""), quotable) if isinstance(recorded[name].get("description", ""), str) else ["?"]
+        if stray:
+            problems.append(f"quantity {name}: its description quotes number(s) that nothing checks: {', '.join(stray)[:100]}")
+            continue
+        if name in der.equations and recorded[name]["equation"] != der.equations[name]:
+            problems.append(f"quantity {name}: equation {str(recorded[name]['equation'])[:60]!r}, the kernel evaluates {der.equations[name]!r}")
+            continue
+        if name not in der.values:
+            continue
+        klo, khi = der.values[name]
+        if recorded[name].get("bound") == "upper":
+            if khi > hi and klo > hi:
+                problems.append(f"quantity {name}: recorded upper bound {recorded[name]['upper']} is below the kernel's enclosure")
+            elif khi > hi:
+                unsure.append(f"quantity {name}: the kernel's bound does not reach the recorded upper bound")
+        elif khi < lo or klo > hi:
+            problems.append(f"quantity {name}: recorded ball [{recorded[name]['lower']}, {recorded[name]['upper']}] misses the kernel's enclosure")
+        elif klo < lo or khi > hi:
+            unsure.append(f"quantity {name}: the kernel's enclosure is not inside the recorded ball")
+
+
+# --------------------------------------------------------------------------------------------
+# Claims and conclusions
+# --------------------------------------------------------------------------------------------
+def operand(text, der: Derivation) -> tuple[Fraction, Fraction]:
+    if isinstance(text, str) and text in der.names:
+        if text not in der.values:
+            raise Undecided(f"the kernel does not re-derive quantity {text}")
+        return der.values[text]
+    v = parse_exact(text, "claim operand")
+    return v, v
+
+
+def decide(lhs, relation, rhs, der: Derivation) -> bool:
+    """Decide ``lhs relation rhs`` from the kernel's enclosures; Undecided when they overlap."""
+    (a, b), (c, d) = operand(lhs, der), operand(rhs, der)
+    if relation in (">", ">="):
+        (a, b), (c, d), relation = (c, d), (a, b), "<" if relation == ">" else "<="
+    if relation == "<=":
+        return _tri(b <= c, a > d)
+    if relation == "<":
+        return _tri(b < c, a >= d)
+    raise Malformed(f"unknown relation {relation!r}")
+
+
+def _tri(true: bool, false: bool) -> bool:
+    if true or false:
+        return true
+    raise Undecided("the intervals overlap")
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?(?:/[0-9]+)?(?![\w.])")
+#: references to the papers' numbered statements ("Theorem 4.1", "Sec. 3.3"): not numbers
+_WORDS = "Theorem|Thm|Lemma|Corollary|Proposition|Prop\\.|Section|Sec\\.|Remark|Example|Appendix|Definition"
+_REFERENCE = re.compile(r"\b(?:" + _WORDS + r")\s+[A-Z]?[0-9]+(?:\.[0-9]+)*")
+#: small integers a statement may quote freely (phase indices, section and equation numbers)
+SMALL = 100
+
+
+def _collect(obj, out: set) -> None:
+    """Every exact number written in ``obj`` (strings that are numbers, integers), recursively."""
+    if isinstance(obj, dict):
+        for v in obj.values():
+            _collect(v, out)
+    elif isinstance(obj, list):
+        for v in obj:
+            _collect(v, out)
+    elif isinstance(obj, int) and not isinstance(obj, bool):
+        out.add(Fraction(obj))
+    elif isinstance(obj, str) and len(obj) < 200:
+        try:
+            out.add(parse_exact(obj, "number"))
+        except Malformed:
+            pass
+
+
+def quotable_numbers(doc: dict, der: Derivation) -> set:
+    """The numbers a statement may quote: inputs, witnesses, claim operands, recorded decimals, the kind's own."""
+    out = set(der.quotable)
+    _collect([doc["inputs"], doc["witnesses"]], out)
+    _collect([[c.get("lhs"), c.get("rhs")] for c in doc["claims"] if isinstance(c, dict)], out)
+    _collect([[q.get("lower"), q.get("upper")] for q in doc["quantities"].values() if isinstance(q, dict)], out)
+    return out
+
+
+def numbers_in(text: str) -> set:
+    """The values of the numbers quoted in ``text`` (however they are spelt)."""
+    out = set()
+    for token in _NUMBER.findall(_REFERENCE.sub("", text)):
+        try:
+            out.add(parse_exact(token, "statement number"))
+        except Malformed:
+            pass
+    return out
+
+
+def stray_numbers(text: str, quotable: set) -> list:
+    """The numbers quoted in ``text`` that are not quotable (a statement must not state numbers nobody checked)."""
+    stray = []
+    for token in _NUMBER.findall(_REFERENCE.sub("", text)):
+        try:
+            v = parse_exact(token, "statement number")
+        except Malformed:
+            stray.append(token)
+            continue
+        if v not in quotable and not (v.denominator == 1 and abs(v) <= SMALL):
+            stray.append(token)
+    return stray
+
+
+def compare_claims(doc: dict, der: Derivation, problems: list, unsure: list) -> dict:
+    """Each recorded claim decided by the kernel; returns name -> holds (None: undecided)."""
+    decided: dict = {}
+    quotable = quotable_numbers(doc, der)
+    for i, c in enumerate(doc["claims"]):
+        if not isinstance(c, dict) or set(c) != CLAIM_KEYS or not isinstance(c["name"], str) or c["name"] in decided:
+            problems.append(f"claims[{i}]: malformed or repeated claim entry")
+            continue
+        name = c["name"]
+        stray = stray_numbers(c["statement"], quotable) if isinstance(c["statement"], str) else ["(not text)"]
+        if stray:
+            problems.append(f"claim {name}: its statement quotes number(s) that nothing checks: {', '.join(stray)[:100]}")
+            continue
+        want = der.claims.get(name)
+        if want is not None and (c["relation"] != want[1] or not _same(c["lhs"], want[0], der) or not _same(c["rhs"], want[2], der)):
+            problems.append(f"claim {name}: states {c['lhs']} {c['relation']} {c['rhs']}, the kernel expects {' '.join(map(str, want))}")
+            continue
+        try:
+            holds = decide(c["lhs"], c["relation"], c["rhs"], der)
+        except Undecided as err:
+            decided[name] = None
+            unsure.append(f"claim {name}: {err}")
+            continue
+        except Malformed as err:
+            problems.append(f"claim {name}: {err}")
+            continue
+        decided[name] = holds
+        if c["holds"] is not holds:
+            problems.append(f"claim {name} ({c['statement']}): recorded holds={c['holds']!r}, the kernel decides {holds}")
+    missing = sorted(set(der.claims) - set(decided))
+    if missing:
+        problems.append(f"claims: missing {', '.join(missing)[:200]}")
+    return decided
+
+
+def _same(recorded, wanted, der: Derivation) -> bool:
+    """The recorded operand text is the operand the kernel expects (a quantity name or the same exact number)."""
+    if wanted in der.names or recorded in der.names:
+        return recorded == wanted
+    try:
+        return parse_exact(recorded, "claim operand") == parse_exact(wanted, "expected operand")
+    except Malformed:
+        return False
+
+
+def compare_conclusions(doc: dict, der: Derivation, decided: dict, problems: list, unsure: list) -> list:
+    """Each conclusion as the kernel expects it; returns the names of conclusions that do not hold."""
+    seen, failing = set(), []
+    for i, c in enumerate(doc["conclusions"]):
+        if not isinstance(c, dict) or set(c) != CONCLUSION_KEYS or c.get("name") not in der.conclusions or c["name"] in seen:
+            problems.append(f"conclusions[{i}]: malformed, repeated or not a conclusion of this kind")
+            continue
+        seen.add(c["name"])
+        claim, hyps, quoted = der.conclusions[c["name"]]
+        if c["claim"] != claim or c["hypotheses"] != list(hyps) or not isinstance(c["statement"], str):
+            problems.append(f"conclusion {c['name']}: rests on other claims than the kernel's ({claim}; {', '.join(hyps)})")
+            continue
+        said = numbers_in(c["statement"])
+        absent = [str(v) for v in quoted if v not in said] + stray_numbers(c["statement"], quotable_numbers(doc, der))
+        if absent:
+            problems.append(f"conclusion {c['name']}: the statement misquotes the checked numbers ({', '.join(absent)[:100]})")
+            continue
+        parts = [decided.get(n) for n in (claim, *hyps)]
+        holds = False if False in parts else (None if None in parts else True)
+        if holds is None:
+            unsure.append(f"conclusion {c['name']}: undecided by the kernel")
+        elif c["holds"] is not holds:
+            problems.append(f"conclusion {c['name']}: recorded holds={c['holds']!r}, the kernel decides {holds}")
+        elif not holds:
+            failing.append(f"conclusion does not hold: {c['statement']}")
+    absent = sorted(set(der.conclusions) - seen)
+    if absent:
+        problems.append(f"conclusions: missing {', '.join(absent)}")
+    return failing

@@ -1,0 +1,207 @@
+"""Exact numbers and intervals: the kernel's whole arithmetic.
+
+Two kinds of numbers only:
+
+* exact rationals (:class:`fractions.Fraction`), parsed from the certificate's text with no float in between;
+* closed intervals of mpmath's interval context ``mpmath.iv`` (outward rounded endpoints), used for
+  ``exp`` and ``log``; every interval is turned back into a pair of exact rationals (``lo``, ``hi``) that
+  encloses the true value.
+
+An interval whose endpoints are not finite raises :class:`Undecided` (never read as a number).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from fractions import Fraction
+
+from mpmath import iv
+from mpmath.libmp import finf, fnan, fninf
+
+#: largest number of digits of a numerator or denominator read from a certificate
+MAX_DIGITS = 3000
+#: largest decimal exponent read from a certificate's text (1e-10000 .. 1e10000)
+MAX_EXPONENT10 = 10000
+#: largest binary exponent of a recorded ball
+MAX_EXPONENT2 = 1 << 20
+#: a zero mantissa may carry any exponent up to this (certify writes zero radii with their own exponents)
+ZERO_EXPONENT = 1 << 24
+
+_DECIMAL = re.compile(r"([+-]?)([0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]{1,7}))?")
+_MANTISSA = re.compile(r"-?[0-9]{1,%d}" % MAX_DIGITS)
+_PRINTED = re.compile(r"(-?)([1-9])(?:\.([0-9]+))?e(-?[0-9]+)")
+
+
+class Undecided(Exception):
+    """The kernel's intervals cannot decide something (never a verdict of true or false)."""
+
+
+class Malformed(ValueError):
+    """A certificate field that the kernel cannot read as what it must be."""
+
+
+def _decimal(text: str) -> Fraction | None:
+    m = _DECIMAL.fullmatch(text)
+    if not m:
+        return None
+    sign, digits, exponent = m.groups()
+    whole, _, frac = digits.partition(".")
+    mantissa = (whole + frac).lstrip("0") or "0"
+    if len(mantissa) > MAX_DIGITS:
+        raise Malformed(f"{text[:40]!r} has more than {MAX_DIGITS} digits")
+    e = int(exponent or 0) - len(frac)
+    if mantissa != "0" and abs(e + len(mantissa)) > MAX_EXPONENT10:
+        raise Malformed(f"{text[:40]!r} is outside 1e-{MAX_EXPONENT10} .. 1e{MAX_EXPONENT10}")
+    q = Fraction(int(mantissa)) * Fraction(10) ** e
+    return -q if sign == "-" else q
+
+
+def parse_exact(text, name: str) -> Fraction:
+    """An exact rational from text: an integer, a decimal (``0.01``, ``1e-5``) or a fraction of two such (``1/3``)."""
+    if not isinstance(text, str) or not text.isascii() or len(text) > 2 * MAX_DIGITS + 20:
+        raise Malformed(f"{name}: {str(text)[:40]!r} is not an exact number written as text")
+    parts = text.strip().split("/")
+    if len(parts) > 2:
+        raise Malformed(f"{name}: cannot read {text[:40]!r} as an exact number")
+    values = [_decimal(p.strip()) for p in parts]
+    if any(v is None for v in values):
+        raise Malformed(f"{name}: cannot read {text[:40]!r} as an exact number")
+    if len(values) == 2:
+        if values[1] == 0:
+            raise Malformed(f"{name}: division by zero in {text[:40]!r}")
+        return values[0] / values[1]
+    return values[0]
+
+
+def parse_int(text, name: str) -> int:
+    q = parse_exact(text, name)
+    if q.denominator != 1:
+        raise Malformed(f"{name}: expected an integer, got {text[:40]!r}")
+    return q.numerator
+
+
+def dyadic(pair, name: str) -> Fraction:
+    """The exact value m 2^e of a recorded ``[mantissa text, exponent]`` pair (strict layout)."""
+    if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str or type(pair[1]) is not int:
+        raise Malformed(f"{name}: must be [mantissa text, exponent integer]")
+    if not _MANTISSA.fullmatch(pair[0]) or abs(pair[1]) > (MAX_EXPONENT2 if pair[0].strip("-0") else ZERO_EXPONENT):
+        raise Malformed(f"{name}: mantissa must be decimal digits (at most {MAX_DIGITS}) and |exponent| <= {MAX_EXPONENT2}")
+    return Fraction(int(pair[0])) * Fraction(2) ** pair[1] if pair[0].strip("-0") else Fraction(0)
+
+
+def _floor_log10(a: Fraction) -> int:
+    """floor(log10(a)) for a > 0, exactly (estimate from bit lengths, then exact correction; no int-to-str)."""
+    e = (a.numerator.bit_length() - a.denominator.bit_length()) * 30103 // 100000
+    while Fraction(10) ** e > a:
+        e -= 1
+    while Fraction(10) ** (e + 1) <= a:
+        e += 1
+    return e
+
+
+def printed(q: Fraction, up: bool, digits: int = 10) -> str:
+    """q rounded to ``digits`` significant digits towards +inf (``up``) or -inf, written ``d.ddde-4``.
+
+    This is the certificate's decimal layout (``lower``/``upper``); "0" for zero.
+    """
+    if q == 0:
+        return "0"
+    a = abs(q)
+    e = _floor_log10(a)
+    scaled = a * Fraction(10) ** (digits - 1 - e)
+    away = up != (q < 0)  # rounding q up rounds |q| up exactly when q > 0
+    m = -(-scaled.numerator // scaled.denominator) if away else scaled.numerator // scaled.denominator
+    if m >= 10**digits:
+        m, e = m // 10, e + 1
+    s = str(m)
+    return f"{'-' if q < 0 else ''}{s[0]}{'.' + s[1:] if len(s) > 1 else ''}e{e}"
+
+
+def printed_value(text: str) -> Fraction | None:
+    """The exact value of a decimal in the certificate's printed layout, or None if it is not one."""
+    m = _PRINTED.fullmatch(text) if isinstance(text, str) else None
+    if not m:
+        return None
+    sign, lead, frac, ex = m.groups()
+    q = Fraction(int(lead + (frac or ""))) * Fraction(10) ** (int(ex) - len(frac or ""))
+    return -q if sign else q
+
+
+# --------------------------------------------------------------------------------------------
+# Intervals (mpmath.iv)
+# --------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def working_precision(bits: int):
+    """Run with ``mpmath.iv`` at ``bits`` bits (restored afterwards)."""
+    old = iv.prec
+    iv.prec = bits
+    try:
+        yield
+    finally:
+        iv.prec = old
+
+
+def interval(q: Fraction):
+    """An mpmath interval containing the rational q (numerator and denominator rounded outward)."""
+    return iv.mpf(q.numerator) / iv.mpf(q.denominator)
+
+
+def _mpf_fraction(t) -> Fraction:
+    if t in (finf, fninf, fnan):
+        raise Undecided("an interval endpoint is not finite")
+    sign, man, exp, _ = t
+    v = Fraction(int(man)) * Fraction(2) ** int(exp)
+    return -v if sign else v
+
+
+def bounds(x) -> tuple[Fraction, Fraction]:
+    """Exact (lo, hi) of an mpmath interval; Undecided when it is not finite."""
+    lo, hi = x._mpi_
+    return _mpf_fraction(lo), _mpf_fraction(hi)
+
+
+def log_interval(q: Fraction):
+    """log of a positive rational, as an interval (mpmath.iv.log is rigorous)."""
+    if q <= 0:
+        raise Undecided("log of a non-positive number")
+    return iv.log(interval(q))
+
+
+def expm1_interval(x):
+    """exp(x) - 1 for an interval x >= 0, without cancellation when x is small.
+
+    For x < 1/2: Taylor sum_{j=1..m} x^j/j! plus the remainder, which lies in [0, 2 x^(m+1)/(m+1)!]
+    (Lagrange form, e^xi <= e^(1/2) < 2), with m such that the remainder is below 2^-prec relative.
+    For larger x: iv.exp(x) - 1 (relative accuracy is kept since exp(x) - 1 >= x > 1/2 there).
+    """
+    if x.b < 0.5:
+        total, term, j = iv.mpf(0), iv.mpf(1), 0
+        while True:
+            j += 1
+            term = term * x / j
+            total = total + term
+            if j > iv.prec + 16 or j > 2 and (term * x).b <= total.a * iv.mpf(2) ** (-iv.prec - 8):
+                break
+        rem = 2 * term * x / (j + 1)
+        return total + iv.mpf([0, rem.b])
+    return iv.exp(x) - 1
+
+
+def log1p_interval(s):
+    """log(1 + s) for an interval s >= 0, without cancellation when s is small.
+
+    For s < 1/4: the alternating series sum_{j>=1} (-1)^(j+1) s^j / j, truncated after a term t_m; the tail is
+    bounded by |t_{m+1}| (alternating with decreasing terms), added as [-|t|, |t|]. Else iv.log(1 + s).
+    """
+    if s.b < 0.25:
+        total, power, j = iv.mpf(0), iv.mpf(1), 0
+        while True:
+            j += 1
+            power = power * s
+            total = total + (power / j if j % 2 else -power / j)
+            if j > iv.prec + 16 or j > 2 and (power * s).b <= total.a * iv.mpf(2) ** (-iv.prec - 8):
+                break
+        tail = (power * s / (j + 1)).b
+        return total + iv.mpf([-tail, tail])
+    return iv.log(1 + s)

@@ -1,0 +1,208 @@
+"""Kind ``dpsgd/renyi-poisson``: Rényi DP of Poisson-subsampled DP-SGD, one phase or a schedule.
+
+Written from Mironov, Talwar, Zhang (2019), "Rényi Differential Privacy of the Sampled Gaussian Mechanism"
+(MTZ19), Sec. 3.3 Case I, as transcribed in /work/shared/notes/practitioner-accounting.md:
+
+  (MTZ19 3.3-I)  A_n = sum_{k=0..n} C(n,k) (1-q)^(n-k) q^k exp(k(k-1)/(2 sigma^2)),  integer n >= 2,
+                 eps_RDP(n) = log(A_n)/(n-1)   (the remove order; MTZ19 Sec. 3: it dominates the add order);
+  (chord)        K(a) = log A_a is a cumulant generating function, convex in a, K(1) = 0: for n < a < n+1,
+                 K(a) <= (n+1-a) K(n) + (a-n) K(n+1) (the recorded fractional mode "chord");
+  (Mironov17 Prop. 1)  RDP composes additively: rdp_total = sum_i T_i eps_RDP_i(alpha);
+  (Balle20 Thm 21)     eps = rdp_total + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1), alpha > 1.
+
+A_n - 1 = sum_{k>=2} w_k (exp(k(k-1)c) - 1) with w_k = C(n,k)(1-q)^(n-k) q^k (the weights sum to 1,
+c = 1/(2 sigma^2)); every term is >= 0, so the sum has no cancellation and log A_n = log1p(A_n - 1)
+keeps its relative accuracy for tiny q.
+The fractional mode "integral" (a quadrature) is not re-derived: the kernel answers "cannot decide".
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from mpmath import iv
+
+from .document import Derivation
+from .provenance import check_notes
+from .numbers import Malformed, bounds, expm1_interval, interval, log1p_interval, log_interval, parse_exact, parse_int
+
+KIND = "dpsgd/renyi-poisson"
+CONTRACT = {
+    "sampling": "poisson",
+    "adjacency": "add-remove",
+    "sensitivity": "C",
+    "noise_multiplier_relative_to": "clip norm C",
+    "privacy_unit": "one example",
+}
+#: ranges certify's producer admits (guards against meaningless magnitudes); outside them: hypothesis fails
+SIGMA_RANGE = (Fraction(1, 10**6), Fraction(10**12))
+MAX_STEPS, MAX_PHASES, ALPHA_MAX, MAX_BITS = 10**15, 100_000, 4096, 8000
+#: most (terms of (MTZ19 3.3-I)) x (working bits) the kernel evaluates for one certificate (about 8 s; else:
+#: cannot decide), decided before any sum
+MAX_WORK = 50_000 * 320
+EQUATIONS = {
+    "rdp_int": "MTZ19 Sec. 3",
+    "rdp_chord": "MTZ19 Sec. 3 + convexity chord",
+    "rdp_integral": "MTZ19 Sec. 3 integral (or chord if smaller)",
+    "rdp_total": "Mironov17 Prop. 1",
+    "epsilon": "Balle20 Thm 21",
+}
+_PHASE_KEY = re.compile(r"phase\[(0|[1-9][0-9]{0,5})\]\.(sampling_rate|noise_multiplier|steps)")
+
+
+def _known_input(name: str, n: int) -> bool:
+    """An input this kind records for n phases (a provenance ``.note`` is checked by provenance.check_notes)."""
+    base = name[:-5] if name.endswith(".note") else name
+    m = _PHASE_KEY.fullmatch(base)
+    return base in CONTRACT or base in ("phases", "source", "delta") or m is not None and int(m.group(1)) < n
+
+
+def _number(inputs: dict, key: str, failed: list) -> Fraction | None:
+    try:
+        v = parse_exact(inputs.get(key), f"inputs.{key}")
+    except Malformed as err:
+        failed.append(str(err))
+        return None
+    if max(v.numerator.bit_length(), v.denominator.bit_length()) > MAX_BITS:
+        failed.append(f"inputs.{key}: numerator or denominator longer than {MAX_BITS} bits")
+        return None
+    return v
+
+
+def _phase(inputs: dict, i: int, failed: list) -> tuple | None:
+    """(q, sigma, T) of phase i, with the hypotheses q in (0, 1], sigma > 0, T >= 1 (integer) checked."""
+    q = _number(inputs, f"phase[{i}].sampling_rate", failed)
+    s = _number(inputs, f"phase[{i}].noise_multiplier", failed)
+    t = _number(inputs, f"phase[{i}].steps", failed)
+    if q is not None and not 0 < q <= 1:
+        failed.append(f"phase[{i}].sampling_rate: must be in (0, 1], got {q}")
+    if s is not None and not SIGMA_RANGE[0] <= s <= SIGMA_RANGE[1]:
+        failed.append(f"phase[{i}].noise_multiplier: must be in [1e-6, 1e12], got {s}")
+    if t is not None and (t.denominator != 1 or not 1 <= t <= MAX_STEPS):
+        failed.append(f"phase[{i}].steps: must be an integer in [1, 1e15], got {t}")
+    return None if failed else (q, s, int(t))
+
+
+def read_inputs(inputs: dict, failed: list) -> tuple[list, Fraction | None]:
+    """The phases and delta; every violated hypothesis is appended to ``failed``."""
+    for key, want in CONTRACT.items():
+        if inputs.get(key) != want:
+            failed.append(f"inputs.{key}: this kind certifies poisson sampling + add-remove adjacency ({key} = {want!r}), got {inputs.get(key)!r}")
+    try:
+        n = parse_int(inputs.get("phases"), "inputs.phases")
+    except Malformed as err:
+        failed.append(str(err))
+        return [], None
+    if not 1 <= n <= MAX_PHASES:
+        failed.append(f"inputs.phases: must be in [1, {MAX_PHASES}], got {n}")
+        return [], None
+    phases = [_phase(inputs, i, failed) for i in range(n)]
+    delta = _number(inputs, "delta", failed)
+    if delta is not None and not 0 < delta < 1:
+        failed.append(f"inputs.delta: must be in (0, 1), got {delta}")
+    return phases, delta
+
+
+def log_A(n: int, q: Fraction, sigma: Fraction):
+    """K(n) = log A_n of (MTZ19 3.3-I) as an interval, for an integer n >= 1 (K(1) = 0)."""
+    c = Fraction(1) / (2 * sigma * sigma)
+    if n == 1:
+        return iv.mpf(0)
+    if q == 1:  # only k = n survives: A_n = exp(n(n-1)c)
+        return interval(n * (n - 1) * c)
+    qi, pi, ci = interval(q), interval(1 - q), interval(c)
+    excess, weight = iv.mpf(0), pi**n  # weight = w_k, from w_0 = (1-q)^n by the ratio (n-k)/(k+1) q/(1-q)
+    ratio = qi / pi
+    for k in range(1, n + 1):
+        weight = weight * (n - k + 1) / k * ratio
+        if k >= 2:
+            excess = excess + weight * expm1_interval(ci * (k * (k - 1)))
+    return log1p_interval(excess)
+
+
+def rdp(alpha: Fraction, q: Fraction, sigma: Fraction):
+    """eps_RDP(alpha) as an interval: (MTZ19 3.3-I) at an integer alpha, its (chord) upper bound between integers."""
+    n = alpha.numerator // alpha.denominator
+    if alpha.denominator == 1:
+        return log_A(n, q, sigma) / (n - 1)
+    lo, hi = interval(n + 1 - alpha), interval(alpha - n)
+    return (lo * log_A(n, q, sigma) + hi * log_A(n + 1, q, sigma)) / interval(alpha - 1)
+
+
+def epsilon(total, alpha: Fraction, delta: Fraction):
+    """(Balle20 Thm 21): eps = rdp_total + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1)."""
+    return total + log_interval((alpha - 1) / alpha) - (log_interval(delta) + log_interval(alpha)) / interval(alpha - 1)
+
+
+def _witnesses(w: dict, der: Derivation) -> tuple[Fraction, str, str] | None:
+    """(alpha, epsilon_bound text, mode) from the witnesses; malformed ones raise Malformed."""
+    if not isinstance(w, dict) or set(w) - {"fractional"} != {"alpha", "epsilon_bound"}:
+        raise Malformed("witnesses: must be {alpha, epsilon_bound[, fractional]}")
+    mode = w.get("fractional", "chord")
+    if mode not in ("chord", "integral"):
+        raise Malformed(f"witnesses.fractional: must be 'chord' or 'integral', got {str(mode)[:20]!r}")
+    alpha = parse_exact(w["alpha"], "witnesses.alpha")
+    bound = w["epsilon_bound"]
+    parse_exact(bound, "witnesses.epsilon_bound")
+    if not 1 < alpha <= ALPHA_MAX or max(alpha.numerator.bit_length(), alpha.denominator.bit_length()) > MAX_BITS:
+        der.failed.append(f"witnesses.alpha: must be in (1, {ALPHA_MAX}], got {alpha}")
+        return None
+    return alpha, bound, mode
+
+
+def _plan(doc: dict, der: Derivation, phases: list, delta: Fraction, bound: str) -> None:
+    """The quantities, claims and conclusion this kind records (names and what they state)."""
+    der.names = {"alpha", "rdp_total", "epsilon"} | {f"rdp[{i}]" for i in range(len(phases))}
+    hyps = []
+    for i in range(len(phases)):
+        for key, rel, rhs in (("sampling_rate", ">", "0"), ("sampling_rate", "<=", "1"), ("noise_multiplier", ">", "0"), ("steps", ">=", "1")):
+            name = f"hyp:phase[{i}].{key}{rel}{rhs}"
+            der.claims[name] = (doc["inputs"][f"phase[{i}].{key}"], rel, rhs)
+            hyps.append(name)
+    d, a = doc["inputs"]["delta"], doc["witnesses"]["alpha"]
+    for name, lhs, rel, rhs in (("delta>0", d, ">", "0"), ("delta<1", d, "<", "1"), ("alpha>1", a, ">", "1"), ("alpha<=4096", a, "<=", "4096")):
+        der.claims["hyp:" + name] = (lhs, rel, rhs)
+        hyps.append("hyp:" + name)
+    der.claims["dp"] = ("epsilon", "<=", bound)
+    der.quotable = {Fraction(len(phases)), Fraction(sum(t for _, _, t in phases))}  # "(3 phase(s), 500 steps; ..."
+    der.conclusions["dp"] = ("dp", tuple(hyps), (parse_exact(bound, "epsilon_bound"), delta))
+
+
+def _equations(n: int, alpha: Fraction, mode: str, der: Derivation) -> None:
+    """The equation each quantity records: which bound it is (the conversion must be Balle20 Thm 21)."""
+    rdp_eq = EQUATIONS["rdp_int"] if alpha.denominator == 1 else EQUATIONS["rdp_chord" if mode == "chord" else "rdp_integral"]
+    der.equations = {"alpha": "witness", "rdp_total": EQUATIONS["rdp_total"], "epsilon": EQUATIONS["epsilon"]}
+    der.equations.update({f"rdp[{i}]": rdp_eq for i in range(n)})
+
+
+def derive(doc: dict) -> Derivation:
+    """Everything the kernel needs to judge a dpsgd/renyi-poisson certificate (see document.Derivation)."""
+    der = Derivation()
+    phases, delta = read_inputs(doc["inputs"], der.failed)
+    unknown = sorted(k for k in doc["inputs"] if not _known_input(k, len(phases)))
+    if unknown:
+        raise Malformed(f"inputs: unknown input(s) {', '.join(unknown)[:200]}")
+    check_notes(doc["inputs"], der.failed)
+    got = _witnesses(doc["witnesses"], der)
+    if der.failed or got is None:
+        return der
+    alpha, bound, mode = got
+    _plan(doc, der, phases, delta, bound)
+    _equations(len(phases), alpha, mode, der)
+    der.values["alpha"] = (alpha, alpha)
+    if alpha.denominator != 1 and mode == "integral":
+        der.unsure.append("fractional mode 'integral' (a quadrature) is not re-derived by the kernel")
+        return der
+    distinct = {(q, s) for q, s, _ in phases}
+    if len(distinct) * (alpha.numerator // alpha.denominator + 2) * iv.prec > MAX_WORK:
+        der.unsure.append(f"{len(distinct)} distinct phases at alpha = {alpha} and {iv.prec} bits: too much work, not evaluated")
+        return der
+    cache = {pair: rdp(alpha, *pair) for pair in distinct}
+    total = iv.mpf(0)
+    for i, (q, s, t) in enumerate(phases):
+        der.values[f"rdp[{i}]"] = bounds(cache[(q, s)])
+        total = total + t * cache[(q, s)]
+    der.values["rdp_total"] = bounds(total)
+    der.values["epsilon"] = bounds(epsilon(total, alpha, delta))
+    return der
