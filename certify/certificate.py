@@ -518,6 +518,13 @@ def load(text: str | bytes) -> dict:
         raise InputError("certificate", "JSON nested too deeply: not a certificate") from None
     except ValueError as err:  # e.g. an integer literal with too many digits
         raise InputError("certificate", f"not valid JSON: {err}") from None
+    check_shape(doc)
+    return doc
+
+
+def check_shape(doc) -> None:
+    """The outer shape of a parsed certificate (what :func:`load` checks after parsing, and
+    :func:`certify.verify.verify_document` of a dict given directly): InputError naming what is wrong."""
     if not isinstance(doc, dict):
         raise InputError("certificate", "top level must be a JSON object")
     schema = doc.get("schema")
@@ -548,4 +555,3 @@ def load(text: str | bytes) -> dict:
     for k, v in doc["inputs"].items():
         if not isinstance(v, str):
             raise InputError("certificate", f"input {k} must be exact text, got {str(v)[:80]!r}")
-    return doc

@@ -80,6 +80,7 @@ from .certificate import (
     SOFTWARE,
     Certificate,
     Evaluation,
+    check_shape,
     check_software,
     check_spelling,
     digest_of,
@@ -269,6 +270,7 @@ def verify_document(doc: dict, precision: int | None = None, text: str | None = 
     """Check a parsed certificate; ``precision`` (bits) defaults to the recorded one (never below it). ``text``:
     the file's text, which must be byte for byte what certify writes (without it, the parsed document is
     compared in its key order)."""
+    check_shape(doc)  # (load checked a file's; a dict handed to the API is checked the same way)
     rep = Report()
     spec = spec_for(doc["kind"])
     if precision is not None:

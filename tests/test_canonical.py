@@ -170,3 +170,36 @@ def test_the_document_without_its_text_is_compared_in_its_key_order():
     doc["inputs"] = dict(reversed(list(doc["inputs"].items())))
     doc["digest"] = digest_of(doc)
     assert verify_document(doc).exit_code == 4
+
+
+def test_a_dict_handed_to_verify_document_is_checked_for_its_shape_too():
+    from certify.certificate import digest_of as seal
+
+    doc = genuine("dpsgd/renyi-poisson")
+    doc["schema"] = "certify/20"
+    doc["digest"] = seal(doc)
+    with pytest.raises(InputError, match="schema"):
+        verify_document(doc)
+
+
+@pytest.mark.parametrize("kind, kernel_says", [("dpsgd/renyi-poisson", "accepts too"), ("dpsgd/rho-bok", "does not cover")])
+def test_verify_kernel_reports_both_verdicts(tmp_path, kind, kernel_says):
+    path = tmp_path / "c.json"
+    path.write_text(spec_for(kind).example().dumps())
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = cli.main(["verify", "--kernel", "--quiet", str(path)])
+    last = out.getvalue().splitlines()[-1]
+    assert rc == 0 and last.startswith("VERIFIED") and kernel_says in last, out.getvalue()
+
+
+def test_verify_kernel_disagreement_is_a_refusal(tmp_path, monkeypatch):
+    import certify_kernel
+
+    path = tmp_path / "c.json"
+    path.write_text(spec_for("dpsgd/renyi-poisson").example().dumps())
+    monkeypatch.setattr(certify_kernel, "check_text", lambda text: certify_kernel.Verdict(4, "a forged refusal"))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        rc = cli.main(["verify", "--kernel", str(path)])
+    assert rc == 4 and "disagree" in out.getvalue().splitlines()[-1]

@@ -376,11 +376,13 @@ def test_integral_mode_is_cannot_decide_never_a_reject():
     ],
 )
 def test_inputs_respelt_as_decimals_are_accepted(kind, edit):
-    """Inputs written as decimals (the same exact values): the kernel reads numbers, not spellings."""
+    """Inputs written as decimals (the same exact values): the kernel reads numbers, not spellings, and accepts;
+    certify verify refuses (exit 4): not the canonical document certify writes. The one designed difference (the
+    kernel checks that the conclusion is true, certify verify also that the file is what certify writes)."""
     d = genuine(kind)
     d["inputs"].update(edit)
     reseal(d)
-    assert certify_kernel.check_document(copy.deepcopy(d)).status == 0 and certify_verdict(d) == 0
+    assert certify_kernel.check_document(copy.deepcopy(d)).status == 0 and certify_verdict(d) == 4
 
 
 # --------------------------------------------------------------------------------------------
