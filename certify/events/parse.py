@@ -79,7 +79,8 @@ class EventView:
             self.names = {k for k in event._fields if k not in ("class_name", "module_name")}
             self._get = lambda k: getattr(event, k, _MISSING)
         elif event is None or isinstance(event, (int, float, str, list, tuple, bytes)):
-            raise InputError(where, f"expected an event, got {type(event).__name__} {str(event)[:60]}")
+            hint = " (a named tuple saved by json.dumps becomes a list: write each as an object of its fields)" if isinstance(event, list) else ""
+            raise InputError(where, f"expected an event, got {type(event).__name__} {str(event)[:40]}{hint}")
         else:
             cls = type(event).__name__
             attrs = getattr(type(event), "__attrs_attrs__", None)
@@ -176,3 +177,15 @@ def _walk(event, leaf, where: str, depth: int, memo: dict, max_runs: int, too_ma
     height = 1 + max((memo[id(e)][2] for e in children if id(e) in memo), default=0)
     memo[key] = (event, runs, height)  # the event is kept alive with its runs, so that its id is not reused
     return runs
+
+
+def as_json(event):
+    """The JSON form read here of a dp_accounting event or of its ``to_named_tuple()``: each named tuple written as an
+    object of its fields (``json.dumps`` of a named tuple would write a list, which loses the field names)."""
+    if hasattr(event, "to_named_tuple"):
+        event = event.to_named_tuple()
+    if isinstance(event, tuple) and hasattr(event, "_asdict"):
+        return {k: as_json(v) for k, v in event._asdict().items()}
+    if isinstance(event, (list, tuple)):
+        return [as_json(v) for v in event]
+    return event
