@@ -17,6 +17,7 @@ from ..certificate import Certificate
 from ..poisson.rdp import COARSE
 from .certificates import FLAGS, KIND, PARSERS, evaluate, parse_order
 from .ledger import Ledger, ledger_inputs
+from .mechanisms.base import Mechanism
 
 
 def _grid() -> tuple:
@@ -25,7 +26,8 @@ def _grid() -> tuple:
     out += [fmpq(64 + j, 4) for j in range(1, 193)]  # (16, 64] by 1/4
     out += [fmpq(a) for a in range(65, 257)]
     out += [fmpq(a) for a in COARSE]
-    return tuple(out)
+    out += [fmpq(a, 10) for a in range(11, 110) if fmpq(a, 10) not in out]  # dp_accounting's default orders 1.1 .. 10.9
+    return tuple(sorted(out))
 
 
 #: the orders the float choice scans (every one is one where each mechanism has a float estimate)
@@ -49,14 +51,14 @@ def snap_orders(orders) -> tuple:
 
 
 @lru_cache(maxsize=4096)
-def _curve(mech, relation: str, orders: tuple):
+def _curve(mech, relation: str, orders: tuple, fine: bool = False):
     import numpy as np
 
-    return np.asarray(mech.rdp_floats(np.array([float_of(a) for a in orders]), relation), dtype=float)
+    al = np.array([float_of(a) for a in orders])
+    return np.asarray((mech.rdp_floats_fine if fine else mech.rdp_floats)(al, relation), dtype=float)
 
 
-def choose_order(ledger: Ledger, query: str, target: fmpq, orders: tuple = ORDER_GRID) -> fmpq:
-    """The order minimising the float estimate of epsilon (at delta) or of delta (at epsilon): a choice only."""
+def _scores(ledger: Ledger, query: str, target: fmpq, orders: tuple, fine: bool):
     import numpy as np
 
     from .. import renyi
@@ -64,7 +66,7 @@ def choose_order(ledger: Ledger, query: str, target: fmpq, orders: tuple = ORDER
     al = np.array([float_of(a) for a in orders])
     R = np.zeros(len(orders))
     for m, c in ledger.entries:
-        R = R + float(c) * _curve(m, ledger.relation, orders)
+        R = R + float(c) * _curve(m, ledger.relation, orders, fine)
     extra = 1.0 - math.prod((1.0 - float_of(m.extra_delta)) ** float(c) for m, c in ledger.entries)
     if query == "target_delta":
         d = (float_of(target) - extra) / (1 - extra) if extra > 0 else None
@@ -72,8 +74,26 @@ def choose_order(ledger: Ledger, query: str, target: fmpq, orders: tuple = ORDER
         score = renyi.epsilons((al - 1) * R, al, log_d)
     else:
         score = renyi.log_deltas(R, al, float_of(target))
-    score = np.where(np.isnan(score), np.inf, score)
-    return orders[int(np.argmin(score))]
+    return np.where(np.isnan(score), np.inf, score)
+
+
+def choose_order(ledger: Ledger, query: str, target: fmpq, orders: tuple = ORDER_GRID) -> fmpq:
+    """The order minimising the float estimate of epsilon (at delta) or of delta (at epsilon): a choice only.
+
+    First every order with each mechanism's cheap estimate, then the fractional orders within 1 of the best with the
+    finer estimates (the Poisson-subsampled Gaussian's defining integral), the best of all kept."""
+    import numpy as np
+
+    score = _scores(ledger, query, target, orders, False)
+    i = int(np.argmin(score))
+    best, best_score = orders[i], float(score[i])
+    near = tuple(a for a in orders if a.q != 1 and abs(a - best) <= 1)
+    if near and any(type(m).rdp_floats_fine is not Mechanism.rdp_floats_fine for m, _ in ledger.entries):
+        fine = _scores(ledger, query, target, near, True)
+        j = int(np.argmin(fine))
+        if float(fine[j]) < best_score:
+            best = near[j]
+    return best
 
 
 def certify_events(ledger: Ledger, *, delta=None, epsilon=None, order=None, orders: tuple | None = None, notes: dict | None = None) -> Certificate:

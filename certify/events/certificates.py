@@ -145,7 +145,7 @@ def evaluate(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None, bound
         )
         head = "epsilon"
     else:
-        d = delta_of_rdp(rdp, alpha, target)
+        d = delta_of_rdp(rdp, alpha, target).min(arb(1))  # delta <= 1 always holds: (C') capped at 1
         if extra is not None:
             d = extra + (1 - extra) * d
         value = ev.add(

@@ -89,6 +89,10 @@ class Mechanism:
     def rdp_floats(self, alphas, relation: str):  # pragma: no cover
         raise NotImplementedError
 
+    def rdp_floats_fine(self, alphas, relation: str):
+        """A finer float estimate near the chosen order (default: :meth:`rdp_floats`)."""
+        return self.rdp_floats(alphas, relation)
+
     def pure_epsilon(self, relation: str) -> arb | None:
         return None
 

@@ -2,7 +2,8 @@
 
 Mironov, Talwar, Zhang (2019), arXiv:1908.10530, Sec. 3.3: certify's own evaluation, reused as it is
 (:func:`certify.poisson.rdp.rdp_ball`: the binomial sum for integer orders, the convexity chord for fractional ones;
-its work guard :func:`certify.poisson.rdp.work_seconds`), and the proof that the remove direction dominates the add
+its work guard :func:`certify.poisson.rdp.work_seconds`; a fractional order is bounded by the defining integral in balls
+or the chord, whichever is smaller: ``fractional="integral"``), and the proof that the remove direction dominates the add
 direction (obligation ``P-remove-dominates-add`` of ``certify proofs --paper mtz-poisson``). Under ADD_OR_REMOVE_ONE
 and REPLACE_SPECIAL (the special record contributes nothing: the same pair). The sampled event must be a
 GaussianDpEvent (dp_accounting also folds nested compositions of Gaussians into one; refused here). q = 0: RDP 0.
@@ -48,7 +49,7 @@ class PoissonSampledGaussian(Mechanism):
         q = self["sampling_probability"]
         if q == 0:
             return arb(0)
-        return rdp_ball(alpha, q, self["noise_multiplier"])
+        return rdp_ball(alpha, q, self["noise_multiplier"], "integral")
 
     def rdp_floats(self, alphas, relation):
         import numpy as np
@@ -75,4 +76,20 @@ class PoissonSampledGaussian(Mechanism):
     def work_seconds(self, alpha: fmpq, prec: int) -> float:
         from ...poisson.rdp import work_seconds
 
-        return work_seconds(alpha, 1, prec)
+        return work_seconds(alpha, 1, prec, "integral")
+
+    def rdp_floats_fine(self, alphas, relation):
+        """The float estimate at fractional orders from the defining integral (trapezoid), or the chord if smaller."""
+        import numpy as np
+
+        from ...poisson.choice import log_A_frac_floats
+
+        chord = self.rdp_floats(alphas, relation)
+        q = self["sampling_probability"]
+        frac = np.array([a != np.floor(a) for a in alphas])
+        if q == 0 or not frac.any():
+            return chord
+        est = log_A_frac_floats(alphas[frac], max(float_of(q), 1e-300), float_of(self["noise_multiplier"])) / (alphas[frac] - 1)
+        out = chord.copy()
+        out[frac] = np.minimum(chord[frac], est)
+        return out
