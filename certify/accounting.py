@@ -65,7 +65,7 @@ class RdpAccountant:
     def _read(self, event, count) -> Ledger:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise InputError("count", f"must be a non-negative integer, got {count!r}"[:200])
-        return ledger_of(_event_form(event), self._relation)
+        return ledger_of(_event_form(event), self._relation, allow_empty=True)
 
     def supports(self, event) -> bool:
         """Whether ``compose(event)`` would accept the event (certified under this accountant's relation)."""

@@ -138,9 +138,9 @@ def evaluate(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None, bound
             d_eff = (ball(target) - extra) / (1 - extra)
         value = ev.add(
             "epsilon",
-            epsilon_of_rdp(rdp, alpha, d_eff),
+            epsilon_of_rdp(rdp, alpha, d_eff).max(arb(0)),  # epsilon >= 0 always holds: (C) floored at 0
             EQ_CONVERT,
-            "rdp + log((alpha-1)/alpha) - (log delta' + log alpha)/(alpha-1), delta' the delta left to the Rényi curve; "
+            "max(0, rdp + log((alpha-1)/alpha) - (log delta' + log alpha)/(alpha-1)), delta' the delta left to the Rényi curve; "
             "upper endpoint is the certified epsilon",
         )
         head = "epsilon"

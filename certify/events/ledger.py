@@ -71,14 +71,16 @@ def _too_many(n: int) -> str:
     return f"has more than {n} runs of distinct consecutive events"
 
 
-def ledger_of(event, relation, name: str = "event") -> Ledger:
-    """The ledger of an event tree (any form :mod:`certify.events.parse` reads) under ``relation``."""
+def ledger_of(event, relation, name: str = "event", allow_empty: bool = False) -> Ledger:
+    """The ledger of an event tree (any form :mod:`certify.events.parse` reads) under ``relation``; null mechanisms
+    (sampling probability 0, epsilon 0, ...) are dropped like NoOp events; an empty ledger is refused unless
+    ``allow_empty``."""
     relation = parse_relation(relation, "neighboring_relation")
     runs = walk(event, _leaf(relation), max_runs=10 * MAX_ENTRIES, too_many=_too_many, where=name)
-    return merge(relation, [(m, c) for m, c, _ in runs], name)
+    return merge(relation, [(m, c) for m, c, _ in runs if not m.is_null()], name, allow_empty)
 
 
-def merge(relation: str, pairs, name: str = "event") -> Ledger:
+def merge(relation: str, pairs, name: str = "event", allow_empty: bool = False) -> Ledger:
     """The ledger of (mechanism, count) pairs: equal mechanisms merged, counts and size checked."""
     counts: dict = {}
     for m, c in pairs:
@@ -87,8 +89,8 @@ def merge(relation: str, pairs, name: str = "event") -> Ledger:
         counts[m] = counts.get(m, 0) + c
         if len(counts) > MAX_ENTRIES:
             raise InputError(name, f"has more than {MAX_ENTRIES} distinct mechanisms")
-    if not counts:
-        raise InputError(name, "contains no mechanism (only NoOp events or counts of 0): nothing to certify")
+    if not counts and not allow_empty:
+        raise InputError(name, "contains no mechanism (only NoOp or null events, or counts of 0): nothing to certify")
     for m, c in counts.items():
         if c > MAX_COUNT:
             raise InputError(name, f"{m.CLASS} is composed {c} times, more than 10^18"[:200])
@@ -141,6 +143,8 @@ def ledger_from_inputs(inputs: dict) -> Ledger:
         if not 1 <= count <= MAX_COUNT:
             raise InputError(f"{where}.count", f"must be an integer in [1, 10^18], got {count}"[:200])
         m = mech.from_texts(texts, where)
+        if m.is_null():
+            raise InputError(f"{where}.class", f"{m.describe()} is null (releases nothing): a ledger does not record it")
         if relation not in m.RELATIONS:
             raise InputError(f"{where}.class", f"{m.CLASS} is not certified under {relation}")
         if m.texts() != {k: texts.get(k) for k in mech.PARAMS}:

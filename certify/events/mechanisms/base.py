@@ -96,6 +96,10 @@ class Mechanism:
     def pure_epsilon(self, relation: str) -> arb | None:
         return None
 
+    def is_null(self) -> bool:
+        """True when the mechanism releases nothing about the data (a NoOp: sampling probability 0, epsilon 0, ...)."""
+        return False
+
     @property
     def extra_delta(self) -> fmpq:
         return fmpq(0)

@@ -37,6 +37,9 @@ class EpsilonDelta(Mechanism):
     def pure_epsilon(self, relation):
         return ball(self["epsilon"]) if self["delta"] == 0 else None
 
+    def is_null(self) -> bool:
+        return self["epsilon"] == 0 and self["delta"] == 0
+
     @property
     def extra_delta(self) -> fmpq:
         return self["delta"]

@@ -26,6 +26,9 @@ class ExponentialMechanism(Mechanism):
         nonnegative(values, "epsilon", where)
         return values
 
+    def is_null(self) -> bool:
+        return self["epsilon"] == 0
+
     def rdp(self, alpha, relation):
         e = self["epsilon"]
         z = ball(alpha * e * e / 8)

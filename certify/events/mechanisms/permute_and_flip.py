@@ -24,6 +24,9 @@ class PermuteAndFlip(Mechanism):
         nonnegative(values, "epsilon", where)
         return values
 
+    def is_null(self) -> bool:
+        return self["epsilon"] == 0
+
     def rdp(self, alpha, relation):
         return rr_eps_rdp(alpha, self["epsilon"])
 

@@ -73,6 +73,9 @@ class PoissonSampledGaussian(Mechanism):
             out[j] = k / (a - 1)
         return out
 
+    def is_null(self) -> bool:
+        return self["sampling_probability"] == 0
+
     def work_seconds(self, alpha: fmpq, prec: int) -> float:
         from ...poisson.rdp import work_seconds
 

@@ -38,6 +38,9 @@ class RandomizedResponse(Mechanism):
         p, k = self["noise_parameter"], self["num_buckets"]
         return 1 - p + p / k, p / k, k
 
+    def is_null(self) -> bool:
+        return self._trivial()
+
     def _trivial(self) -> bool:
         return self["num_buckets"] == 1 or self["noise_parameter"] == 1
 

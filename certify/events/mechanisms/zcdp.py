@@ -24,6 +24,9 @@ class ZCDp(Mechanism):
         nonnegative(values, "xi", where)
         return values
 
+    def is_null(self) -> bool:
+        return self["rho"] == 0 and self["xi"] == 0
+
     def rdp(self, alpha, relation):
         return ball(self["xi"] + self["rho"] * alpha)
 
