@@ -27,7 +27,7 @@ from .balls import InputError, fmpq
 from .certificate import Certificate
 from .events.accountant import certified_value, certify_events, snap_orders
 from .events.ledger import Ledger, ledger_of, merge, parse_relation
-from .events.parse import as_json, from_library
+from .events.parse import from_library
 from .provenance import NOTE_SUFFIX
 
 __all__ = ["RdpAccountant", "round_up"]
@@ -42,8 +42,9 @@ def round_up(q: fmpq) -> float:
 
 
 def _event_form(event):
-    """A dp_accounting object becomes its named-tuple JSON; dicts and named tuples are read as they are."""
-    return as_json(event) if hasattr(event, "to_named_tuple") else event
+    """The event as read: dp_accounting objects through their attrs fields (what ``to_named_tuple()`` lists, read
+    without building its named-tuple classes), dicts and named tuples as they are."""
+    return event
 
 
 class RdpAccountant:

@@ -17,24 +17,51 @@ from ..certificate import Certificate
 from ..poisson.rdp import COARSE
 from .certificates import FLAGS, KIND, PARSERS, evaluate, parse_order
 from .ledger import Ledger, ledger_inputs
-from .mechanisms.base import Mechanism
 
 
-def _grid() -> tuple:
-    out = [fmpq(32 + j, 32) for j in range(1, 33)]  # (1, 2] by 1/32
-    out += [fmpq(32 + j, 16) for j in range(1, 225)]  # (2, 16] by 1/16
-    out += [fmpq(64 + j, 4) for j in range(1, 193)]  # (16, 64] by 1/4
-    out += [fmpq(a) for a in range(65, 257)]
-    out += [fmpq(a) for a in COARSE]
-    out += [fmpq(a, 10) for a in range(11, 110) if fmpq(a, 10) not in out]  # dp_accounting's default orders 1.1 .. 10.9
+class Orders:
+    """A set of candidate orders: exact rationals (the recordable choices) and their floats (computed once)."""
+
+    __slots__ = ("exact", "floats", "_array")
+
+    def __init__(self, exact, floats=None):
+        self.exact = tuple(exact)
+        self.floats = tuple(float_of(a) for a in self.exact) if floats is None else tuple(floats)
+        self._array = None
+
+    def array(self):
+        """The floats as a numpy array (made once)."""
+        if self._array is None:
+            import numpy as np
+
+            self._array = np.array(self.floats)
+        return self._array
+
+    def __len__(self) -> int:
+        return len(self.exact)
+
+
+def _fine() -> tuple:
+    out = {fmpq(32 + j, 32) for j in range(1, 33)}  # (1, 2] by 1/32
+    out |= {fmpq(32 + j, 16) for j in range(1, 225)}  # (2, 16] by 1/16
+    out |= {fmpq(64 + j, 4) for j in range(1, 193)}  # (16, 64] by 1/4
+    out |= {fmpq(a) for a in range(65, 257)} | {fmpq(a) for a in COARSE}
+    out |= {fmpq(a, 10) for a in range(11, 110)}  # dp_accounting's default orders 1.1 .. 10.9
     return tuple(sorted(out))
 
 
-#: the orders the float choice scans (every one is one where each mechanism has a float estimate)
-ORDER_GRID = _grid()
+def _coarse() -> tuple:
+    out = {fmpq(a, 10) for a in range(11, 110)} | {fmpq(a) for a in range(11, 64)} | {fmpq(a) for a in range(64, 257, 8)}
+    return tuple(sorted(out | {fmpq(a) for a in COARSE}))
 
 
-def snap_orders(orders) -> tuple:
+#: every order the float choice may pick (each one where every mechanism has a float estimate) ...
+ORDER_GRID = Orders(_fine())
+#: ... scanned in two stages: these first (about dp_accounting's default orders), then ORDER_GRID near the best
+FIRST_STAGE = Orders(_coarse())
+
+
+def snap_orders(orders) -> Orders:
     """A caller's orders (dp_accounting's floats) as exact rationals on a 2^-20 grid, kept where 1 < a <= 4096 and
     the Poisson float estimate exists (a <= 256, or an order of the coarse grid)."""
     out = []
@@ -47,27 +74,27 @@ def snap_orders(orders) -> tuple:
             out.append(q)
     if not out:
         raise InputError("orders", "no usable order: give orders in (1, 256] or integers of the coarse grid up to 4096")
-    return tuple(sorted(set(out)))
+    return Orders(sorted(set(out)))
 
 
-@lru_cache(maxsize=4096)
-def _curve(mech, relation: str, orders: tuple, fine: bool = False):
+@lru_cache(maxsize=8192)
+def _curve(mech, relation: str, orders: Orders, fine: bool = False):
     import numpy as np
 
-    al = np.array([float_of(a) for a in orders])
+    al = orders.array()
     return np.asarray((mech.rdp_floats_fine if fine else mech.rdp_floats)(al, relation), dtype=float)
 
 
-def _scores(ledger: Ledger, query: str, target: fmpq, orders: tuple, fine: bool):
+def _scores(ledger: Ledger, query: str, target: fmpq, orders: Orders, fine: bool):
     import numpy as np
 
     from .. import renyi
 
-    al = np.array([float_of(a) for a in orders])
+    al = orders.array()
     R = np.zeros(len(orders))
     for m, c in ledger.entries:
         R = R + float(c) * _curve(m, ledger.relation, orders, fine)
-    extra = 1.0 - math.prod((1.0 - float_of(m.extra_delta)) ** float(c) for m, c in ledger.entries)
+    extra = 1.0 - math.prod((1.0 - float_of(m.extra_delta)) ** float(c) for m, c in ledger.entries if m.extra_delta)
     if query == "target_delta":
         d = (float_of(target) - extra) / (1 - extra) if extra > 0 else None
         log_d = math.log(d) if d is not None and d > 0 else (log_float(target) if d is None else -math.inf)
@@ -77,29 +104,38 @@ def _scores(ledger: Ledger, query: str, target: fmpq, orders: tuple, fine: bool)
     return np.where(np.isnan(score), np.inf, score)
 
 
-def choose_order(ledger: Ledger, query: str, target: fmpq, orders: tuple = ORDER_GRID) -> fmpq:
+def choose_order(ledger: Ledger, query: str, target: fmpq, orders: Orders | None = None) -> fmpq:
     """The order minimising the float estimate of epsilon (at delta) or of delta (at epsilon): a choice only.
 
-    First every order with each mechanism's cheap estimate, then the fractional orders within 1 of the best with the
-    finer estimates (the Poisson-subsampled Gaussian's defining integral), the best of all kept."""
+    Default: the orders of FIRST_STAGE with each mechanism's cheap estimate, then the orders of ORDER_GRID within 1
+    (10% above 10) of the best with the finer estimates (the Poisson-subsampled Gaussian's defining integral at
+    fractional orders), the best of all kept. Given ``orders``: those only, with the cheap estimates."""
     import numpy as np
 
-    score = _scores(ledger, query, target, orders, False)
+    first = orders or FIRST_STAGE
+    score = _scores(ledger, query, target, first, False)
     i = int(np.argmin(score))
-    best, best_score = orders[i], float(score[i])
-    near = tuple(a for a in orders if a.q != 1 and abs(a - best) <= 1)
-    if near and any(type(m).rdp_floats_fine is not Mechanism.rdp_floats_fine for m, _ in ledger.entries):
+    best, best_score = first.exact[i], float(score[i])
+    if orders is not None:
+        return best
+    b = first.floats[i]
+    span = max(1.0, 0.1 * b)
+    grid = ORDER_GRID.array()
+    lo, hi = int(np.searchsorted(grid, b - span)), int(np.searchsorted(grid, b + span, side="right"))
+    near = Orders(ORDER_GRID.exact[lo:hi], ORDER_GRID.floats[lo:hi])
+    if len(near):
         fine = _scores(ledger, query, target, near, True)
         j = int(np.argmin(fine))
         if float(fine[j]) < best_score:
-            best = near[j]
+            best = near.exact[j]
     return best
 
 
-def certify_events(ledger: Ledger, *, delta=None, epsilon=None, order=None, orders: tuple | None = None, notes: dict | None = None) -> Certificate:
+def certify_events(ledger: Ledger, *, delta=None, epsilon=None, order=None, orders: Orders | None = None, notes: dict | None = None) -> Certificate:
     """Certificate ``events/rdp`` of ``ledger`` for one query: ``delta`` (epsilon at delta; 0: pure epsilon),
     ``epsilon`` (delta at epsilon) or ``order`` (the RDP at that order). ``orders``: the candidate orders of the
-    choice (default :data:`ORDER_GRID`). ``notes``: provenance notes of the query (``{"target_delta.note": ...}``)."""
+    choice (:func:`snap_orders`; default the two stages of :func:`choose_order`). ``notes``: provenance notes of the
+    query (``{"target_delta.note": ...}``)."""
     given = [(q, v) for q, v in (("target_delta", delta), ("target_epsilon", epsilon), ("order", order)) if v is not None]
     if len(given) != 1:
         raise InputError("--delta", "give exactly one of --delta, --epsilon, --order")
@@ -112,7 +148,7 @@ def certify_events(ledger: Ledger, *, delta=None, epsilon=None, order=None, orde
                 raise InputError("--delta", f"0 asks for pure DP, but event[{i}] {m.CLASS} is not a pure mechanism: give a delta in (0, 1)")
     alpha = None
     if query != "order" and not pure:
-        alpha = choose_order(ledger, query, target, orders or ORDER_GRID)
+        alpha = choose_order(ledger, query, target, orders)
 
     def compute(prec):
         return evaluate(ledger, query, target, alpha), prec
@@ -135,4 +171,4 @@ def certified_value(cert: Certificate) -> fmpq:
     raise KeyError("no headline quantity")  # pragma: no cover
 
 
-__all__ = ["ORDER_GRID", "certify_events", "choose_order", "certified_value", "parse_order", "snap_orders"]
+__all__ = ["ORDER_GRID", "FIRST_STAGE", "Orders", "certify_events", "choose_order", "certified_value", "parse_order", "snap_orders"]
