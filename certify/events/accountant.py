@@ -17,6 +17,7 @@ from ..certificate import Certificate
 from ..poisson.rdp import COARSE
 from .certificates import FLAGS, KIND, PARSERS, evaluate, parse_order
 from .ledger import Ledger, ledger_inputs
+from .mechanisms.base import Mechanism
 
 
 class Orders:
@@ -59,6 +60,10 @@ def _coarse() -> tuple:
 ORDER_GRID = Orders(_fine())
 #: ... scanned in two stages: these first (about dp_accounting's default orders), then ORDER_GRID near the best
 FIRST_STAGE = Orders(_coarse())
+#: the integer orders of ORDER_GRID: the only candidates when more than MAX_FRACTIONAL_HEAVY mechanisms would need a
+#: quadrature at a fractional order (the Poisson-subsampled Gaussian: 3-5 ms each, for the producer and the checker)
+INTEGER_STAGE = Orders(a for a in _fine() if a.q == 1)
+MAX_FRACTIONAL_HEAVY = 16
 
 
 def snap_orders(orders) -> Orders:
@@ -113,10 +118,13 @@ def choose_order(ledger: Ledger, query: str, target: fmpq, orders: Orders | None
     import numpy as np
 
     first = orders or FIRST_STAGE
+    heavy = sum(1 for m, _ in ledger.entries if type(m).rdp_floats_fine is not Mechanism.rdp_floats_fine)
+    if orders is None and heavy > MAX_FRACTIONAL_HEAVY:  # many quadratures at a fractional order: integer orders only
+        first = INTEGER_STAGE
     score = _scores(ledger, query, target, first, False)
     i = int(np.argmin(score))
     best, best_score = first.exact[i], float(score[i])
-    if orders is not None:
+    if orders is not None or first is INTEGER_STAGE:
         return best
     b = first.floats[i]
     span = max(1.0, 0.1 * b)
@@ -153,7 +161,10 @@ def certify_events(ledger: Ledger, *, delta=None, epsilon=None, order=None, orde
     def compute(prec):
         return evaluate(ledger, query, target, alpha), prec
 
-    ev, prec = escalate(compute, what=f"the event accountant at alpha = {exact_str(alpha or target)}")
+    try:
+        ev, prec = escalate(compute, what=f"the event accountant at alpha = {exact_str(alpha or target)}")
+    except InputError as err:  # the evaluator names the recorded field; the caller knows the option
+        raise InputError(FLAGS.get(err.parameter, err.parameter), err.message) from None
     inputs = ledger_inputs(ledger)
     inputs[query] = exact_str(target)
     inputs.update(notes or {})
