@@ -13,7 +13,7 @@ Quantities (balls; upper endpoints are the certified bounds):
   ``epsilon``       (C) of :mod:`certify.renyi` at the effective delta (delta - extra_delta)/(1 - extra_delta);
   ``delta``         extra_delta + (1 - extra_delta) (C') of :mod:`certify.renyi` at epsilon;
   pure queries: ``epsilon[i]`` the pure epsilon of mechanism i and ``epsilon`` = sum_i count_i epsilon[i] (basic
-  composition, Dwork-Roth Thm 3.14).
+  composition, Dwork-Roth 2014 Sec. 3.5).
 Claims: the hypotheses on the query and the order, then the headline ``bound``: the certified quantity <= the
 recorded decimal; the conclusion "(eps, delta)-DP" (or "(alpha, rdp)-RDP"), naming every mechanism whose bound is
 only an upper bound.
@@ -36,8 +36,8 @@ QUERIES = ("target_delta", "target_epsilon", "order")
 #: the most work one evaluation may ask for (estimated seconds, decided before any sum)
 MAX_WORK_SECONDS = 30.0
 EQ_COMPOSE = "Mironov17 Prop. 1"
-EQ_EXTRA = "KOV15 Thm 2.1 (delta outside the Rényi curve)"
-EQ_PURE = "Dwork-Roth Thm 3.14 (basic composition)"
+EQ_EXTRA = "KOV15 (delta outside the Rényi curve)"
+EQ_PURE = "Dwork-Roth 2014 Sec. 3.5 (basic composition)"
 
 
 def parse_order(value, name: str = "--order") -> fmpq:

@@ -22,7 +22,7 @@ al = 1 + s  # alpha > 1
 @obligation(
     PAPER,
     "E-rr-eps",
-    "Mironov17 Sec. 6; KOV15 Thm 2.1 (certify.events.mechanisms.base.rr_eps_rdp)",
+    "Mironov17 Sec. 6; KOV15 (certify.events.mechanisms.base.rr_eps_rdp)",
     "for R = (e^eps, 1)/(1 + e^eps) and R' = (1, e^eps)/(1 + e^eps): sum_y R(y)^alpha R'(y)^(1-alpha) = "
     "(e^(alpha eps) + e^((1-alpha) eps))/(1 + e^eps), and the same for the reversed pair (both orders agree)",
 )
@@ -134,7 +134,7 @@ def rr_sums() -> Outcome:
 @obligation(
     PAPER,
     "E-extra-delta",
-    "KOV15 Thm 2.1 (certify.events.mechanisms.epsilon_delta, certify.events.certificates)",
+    "KOV15 (certify.events.mechanisms.epsilon_delta, certify.events.certificates)",
     "with delta' = (delta - delta_x)/(1 - delta_x): delta_x + (1 - delta_x) delta' = delta (the effective delta left to the "
     "Rényi curve), and 1 - (1 - d1)(1 - d2) = d1 + d2 - d1 d2",
 )

@@ -131,7 +131,7 @@ def rr_eps_rdp(alpha: fmpq, eps: fmpq) -> arb:
 
     The Rényi divergence of the pair P = (e^eps, 1)/(1 + e^eps), Q = (1, e^eps)/(1 + e^eps) (Mironov 2017,
     arXiv:1702.07476, Sec. 6 / Prop. 5: randomized response). Every (eps, 0)-DP mechanism is, for each neighbouring
-    pair, a post-processing of this pair (Kairouz, Oh, Viswanath 2015, Thm 2.1 at delta = 0), so by the data
+    pair, a post-processing of this pair (Kairouz, Oh, Viswanath 2015: the privacy region of randomized response, at delta = 0), so by the data
     processing inequality of the Rényi divergence R(alpha) bounds its RDP (the bound dp_accounting applies to
     EpsilonDeltaDpEvent). Identity: obligation ``E-rr-eps`` (:mod:`certify.events.proofs`). Ball: upper endpoint
     valid (Arb, outward)."""

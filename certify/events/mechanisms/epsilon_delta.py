@@ -1,7 +1,8 @@
 """EpsilonDeltaDpEvent(epsilon, delta): a mechanism known only to be (epsilon, delta)-DP.
 
-Kairouz, Oh, Viswanath (2015), "The composition theorem for differential privacy", Thm 2.1 (and its proof): for each
-neighbouring pair the mechanism is a post-processing of P = delta [A] + (1 - delta) R, Q = delta [B] + (1 - delta) R'
+Kairouz, Oh, Viswanath (2015), "The composition theorem for differential privacy" (the privacy region of an
+(eps, delta) mechanism, and its proof): for each neighbouring pair the mechanism is a post-processing of
+P = delta [A] + (1 - delta) R, Q = delta [B] + (1 - delta) R'
 (A, B two atoms outside the support of the binary randomized response pair R = (e^eps, 1)/(1+e^eps), R' reversed).
 Composing k such events (adaptively) with any other mechanisms, the outcome "some atom was drawn" has probability
 1 - prod(1 - delta_i); off it the pairs are the randomized response pairs (weighted by prod(1 - delta_i) <= 1), so
@@ -20,7 +21,7 @@ from .base import MAX_PARAM, Mechanism, nonnegative, rr_eps_floats, rr_eps_rdp
 class EpsilonDelta(Mechanism):
     CLASS = "EpsilonDeltaDpEvent"
     FIELDS = PARAMS = ("epsilon", "delta")
-    EQUATION = "KOV15 Thm 2.1 + Mironov17 (randomized response)"
+    EQUATION = "KOV15 + Mironov17 (randomized response)"
 
     @classmethod
     def validate(cls, values, where):

@@ -1,7 +1,7 @@
 """ExponentialMechanismDpEvent(epsilon): the epsilon-DP exponential mechanism, which is epsilon-bounded range.
 
 Bounded range (Durfee, Rogers 2019, arXiv:1905.04273): for some t the privacy loss lies in [t, t + eps]. Then
-* Cesar, Rogers (2021), arXiv:2004.07223, Sec. 3 (Lemma 3.2 there): an eps-BR mechanism is (eps^2/8)-zCDP, so
+* Cesar, Rogers (2021), arXiv:2004.07223, Sec. 3: an eps-BR mechanism is (eps^2/8)-zCDP, so
   R(alpha) <= alpha eps^2 / 8;
 * it is eps-DP (both laws have mass 1, so t <= 0 <= t + eps), so R(alpha) <= the randomized response divergence
   of :func:`certify.events.mechanisms.base.rr_eps_rdp` (KOV15 + data processing).
