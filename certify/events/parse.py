@@ -89,7 +89,8 @@ class EventView:
         if not isinstance(cls, str):
             raise InputError(where, "the event's class_name must be text")
         self.cls = cls
-        bad = sorted(k for k in (self.names or ()) if not isinstance(k, str) or k.startswith("__") or not k.isidentifier())
+        checked = self.names if isinstance(event, (dict, tuple)) else ()  # an attrs class's own fields need no check
+        bad = sorted(k for k in checked if not isinstance(k, str) or k.startswith("__") or not k.isidentifier())
         if bad:
             raise InputError(f"{where}.{bad[0]}"[:200], f"{cls} has a field named {str(bad[0])[:40]!r}: not a dp_accounting field")
 

@@ -27,6 +27,7 @@ RELATIONS = (ADD_REMOVE, REPLACE_ONE, REPLACE_SPECIAL)
 ANY = frozenset(RELATIONS)
 #: dp_accounting's names of the relations
 DP_ACCOUNTING_NAMES = {ADD_REMOVE: "ADD_OR_REMOVE_ONE", REPLACE_ONE: "REPLACE_ONE", REPLACE_SPECIAL: "REPLACE_SPECIAL"}
+_ZERO = fmpq(0)
 #: the largest parameter magnitude accepted (a noise scale of 10^30 is private enough to be 0)
 MAX_PARAM = fmpq(10) ** 30
 
@@ -102,7 +103,7 @@ class Mechanism:
 
     @property
     def extra_delta(self) -> fmpq:
-        return fmpq(0)
+        return _ZERO
 
     def work_seconds(self, alpha: fmpq, prec: int) -> float:
         return 2e-5 * max(1.0, prec / 256) ** 1.5
