@@ -30,7 +30,7 @@ from .events.ledger import Ledger, ledger_of, merge, parse_relation
 from .events.parse import from_library
 from .provenance import NOTE_SUFFIX
 
-__all__ = ["RdpAccountant", "round_up"]
+__all__ = ["RdpAccountant", "calibrate_noise", "round_up"]
 
 
 def round_up(q: fmpq) -> float:
@@ -139,3 +139,17 @@ def _self_composed(event, count):
 
         return dp_accounting.SelfComposedDpEvent(event, count)
     return {"class_name": "SelfComposedDpEvent", "event": event, "count": count}
+
+
+def calibrate_noise(event_family, target_epsilon, target_delta, neighboring_relation="ADD_OR_REMOVE_ONE"):
+    """The smallest noise of an event family meeting (target_epsilon, target_delta), as a certified bracket.
+
+    ``event_family``: the named-tuple JSON of an event whose noise fields hold ``"$noise"`` (a dp_accounting object cannot
+    hold the placeholder; build the dict with :func:`certify.events.parse.as_json` and put ``"$noise"`` in). Returns a
+    :class:`certify.events.calibrate.Calibration` (``s_fail``, ``s_pass`` exact, ``passing`` and ``failing``
+    certificates). Floats for the targets are taken at their exact binary value."""
+    from .events.calibrate import calibrate
+
+    eps, _ = from_library(target_epsilon, "target_epsilon", "the caller")
+    delta, _ = from_library(target_delta, "target_delta", "the caller")
+    return calibrate(event_family, eps, delta, parse_relation(neighboring_relation, "neighboring_relation"))

@@ -6,7 +6,16 @@ import sympy as sp
 from certify.proofs import obligations
 from certify.proofs.core import FALSE, PROVED
 
-FAST = ("E-rr-eps", "E-laplace-superadditive", "E-discrete-laplace", "E-rr-sums", "E-extra-delta", "E-conversion-inverse", "E-tree-depth")
+FAST = (
+    "E-rr-eps",
+    "E-laplace-superadditive",
+    "E-discrete-laplace",
+    "E-rr-sums",
+    "E-extra-delta",
+    "E-conversion-inverse",
+    "E-tree-depth",
+    "E-noise-monotone",
+)
 
 
 def _get(oid):

@@ -139,11 +139,14 @@ def choose_order(ledger: Ledger, query: str, target: fmpq, orders: Orders | None
     return best
 
 
-def certify_events(ledger: Ledger, *, delta=None, epsilon=None, order=None, orders: Orders | None = None, notes: dict | None = None) -> Certificate:
+def certify_events(
+    ledger: Ledger, *, delta=None, epsilon=None, order=None, orders: Orders | None = None, notes: dict | None = None, bound: str | None = None
+) -> Certificate:
     """Certificate ``events/rdp`` of ``ledger`` for one query: ``delta`` (epsilon at delta; 0: pure epsilon),
     ``epsilon`` (delta at epsilon) or ``order`` (the RDP at that order). ``orders``: the candidate orders of the
     choice (:func:`snap_orders`; default the two stages of :func:`choose_order`). ``notes``: provenance notes of the
-    query (``{"target_delta.note": ...}``)."""
+    query (``{"target_delta.note": ...}``). ``bound`` (exact text): the headline claim states this bound instead of the
+    computed one (a certificate is issued only when the balls prove it)."""
     given = [(q, v) for q, v in (("target_delta", delta), ("target_epsilon", epsilon), ("order", order)) if v is not None]
     if len(given) != 1:
         raise InputError("--delta", "give exactly one of --delta, --epsilon, --order")
@@ -159,7 +162,7 @@ def certify_events(ledger: Ledger, *, delta=None, epsilon=None, order=None, orde
         alpha = choose_order(ledger, query, target, orders)
 
     def compute(prec):
-        return evaluate(ledger, query, target, alpha), prec
+        return evaluate(ledger, query, target, alpha, bound), prec
 
     try:
         ev, prec = escalate(compute, what=f"the event accountant at alpha = {exact_str(alpha or target)}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 from .. import cli
@@ -47,6 +48,32 @@ def register(sub) -> None:
     q.add_argument("--order", type=cli.exact_text, metavar="A", help="the certified RDP at this Rényi order in (1, 4096]")
     cli.add_output_options(p)
     p.set_defaults(func=cmd_account)
+
+    c = sub.add_parser(
+        "calibrate-event",
+        help='calibrate the smallest certified noise of an event family ("$noise" in EVENT.json) to an (epsilon, delta) target',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            'EVENT.json is an event (as for `certify account`) whose noise fields hold the placeholder "$noise":\n'
+            "GaussianDpEvent.noise_multiplier (also inside a PoissonSampledDpEvent), LaplaceDpEvent.noise_multiplier,\n"
+            "SingleEpochTreeAggregationDpEvent.noise_multiplier, DiscreteGaussianDpEvent.sigma; all take the same value s.\n"
+            "Returns exact dyadics s_fail < s_pass, relative width <= 1e-4: s_pass certified to meet (epsilon, delta)\n"
+            "(kind events/rdp) and s_fail certified not to (kind events/rdp-fails), by the same accountant (the Rényi\n"
+            "bound, min over the integer orders 2..256 and a grid to 4096). The bound is non-increasing in s (proof\n"
+            "obligations E-noise-monotone, `certify proofs --paper events`, and P-sigma-monotone), so s_pass is the\n"
+            "smallest passing noise of this accountant up to the bracket.\n\n"
+            "Exit status: 0 bracket certified; 2 bad input (an unreachable target included); 3 undecided."
+        ),
+        epilog="example: certify calibrate-event family.json --epsilon 1 --delta 1e-5",
+    )
+    c.add_argument("event", metavar="EVENT.json", help='the event family: an event whose noise fields are "$noise"')
+    c.add_argument("--epsilon", type=cli.exact_text, required=True, metavar="E", help="target epsilon in (0, 1e6]")
+    c.add_argument("--delta", type=cli.exact_text, required=True, metavar="D", help="delta in (0, 1)")
+    c.add_argument("--neighboring", default="add-remove", metavar="R", help="add-remove (default), replace-one or replace-special")
+    c.add_argument("--json", action="store_true", help="print {s_fail, s_pass, pass and fail certificates} as JSON")
+    c.add_argument("--out", metavar="FILE", help="write the passing certificate (events/rdp) to FILE")
+    c.add_argument("--out-fail", metavar="FILE", help="write the failing certificate (events/rdp-fails) to FILE")
+    c.set_defaults(func=cmd_calibrate)
 
 
 def load_event(path: str, name: str = "EVENT.json"):
@@ -92,6 +119,34 @@ def cmd_account(args) -> int:
         cert = certify_events(ledger, delta=args.delta, epsilon=args.epsilon, order=args.order)
     cli.check_range(cert)
     cli.emit(cert, summary(cert, ledger, time.perf_counter() - t0), args)
+    return 0
+
+
+def cmd_calibrate(args) -> int:
+    from ..balls import exact, exact_str
+    from .calibrate import calibrate, parse_target_epsilon
+    from .calibrate import summary as cal_summary
+    from .ledger import parse_relation
+
+    if args.out_fail:
+        cli.check_writable(args.out_fail, "--out-fail")
+    relation = parse_relation(args.neighboring, "--neighboring")
+    target = parse_target_epsilon(args.epsilon)
+    delta = exact(args.delta, "--delta")
+    template = load_event(args.event)
+    with cli.Progress("certify calibrate-event", every=2.0):
+        cal = calibrate(template, target, delta, relation)
+    for path, cert in ((args.out, cal.passing), (args.out_fail, cal.failing)):
+        if path:
+            cli.write_atomically(path, cert.dumps(), "--out" if cert is cal.passing else "--out-fail")
+    if args.json:
+        doc = {"s_fail": exact_str(cal.s_fail), "s_pass": exact_str(cal.s_pass), "pass": cal.passing.to_json(), "fail": cal.failing.to_json()}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        sys.stdout.write(cal_summary(cal, target, delta))
+        for path, what in ((args.out, "passing"), (args.out_fail, "failing")):
+            if path:
+                sys.stdout.write(f"{what} certificate written to {path} (check it with: certify verify {path})\n")
     return 0
 
 

@@ -178,3 +178,28 @@ def tree_depth() -> Outcome:
     if bad or not exact_powers:
         return Outcome(UNDECIDED, "exhaustive", f"mismatch at {bad[:3]}")
     return Outcome(PROVED, "integer argument (statement) + exhaustive check n < 2^16", "")
+
+
+@obligation(
+    PAPER,
+    "E-noise-monotone",
+    "certify.events.calibrate (the calibration's bracket)",
+    "at every order alpha > 1 the RDP bounds of the calibrated families are non-increasing in their noise: "
+    "d/dz alpha/(2z^2) = -alpha/z^3 <= 0 (Gaussian, tree aggregation, discrete Gaussian); for Laplace with eps = 1/b, "
+    "d/deps of log(alpha/(2alpha-1) e^((alpha-1)eps) + (alpha-1)/(2alpha-1) e^(-alpha eps)) = "
+    "alpha(alpha-1)/(2alpha-1) (e^((alpha-1)eps) - e^(-alpha eps)) / (w1 + w2) >= 0, so the bound grows with 1/b",
+)
+def noise_monotone() -> Outcome:
+    z = sp.Symbol("z", positive=True)
+    w1 = al / (2 * al - 1) * sp.exp((al - 1) * e)
+    w2 = (al - 1) / (2 * al - 1) * sp.exp(-al * e)
+    slope = al * (al - 1) / (2 * al - 1) * (sp.exp((al - 1) * e) - sp.exp(-al * e)) / (w1 + w2)
+    return combine(
+        [
+            ("d/dz alpha/(2z^2)", equal(sp.diff(al / (2 * z**2), z), -al / z**3)),
+            ("-alpha/z^3 <= 0", positive(al / z**3, strict=False)),
+            ("Laplace slope", equal(sp.diff(sp.log(w1 + w2), e), slope)),
+            ("e^((alpha-1)eps) >= e^(-alpha eps)", positive(sp.expand((al - 1) * e + al * e), strict=False)),
+            ("the slope's other factors are positive", positive(al * (al - 1) / (2 * al - 1) / (w1 + w2))),
+        ]
+    )
