@@ -63,7 +63,7 @@ FIRST_STAGE = Orders(_coarse())
 #: the integer orders of ORDER_GRID: the only candidates when more than MAX_FRACTIONAL_HEAVY mechanisms would need a
 #: quadrature at a fractional order (the Poisson-subsampled Gaussian: 3-5 ms each, for the producer and the checker)
 INTEGER_STAGE = Orders(a for a in _fine() if a.q == 1)
-MAX_FRACTIONAL_HEAVY = 16
+MAX_FRACTIONAL_HEAVY = 256
 
 
 def snap_orders(orders) -> Orders:
