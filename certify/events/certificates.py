@@ -152,7 +152,7 @@ def evaluate(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None, bound
             "delta",
             d,
             EQ_CONVERT,
-            "exp((alpha-1)(rdp - epsilon + log((alpha-1)/alpha)) - log alpha) (+ extra_delta); upper endpoint is the certified delta",
+            "min(1, exp((alpha-1)(rdp - epsilon + log((alpha-1)/alpha)) - log alpha)) (+ extra_delta); upper endpoint is the certified delta",
         )
         head = "delta"
     bound = upper_decimal(value, 10) if bound is None else bound
