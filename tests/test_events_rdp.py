@@ -268,6 +268,21 @@ def test_dp_accounting_poisson_sampled_gaussian(order, expected):
         assert abs(hi / expected - 1) <= 1e-4 and abs(lo / expected - 1) <= 1e-4, (order, lo, hi, expected)
 
 
+LOG_A_PARAMS = [(1e-7, 0.1, 1.01), (1e-6, 0.1, 256), (1e-5, 0.1, 256.1), (1e-6, 1, 27), (1e-4, 1.0, 1.5), (1e-3, 1.0, 2)]
+LOG_A_PARAMS += [(0.01, 10, 20), (0.1, 100, 20.5), (0.99, 0.1, 256), (0.999, 100, 256.1)]
+
+
+@pytest.mark.parametrize("q,sigma,order", fast_subset(LOG_A_PARAMS, keep=[LOG_A_PARAMS[3], LOG_A_PARAMS[4]]))
+def test_dp_accounting_log_a_against_quadrature(q, sigma, order):
+    """DPA_TEST::test_compute_log_a_equals_mp (their float log A against their mpmath quadrature, rtol 1e-4): the same
+    (q, sigma, order) points, our ball against our own 60-digit quadrature: enclosed, and tight to 1e-6."""
+    m = mech(ev("PoissonSampledDpEvent", sampling_probability=q, event=ev("GaussianDpEvent", noise_multiplier=sigma)))
+    a = fmpq(*fractions_of(order))
+    lo, hi = endpoints(m.rdp(a, "add-remove"))
+    r = ref_poisson(M(a), M(m["sampling_probability"]), M(m["noise_multiplier"]))
+    assert lo <= r <= hi and hi - r <= mp.mpf("1e-6") * r
+
+
 RR_EXPECTED = {
     ("replace-special", 0.3, 10): [
         1.5030552584146897,
