@@ -40,6 +40,7 @@ ENTRIES = (
     "certify.audit",  # tool: certify audit
     "certify.sweep",  # tool: certify sweep
     "certify.pld",  # the certified privacy-loss-distribution accountant
+    "certify.events",  # dp_accounting's event algebra certified by Renyi DP (certify account)
     "certify.report",  # tool: certify report (an HTML page for a certificate)
 )
 

@@ -165,7 +165,7 @@ def _event_of(obj, path: str, depth: int = 0):
     for k, v in obj.items():
         if k in ("class_name", "module_name"):
             continue
-        if not str(k).isidentifier():
+        if not str(k).isidentifier() or str(k).startswith("__"):
             raise InputError(path, f"bad field name {k!r}")
         setattr(ev, k, _event_of(v, f"{path}.{k}", depth + 1))
     return ev

@@ -28,6 +28,7 @@ from functools import lru_cache
 from ..balls import InputError, arb, ball, ball_endpoints, ctx, exact, exact_str, fmpq, upper_decimal, require_in
 from ..certificate import Budget, Evaluation, exact_operand
 from ..contract import POISSON_ADD_REMOVE
+from ..renyi import epsilon_of_rdp
 from ..verify import register
 from .rdp import ALPHA_MAX, check_work, rdp_ball
 from .schedule import Schedule, guard_size, is_schedule_input, parse_delta, schedule_from_inputs
@@ -48,10 +49,9 @@ def parse_alpha(value, name: str = "--alpha") -> fmpq:
 
 
 def epsilon_ball(rdp_total: arb, alpha: fmpq, delta: fmpq) -> arb:
-    """Balle et al. (2020), Thm 21: eps = rdp + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1)."""
-    al = ball(alpha)
-    am1 = ball(alpha - 1)
-    return rdp_total + (am1 / al).log() - (ball(delta).log() + al.log()) / am1
+    """Balle et al. (2020), Thm 21: eps = rdp + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1) (the generic
+    conversion :func:`certify.renyi.epsilon_of_rdp`; DP-SGD is one of its clients)."""
+    return epsilon_of_rdp(rdp_total, alpha, delta)
 
 
 def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | None = None, fractional: str = "chord") -> Evaluation:

@@ -22,6 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .. import renyi
 from .rdp import ALPHA_MAX, COARSE, DENSE_MAX, ORDERS
 
 FRACTION_STEPS = 16  # fractional orders tried: a + j/16
@@ -80,10 +81,9 @@ def log_A_frac_floats(alphas: np.ndarray, q: float, sigma: float) -> np.ndarray:
 
 
 def epsilons(K: np.ndarray, alphas: np.ndarray, log_delta: float) -> np.ndarray:
-    """The conversion (Balle et al. 2020, Thm 21) in floats at each order: +inf where it is not finite."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        e = K / (alphas - 1) + np.log1p(-1 / alphas) - (log_delta + np.log(alphas)) / (alphas - 1)
-    return np.where(np.isfinite(e), e, np.inf)
+    """The conversion (Balle et al. 2020, Thm 21) in floats at each order (:func:`certify.renyi.epsilons`): +inf where it
+    is not finite."""
+    return renyi.epsilons(K, alphas, log_delta)
 
 
 def epsilons_at_orders(q: float, sigma: float, steps: int, log_delta: float) -> np.ndarray:

@@ -19,32 +19,13 @@ carries as an input field ``<field>.note``. NaN and infinities are refused.
 
 from __future__ import annotations
 
-import math
 
-from ..balls import InputError, exact, exact_str, fmpq
+from ..balls import InputError, exact_str, fmpq
 from ..inputfile import load_json
 from ..contract import POISSON_ADD_REMOVE, Contract, parse_contract
-from ..provenance import binary_float_note, ratio_note, replace_one_noise_note
+from ..events.parse import EventView, from_library, walk
+from ..provenance import ratio_note, replace_one_noise_note
 from .schedule import MAX_PHASES, Phase, Schedule, parse_noise_multiplier, parse_sampling_rate, parse_steps
-
-
-def from_library(value, name: str, library: str) -> tuple[fmpq, str | None]:
-    """Exact value of a number handed over by another library, and a note when it was a binary float.
-
-    Floats (including numpy floats) become their exact binary value; NaN/inf are refused. Ints, exact
-    strings, Fractions and fmpq are taken as they are (no note).
-    """
-    if isinstance(value, bool):
-        raise InputError(name, f"expected a number, got the boolean {value!r}")
-    is_float = isinstance(value, float) or (hasattr(value, "dtype") and getattr(value.dtype, "kind", "") == "f")
-    if is_float:
-        x = float(value)
-        if math.isnan(x) or math.isinf(x):
-            raise InputError(name, f"{x!r} is not a number: NaN and infinities are refused")
-        return binary_float_note(x, library)
-    if hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iu":
-        value = int(value)
-    return exact(value, name), None
 
 
 def _schedule(contract: Contract, entries: list, source: str, merge: bool) -> Schedule:
@@ -127,94 +108,48 @@ def adjacency_of(neighboring_relation) -> str:
     return table[key]
 
 
-def _gaussian_z(event, where: str) -> tuple[fmpq, str | None]:
-    cls = type(event).__name__
-    if cls != "GaussianDpEvent":
-        raise InputError("event", f"{where}: the sampled event must be a GaussianDpEvent here, got {cls}")
-    return from_library(event.noise_multiplier, f"event {where}.noise_multiplier", "dp_accounting")
+def _gaussian_z(view: EventView) -> tuple[fmpq, str | None]:
+    inner = EventView(view.field("event"), f"{view.where}.event")
+    if inner.cls != "GaussianDpEvent":
+        raise InputError("event", f"{inner.where}: the sampled event must be a GaussianDpEvent here, got {inner.cls}")
+    return inner.number("noise_multiplier")
 
 
-#: the deepest nesting of dp_accounting events read
-MAX_EVENT_DEPTH = 100
+def _leaf(adjacency: str):
+    """The DP-SGD reading of one leaf: its key (contract, q, q_note, sigma, sigma_note) for :func:`certify.events.parse.walk`."""
 
-
-def _append(runs: list, leaf: tuple) -> None:
-    """Append a leaf (contract, q, q_note, z, z_note, count, where), merging it into the last run when it is the
-    same step (same contract, q, z and notes): repeated steps never become a long list."""
-    if runs and runs[-1][:5] == leaf[:5]:
-        last = runs[-1]
-        runs[-1] = (*last[:5], last[5] + leaf[5], last[6])
-    else:
-        runs.append(leaf)
-    if len(runs) > MAX_PHASES:
-        raise InputError("event", f"has more than {MAX_PHASES} distinct consecutive steps (at most {MAX_PHASES} phases accepted)")
-
-
-def _runs(event, adjacency: str, where: str, depth: int, memo: dict) -> list:
-    """The event's steps as merged runs with their counts (an event shared by several parents is walked once:
-    ``memo`` maps id(event) to its runs; a DAG of a few hundred objects standing for 10^8 steps costs no more)."""
-    if depth > MAX_EVENT_DEPTH:
-        raise InputError("event", f"nested more than {MAX_EVENT_DEPTH} levels deep")
-    key = id(event)
-    if key in memo:  # walked before, at another depth: its own height still counts from here
-        _, runs, height = memo[key]
-        if depth + height - 1 > MAX_EVENT_DEPTH:  # its deepest event would sit at depth + height - 1
-            raise InputError("event", f"nested more than {MAX_EVENT_DEPTH} levels deep")
-        return runs
-    runs: list = []
-    cls = type(event).__name__
-    if cls == "NoOpDpEvent":
-        pass
-    elif cls == "SelfComposedDpEvent":
-        c, _ = from_library(event.count, f"event {where}.count", "dp_accounting")
-        if c.q != 1 or c < 0:
-            raise InputError("event", f"{where}.count must be a non-negative integer, got {exact_str(c)}")
-        if c > 0:  # the count multiplies every step of the inner event (composition is commutative)
-            runs = [(*r[:5], r[5] * int(c.p), r[6]) for r in _runs(event.event, adjacency, f"{where}.event", depth + 1, memo)]
-    elif cls == "ComposedDpEvent":
-        for i, e in enumerate(event.events):
-            for r in _runs(e, adjacency, f"{where}.events[{i}]", depth + 1, memo):
-                _append(runs, r)
-    elif cls == "GaussianDpEvent":
-        contract = parse_contract("poisson", adjacency, sampling_name="event", adjacency_name="neighboring_relation")
-        if adjacency != "add-remove":  # pragma: no cover - parse_contract refuses poisson + replace-one
-            raise InputError("event", f"{where}: GaussianDpEvent is certified under ADD_OR_REMOVE_ONE only")
-        z, zn = from_library(event.noise_multiplier, f"event {where}.noise_multiplier", "dp_accounting")
-        runs = [(contract, fmpq(1), None, z, zn, 1, where)]
-    elif cls == "PoissonSampledDpEvent":
-        contract = parse_contract("poisson", adjacency, sampling_name="event", adjacency_name="neighboring_relation")
-        q, qn = from_library(event.sampling_probability, f"event {where}.sampling_probability", "dp_accounting")
-        z, zn = _gaussian_z(event.event, f"{where}.event")
-        runs = [(contract, q, qn, z, zn, 1, where)]
-    elif cls == "SampledWithoutReplacementDpEvent":
-        contract = parse_contract("fixed-size", adjacency, sampling_name="event", adjacency_name="neighboring_relation")
-        n, _ = from_library(event.source_dataset_size, f"event {where}.source_dataset_size", "dp_accounting")
-        b, _ = from_library(event.sample_size, f"event {where}.sample_size", "dp_accounting")
-        if n.q != 1 or b.q != 1 or not (1 <= b < n):
-            raise InputError("event", f"{where}: need integers 1 <= sample_size < source_dataset_size, got {exact_str(b)} and {exact_str(n)}")
-        z, zn = _gaussian_z(event.event, f"{where}.event")
-        runs = [(contract, b / n, ratio_note(b, n), 2 * z, replace_one_noise_note(z, zn), 1, where)]
-    else:
+    def leaf(view: EventView) -> tuple:
+        cls, where = view.cls, view.where
+        if cls == "GaussianDpEvent":
+            contract = parse_contract("poisson", adjacency, sampling_name="event", adjacency_name="neighboring_relation")
+            z, zn = view.number("noise_multiplier")
+            return (contract, fmpq(1), None, z, zn)
+        if cls == "PoissonSampledDpEvent":
+            contract = parse_contract("poisson", adjacency, sampling_name="event", adjacency_name="neighboring_relation")
+            q, qn = view.number("sampling_probability")
+            z, zn = _gaussian_z(view)
+            return (contract, q, qn, z, zn)
+        if cls == "SampledWithoutReplacementDpEvent":
+            contract = parse_contract("fixed-size", adjacency, sampling_name="event", adjacency_name="neighboring_relation")
+            n, _ = view.number("source_dataset_size")
+            b, _ = view.number("sample_size")
+            if n.q != 1 or b.q != 1 or not (1 <= b < n):
+                raise InputError("event", f"{where}: need integers 1 <= sample_size < source_dataset_size, got {exact_str(b)} and {exact_str(n)}")
+            z, zn = _gaussian_z(view)
+            return (contract, b / n, ratio_note(b, n), 2 * z, replace_one_noise_note(z, zn))
         raise InputError("event", f"{cls} is not supported (supported: {', '.join(SUPPORTED_EVENTS)})")
-    children = [memo[id(e)] for e in _children(event) if id(e) in memo]
-    height = 1 + max((c[2] for c in children), default=0)
-    memo[key] = (event, runs, height)  # the event is kept alive with its runs, so that its id is not reused
-    return runs
+
+    return leaf
 
 
-def _children(event) -> list:
-    cls = type(event).__name__
-    if cls == "SelfComposedDpEvent":
-        return [event.event]
-    if cls == "ComposedDpEvent":
-        return list(event.events)
-    return []
+def _too_many(n: int) -> str:
+    return f"has more than {n} distinct consecutive steps (at most {n} phases accepted)"
 
 
 def from_dp_event(event, neighboring_relation) -> Schedule:
     """The Schedule of a dp_accounting DpEvent under a declared neighbouring relation (see module doc)."""
     adjacency = adjacency_of(neighboring_relation)
-    leaves = _runs(event, adjacency, "event", 0, {})
+    leaves = [(*key, count, where) for key, count, where in walk(event, _leaf(adjacency), max_runs=MAX_PHASES, too_many=_too_many)]
     if not leaves:
         raise InputError("event", "contains no DP-SGD step (only NoOp events)")
     contracts = {c for c, *_ in leaves}

@@ -1,0 +1,155 @@
+"""dp_accounting's accountant interface, certified: ``from certify.accounting import RdpAccountant``.
+
+A drop-in for ``dp_accounting.rdp.RdpAccountant`` (same constructor arguments and methods): events are
+dp_accounting's own objects when it is installed (read through ``to_named_tuple()``) or the named-tuple JSON
+(dicts with ``class_name``) when it is not. Every float inside an event is taken at its exact binary value and noted
+in the certificate (:mod:`certify.provenance`). The floats returned for compatibility are the certified bounds
+rounded up (never below the certified value); the certificate behind the last answer is ``acc.certificate``
+(``certify verify`` re-checks it). What is certified, under which relation: ``docs/events.md``.
+
+    acc = RdpAccountant(neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE)
+    acc.compose(PoissonSampledDpEvent(0.01, GaussianDpEvent(1.1)), 1000)
+    acc.get_epsilon(1e-5)          # a float >= the certified epsilon
+    acc.certificate                # the events/rdp certificate
+
+Differences from dp_accounting, each on purpose: an event that is not certified is refused by ``compose`` with an
+:class:`~certify.balls.InputError` naming its class and why (``supports`` says False), where dp_accounting raises
+its own ``UnsupportedEventError`` (NonPrivateDpEvent included: dp_accounting composes it as infinite epsilon);
+``get_epsilon(0)`` of a ledger that is not pure returns ``inf`` as dp_accounting does, with no certificate.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from .balls import InputError, fmpq
+from .certificate import Certificate
+from .events.accountant import certified_value, certify_events, snap_orders
+from .events.ledger import Ledger, ledger_of, merge, parse_relation
+from .events.parse import from_library
+from .provenance import NOTE_SUFFIX
+
+__all__ = ["RdpAccountant", "calibrate_noise", "round_up"]
+
+
+def round_up(q: fmpq) -> float:
+    """The smallest float >= the rational q (the safe rounding of a certified upper bound)."""
+    f = float(Fraction(int(q.p), int(q.q)))
+    if Fraction(f) < Fraction(int(q.p), int(q.q)):
+        f = math.nextafter(f, math.inf)
+    return f
+
+
+def _event_form(event):
+    """The event as read: dp_accounting objects through their attrs fields (what ``to_named_tuple()`` lists, read
+    without building its named-tuple classes), dicts and named tuples as they are."""
+    return event
+
+
+class RdpAccountant:
+    """Certified Rényi accountant with dp_accounting's interface (see the module docstring)."""
+
+    def __init__(self, orders=None, neighboring_relation="ADD_OR_REMOVE_ONE"):
+        self._relation = parse_relation(neighboring_relation, "neighboring_relation")
+        self._relation_given = neighboring_relation
+        self._orders = snap_orders(orders) if orders is not None else None
+        self._pairs: list = []
+        self._events: list = []
+        #: the certificate behind the last get_epsilon / get_delta answer (None before the first, or when none applies)
+        self.certificate: Certificate | None = None
+
+    @property
+    def neighboring_relation(self):
+        return self._relation_given
+
+    def _read(self, event, count) -> Ledger:
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise InputError("count", f"must be a non-negative integer, got {count!r}"[:200])
+        return ledger_of(_event_form(event), self._relation, allow_empty=True)
+
+    def supports(self, event) -> bool:
+        """Whether ``compose(event)`` would accept the event (certified under this accountant's relation)."""
+        try:
+            self._read(event, 1)
+        except InputError:
+            return False
+        return True
+
+    def compose(self, event, count: int = 1) -> RdpAccountant:
+        """Add ``count`` applications of ``event`` to the ledger (InputError naming the event's class when refused)."""
+        ledger = self._read(event, count)
+        if count:
+            self._pairs.extend((m, c * count) for m, c in ledger.entries)
+            self._events.append((event, count))
+        return self
+
+    @property
+    def ledger(self):
+        """The composed events: a dp_accounting ComposedDpEvent when the events were dp_accounting objects, else its JSON."""
+        parts = [e if c == 1 else _self_composed(e, c) for e, c in self._events]
+        if parts and all(hasattr(e, "to_named_tuple") for e, _ in self._events):
+            import dp_accounting
+
+            return dp_accounting.ComposedDpEvent(parts)
+        return {"class_name": "ComposedDpEvent", "events": [_event_form(p) for p in parts]}
+
+    def _ledger(self) -> Ledger | None:
+        return merge(self._relation, self._pairs) if self._pairs else None
+
+    def _query(self, name: str, value, **kw) -> float:
+        target, note = from_library(value, name, "the caller")
+        ledger = self._ledger()
+        self.certificate = None
+        if ledger is None:  # nothing composed: 0 (as dp_accounting answers)
+            return 0.0
+        if name == "target_delta" and target == 0 and any(m.pure_epsilon(ledger.relation) is None or m.extra_delta != 0 for m, _ in ledger.entries):
+            return math.inf
+        notes = {f"{name}{NOTE_SUFFIX}": note} if note else {}
+        self.certificate = certify_events(ledger, orders=self._orders, notes=notes, **{kw["as"]: target})
+        return round_up(certified_value(self.certificate))
+
+    def get_epsilon(self, target_delta) -> float:
+        """The certified epsilon at ``target_delta`` (in [0, 1)), rounded up to a float; ``.certificate`` holds the proof."""
+        return self._query("target_delta", target_delta, **{"as": "delta"})
+
+    def get_delta(self, target_epsilon) -> float:
+        """The certified delta at ``target_epsilon`` (>= 0), rounded up to a float; ``.certificate`` holds the proof."""
+        return self._query("target_epsilon", target_epsilon, **{"as": "epsilon"})
+
+    def get_epsilon_and_optimal_order(self, target_delta) -> tuple[float, float]:
+        eps = self.get_epsilon(target_delta)
+        return eps, _order_of(self.certificate)
+
+    def get_delta_and_optimal_order(self, target_epsilon) -> tuple[float, float]:
+        d = self.get_delta(target_epsilon)
+        return d, _order_of(self.certificate)
+
+
+def _order_of(cert) -> float:
+    if cert is None or "alpha" not in cert.witnesses:
+        return 0.0
+    a = Fraction(cert.witnesses["alpha"])
+    return float(a)
+
+
+def _self_composed(event, count):
+    if hasattr(event, "to_named_tuple"):
+        import dp_accounting
+
+        return dp_accounting.SelfComposedDpEvent(event, count)
+    return {"class_name": "SelfComposedDpEvent", "event": event, "count": count}
+
+
+def calibrate_noise(event_family, target_epsilon, target_delta, neighboring_relation="ADD_OR_REMOVE_ONE"):
+    """The smallest noise of an event family meeting (target_epsilon, target_delta), as a certified bracket.
+
+    ``event_family``: the named-tuple JSON of an event whose noise fields hold ``"$noise"`` (a dp_accounting object cannot
+    hold the placeholder; build the dict with :func:`certify.events.parse.as_json` and put ``"$noise"`` in). Returns a
+    :class:`certify.events.calibrate.Calibration` (``s_fail``, ``s_pass`` exact, ``passing`` and ``failing``
+    certificates). Floats for the targets are taken at their exact binary value."""
+    from .events.calibrate import calibrate
+
+    eps, _ = from_library(target_epsilon, "target_epsilon", "the caller")
+    delta, _ = from_library(target_delta, "target_delta", "the caller")
+    return calibrate(event_family, eps, delta, parse_relation(neighboring_relation, "neighboring_relation"))

@@ -1,0 +1,277 @@
+"""Certified calibration of a single-parameter event family: the smallest noise meeting (epsilon, delta).
+
+The family is an event (JSON of ``to_named_tuple()``) whose noise fields hold the placeholder ``"$noise"``: the
+``noise_multiplier`` of GaussianDpEvent (also inside a PoissonSampledDpEvent), LaplaceDpEvent and
+SingleEpochTreeAggregationDpEvent, and the ``sigma`` of DiscreteGaussianDpEvent; every placeholder takes the same
+value s. The accountant being calibrated is fixed: eps_G(s) = min over the integer orders G of :data:`GRID` (2..256
+and a coarse grid to 4096) of the Rényi bound of the ledger at s (:mod:`certify.events.certificates`).
+
+Each mechanism's RDP bound at a fixed order is non-increasing in its noise (obligation ``E-noise-monotone`` of
+``certify proofs --paper events``; ``P-sigma-monotone`` of ``--paper mtz-poisson`` for the Poisson-subsampled
+Gaussian), the composition adds them and the conversion is increasing in the RDP, so eps_G is non-increasing in s.
+The answer is a bracket of exact dyadics s_fail < s_pass with relative width <= 1e-4:
+
+* s_pass comes with an ``events/rdp`` certificate at one order of G stating epsilon <= target;
+* s_fail comes with an ``events/rdp-fails`` certificate: epsilon(alpha; s_fail) > target at every alpha of G (the
+  checker re-evaluates all of them), so eps_G(s_fail) > target,
+
+hence every s <= s_fail fails too: s_pass is the smallest passing noise of this accountant up to the bracket. The
+bracket is found by bisection on float estimates (a choice), then certified.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+
+from ..balls import InputError, arb, ball, escalate, exact, exact_str, fmpq, require_in, upper_decimal
+from ..certificate import Budget, Certificate, Evaluation
+from ..renyi import EQ_CONVERT, epsilon_of_rdp
+from ..verify import register
+from .certificates import EQ_COMPOSE, MAX_WORK_SECONDS, _hyp, parse_target_delta
+from .ledger import Ledger, is_ledger_input, ledger_from_inputs, ledger_inputs, ledger_of
+
+KIND_FAILS = "events/rdp-fails"
+PLACEHOLDER = "$noise"
+#: the noise field of each family member's class
+NOISE_FIELDS = {
+    "GaussianDpEvent": "noise_multiplier",
+    "LaplaceDpEvent": "noise_multiplier",
+    "SingleEpochTreeAggregationDpEvent": "noise_multiplier",
+    "DiscreteGaussianDpEvent": "sigma",
+}
+REL_WIDTH = fmpq(1, 10**4)
+BITS = 40
+S_MIN, S_MAX = fmpq(1, 2**40), fmpq(2**40)
+
+
+def _grid() -> tuple:
+    from .accountant import INTEGER_STAGE
+
+    return INTEGER_STAGE.exact
+
+
+def grid_text() -> str:
+    return "integers 2..256 and " + ", ".join(str(a.p) for a in _grid() if a > 256)
+
+
+@dataclass
+class Calibration:
+    s_fail: fmpq
+    s_pass: fmpq
+    passing: Certificate
+    failing: Certificate
+
+    @property
+    def relative_width(self) -> fmpq:
+        return (self.s_pass - self.s_fail) / self.s_pass
+
+
+def parse_target_epsilon(value, name: str = "--epsilon") -> fmpq:
+    return require_in(name, exact(value, name), 0, 10**6, "(]", shown="in (0, 1e6]")
+
+
+def substitute(template, s: fmpq, name: str = "EVENT.json"):
+    """The family member at noise s: every ``"$noise"`` in a noise field replaced by s's exact text (a copy)."""
+    found = [0]
+
+    def walk(obj, where, depth):
+        if depth > 200:
+            raise InputError(name, "nested too deeply")
+        if isinstance(obj, list):
+            return [walk(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(obj)]
+        if not isinstance(obj, dict):
+            if obj == PLACEHOLDER:
+                raise InputError(
+                    where, f'"{PLACEHOLDER}" may stand only for a noise field ({", ".join(f"{c}.{f}" for c, f in NOISE_FIELDS.items())})'
+                )
+            return obj
+        out = {}
+        for k, v in obj.items():
+            if v == PLACEHOLDER and NOISE_FIELDS.get(obj.get("class_name")) == k:
+                out[k] = exact_str(s)
+                found[0] += 1
+            else:
+                out[k] = walk(v, f"{where}.{k}", depth + 1)
+        return out
+
+    member = walk(copy.deepcopy(template), "event", 0)
+    if not found[0]:
+        raise InputError(name, f'no noise field holds the placeholder "{PLACEHOLDER}": nothing to calibrate')
+    return member
+
+
+# --------------------------------------------------------------------------------------------
+# the failing side: every order of the grid certified above the target
+# --------------------------------------------------------------------------------------------
+def evaluate_fails(ledger: Ledger, delta: fmpq, target: fmpq) -> Evaluation:
+    """epsilon(alpha) > target at every alpha of the grid (producer and checker alike)."""
+    ev = Evaluation()
+    d, t = exact_str(delta), exact_str(target)
+    _hyp(ev, "hyp:delta>0", f"delta = {d} > 0", d, ">", "0", (delta, fmpq(0)))
+    _hyp(ev, "hyp:delta<1", f"delta = {d} < 1", d, "<", "1", (delta, fmpq(1)))
+    if any(m.extra_delta != 0 for m, _ in ledger.entries):
+        raise InputError("event", "calibration does not cover (epsilon, delta) events (their delta lies outside the Rényi curve)")
+    grid = _grid()
+    from ..balls import ctx
+
+    work = sum(m.work_seconds(a, ctx.prec) for a in grid for m, _ in ledger.entries)
+    if work > MAX_WORK_SECONDS:
+        raise InputError(
+            "event", f"checking {len(ledger.entries)} mechanism(s) at {len(grid)} orders would take about {work:.3g} s (limit {MAX_WORK_SECONDS:g} s)"
+        )
+    for a in grid:
+        rdp = arb(0)
+        for m, c in ledger.entries:
+            rdp = rdp + c * m.rdp(a, ledger.relation)
+        ev.add(f"epsilon[{a.p}]", epsilon_of_rdp(rdp, a, delta), EQ_CONVERT, f"the Rényi bound at alpha = {a.p} ({EQ_COMPOSE})")
+        ev.claim(f"fails[{a.p}]", f"at alpha = {a.p} the Rényi bound exceeds epsilon = {t}", f"epsilon[{a.p}]", ">", t, EQ_CONVERT)
+    names = [c.name for c in ev.claims]
+    ev.conclude(
+        "fails",
+        f"the calibration accountant (min over {grid_text()} of the Rényi bound) does not certify ({t}, {d})-DP for this ledger",
+        names[-1],
+        names[:-1],
+    )
+    ev.budget = Budget.of({"orders": f"all {len(grid)} orders of the grid re-evaluated (no search)"})
+    return ev
+
+
+def _fails_inputs(ledger: Ledger, delta: fmpq, target: fmpq) -> dict:
+    out = ledger_inputs(ledger)
+    out["target_delta"] = exact_str(delta)
+    out["target_epsilon"] = exact_str(target)
+    return out
+
+
+def certify_fails(ledger: Ledger, delta: fmpq, target: fmpq) -> Certificate:
+    ev, prec = escalate(lambda p: (evaluate_fails(ledger, delta, target), p), what="the failing side of the calibration")
+    return Certificate(KIND_FAILS, _fails_inputs(ledger, delta, target), ev, {}, None, prec)
+
+
+def _parse_fails(inputs: dict):
+    if not isinstance(inputs, dict):
+        raise InputError("inputs", "must be an object")
+    return (
+        ledger_from_inputs(inputs),
+        parse_target_delta(inputs.get("target_delta"), "target_delta"),
+        parse_target_epsilon(inputs.get("target_epsilon"), "target_epsilon"),
+    )
+
+
+def evaluate_rdp_fails(inputs: dict, witnesses: dict) -> Evaluation:
+    ledger, delta, target = _parse_fails(inputs)
+    if witnesses != {}:
+        raise InputError("witnesses", "must be empty (every order of the grid is re-evaluated)")
+    return evaluate_fails(ledger, delta, target)
+
+
+def _validate_fails(inputs: dict) -> None:
+    ledger, delta, _ = _parse_fails(inputs)
+    if delta == 0:
+        raise InputError("target_delta", "must be in (0, 1)")
+
+
+def _is_fails_input(name: str) -> bool:
+    return is_ledger_input(name) or name in ("target_delta", "target_epsilon")
+
+
+# --------------------------------------------------------------------------------------------
+# the bracket
+# --------------------------------------------------------------------------------------------
+def _dyadic(x: float, up: bool) -> fmpq:
+    m, e = math.frexp(x)
+    k = BITS - e
+    num = math.ceil(x * 2.0**k) if up else math.floor(x * 2.0**k)
+    return fmpq(num, 2**k) if k >= 0 else fmpq(num * 2 ** (-k))
+
+
+def _float_eps(template, relation, s: fmpq, delta: fmpq) -> float:
+    import numpy as np
+
+    from .accountant import INTEGER_STAGE, _scores
+
+    led = ledger_of(substitute(template, s), relation)
+    return float(np.min(_scores(led, "target_delta", delta, INTEGER_STAGE, False)))
+
+
+def calibrate(template, epsilon, delta, relation="add-remove") -> Calibration:
+    """The certified bracket s_fail < s_pass (module docstring) for the family ``template`` (placeholder ``"$noise"``)."""
+    from .accountant import INTEGER_STAGE, certified_value, certify_events
+
+    target = parse_target_epsilon(epsilon)
+    delta = require_in("--delta", exact(delta, "--delta"), 0, 1, "()")
+    substitute(template, fmpq(1))  # the placeholder is where it may be
+
+    def passes(s: fmpq) -> bool:
+        return _float_eps(template, relation, s, delta) <= float(target)
+
+    hi = fmpq(1)
+    while not passes(hi):
+        hi *= 2
+        if hi > S_MAX:
+            raise InputError("--epsilon", f"no noise up to 2^40 meets epsilon = {exact_str(target)} at delta = {exact_str(delta)} for this family")
+    lo = hi / 2
+    while passes(lo):
+        lo /= 2
+        if lo < S_MIN:
+            raise InputError("--epsilon", "every noise down to 2^-40 meets the target: the family does not depend on its noise")
+    while (hi - lo) / hi > REL_WIDTH / 2:
+        mid = _dyadic(float((lo + hi) / 2), up=True)
+        if not lo < mid < hi:
+            break
+        if passes(mid):
+            hi = mid
+        else:
+            lo = mid
+    bound = exact_str(target)
+    for _ in range(8):  # the balls confirm the float choice, or the bracket widens by one step
+        try:
+            passing = certify_events(ledger_of(substitute(template, hi), relation), delta=delta, orders=INTEGER_STAGE, bound=bound)
+            break
+        except InputError as err:
+            if "would not prove" not in err.message:
+                raise
+            hi = _dyadic(float(hi) * (1 + float(REL_WIDTH) / 4), up=True)
+    else:  # pragma: no cover - floats and balls agree to far better than 1e-5
+        raise InputError("--epsilon", "the float choice and the balls disagree: could not certify the passing side")
+    for _ in range(8):
+        try:
+            failing = certify_fails(ledger_of(substitute(template, lo), relation), delta, target)
+            break
+        except InputError as err:
+            if "would not prove" not in err.message:
+                raise
+            lo = _dyadic(float(lo) * (1 - float(REL_WIDTH) / 4), up=False)
+    else:  # pragma: no cover
+        raise InputError("--epsilon", "the float choice and the balls disagree: could not certify the failing side")
+    assert certified_value(passing) <= target
+    return Calibration(lo, hi, passing, failing)
+
+
+def summary(cal: Calibration, target: fmpq, delta: fmpq) -> str:
+    return (
+        f"certify calibrate-event: the smallest noise meeting ({exact_str(target)}, {exact_str(delta)})-DP for this family, as a "
+        f"certified bracket (accountant: min over {grid_text()} of the Rényi bound)\n"
+        f"  s_fail = {exact_str(cal.s_fail)} (~{float(cal.s_fail):.8g}): certified to fail at every order (kind {KIND_FAILS})\n"
+        f"  s_pass = {exact_str(cal.s_pass)} (~{float(cal.s_pass):.8g}): certified to pass (kind events/rdp)\n"
+        f"  relative width {upper_decimal(ball(cal.relative_width), 3)}; the bound is non-increasing in the noise "
+        "(obligations E-noise-monotone, P-sigma-monotone)\n"
+    )
+
+
+def _example() -> Certificate:
+    event = {"class_name": "SelfComposedDpEvent", "count": 10, "event": {"class_name": "GaussianDpEvent", "noise_multiplier": "2"}}
+    return certify_fails(ledger_of(event, "add-remove"), fmpq(1, 10**5), fmpq(1))
+
+
+register(
+    KIND_FAILS,
+    evaluate_rdp_fails,
+    _validate_fails,
+    _is_fails_input,
+    (),
+    example=_example,
+    fields={"--delta": "target_delta", "--epsilon": "target_epsilon"},
+)

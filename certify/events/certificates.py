@@ -1,0 +1,253 @@
+"""Certificate kind ``events/rdp``: a dp_accounting event ledger, certified by Rényi DP.
+
+Inputs (exact text): the ledger (:func:`certify.events.ledger.ledger_inputs`: ``neighboring`` and per mechanism
+``event[i].class``, ``event[i].count``, its parameters and provenance notes) and one query: ``target_delta`` (epsilon
+at delta; ``0`` asks for the pure epsilon of a pure ledger), ``target_epsilon`` (delta at epsilon) or ``order`` (the
+RDP at that order). Witnesses: the Rényi order ``alpha`` (chosen by floats; any alpha > 1 is valid, the checker
+evaluates at it only; absent for ``order`` and pure queries) and the headline decimal ``bound``.
+
+Quantities (balls; upper endpoints are the certified bounds):
+  ``rdp[i]``        the RDP of one application of mechanism i at alpha (its module's theorem; EQUATION per class);
+  ``rdp``           sum_i count_i rdp[i] (Rényi composition, Mironov 2017 Prop. 1);
+  ``extra_delta``   1 - prod_i (1 - delta_i)^count_i of the (epsilon, delta) events (KOV15; only when > 0);
+  ``epsilon``       (C) of :mod:`certify.renyi` at the effective delta (delta - extra_delta)/(1 - extra_delta);
+  ``delta``         extra_delta + (1 - extra_delta) (C') of :mod:`certify.renyi` at epsilon;
+  pure queries: ``epsilon[i]`` the pure epsilon of mechanism i and ``epsilon`` = sum_i count_i epsilon[i] (basic
+  composition, Dwork-Roth 2014 Sec. 3.5).
+Claims: the hypotheses on the query and the order, then the headline ``bound``: the certified quantity <= the
+recorded decimal; the conclusion "(eps, delta)-DP" (or "(alpha, rdp)-RDP"), naming every mechanism whose bound is
+only an upper bound.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..balls import InputError, arb, ball, ball_endpoints, ctx, exact, exact_str, fmpq, require_in, upper_decimal
+from ..certificate import Budget, Evaluation, exact_operand
+from ..provenance import check_notes
+from ..renyi import EQ_CONVERT, delta_of_rdp, epsilon_of_rdp
+from ..verify import register
+from .ledger import Ledger, is_ledger_input, ledger_from_inputs
+
+KIND = "events/rdp"
+ALPHA_MAX = 4096
+QUERIES = ("target_delta", "target_epsilon", "order")
+#: the most work one evaluation may ask for (estimated seconds, decided before any sum)
+MAX_WORK_SECONDS = 30.0
+EQ_COMPOSE = "Mironov17 Prop. 1"
+EQ_EXTRA = "KOV15 (delta outside the Rényi curve)"
+EQ_PURE = "Dwork-Roth 2014 Sec. 3.5 (basic composition)"
+
+
+def parse_order(value, name: str = "--order") -> fmpq:
+    """A Rényi order: exact rational with 1 < alpha <= 4096."""
+    a = exact(value, name)
+    if a.q > 10**12:
+        raise InputError(name, "the order's denominator must be below 10^12")
+    return require_in(name, a, 1, ALPHA_MAX, "(]")
+
+
+def parse_target_delta(value, name: str = "--delta") -> fmpq:
+    return require_in(name, exact(value, name), 0, 1, "[)")
+
+
+def parse_target_epsilon(value, name: str = "--epsilon") -> fmpq:
+    return require_in(name, exact(value, name), 0, 10**6, "[]")
+
+
+PARSERS = {"target_delta": parse_target_delta, "target_epsilon": parse_target_epsilon, "order": parse_order}
+FLAGS = {"target_delta": "--delta", "target_epsilon": "--epsilon", "order": "--order"}
+
+
+def check_work(ledger: Ledger, alpha: fmpq, prec: int) -> None:
+    """InputError (naming ``alpha``) when the evaluation at ``alpha`` would exceed MAX_WORK_SECONDS."""
+    w = sum(m.work_seconds(alpha, prec) for m, _ in ledger.entries)
+    if w > MAX_WORK_SECONDS:
+        raise InputError(
+            "alpha",
+            f"evaluating {len(ledger.entries)} mechanism(s) at alpha = {exact_str(alpha)} and {prec} bits would take about {w:.3g} s "
+            f"(limit {MAX_WORK_SECONDS:g} s)",
+        )
+
+
+def _hyp(ev: Evaluation, name: str, statement: str, lhs: str, rel: str, rhs: str, values=None) -> None:
+    if not ev.claim(name, statement, lhs, rel, rhs, "hypothesis", values=values):
+        raise InputError(name[4:], f"hypothesis fails: {statement}")
+
+
+def caveats(ledger: Ledger) -> list[str]:
+    """Why some bounds of the ledger are upper bounds only (quoted in the statement)."""
+    return sorted({m.UPPER_ONLY for m, _ in ledger.entries if m.UPPER_ONLY})
+
+
+def evaluate(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None, bound: str | None = None) -> Evaluation:
+    """Every quantity, claim and conclusion at the current precision (producer and checker alike)."""
+    ev = Evaluation()
+    t = exact_str(target)
+    n, total, rel = len(ledger.entries), ledger.total, ledger.relation
+    what = f"the composition of {total} event(s) ({n} distinct mechanism(s); {rel})"
+    notes = caveats(ledger)
+    caveat = ("; " + "; ".join(notes)) if notes else ""
+    if query == "target_delta" and target == 0:  # pure DP by basic composition
+        eps = arb(0)
+        for i, (m, c) in enumerate(ledger.entries):
+            e = m.pure_epsilon(rel)
+            if e is None or m.extra_delta != 0:
+                raise InputError("target_delta", f"0 asks for pure DP, but event[{i}] {m.CLASS} is not a pure mechanism: give a delta > 0")
+            eps = eps + c * ev.add(f"epsilon[{i}]", e, m.EQUATION, f"pure epsilon of one {m.describe()}")
+        eps = ev.add("epsilon", eps, EQ_PURE, "sum_i count_i epsilon[i]: the composition is (epsilon, 0)-DP; upper endpoint is the certified epsilon")
+        bound = upper_decimal(eps, 10) if bound is None else bound
+        ev.claim("bound", f"{what} is ({bound}, 0)-DP (pure; basic composition){caveat}", "epsilon", "<=", bound, EQ_PURE)
+        ev.conclude("dp", f"the release is ({bound}, 0)-DP under {rel}", "bound", [])
+        ev.budget = Budget.of({"epsilon width (upper - lower)": _width(eps)})
+        return ev
+    if query == "target_delta":
+        _hyp(ev, "hyp:delta>0", f"delta = {t} > 0", t, ">", "0", (target, fmpq(0)))
+        _hyp(ev, "hyp:delta<1", f"delta = {t} < 1", t, "<", "1", (target, fmpq(1)))
+    elif query == "target_epsilon":
+        _hyp(ev, "hyp:epsilon>=0", f"epsilon = {t} >= 0", t, ">=", "0", (target, fmpq(0)))
+    else:
+        alpha = target
+    a = exact_str(alpha)
+    _hyp(ev, "hyp:alpha>1", f"Rényi order alpha = {a} > 1", a, ">", "1", (alpha, fmpq(1)))
+    _hyp(ev, f"hyp:alpha<={ALPHA_MAX}", f"Rényi order alpha = {a} <= {ALPHA_MAX}", a, "<=", str(ALPHA_MAX), (alpha, fmpq(ALPHA_MAX)))
+    check_work(ledger, alpha, ctx.prec)
+    if query != "order":
+        ev.add("alpha", ball(alpha), "witness", "Rényi order (chosen by float estimates; any alpha > 1 is valid)", integer=alpha.q == 1)
+    rdp = arb(0)
+    log_keep = arb(0)  # sum_i count_i log(1 - delta_i)
+    for i, (m, c) in enumerate(ledger.entries):
+        r = ev.add(f"rdp[{i}]", m.rdp(alpha, rel), m.EQUATION, f"Rényi divergence bound of one {m.describe()} at alpha")
+        rdp = rdp + c * r
+        if m.extra_delta != 0:
+            log_keep = log_keep + c * (-ball(m.extra_delta)).log1p()
+    rdp = ev.add("rdp", rdp, EQ_COMPOSE, "sum_i count_i rdp[i] (Rényi composition); upper endpoint bounds the release's RDP at alpha")
+    extra = None
+    if any(m.extra_delta != 0 for m, _ in ledger.entries):
+        extra = ev.add("extra_delta", -log_keep.expm1(), EQ_EXTRA, "1 - prod_i (1 - delta_i)^count_i of the (epsilon, delta) events")
+    if query == "order":
+        head = "rdp"
+        value = rdp
+    elif query == "target_delta":
+        d_eff = ball(target)
+        if extra is not None:
+            ev.claim("hyp:delta>extra_delta", f"delta = {t} > extra_delta (the (epsilon, delta) events' own delta)", t, ">", "extra_delta", EQ_EXTRA)
+            if not ev.claims[-1].holds:
+                raise InputError("target_delta", f"delta = {t} is not above the (epsilon, delta) events' own delta {upper_decimal(extra, 6)}")
+            d_eff = (ball(target) - extra) / (1 - extra)
+        value = ev.add(
+            "epsilon",
+            epsilon_of_rdp(rdp, alpha, d_eff).max(arb(0)),  # epsilon >= 0 always holds: (C) floored at 0
+            EQ_CONVERT,
+            "max(0, rdp + log((alpha-1)/alpha) - (log delta' + log alpha)/(alpha-1)), delta' the delta left to the Rényi curve; "
+            "upper endpoint is the certified epsilon",
+        )
+        head = "epsilon"
+    else:
+        d = delta_of_rdp(rdp, alpha, target).min(arb(1))  # delta <= 1 always holds: (C') capped at 1
+        if extra is not None:
+            d = extra + (1 - extra) * d
+        value = ev.add(
+            "delta",
+            d,
+            EQ_CONVERT,
+            "min(1, exp((alpha-1)(rdp - epsilon + log((alpha-1)/alpha)) - log alpha)) (+ extra_delta); upper endpoint is the certified delta",
+        )
+        head = "delta"
+    bound = upper_decimal(value, 10) if bound is None else bound
+    if query == "order":
+        statement = f"{what} satisfies (alpha, rdp)-RDP with alpha = {a}, rdp = {bound}{caveat}"
+        concl = f"the release is ({a}, {bound})-RDP under {rel}"
+    elif query == "target_delta":
+        statement = f"{what} is (epsilon, delta)-DP with epsilon = {bound}, delta = {t} (Rényi bound at alpha = {a}){caveat}"
+        concl = f"the release is ({bound}, {t})-DP under {rel}"
+    else:
+        statement = f"{what} is (epsilon, delta)-DP with epsilon = {t}, delta = {bound} (Rényi bound at alpha = {a}){caveat}"
+        concl = f"the release is ({t}, {bound})-DP under {rel}"
+    ev.claim("bound", statement, head, "<=", bound, EQ_CONVERT if head != "rdp" else EQ_COMPOSE)
+    ev.conclude("dp", concl, "bound", [c.name for c in ev.claims if c.name.startswith("hyp:")])
+    ev.budget = Budget.of(
+        {"alpha": "recorded order (any alpha > 1 is valid; the checker never searches)", f"{head} width (upper - lower)": _width(value)}
+    )
+    return ev
+
+
+def _width(x: arb) -> str:
+    lo, hi = ball_endpoints(x)
+    return upper_decimal(hi - lo, 3)
+
+
+# --------------------------------------------------------------------------------------------
+# the checker's side
+# --------------------------------------------------------------------------------------------
+_OTHER = re.compile(r"(target_delta|target_epsilon|order)(\.note)?")
+
+
+def is_input(name: str) -> bool:
+    return is_ledger_input(name) or _OTHER.fullmatch(name) is not None
+
+
+def parse_inputs(inputs: dict) -> tuple[Ledger, str, fmpq]:
+    """(ledger, query, target) from a certificate's inputs; InputError naming the field otherwise."""
+    if not isinstance(inputs, dict):
+        raise InputError("inputs", "must be an object")
+    given = [q for q in QUERIES if q in inputs]
+    if len(given) != 1:
+        raise InputError("target_delta", "exactly one of target_delta, target_epsilon, order must be recorded")
+    query = given[0]
+    target = PARSERS[query](inputs[query], query)
+    check_notes({k: v for k, v in inputs.items() if _OTHER.fullmatch(k)}, {query})
+    return ledger_from_inputs(inputs), query, target
+
+
+def evaluate_events_rdp(inputs: dict, witnesses: dict) -> Evaluation:
+    """The checker's evaluator: re-evaluates at the recorded order (never searches)."""
+    ledger, query, target = parse_inputs(inputs)
+    pure = query == "target_delta" and target == 0
+    need = {"bound"} if pure or query == "order" else {"alpha", "bound"}
+    if not isinstance(witnesses, dict) or set(witnesses) != need:
+        raise InputError("witnesses", f"must be exactly {{{', '.join(sorted(need))}}}")
+    bound = witnesses["bound"]
+    if not isinstance(bound, str):
+        raise InputError("bound", "must be exact text")
+    try:
+        exact_operand(bound)
+    except InputError as err:
+        raise InputError("bound", err.message) from None
+    alpha = parse_order(witnesses["alpha"], "alpha") if "alpha" in need else None
+    return evaluate(ledger, query, target, alpha, bound)
+
+
+def validate(inputs: dict) -> None:
+    parse_inputs(inputs)
+
+
+def _example():
+    from .accountant import certify_events
+    from .ledger import ledger_of
+
+    event = {
+        "class_name": "ComposedDpEvent",
+        "events": [
+            {"class_name": "SelfComposedDpEvent", "count": 10, "event": {"class_name": "LaplaceDpEvent", "noise_multiplier": "2"}},
+            {"class_name": "GaussianDpEvent", "noise_multiplier": "5"},
+            {
+                "class_name": "PoissonSampledDpEvent",
+                "sampling_probability": "1/100",
+                "event": {"class_name": "GaussianDpEvent", "noise_multiplier": "1"},
+            },
+        ],
+    }
+    return certify_events(ledger_of(event, "add-remove"), delta="1e-6")
+
+
+register(
+    KIND,
+    evaluate_events_rdp,
+    validate,
+    is_input,
+    ("alpha", "bound"),
+    example=_example,
+    fields={"--delta": "target_delta", "--epsilon": "target_epsilon"},
+)
