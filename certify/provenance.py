@@ -76,8 +76,9 @@ def _binary_value(m: re.Match, field: str) -> fmpq:
     return x
 
 
-#: the fields a note of each form may describe (the last component of the field's name)
-_BINARY_FIELDS = ("sampling_rate", "noise_multiplier", "delta")
+#: the fields a note of each form may describe (the last component of the field's name); a binary float is never
+#: a count (certify takes counts as integers, never from a float), so no binary-float note stands on one of these
+_COUNT_FIELDS = ("steps", "count", "phases", "batch_size", "dataset_size", "sample_size", "source_dataset_size", "num_steps", "epochs")
 _RATIO_FIELDS = ("sampling_rate",)
 _REPLACE_ONE_FIELDS = ("noise_multiplier",)
 
@@ -101,7 +102,8 @@ def noted_value(note: str, field: str, sampling: str | None = None, adjacency: s
     None: not checked)."""
     m = _BINARY_RE.fullmatch(note)
     if m:
-        _where(field, _BINARY_FIELDS, "binary-float", True, "")
+        if _base(field) in _COUNT_FIELDS:
+            raise InputError(field, f"a binary-float note never describes a count ({_base(field)}): counts are integers")
         return _binary_value(m, field)
     m = _RATIO_RE.fullmatch(note)
     if m:
