@@ -42,7 +42,8 @@ class CertifiedAccountant(IAccountant):
     * ``history``: Opacus's list of ``(noise_multiplier, sample_rate, num_steps)`` (assignable, as
       ``get_noise_multiplier`` does); ``len(acc)``: the number of steps taken;
     * ``get_epsilon(delta)``: the certified epsilon as a float rounded up (0.0 before any step: no step has
-      touched the data; 0.0 for a negative certified bound, which proves (0, delta)-DP); ``result(delta)``: the :class:`certify.api.Result` (exact bound, ball, alpha);
+      touched the data; 0.0 for a negative certified bound, which proves (0, delta)-DP);
+      ``result(delta)``: the :class:`certify.api.Result` (exact bound, ball, alpha);
       ``certificate(delta)``: the certificate of the whole history (``certify verify`` re-checks it);
     * ``state_dict()`` / ``load_state_dict()``: Opacus's format ``{"history": [...], "mechanism":
       "certified"}``; a loaded history is validated first (InputError naming the entry).
