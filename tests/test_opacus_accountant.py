@@ -120,6 +120,27 @@ def test_dpsgd_run_with_the_certified_accountant(opacus, tmp_path):
     theirs, _ = _opacus_rdp(acc.history)  # Opacus's own float RDP accountant
     assert abs(eps / theirs - 1) <= 0.01, (eps, theirs)
 
+    # calibrate-then-train: make_private_with_epsilon calibrates through the certified accountant, and the run it
+    # configures is certified to meet the target
+    engine = opacus.PrivacyEngine(accountant="certified")
+    model2 = nn.Linear(4, 1)
+    model2, optimizer2, loader2 = engine.make_private_with_epsilon(
+        module=model2,
+        optimizer=torch.optim.SGD(model2.parameters(), lr=0.1),
+        data_loader=DataLoader(TensorDataset(x, y), batch_size=16),
+        target_epsilon=5.0,
+        target_delta=DELTA,
+        epochs=2,
+        max_grad_norm=1.0,
+    )
+    for _ in range(2):
+        for xb, yb in loader2:
+            optimizer2.zero_grad()
+            nn.functional.mse_loss(model2(xb), yb).backward()
+            optimizer2.step()
+    assert len(engine.accountant) == 8 and engine.accountant.history[0][0] == optimizer2.noise_multiplier
+    assert Fraction(engine.accountant.certificate(DELTA).witnesses["epsilon_bound"]) <= 5
+
     path = tmp_path / "acc.pt"  # the state dict round-trips through torch's own checkpoint format
     torch.save(acc.state_dict(), path)
     again = CertifiedAccountant()
