@@ -233,6 +233,8 @@ def test_state_dict_and_refusals(opacus):
     assert acc.get_epsilon(DELTA) == 0.0 and len(acc) == 0  # no step: the data was never touched
     with pytest.raises(InputError, match="history"):
         acc.certificate(DELTA)
+    with pytest.raises(InputError, match="delta"):
+        acc.get_epsilon(float("nan"))
     for _ in range(3):
         acc.step(noise_multiplier=1.0, sample_rate=0.02)
     acc.step(noise_multiplier=2.0, sample_rate=0.02)
