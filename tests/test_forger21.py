@@ -377,6 +377,67 @@ def test_a_command_line_schedule_has_one_phase():
     assert refused(forged_text("dpsgd/renyi-poisson", inputs=inputs, witnesses=_set(("epsilon_bound",), "3")))
 
 
+@finding(
+    "the Poisson witness fractional = 'chord' is accepted: certify writes the key only for 'integral' (chord is the "
+    "default and is left out), so an explicit 'chord' is a file certify never writes"
+)
+def test_the_default_fractional_mode_is_not_written():
+    assert refused(forged_text("dpsgd/renyi-poisson", witnesses=_set(("fractional",), "chord")))
+
+
+def test_the_integral_fractional_mode_certify_writes_verifies():
+    """Control: 'integral' at the recorded fractional alpha is what certify writes with fractional='integral'."""
+    assert verdict(forged_text("dpsgd/renyi-poisson", witnesses=_set(("fractional",), "integral"))) == 0
+
+
+_TWIN_PHASES = {"phases": "2", "phase[1].noise_multiplier": "11/10", "phase[1].sampling_rate": "1/100", "phase[1].steps": "1000"}
+
+
+@finding(
+    "two consecutive identical phases under source 'Opacus history' or 'dp_accounting event' are accepted: those "
+    "readers merge consecutive identical entries (poisson/ecosystem.py _schedule(merge=True)), so certify writes one "
+    "phase of 2000 steps, never two of 1000"
+)
+@pytest.mark.parametrize("source", ["Opacus history", "dp_accounting event"])
+def test_a_library_schedule_has_its_identical_phases_merged(source):
+    text = forged_text("dpsgd/renyi-poisson", inputs=dict(_TWIN_PHASES, source=source), witnesses=_set(("epsilon_bound",), "3"))
+    assert refused(text)
+
+
+def test_a_schedule_file_may_repeat_a_phase():
+    """Control: a schedule file is not merged (certify writes its phases as given)."""
+    text = forged_text("dpsgd/renyi-poisson", inputs=dict(_TWIN_PHASES, source="schedule"), witnesses=_set(("epsilon_bound",), "3"))
+    assert verdict(text) == 0
+
+
+def _extra_layout(w):
+    w["layouts"]["min"] = copy.deepcopy(w["layouts"]["max"])
+
+
+PLD_WITNESSES = [
+    ("K + 1 at the same precision", _set(("K",), 68)),  # certify records precision = K + EXTRA_PREC
+    ("a profile listed twice", _set(("lower_profiles",), ["max", "max"])),
+    ("a layout no profile uses", _extra_layout),
+]
+
+
+@finding(
+    "PLD witnesses certify never writes are accepted: K that does not give the recorded precision (K + EXTRA_PREC), "
+    "a lower profile listed twice, a layout for a profile that is not computed"
+)
+@pytest.mark.parametrize("label, edit", PLD_WITNESSES, ids=[label for label, _ in PLD_WITNESSES])
+def test_pld_witnesses_are_as_certify_writes_them(label, edit):
+    assert refused(forged_text("pld/dpsgd", witnesses=edit))
+
+
+@finding(
+    "the branch-and-bound's recorded search limits are not checked against the search they describe: "
+    "max_evaluations = 1 with stopped_by = '' beside a 4-leaf partition (certify, so limited, stops early and says so)"
+)
+def test_recorded_search_limits_agree_with_the_search():
+    assert refused(forged_text("dpsgd/rho-bok", witnesses=_set(("budget", "max_evaluations"), "1")))
+
+
 def _dup_point(w):
     w["points"].append(w["points"][0])
 
