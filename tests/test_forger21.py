@@ -478,6 +478,28 @@ def test_branch_and_bound_leaves_that_do_not_cover_are_refused():
         assert refused(forged_text("dpsgd/rho-bok", witnesses=gap))
 
 
+# A producer must never write a file its checker refuses, and the bytes it writes must not depend on how a value
+# was typed: every recorded input is exact_str of the parsed value.
+BATCH_SPELLINGS = [("06", "600"), ("6.0", "600"), ("+6", "600"), ("6e0", "6.0e2")]
+
+
+@finding(
+    "certify dpsgd records --batch-size/--dataset-size as typed (dpsgd/commands.py _p_from: args.batch_size.strip()): "
+    "'06', '6.0' or '+6' give a certificate (exit 0) that certify verify rejects (exit 4, spelling), and '6e0' / "
+    "'6.0e2' are written and accepted as typed; fix: record exact_str of the parsed integers"
+)
+@pytest.mark.parametrize("b, n", BATCH_SPELLINGS, ids=[f"{b}/{n}" for b, n in BATCH_SPELLINGS])
+def test_dpsgd_records_batch_and_dataset_size_as_certify_spells_them(tmp_path, b, n):
+    path = tmp_path / "c.json"
+    argv = ["dpsgd", "--noise-multiplier", "2", "--steps", "10", "--delta", "1e-6", "--accountant", "birrell"]
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        rc = cli.main([*argv, "--batch-size", b, "--dataset-size", n, "--out", str(path)])
+    assert rc == 0
+    text = path.read_text()
+    assert json.loads(text)["inputs"]["batch_size"] == "6" and json.loads(text)["inputs"]["dataset_size"] == "600"
+    assert verdict(text) == 0
+
+
 # Regression: spellings the canonical form refuses (they must stay refused). Each is re-sealed and written exactly
 # as certify writes documents, so only check_spelling / the canonical comparison can refuse it.
 SPELLINGS = [
