@@ -371,6 +371,25 @@ def test_a_note_matching_its_source_verifies():
     assert verdict(forged_text("dpsgd/renyi-poisson", inputs=inputs)) == 0
 
 
+_OPACUS_SIGMA_NOTE = "binary float 2.0 from Opacus; exact binary value 2 used"
+FIXED_SIZE_OPACUS = [
+    ("dpsgd/renyi-bok-schedule", {"source": "Opacus history"}),
+    ("dpsgd/renyi-bok-schedule", {"phase[0].noise_multiplier.note": _OPACUS_SIGMA_NOTE}),
+    ("dpsgd/renyi-birrell", {"noise_multiplier.note": _OPACUS_SIGMA_NOTE}),
+]
+
+
+@finding(
+    "a fixed-size + replace-one certificate may say its phases came from an Opacus history (or carry an Opacus "
+    "note): an Opacus history declares Poisson + add-remove and certify certifies it under that contract only "
+    "(issue 21, 'a certificate for the wrong contract'), so this file is never written and shows the reader the "
+    "very mismatch the issue fixed. Fix: bind source and note library to the contract (one table)"
+)
+@pytest.mark.parametrize("kind, inputs", FIXED_SIZE_OPACUS, ids=[f"{k}:{next(iter(i))}" for k, i in FIXED_SIZE_OPACUS])
+def test_an_opacus_source_or_note_only_under_the_opacus_contract(kind, inputs):
+    assert refused(forged_text(kind, inputs=inputs))
+
+
 @finding("source 'command line' with two phases: the command line makes one phase (poisson/schedule.py); never written")
 def test_a_command_line_schedule_has_one_phase():
     inputs = {"source": "command line", "phases": "2", "phase[1].noise_multiplier": "2", "phase[1].sampling_rate": "1/100", "phase[1].steps": "10"}
