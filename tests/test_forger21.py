@@ -489,6 +489,21 @@ def test_branch_and_bound_witness_lists_are_as_certify_writes_them(kind, edit):
 
 
 @pytest.mark.slow
+def test_schedule_phases_reordered_in_witnesses_only_are_refused():
+    """Phases swapped in inputs and witnesses together are another schedule file (certify writes it: control);
+    swapped in the witnesses only, the evaluator refuses them."""
+    inputs = genuine("dpsgd/renyi-bok-schedule")["inputs"]
+    swapped = {f"phase[{i}].{f}": inputs[f"phase[{1 - i}].{f}"] for i in (0, 1) for f in ("noise_multiplier", "sampling_rate", "steps")}
+
+    def reverse(w):
+        w["phases"].reverse()
+
+    assert verdict(forged_text("dpsgd/renyi-bok-schedule", inputs=swapped, witnesses=reverse)) == 0
+    with pytest.raises(InputError):
+        forged_text("dpsgd/renyi-bok-schedule", witnesses=reverse)
+
+
+@pytest.mark.slow
 def test_branch_and_bound_leaves_that_do_not_cover_are_refused():
     def gap(w):
         w["leaves"][1][0] = "3/16"
@@ -582,6 +597,41 @@ def test_software_strings_certify_never_writes_are_refused(software):
     doc = genuine("dpsgd/renyi-poisson")
     doc["software"] = software
     assert verdict(json.dumps(doc, indent=2, ensure_ascii=True) + "\n") == 4
+
+
+def _recorded_128_decided_at_256() -> str:
+    """A Poisson certificate whose epsilon_bound lies 2^-200 above the epsilon ball's 600-bit upper end: its claim is
+    undecided at 128 bits and decided at 256. The forger writes the 256-bit re-derivation under "precision": 128
+    (certify's producer escalates and records 256)."""
+    from certify.balls import ctx
+    from certify.certificate import SOFTWARE, render_document
+
+    kind = "dpsgd/renyi-poisson"
+    doc = genuine(kind)
+    evaluator = spec_for(kind).evaluator
+    with ctx.workprec(600):
+        up = evaluator(doc["inputs"], doc["witnesses"]).quantities["epsilon"].value.upper().fmpq()
+    bound = Fraction(-((-Fraction(int(up.p), int(up.q)) - Fraction(1, 2**200)) * 2**210 // 1), 2**210)  # a dyadic above
+    doc["witnesses"]["epsilon_bound"] = f"{bound.numerator}/{bound.denominator}"
+    with ctx.workprec(256):
+        ev = evaluator(doc["inputs"], doc["witnesses"])
+    return dumps_document(render_document(kind, 128, doc["inputs"], ev, doc["witnesses"], None, SOFTWARE))
+
+
+def test_a_certificate_undecided_at_its_recorded_precision_is_refused_there():
+    assert verdict(_recorded_128_decided_at_256()) == 4
+
+
+@finding(
+    "a file recorded at 128 bits whose balls are the 256-bit re-derivation (its claim undecided at 128 bits) is "
+    "accepted by `certify verify --precision 256` (exit 0), refused at 128 and 512: when the recorded-precision "
+    "evaluation fails, verify compares the file with the P-bit rendering (ev_rec = ev). Certify never writes it "
+    "(the producer escalates and records 256). Fix: the canonical comparison is always against the R-bit "
+    "re-derivation; if it fails, the file is not what certify writes (exit 4) at every --precision"
+)
+def test_a_certificate_undecided_at_its_recorded_precision_is_refused_at_any_precision():
+    rep = verify_text(_recorded_128_decided_at_256(), 256)
+    assert rep.exit_code not in ACCEPTED
 
 
 # --------------------------------------------------------------------------------------------
