@@ -322,6 +322,19 @@ def test_a_search_bracket_is_one_a_search_leaves(kind, edit):
     assert refused(forged_text(kind, witnesses=edit))
 
 
+CALIBRATED_INPUTS = [("bracket_iterations", "1000"), ("u", "53867723/9999999")]
+
+
+@finding(
+    "objpert/calibration-C13 records the corollary's N as bracket_iterations and its u (calibrate.py); any other "
+    "value that Theorem C.13 confirms is accepted (the statement then honestly says 'at N = 1000'), a file the "
+    "calibration never writes. Fix: the evaluator re-derives the corollary's N and u from the problem inputs"
+)
+@pytest.mark.parametrize("key, value", CALIBRATED_INPUTS)
+def test_calibrated_inputs_are_the_calibrations(key, value):
+    assert refused(forged_text("objpert/calibration-C13", inputs={key: value}))
+
+
 OFF_LADDER = [
     ("dpsgd/renyi-poisson", 53),
     ("dpsgd/renyi-poisson", 129),
