@@ -760,6 +760,21 @@ def test_cli_escapes_a_file_name_with_control_characters(tmp_path):
     _check_cli_output(rc, out, err, 4)
 
 
+@finding(
+    "`certify verify --kernel` without the certify_kernel package importable ends in a ModuleNotFoundError "
+    "traceback after the verdict is computed (verify_command._with_kernel imports it unguarded; this branch has no "
+    "certify_kernel); fix: refuse --kernel before any work with one line naming the flag (exit 2)"
+)
+def test_verify_kernel_without_the_kernel_is_one_line(tmp_path):
+    from unittest import mock
+
+    path = tmp_path / "c.json"
+    path.write_text(genuine_text("dpsgd/renyi-poisson"))
+    with mock.patch.dict(sys.modules, {"certify_kernel": None}):  # import certify_kernel raises ImportError
+        rc, out, err = run_verify(path, "--kernel")
+    assert rc == 2 and len(err.splitlines()) == 1 and "--kernel" in err
+
+
 # --------------------------------------------------------------------------------------------
 # 3. Hostile files against verify and report (quick checks; helper A tested the reader's limits)
 # --------------------------------------------------------------------------------------------
