@@ -597,6 +597,25 @@ def test_witness_keys_unsorted_at_depth_are_refused(kind):
 
 
 @pytest.mark.parametrize(
+    "respell",
+    [
+        lambda t: "\ufeff" + t,  # a byte-order mark
+        lambda t: t.replace("\n", "\r\n"),
+        lambda t: t + " ",
+        lambda t: t + "\n",
+        lambda t: t.replace("  ", "\t"),
+        lambda t: t.replace("1/100", "1\\/100", 1),  # JSON escape of '/'
+        lambda t: t.replace('"schema"', '"\\u0073chema"', 1),  # JSON escape of an ASCII letter
+    ],
+    ids=["bom", "crlf", "trailing space", "two newlines", "tabs", "escaped slash", "escaped letter"],
+)
+def test_the_same_json_in_other_bytes_is_refused(respell):
+    text = genuine_text("dpsgd/renyi-poisson")
+    forged = respell(text)
+    assert forged != text and verdict(forged) in (2, 4)
+
+
+@pytest.mark.parametrize(
     "software",
     [
         {"certify": "0.1", "python-flint": "0.9.0", "x": "1"},
