@@ -691,6 +691,31 @@ def test_genuine_certificates_of_costly_kinds_verify_at_4x(kind):
     assert rep.exit_code == 0, rep.problems[:2]
 
 
+def _variants():
+    from certify.contract import POISSON_ADD_REMOVE
+    from certify.objpert import tables as T
+    from certify.objpert.certificates import certify_theorem_4_1
+    from certify.pld import certify_pld
+    from certify.poisson.accountant import certify_poisson
+    from certify.poisson.schedule import parse_schedule
+
+    schedule = parse_schedule([{"sampling_rate": "1/100", "noise_multiplier": "11/10", "steps": 1000}], contract=POISSON_ADD_REMOVE)
+    return {
+        "pld/dpsgd poisson": lambda: certify_pld(POISSON_ADD_REMOVE, "1/100", "2", 20, "1e-5", grid="1e-3"),
+        "dpsgd/renyi-poisson integral": lambda: certify_poisson(schedule, "1e-5", fractional="integral"),
+        "objpert/theorem-4.1 smallest N": lambda: certify_theorem_4_1(T.example_problem("1/100"), "1"),
+    }
+
+
+@pytest.mark.parametrize("name", ["pld/dpsgd poisson", "dpsgd/renyi-poisson integral", "objpert/theorem-4.1 smallest N"])
+def test_genuine_variants_verify_at_1x_2x_4x_from_their_text(name):
+    text = _variants()[name]().dumps()
+    rec = json.loads(text)["precision"]
+    for factor in (1, 2, 4):
+        rep = verify_text(text, rec * factor)
+        assert rep.exit_code == 0, (name, factor, rep.problems[:2])
+
+
 def run_verify(path, *flags) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
