@@ -413,27 +413,30 @@ def _looks_numeric(text: str) -> bool:
     return True
 
 
-def check_spelling(obj, where: str) -> str | None:
+def check_spelling(obj, where: str, decimals: bool = True) -> str | None:
     """None when every text in ``obj`` (an input or witness value, nested) is spelt as certify writes it: printable
-    ASCII without leading or trailing spaces, at most MAX_TEXT characters, and a number in its canonical spelling;
+    ASCII without leading or trailing spaces, at most MAX_TEXT characters, and a number in its canonical spelling
+    (``decimals`` False: an input, which certify records as an integer or a fraction only, never as a decimal);
     else the first problem, naming the field."""
     if isinstance(obj, dict):
         for k, v in obj.items():
-            bad = check_spelling(k, f"{where} (a key)") or check_spelling(v, f"{where}.{k}")
+            bad = check_spelling(k, f"{where} (a key)", decimals) or check_spelling(v, f"{where}.{k}", decimals)
             if bad:
                 return bad
         return None
     if isinstance(obj, list):
         for i, v in enumerate(obj):
-            bad = check_spelling(v, f"{where}[{i}]")
+            bad = check_spelling(v, f"{where}[{i}]", decimals)
             if bad:
                 return bad
         return None
     if isinstance(obj, str):
         if len(obj) > MAX_TEXT or not _TEXT.fullmatch(obj) or obj != obj.strip(" ") or "  " in obj:
             return f"{where}: text certify would not write (printable ASCII, single spaces, at most {MAX_TEXT} characters)"
-        if not canonical_number(obj) and _DIGIT.search(obj) and _looks_numeric(obj):  # (a number has a digit)
-            return f"{where}: the number {obj[:40]!r} is not spelt as certify writes numbers (e.g. 1/100, 7, 1.725229560e0)"
+        spelt = canonical_number(obj) and (decimals or not _DECIMAL.fullmatch(obj))
+        if not spelt and _DIGIT.search(obj) and _looks_numeric(obj):  # (a number has a digit)
+            form = "1/100, 7, 1.725229560e0" if decimals else "an integer or a fraction in lowest terms: 7, 1/100000"
+            return f"{where}: the number {obj[:40]!r} is not spelt as certify records it ({form})"
         return None
     if obj is None or isinstance(obj, (bool, int)):
         return None

@@ -284,7 +284,7 @@ def verify_document(doc: dict, precision: int | None = None, text: str | None = 
         return rep
     _check_layout(doc, spec, rep)
     for key in ("inputs", "witnesses"):
-        bad = check_spelling(doc[key], key)
+        bad = check_spelling(doc[key], key, decimals=key == "witnesses")
         if bad:
             rep.bad(bad)
     bad = check_software(doc.get("software"))
@@ -317,7 +317,10 @@ def verify_document(doc: dict, precision: int | None = None, text: str | None = 
     _compare_conclusions(doc, ev, rep)
     # a branch-and-bound that stopped at its budget: the claim "gap <= gamma" is re-derived false
     rep.stopped_early = any(c.name.rsplit(".", 1)[-1] in STOPPED_EARLY_CLAIMS and not c.holds for c in ev.claims)
-    ev_rec = evs.fallback() or ev
+    ev_rec = evs.fallback() if prec > evs.rec else ev
+    if ev_rec is None:  # the recorded precision cannot re-derive it: certify never wrote it at that precision
+        rep.bad(f"the certificate cannot be re-derived at its recorded {evs.rec} bits ({evs.at(evs.rec)}): certify never writes such a file")
+        return rep
     budget = ev_rec.budget.to_json()
     if doc["budget"] != budget:
         keys = set(doc["budget"]) | set(budget)

@@ -71,12 +71,19 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] if c in "\t\r\n" or ord(c) < 0x80 else f"\\u{ord(c):04x}" for c in text)
 
 
+def _kernel():
+    """The second checker's module (before any work); InputError naming --kernel when it is not installed."""
+    try:
+        import certify_kernel
+    except ImportError:
+        raise InputError("--kernel", "the second checker (package certify_kernel) is not installed: reinstall certify") from None
+    return certify_kernel
+
+
 def _with_kernel(data: bytes, code: int, verdict: str, lines: list) -> tuple[int, str]:
     """Run the second checker on the same bytes; add its verdict; a certificate certify accepts and the kernel
     refuses is a disagreement (exit 4: one of the two checkers is wrong, and the certificate is not accepted)."""
-    import certify_kernel
-
-    k = certify_kernel.check_text(data)
+    k = _kernel().check_text(data)
     lines.append(f"kernel: {k.message} (status {k.status})")
     if code in (EXIT_OK, EXIT_STOPPED_EARLY) and k.status in (EXIT_INCONSISTENT, 5):
         return EXIT_INCONSISTENT, f"REJECTED: the checkers disagree: certify accepts, the kernel refuses ({k.message})"
@@ -89,16 +96,21 @@ def _with_kernel(data: bytes, code: int, verdict: str, lines: list) -> tuple[int
 def run(args) -> int:
     if args.precision is not None:
         check_precision(args.precision)  # before any work
+    if getattr(args, "kernel", False):
+        _kernel()
     data = _read(args.file)
     rep = verify_text(data, args.precision)
     code = rep.exit_code
     accepted = code in (EXIT_OK, EXIT_STOPPED_EARLY)
     lines = []
     for statement, holds, why in rep.conclusions:  # (statements re-derived by the checker, never read from the file)
-        if not accepted and code == EXIT_INCONSISTENT:
-            lines.append(f"conclusion (not accepted: the certificate is inconsistent): {statement}")
+        if accepted:
+            lines.append(f"conclusion: {statement}: HOLDS")
+        elif code == EXIT_INCONSISTENT or holds:  # never "HOLDS" in a certificate that is not accepted
+            state = "inconsistent" if code == EXIT_INCONSISTENT else "not proved"
+            lines.append(f"conclusion (not accepted: the certificate is {state}): {statement}")
         else:
-            lines.append(f"conclusion: {statement}: {'HOLDS' if holds else 'DOES NOT HOLD'}" + (f" ({why})" if why else ""))
+            lines.append(f"conclusion: {statement}: DOES NOT HOLD" + (f" ({why})" if why else ""))
     for line in rep.hypothesis_failures:
         lines.append(f"conclusion: none proved: {line}")
     if not args.quiet:

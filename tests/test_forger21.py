@@ -206,11 +206,6 @@ INPUT_DECIMALS = [
 ]
 
 
-@finding(
-    "an input spelt as a decimal with an exponent ('1e-5', '1e3') passes canonical_number (the witnesses' decimal "
-    "form) and is accepted in every kind: certify records every input as exact_str (an integer or a fraction in "
-    "lowest terms), so the file is not what certify writes. Fix: inputs admit _INTEGER and _FRACTION only"
-)
 @pytest.mark.parametrize("kind, key, value", INPUT_DECIMALS, ids=[f"{k}:{n}={v}" for k, n, v in INPUT_DECIMALS])
 def test_an_input_is_spelt_as_certify_records_inputs(kind, key, value):
     assert refused(forged_text(kind, inputs={key: value}))
@@ -530,11 +525,6 @@ def test_branch_and_bound_leaves_that_do_not_cover_are_refused():
 BATCH_SPELLINGS = [("06", "600"), ("6.0", "600"), ("+6", "600"), ("6e0", "6.0e2")]
 
 
-@finding(
-    "certify dpsgd records --batch-size/--dataset-size as typed (dpsgd/commands.py _p_from: args.batch_size.strip()): "
-    "'06', '6.0' or '+6' give a certificate (exit 0) that certify verify rejects (exit 4, spelling), and '6e0' / "
-    "'6.0e2' are written and accepted as typed; fix: record exact_str of the parsed integers"
-)
 @pytest.mark.parametrize("b, n", BATCH_SPELLINGS, ids=[f"{b}/{n}" for b, n in BATCH_SPELLINGS])
 def test_dpsgd_records_batch_and_dataset_size_as_certify_spells_them(tmp_path, b, n):
     path = tmp_path / "c.json"
@@ -654,13 +644,6 @@ def test_a_certificate_undecided_at_its_recorded_precision_is_refused_there():
     assert verdict(_recorded_128_decided_at_256()) == 4
 
 
-@finding(
-    "a file recorded at 128 bits whose balls are the 256-bit re-derivation (its claim undecided at 128 bits) is "
-    "accepted by `certify verify --precision 256` (exit 0), refused at 128 and 512: when the recorded-precision "
-    "evaluation fails, verify compares the file with the P-bit rendering (ev_rec = ev). Certify never writes it "
-    "(the producer escalates and records 256). Fix: the canonical comparison is always against the R-bit "
-    "re-derivation; if it fails, the file is not what certify writes (exit 4) at every --precision"
-)
 def test_a_certificate_undecided_at_its_recorded_precision_is_refused_at_any_precision():
     rep = verify_text(_recorded_128_decided_at_256(), 256)
     assert rep.exit_code not in ACCEPTED
@@ -752,12 +735,6 @@ def test_cli_output_of_an_inconsistent_forgery(tmp_path, quiet):
     assert not any(line.rstrip().endswith("HOLDS") for line in out.splitlines())
 
 
-@finding(
-    "a forged file with exit 5 (one conclusion re-derived false, another true) prints 'conclusion: ...: HOLDS' for "
-    "the true one: certify never writes a certificate with a failing conclusion (Certificate refuses it), and the "
-    "issue asks that no conclusion be printed as HOLDS unless the certificate is accepted. Fix: under exit 5 print "
-    "such a conclusion as 'proved, but the certificate is NOT PROVED' (or refuse a failed conclusion with exit 4)"
-)
 @pytest.mark.parametrize("quiet", [False, True])
 def test_cli_output_of_a_not_proved_forgery_has_no_holds_line(tmp_path, quiet):
     path = tmp_path / "forged.json"
@@ -804,11 +781,6 @@ def test_cli_escapes_a_file_name_with_control_characters(tmp_path):
     _check_cli_output(rc, out, err, 4)
 
 
-@finding(
-    "`certify verify --kernel` without the certify_kernel package importable ends in a ModuleNotFoundError "
-    "traceback after the verdict is computed (verify_command._with_kernel imports it unguarded; this branch has no "
-    "certify_kernel); fix: refuse --kernel before any work with one line naming the flag (exit 2)"
-)
 def test_verify_kernel_without_the_kernel_is_one_line(tmp_path):
     from unittest import mock
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..balls import InputError, exact_str, float_of, fmpq, lower_decimal, upper_decimal, require_in
+from ..balls import InputError, exact_int, exact_str, float_of, fmpq, lower_decimal, upper_decimal, require_in
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from .. import cli
 from ..poisson.commands import add_contract_options, run_contract
@@ -38,7 +38,8 @@ def _p_from(args) -> tuple:
         if args.batch_size is None or args.dataset_size is None:
             raise InputError("--batch-size", "--batch-size and --dataset-size go together")
         p = parse_batch(args.batch_size, args.dataset_size)
-        return p, {"batch_size": args.batch_size.strip(), "dataset_size": args.dataset_size.strip()}
+        b, n = (exact_int(v, flag) for v, flag in ((args.batch_size, "--batch-size"), (args.dataset_size, "--dataset-size")))
+        return p, {"batch_size": str(b), "dataset_size": str(n)}  # recorded as certify spells integers, however typed
     if not has_p:
         raise InputError("--sampling-rate", "required (or --batch-size with --dataset-size)")
     return parse_p(args.sampling_rate), {}
