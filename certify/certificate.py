@@ -443,6 +443,21 @@ def check_spelling(obj, where: str, decimals: bool = True) -> str | None:
     return f"{where}: a value of type {type(obj).__name__} is not written by certify"
 
 
+def reported_bound(text, value, digits: int, where: str, claimed: bool = False) -> str:
+    """The text of a reported bound, checked to be the one certify writes: the outward decimal
+    ``upper_decimal(value, digits)`` of the re-derived ball ``value`` (a producer's report), or, with ``claimed``, a
+    bound someone claimed (an audit's or a calibration's target), which certify records as an integer or a fraction
+    in lowest terms. Anything else (another digit count, a looser decimal) is not what certify writes: InputError."""
+    from .balls import upper_decimal
+
+    if not isinstance(text, str):
+        raise InputError(where, "must be exact text (the reported bound)")
+    want = upper_decimal(value, digits)
+    if text == want or (claimed and (_INTEGER.fullmatch(text) or _FRACTION.fullmatch(text)) and canonical_number(text)):
+        return text
+    raise InputError(where, f"must be the reported bound certify writes: {want} (the ball's upper end to {digits} digits)")
+
+
 def digest_of(doc: dict) -> str:
     body = {k: doc[k] for k in CHECKED_KEYS}
     return "sha256:" + hashlib.sha256(canonical(body).encode()).hexdigest()

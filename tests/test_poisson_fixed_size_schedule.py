@@ -139,7 +139,14 @@ def test_forger_dropped_phase(doc):
     d["witnesses"]["phases"] = d["witnesses"]["phases"][:1]
     rep = verify_document(_reseal(copy.deepcopy(d)))  # consistent witnesses, but every number re-derived differs
     assert rep.exit_code == 4, rep.problems
-    # a self-consistent forgery of the one-phase run proves that run only: its conclusion names 1 phase
+    # a self-consistent forgery of the one-phase run proves that run only: its conclusion names 1 phase (the headline
+    # bound re-derived as certify writes it)
+    with ctx.workprec(d["precision"]):
+        from certify.balls import upper_decimal
+
+        d["witnesses"]["epsilon_bound"] = "1"  # any claimed bound the evaluator then checks; re-derive it exactly:
+        eps = spec_for(d["kind"]).evaluator(d["inputs"], d["witnesses"]).quantities["epsilon"].value
+        d["witnesses"]["epsilon_bound"] = upper_decimal(eps, 10)
     forged = _regenerate(d)
     assert verify_document(forged).ok and "1 phase(s), 600 steps" in forged["conclusions"][0]["statement"]
 

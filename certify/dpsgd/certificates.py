@@ -37,7 +37,7 @@ from ..balls import (
     upper_decimal,
     require_in,
 )
-from ..certificate import Budget, Evaluation
+from ..certificate import Budget, Evaluation, reported_bound
 from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, contract_from_inputs
 from ..provenance import NOTE_SUFFIX, check_notes
 from ..verify import register
@@ -388,15 +388,6 @@ def dp_hypotheses(ev: Evaluation, alpha: int, steps: int, delta: fmpq) -> list[s
     return ["alpha_at_least_2", "alpha_at_most_256", "steps_positive", "delta_positive", "delta_below_1"]
 
 
-def reported(witnesses: dict, key: str) -> str:
-    """A reported bound (exact decimal text rounded up by the producer) from the witnesses."""
-    r = witnesses.get(key)
-    if not isinstance(r, str):
-        raise InputError(f"witnesses.{key}", "must be exact text (the reported bound)")
-    exact(r, f"witnesses.{key}")
-    return r
-
-
 def method_hypotheses(ev: Evaluation) -> list[str]:
     """The claims of :data:`METHOD_CLAIMS` the evaluation made: the hypotheses of its rho."""
     return [c.name for c in ev.claims if c.name in METHOD_CLAIMS]
@@ -486,7 +477,7 @@ def evaluate_rho_bok(inputs: dict, witnesses: dict) -> Evaluation:
     res = _search_witness(witnesses, "reported_rho")
     check_gamma(prob, inputs, res)
     fill_rho(prob, res, ev)
-    conclude_rho(ev, prob, reported(witnesses, "reported_rho"))
+    conclude_rho(ev, prob, reported_bound(witnesses.get("reported_rho"), ev.quantities["rho"].value, REPORT_DIGITS, "witnesses.reported_rho"))
     return ev
 
 
@@ -503,7 +494,7 @@ def evaluate_renyi_bok(inputs: dict, witnesses: dict) -> Evaluation:
         prob.alpha,
         steps,
         delta,
-        reported(witnesses, "reported_epsilon"),
+        reported_bound(witnesses.get("reported_epsilon"), ev.quantities["epsilon"].value, REPORT_DIGITS, "witnesses.reported_epsilon"),
         hyps,
     )
     return ev

@@ -33,7 +33,7 @@ from ..balls import (
     require_in,
     decide,
 )
-from ..certificate import Budget, Certificate, Evaluation
+from ..certificate import Budget, Certificate, Evaluation, reported_bound
 from ..verify import register
 from . import privacy as P
 from . import utility as U
@@ -138,9 +138,7 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
     trunc = ev.add("delta_truncation", P.truncation_mass(problem), "(10)", "truncation mass e^(-u^2/2)")
     div = ev.add("delta_divergence", P.divergence_term(c, eps, e0), "(10)", "divergence term (2G/sigma) Q1((sigma/G)(eps - eps_0))")
     ev.add("delta", trunc + div, "(10)", f"delta(eps) at eps = {eps_text}: upper bound on the privacy profile")
-    reported = witnesses["reported_delta"]
-    if not isinstance(reported, str):
-        raise InputError("witnesses.reported_delta", "must be exact text")
+    reported = reported_bound(witnesses["reported_delta"], ev.quantities["delta"].value, REPORT_DIGITS, "witnesses.reported_delta")
     if exact(reported, "witnesses.reported_delta") <= 0:
         raise InputError("witnesses.reported_delta", "must be > 0")
     ev.claim("dp_4_1", f"the release is ({eps_text}, {reported})-DP by Theorem 4.1 (delta <= {reported})", "delta", "<=", reported, "Theorem 4.1")

@@ -11,7 +11,7 @@ The evaluator recomputes everything from inputs and witnesses; it never searches
 from __future__ import annotations
 
 from ..balls import InputError, ball, ctx, escalate, exact, exact_str, upper_decimal
-from ..certificate import Budget, Certificate, Evaluation
+from ..certificate import Budget, Certificate, Evaluation, reported_bound
 from ..verify import register
 from . import curve as C
 
@@ -53,9 +53,9 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
         )
     if "epsilon" in inputs:
         e = C.check_epsilon(inputs["epsilon"])
-        ev.add("delta_epsilon", C.delta(c, e), "profile", f"delta(eps) at eps = {exact_str(e)} (privacy profile)")
-        rd = witnesses.get("reported_delta")
-        if not isinstance(rd, str) or exact(rd, "witnesses.reported_delta") <= 0:
+        de = ev.add("delta_epsilon", C.delta(c, e), "profile", f"delta(eps) at eps = {exact_str(e)} (privacy profile)")
+        rd = reported_bound(witnesses.get("reported_delta"), de, REPORT_DIGITS, "witnesses.reported_delta")
+        if exact(rd, "witnesses.reported_delta") <= 0:
             raise InputError("witnesses.reported_delta", "must be exact text > 0 (the reported delta(eps))")
         ev.claim("dp_at_epsilon", f"delta({exact_str(e)}) <= {rd}", "delta_epsilon", "<=", rd, "profile")
         ev.conclude("dp_epsilon", f"the release is ({exact_str(e)}, {rd})-DP (privacy profile of Corollary 5.2)", "dp_at_epsilon")

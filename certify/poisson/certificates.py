@@ -26,7 +26,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ..balls import InputError, arb, ball, ball_endpoints, ctx, exact, exact_str, fmpq, upper_decimal, require_in
-from ..certificate import Budget, Evaluation, exact_operand
+from ..certificate import Budget, Evaluation, exact_operand, reported_bound
 from ..contract import POISSON_ADD_REMOVE
 from ..renyi import epsilon_of_rdp
 from ..verify import register
@@ -108,7 +108,7 @@ def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | 
         EQ_CONVERT,
         "rdp_total + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1); upper endpoint is the certified epsilon",
     )
-    bound = upper_decimal(eps, 10) if epsilon_bound is None else epsilon_bound
+    bound = upper_decimal(eps, 10) if epsilon_bound is None else reported_bound(epsilon_bound, eps, 10, "epsilon_bound", claimed=True)
     ev.claim(
         "dp",
         f"the DP-SGD run ({len(schedule.phases)} phase(s), {schedule.total_steps} steps; poisson "

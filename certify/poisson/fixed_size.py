@@ -25,7 +25,7 @@ import math
 import time
 
 from ..balls import InputError, arb, ball_endpoints, escalate, exact, exact_str, fmpq, lower_decimal, upper_decimal
-from ..certificate import Budget, Certificate, Claim, Evaluation, Quantity
+from ..certificate import Budget, Certificate, Claim, Evaluation, Quantity, reported_bound
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from ..dpsgd.accountant import find_rho_witness
 from ..dpsgd.certificates import (
@@ -173,7 +173,11 @@ def _evaluate(
         EQ_CONVERT,
         "rdp_total + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1); upper endpoint is the certified epsilon",
     )
-    bound = upper_decimal(eps, REPORT_DIGITS) if epsilon_bound is None else epsilon_bound
+    bound = (
+        upper_decimal(eps, REPORT_DIGITS)
+        if epsilon_bound is None
+        else reported_bound(epsilon_bound, eps, REPORT_DIGITS, "epsilon_bound", claimed=True)
+    )
     ev.claim("dp", f"epsilon <= {bound}", "epsilon", "<=", bound, EQ_CONVERT)
     ev.conclude(
         "dp",

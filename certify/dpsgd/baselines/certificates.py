@@ -11,7 +11,7 @@ the same functions as the producer's (and the CLI's): 0 < p < 1, sigma > 0, inte
 from __future__ import annotations
 
 from ...balls import InputError, arb, ctx, escalate, exact_int, exact_str, upper_decimal
-from ...certificate import Budget, Certificate, Evaluation
+from ...certificate import Budget, Certificate, Evaluation, reported_bound
 from ...verify import register
 from ..certificates import (
     CONTRACT_INPUTS,
@@ -21,7 +21,6 @@ from ..certificates import (
     fixed_size_inputs,
     parse_delta,
     parse_steps,
-    reported,
     validate_fixed_size_contract,
 )
 from ..problem import ALPHA_MAX, ALPHA_MIN, check_baseline_sigma, parse_alpha, parse_p, parse_sigma
@@ -79,7 +78,7 @@ def evaluate(column: str, inputs: dict, witnesses: dict) -> Evaluation:
         alpha,
         T,
         delta,
-        reported(witnesses, "reported_epsilon"),
+        reported_bound(witnesses.get("reported_epsilon"), ev.quantities["epsilon"].value, REPORT_DIGITS, "witnesses.reported_epsilon"),
     )
     ev.budget = Budget(
         arithmetic_rounding=f"ball arithmetic at {ctx.prec} bits (moments with raised precision)",
