@@ -60,6 +60,7 @@ from typing import Callable
 
 from . import registry
 from .balls import (
+    PRECISION_LADDER,
     InputError,
     UndecidedError,
     ball_contains,
@@ -113,6 +114,8 @@ class KindSpec:
     example: Callable[[], Certificate] | None = None
     #: producer parameter name (a CLI flag) -> recorded input name, where ``--x-y`` is not recorded as ``x_y``
     fields: dict = field(default_factory=dict)
+    #: the working precision a producer records for these witnesses (None: a rung of the precision ladder)
+    precision_of: Callable[[dict], int] | None = None
 
 
 _KINDS: dict[str, KindSpec] = {}
@@ -127,12 +130,15 @@ def register(
     *,
     example: Callable[[], Certificate] | None = None,
     fields: dict[str, str] | None = None,
+    precision_of: Callable[[dict], int] | None = None,
 ) -> None:
     """Register a certificate kind: its evaluator ``(inputs, witnesses) -> Evaluation``, the validator of its
     inputs, the input and witness names it may record, an example producer (required by the conformance
     suite) and the recorded name of every producer parameter not spelt ``--x-y`` -> ``x_y``."""
     known = inputs if inputs is None or callable(inputs) else frozenset(inputs)
-    _KINDS[kind] = KindSpec(evaluator, validate, known, None if witnesses is None else frozenset(witnesses), example, dict(fields or {}))
+    _KINDS[kind] = KindSpec(
+        evaluator, validate, known, None if witnesses is None else frozenset(witnesses), example, dict(fields or {}), precision_of
+    )
 
 
 def unregister(kind: str) -> None:
@@ -290,6 +296,7 @@ def verify_document(doc: dict, precision: int | None = None, text: str | None = 
     bad = check_software(doc.get("software"))
     if bad:
         rep.bad(bad)
+    _check_recorded_precision(doc, spec, rep)
     if spec.validate is not None:
         try:
             with ctx.workprec(prec):
@@ -366,6 +373,22 @@ def _accept_if_canonical(doc: dict, text: str | None, ev: Evaluation, rep: Repor
     rep.good("the file is the canonical document certify writes (re-rendered from the re-derivation)")
     rep.notes.append(f"not vouched for (informational, outside the digest): {', '.join(INFORMATIONAL_KEYS)}")
     return True
+
+
+def _check_recorded_precision(doc: dict, spec: KindSpec, rep: Report) -> None:
+    """The recorded precision is one a producer writes: a rung of the ladder (128, 256, ..., 4096: producers start at
+    128 and double while undecided), or the kind's own (the PLD accountant's K + EXTRA_PREC)."""
+    rec = doc["precision"]
+    if spec.precision_of is None:
+        if rec not in PRECISION_LADDER:
+            rep.bad(f"precision {rec}: producers record a rung of {', '.join(map(str, PRECISION_LADDER))} bits")
+        return
+    try:
+        want = spec.precision_of(doc["witnesses"])
+    except (InputError, KeyError, TypeError, ValueError):
+        return  # the evaluator reports the malformed witness
+    if rec != want:
+        rep.bad(f"precision {rec}: the producer of {doc['kind']} records {want} bits for these witnesses")
 
 
 def _check_canonical(doc: dict, text: str | None, ev: Evaluation, rep: Report) -> None:

@@ -69,6 +69,12 @@ def regenerate(doc, inputs=None, witnesses=None, drop=()):
         d["inputs"].pop(k, None)
     if witnesses is not None:
         witnesses(d["witnesses"])
+    precision_of = spec_for(d["kind"]).precision_of
+    if precision_of is not None and witnesses is not None:  # the precision the producer records for them (PLD: K + 96)
+        try:
+            d["precision"] = precision_of(d["witnesses"])
+        except (KeyError, TypeError, ValueError):
+            pass
     ev = _evaluate_rederiving_reports(d, doc["witnesses"])
     d["quantities"] = {k: q.to_json() for k, q in ev.quantities.items()}
     d["claims"] = [c.to_json() for c in ev.claims]

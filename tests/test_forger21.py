@@ -341,10 +341,6 @@ OFF_LADDER = [
 ]
 
 
-@finding(
-    "the recorded precision may be any integer in [53, 4096]: producers write a rung of PRECISION_LADDER "
-    "(128, 256, ..., 4096), the PLD accountant K + EXTRA_PREC; a 53-bit certificate is never written"
-)
 @pytest.mark.parametrize("kind, precision", OFF_LADDER, ids=[f"{k}@{p}" for k, p in OFF_LADDER])
 def test_the_recorded_precision_is_one_a_producer_writes(kind, precision):
     assert genuine(kind)["precision"] != precision
@@ -444,7 +440,6 @@ def _extra_layout(w):
 
 
 PLD_WITNESSES = [
-    ("K + 1 at the same precision", _set(("K",), 68)),  # certify records precision = K + EXTRA_PREC
     ("a profile listed twice", _set(("lower_profiles",), ["max", "max"])),
     ("a layout no profile uses", _extra_layout),
 ]
@@ -862,3 +857,10 @@ def test_a_precision_changed_without_re_derivation_is_refused():
     doc = genuine("dpsgd/renyi-poisson")
     doc["precision"] = 256
     assert verdict(canonical_text(doc)) == 4
+
+
+def test_pld_k_that_does_not_give_the_recorded_precision_is_refused():
+    """Fixed: K + 1 at the same recorded precision (certify records K + EXTRA_PREC)."""
+    doc = genuine("pld/dpsgd")
+    doc["witnesses"]["K"] += 1
+    assert refused(canonical_text(reseal(doc)))

@@ -179,4 +179,12 @@ def _example() -> Certificate:
     return certify_pld(("fixed-size", "replace-one"), "1/100", "2", 20, "1e-5", grid="1e-2")
 
 
-register(KIND, evaluate, parse_inputs, INPUTS, WITNESSES, example=_example)
+def recorded_precision(witnesses: dict) -> int:
+    """The precision the producer records: K + EXTRA_PREC bits (K the witnessed scale)."""
+    K = witnesses["K"]
+    if type(K) is not int:
+        raise ValueError("K must be an integer")
+    return K + EXTRA_PREC
+
+
+register(KIND, evaluate, parse_inputs, INPUTS, WITNESSES, example=_example, precision_of=recorded_precision)
