@@ -124,6 +124,26 @@ def noted_value(note: str, field: str, sampling: str | None = None, adjacency: s
     raise InputError(field, "not a provenance note certify writes (binary float, sample_size/source_dataset_size, or REPLACE_ONE z)")
 
 
+#: the libraries whose floats each recorded ``source`` hands over (None: a certificate without a source, e.g. a
+#: dp_accounting ledger); "the caller" is a float passed to certify.api (a delta), possible with any source
+_SOURCE_LIBRARIES = {
+    "Opacus history": ("Opacus", "the caller"),
+    "dp_accounting event": ("dp_accounting", "the caller"),
+    None: ("dp_accounting", "the caller"),
+}
+_DP_ACCOUNTING_FORMS = (_RATIO_RE, _REPLACE_ONE_RE)  # notes only a dp_accounting event gives
+
+
+def _check_source(note: str, field: str, source) -> None:
+    """The note's library (or form) is one the recorded ``source`` hands over (one table: _SOURCE_LIBRARIES)."""
+    allowed = _SOURCE_LIBRARIES.get(source, ("the caller",))
+    m = _BINARY_RE.fullmatch(note)
+    library = m["lib"] if m else "dp_accounting" if any(r.fullmatch(note) for r in _DP_ACCOUNTING_FORMS) else None
+    if library is not None and library not in allowed:
+        where = f"source {source!r}" if source is not None else "this kind"
+        raise InputError(field, f"a note from {library} under {where}: certify writes notes from {', '.join(allowed)} only there")
+
+
 def check_notes(inputs: dict, fields, partial: bool = False) -> None:
     """Every ``<field>.note`` input names a known input field, is text in one of the forms above, and states the
     value the field records. ``partial``: a producer's extra inputs, before the noted fields are added (a field
@@ -137,6 +157,7 @@ def check_notes(inputs: dict, fields, partial: bool = False) -> None:
         if not isinstance(v, str):
             raise InputError(k, "must be text")
         value = noted_value(v, k, inputs.get("sampling"), inputs.get("adjacency"))
+        _check_source(v, k, inputs.get("source"))
         recorded = inputs.get(field)
         if recorded is None and partial:
             continue

@@ -64,7 +64,7 @@ def test_digest_catches_unsealed_edit(cert_text):
         (lambda d: d["claims"][2].__setitem__("holds", False), "dp_4_1"),
         (lambda d: d["claims"][2].__setitem__("rhs", "5.1e-8"), "dp_4_1"),
         (lambda d: d["claims"].pop(0), "claims"),
-        (lambda d: d["witnesses"].__setitem__("reported_delta", "5.0e-8"), "dp_4_1"),
+        (lambda d: d["witnesses"].__setitem__("reported_delta", "5.0e-8"), "reported_delta"),
         (lambda d: d["witnesses"].__setitem__("iterations", 1400), "witness"),
         (lambda d: d["witnesses"]["theorem_C13"].__setitem__("first_passing_iterations", 518), "witness"),
         (lambda d: d["witnesses"]["theorem_C13"]["failures"][-1].__setitem__("reason", "eps < s_N"), "witness"),

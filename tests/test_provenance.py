@@ -25,7 +25,7 @@ def test_binary_float_note_round_trip_fixed(x):
     q, note = binary_float_note(x, "Opacus")
     assert Fraction(int(q.p), int(q.q)) == Fraction(x)
     assert noted_value(note, "sampling_rate") == q
-    check_notes({"sampling_rate": exact_str(q), "sampling_rate.note": note}, ("sampling_rate",))
+    check_notes({"source": "Opacus history", "sampling_rate": exact_str(q), "sampling_rate.note": note}, ("sampling_rate",))
 
 
 def test_binary_float_note_round_trip_random():
@@ -70,9 +70,9 @@ def test_untrue_or_unknown_notes_are_refused(inputs):
 def test_partial_inputs_of_a_producer():
     """A producer's extra inputs carry notes before the noted fields are added: not compared until then."""
     note = binary_float_note(0.5, "Opacus")[1]
-    check_notes({"sampling_rate.note": note}, ("sampling_rate",), partial=True)
+    check_notes({"source": "Opacus history", "sampling_rate.note": note}, ("sampling_rate",), partial=True)
     with pytest.raises(InputError):
-        check_notes({"sampling_rate": "1/3", "sampling_rate.note": note}, ("sampling_rate",), partial=True)
+        check_notes({"source": "Opacus history", "sampling_rate": "1/3", "sampling_rate.note": note}, ("sampling_rate",), partial=True)
 
 
 @pytest.mark.parametrize(
@@ -99,3 +99,12 @@ def test_notes_where_certify_writes_them():
     check_notes({**fixed, "noise_multiplier": "2", "noise_multiplier.note": replace_one_noise_note(fmpq(1), None)}, ("noise_multiplier",))
     q, note = binary_float_note(1e-5, "the caller")
     check_notes({"sampling": "poisson", "adjacency": "add-remove", "delta": exact_str(q), "delta.note": note}, ("delta",))
+
+
+@pytest.mark.parametrize(
+    "source, library", [("schedule", "Opacus"), ("command line", "Opacus"), ("Opacus history", "dp_accounting"), ("dp_accounting event", "Opacus")]
+)
+def test_a_note_names_a_library_its_source_hands_over(source, library):
+    q, note = binary_float_note(1.1, library)
+    with pytest.raises(InputError, match="under source"):
+        check_notes({"source": source, "noise_multiplier": exact_str(q), "noise_multiplier.note": note}, ("noise_multiplier",))

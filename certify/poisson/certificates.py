@@ -167,6 +167,8 @@ def evaluate_renyi_poisson(inputs: dict, witnesses: dict) -> Evaluation:
     fractional = witnesses.get("fractional", "chord")
     if fractional not in ("chord", "integral"):
         raise InputError("fractional", f"must be 'chord' or 'integral', got {fractional!r}")
+    if type(witnesses["alpha"]) is not str:  # certify writes the order as exact text ("37/4", "9")
+        raise InputError("alpha", "must be exact text, as certify writes the order")
     alpha = parse_alpha(witnesses["alpha"], "alpha")
     bound = witnesses["epsilon_bound"]
     if not isinstance(bound, str):

@@ -277,4 +277,6 @@ def schedule_from_inputs(inputs: dict) -> Schedule:
     check_notes(inputs, known)  # each note states the value its field records (certify.provenance)
     if "source" in inputs:
         check_source(inputs["source"])
+        if inputs["source"] == "Opacus history" and c != POISSON_ADD_REMOVE:
+            raise InputError("source", "an Opacus history is accounted as poisson + add-remove only (it declares Poisson sampling)")
     return Schedule(c, phases, tuple(notes), inputs.get("source", ""))
