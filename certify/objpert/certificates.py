@@ -34,6 +34,7 @@ from ..balls import (
     decide,
 )
 from ..certificate import Budget, Certificate, Evaluation
+from ..limits import cap, refuse_above, scaled
 from ..verify import register
 from . import privacy as P
 from . import utility as U
@@ -210,8 +211,40 @@ def _evaluate_utility(ev: Evaluation, problem: GLMProblem, c, N: int, inputs: di
 
 
 def c13_cap(N_ref: int) -> int:
-    """The largest N the Theorem C.13 search tries (and the checker accepts): max(20 N_ref, 1000)."""
-    return max(20 * N_ref, 1000)
+    """The largest N the Theorem C.13 search tries (and the checker accepts): max(20 N_ref, 1000), at most
+    the cap ``c13_iterations`` of :data:`certify.limits.LIMITS`."""
+    return min(max(20 * N_ref, 1000), cap("c13_iterations"))
+
+
+def c13_seconds(prec: int) -> float:
+    """Upper estimate of one Theorem C.13 verdict (:func:`certify.objpert.privacy.c13_verdict`) at ``prec`` bits.
+
+    Measured (2-core machine, shared): 0.09 ms at 128 and 256 bits, 2.3 ms at 512, 3.2 ms at 1024, 5.1 ms at
+    2048, 23 ms at 8192, 65 ms at 16384 (the confluent-U evaluation of Q1 changes algorithm above 256 bits);
+    the model doubles it: 0.2 ms up to 256 bits, 6 ms (prec/1024)^1.2 beyond."""
+    return 2e-4 if prec <= 256 else 6e-3 * max(1.0, prec / 1024) ** 1.2
+
+
+def _int_field(container: dict, key: str, name: str) -> int:
+    """An integer recorded in a certificate (JSON integer or exact text), for the work model."""
+    return exact_int(container[key], name)
+
+
+def work_theorem_4_1(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
+    """Work model of ``objpert/theorem-4.1``: closed forms (0.06 s at 128 bits, x prec/128) plus one
+    C.13 verdict (:func:`c13_seconds`) per N in 1..first_passing_iterations (the failure list and the pass)."""
+    base = scaled(0.06, prec)
+    w = witnesses.get("theorem_C13")
+    if not isinstance(w, dict) or "target_delta" not in inputs:
+        return base, "inputs"
+    n1 = _int_field(w, "first_passing_iterations", "witnesses.theorem_C13.first_passing_iterations")
+    refuse_above("c13_iterations", n1, "witnesses.theorem_C13.first_passing_iterations")
+    return base + max(n1, 0) * c13_seconds(prec), "witnesses.theorem_C13.first_passing_iterations"
+
+
+def work_gaussian_benchmark(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
+    """Work model of ``objpert/gaussian-benchmark``: closed forms, 0.01 s at 128 bits x prec/128."""
+    return scaled(0.01, prec), "inputs"
 
 
 def _evaluate_c13(ev: Evaluation, problem: GLMProblem, c, eps: fmpq, target: fmpq, witnesses: dict, N_ref: int) -> None:
@@ -225,7 +258,9 @@ def _evaluate_c13(ev: Evaluation, problem: GLMProblem, c, eps: fmpq, target: fmp
         raise InputError("witnesses", f"theorem_C13.radii must be {C13_RADII!r}")
     N1 = exact_int(w["first_passing_iterations"], "witnesses.theorem_C13.first_passing_iterations")
     if not 1 <= N1 <= c13_cap(N_ref):
-        raise InputError("witnesses", f"theorem_C13.first_passing_iterations must be in [1, {c13_cap(N_ref)}] (the search range)")
+        raise InputError(
+            "witnesses.theorem_C13.first_passing_iterations", f"must be in [1, {c13_cap(N_ref)}] (the search range), got {N1}"
+        )
     runs = w["failures"]
     if not isinstance(runs, list):
         raise InputError("witnesses", "theorem_C13.failures must be a list of runs")
@@ -344,9 +379,9 @@ def search_c13(problem: GLMProblem, c, eps: fmpq, target: fmpq, N7: int, progres
         raise InputError(
             "--delta", f"unreachable: every delta_N(eps) exceeds the truncation mass e^(-u^2/2) = {_bracket(floor)}; raise --u or the target"
         )
-    cap = c13_cap(N7)
+    top = c13_cap(N7)
     runs: list[dict] = []
-    for N in range(1, cap + 1):
+    for N in range(1, top + 1):
         verdict, _, _ = P.c13_verdict(problem, c, N, eps, target)
         if verdict == P.PASS:
             return {"first_passing_iterations": N, "failures": runs, "radii": C13_RADII}
@@ -356,7 +391,11 @@ def search_c13(problem: GLMProblem, c, eps: fmpq, target: fmpq, N7: int, progres
             runs.append({"from": N, "to": N, "reason": verdict})
         if progress is not None and N % 500 == 0:
             progress(N)
-    raise InputError("--delta", f"no N <= {cap} is certified by Theorem C.13 for this target")
+    raise InputError(
+        "--delta",
+        f"no N <= {top} is certified by Theorem C.13 for this target (the search tries N in [1, max(20 N, 1000)], at most "
+        f"{cap('c13_iterations')}); raise the target delta or the noise",
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -417,6 +456,9 @@ def _example_theorem_4_1() -> Certificate:
 
     return certify_theorem_4_1(example_problem("1/100"), "1", "1500", "1e-7")
 
+
+#: the work model of each kind (:func:`certify.limits.check_work`)
+WORK = {KIND_41: work_theorem_4_1, KIND_C5: work_gaussian_benchmark}
 
 register(KIND_41, evaluate_theorem_4_1, validate_theorem_4_1, THEOREM_4_1_INPUTS, THEOREM_4_1_WITNESSES, example=_example_theorem_4_1)
 register(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..balls import InputError, ball, ctx, escalate, exact, exact_str, upper_decimal
 from ..certificate import Budget, Certificate, Evaluation
+from ..limits import scaled
 from ..verify import register
 from . import curve as C
 
@@ -125,5 +126,14 @@ def certify_curve(L, nu, s, lam, alpha=None, epsilon=None, delta=None) -> Certif
 
     return escalate(attempt, what="the objective-perturbation Renyi certificate")
 
+
+def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
+    """Work model of the kind: closed forms only (no loop a certificate sets); measured 3 ms at 128 bits, 30 ms at
+    4096; model 0.02 s x prec/128."""
+    return scaled(0.02, prec), "inputs"
+
+
+#: the work model of the kind (:func:`certify.limits.check_work`)
+WORK = {KIND: work}
 
 register(KIND, evaluate, validate, INPUTS, WITNESSES, example=lambda: certify_curve("1", "2", "1/4", "1", alpha="3", epsilon="2", delta="1e-6"))

@@ -41,9 +41,10 @@ from ..certificate import Budget, Certificate, Evaluation
 from ..contract import CONTRACT_FIELDS, contract_from_inputs, parse_contract
 from ..dpsgd.certificates import parse_steps
 from ..dpsgd.problem import parse_sigma
+from ..limits import cap
 from ..verify import register
 from . import readoff
-from .accountant import Plan, parse_grid, parse_pld_delta, run
+from .accountant import Plan, parse_grid, parse_pld_delta, run, run_seconds
 from .discretise import EXTRA_PREC
 
 KIND = "pld/dpsgd"
@@ -51,8 +52,14 @@ HEADLINE = "privacy"
 
 
 def parse_rate(value, contract, name: str = "--sampling-rate") -> fmpq:
-    q = require_in(name, exact(value, name), 0, 1)
-    return q
+    """The sampling rate q in (0, 1), exact."""
+    return require_in(name, exact(value, name), 0, 1)
+
+
+def parse_pld_steps(value, name: str = "--steps") -> int:
+    """T: an integer in [1, 10^15] (the cap ``steps`` of :data:`certify.limits.LIMITS`)."""
+    T = parse_steps(value, name)
+    return require_in(name, T, 1, cap("steps"), "[]", integer=True)
 
 
 INPUTS = CONTRACT_FIELDS + ("sampling_rate", "noise_multiplier", "steps", "delta", "grid")
@@ -65,7 +72,7 @@ def parse_inputs(inputs: dict):
     parse_contract(contract.sampling, contract.adjacency, "pld", sampling_name="sampling", adjacency_name="adjacency", accountant_name="accountant")
     q = parse_rate(inputs.get("sampling_rate"), contract)
     sigma = parse_sigma(inputs.get("noise_multiplier"))
-    steps = parse_steps(inputs.get("steps"))
+    steps = parse_pld_steps(inputs.get("steps"))
     delta = parse_pld_delta(inputs.get("delta"))
     h = parse_grid(inputs.get("grid"))
     return contract, q, sigma, steps, delta, h
@@ -173,10 +180,23 @@ def make_certificate(inputs: dict, pl: Plan, r, delta: fmpq, eps_up: fmpq, eps_l
     return Certificate(KIND, inputs, ev, w, None, precision=pl.K + EXTRA_PREC)
 
 
+def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
+    """Work model of ``pld/dpsgd``: :func:`certify.pld.accountant.run_seconds` of the recorded plan (the checker
+    re-runs the deterministic pipeline: sampling per grid point, exact composition per chain)."""
+    _, _, _, steps, _, h = parse_inputs(inputs)
+    pl = Plan.from_json(h, witnesses)
+    lower = witnesses.get("lower_profiles")
+    chains = len(pl.layouts) + (len(lower) if isinstance(lower, list) else 0)
+    return run_seconds(pl, steps, chains), "witnesses.layouts"
+
+
 def _example() -> Certificate:
     from . import certify_pld
 
     return certify_pld(("fixed-size", "replace-one"), "1/100", "2", 20, "1e-5", grid="1e-2")
 
+
+#: the work model of the kind (:func:`certify.limits.check_work`)
+WORK = {KIND: work}
 
 register(KIND, evaluate, parse_inputs, INPUTS, WITNESSES, example=_example)

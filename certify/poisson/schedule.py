@@ -29,9 +29,10 @@ from ..balls import InputError, exact, exact_int, exact_str, fmpq, require_in
 from ..dpsgd.certificates import parse_delta as dpsgd_delta, parse_steps as dpsgd_steps
 from ..contract import CONTRACT_FIELDS, POISSON_ADD_REMOVE, Contract, contract_from_inputs, parse_contract
 from ..provenance import NOTE_SUFFIX, check_notes
+from ..limits import cap
 
-MAX_PHASES = 100_000
-MAX_STEPS = 10**15
+MAX_PHASES = cap("schedule_phases")
+MAX_STEPS = cap("steps")
 #: smallest noise multiplier accepted: below it exp(1/sigma^2) leaves any meaningful range (guard)
 SIGMA_MIN = fmpq(1, 10**6)
 SIGMA_MAX = fmpq(10**12)
