@@ -48,7 +48,7 @@ LIMITS: dict[str, Limit] = {
     "steps": Limit(10**15, "DP-SGD steps T of one phase", "--steps", "inputs.steps"),
     "renyi_order_poisson": Limit(4096, "Rényi order alpha of the Poisson accountant", "--alpha", "witnesses.alpha"),
     "renyi_order_bok": Limit(256, "Rényi order alpha of Bok's accountant", "--alpha", "inputs.alpha"),
-    "c13_iterations": Limit(100_000, "counts N tried by the Theorem C.13 search (its failure list covers 1..N-1)", "--delta", "witnesses.theorem_C13"),
+    "c13_iterations": Limit(100_000, "counts N tried by the Theorem C.13 search (failures cover 1..N-1)", "--delta", "witnesses.theorem_C13"),
     "cor413_scan": Limit(100_000, "counts N' in [ceil(7), N-1] re-checked by the Corollary 4.13 calibration", "--epsilon", "witnesses.iterations"),
     "bb_evaluations": Limit(20_000, "point evaluations of the branch-and-bound (and leaves)", "--max-evaluations", "witnesses.leaves"),
     "quadrature_rules": Limit(20_001, "trapezoidal rules recorded by a rho witness (one per leaf endpoint)", "--max-evaluations", "witnesses.points"),

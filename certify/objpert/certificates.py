@@ -258,9 +258,7 @@ def _evaluate_c13(ev: Evaluation, problem: GLMProblem, c, eps: fmpq, target: fmp
         raise InputError("witnesses", f"theorem_C13.radii must be {C13_RADII!r}")
     N1 = exact_int(w["first_passing_iterations"], "witnesses.theorem_C13.first_passing_iterations")
     if not 1 <= N1 <= c13_cap(N_ref):
-        raise InputError(
-            "witnesses.theorem_C13.first_passing_iterations", f"must be in [1, {c13_cap(N_ref)}] (the search range), got {N1}"
-        )
+        raise InputError("witnesses.theorem_C13.first_passing_iterations", f"must be in [1, {c13_cap(N_ref)}] (the search range), got {N1}")
     runs = w["failures"]
     if not isinstance(runs, list):
         raise InputError("witnesses", "theorem_C13.failures must be a list of runs")
