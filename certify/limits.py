@@ -117,7 +117,7 @@ def estimate_work(doc: dict, precision: int | None = None) -> tuple[float, str]:
     prec = max(precision or rec, rec)
     try:  # (a hook may also refuse a count above its cap at once: InputError, passed on)
         seconds, field = fn(inputs, witnesses, prec)
-        if prec > rec:
+        if prec > rec and getattr(fn, "fallback_cost", True):  # a hook whose evaluator memoises sets it False
             seconds += fn(inputs, witnesses, rec)[0]
     except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError, IndexError):
         return 0.0, ""

@@ -247,14 +247,25 @@ def plan(
         lays[prof.name] = lay
     tau = int((delta * (fmpq(1) * 2 ** max(K - extra, 0)) / 2**30).floor())  # tau 2^-K = delta 2^-(30 + extra)
     pl = Plan(h, K, tau, lays, "remove" if derive else None)
-    est = run_seconds(pl, steps, 2 * len(lays))
-    if est > BUDGET_SECONDS:  # the producer writes nothing its checker would refuse (certify.limits)
+    check_run_seconds(pl, sample_seconds(pl))  # the sampling alone; :func:`run` checks the whole before composing
+    return pl
+
+
+def check_run_seconds(pl: Plan, est: float) -> None:
+    """InputError naming --grid when ``est`` (seconds of :func:`run_seconds`) exceeds the checker's budget: the
+    producer writes nothing its checker would refuse (:func:`certify.limits.check_work`)."""
+    if est > BUDGET_SECONDS:
         raise InputError(
             "--grid",
-            f"at h = {exact_str(h)} one step needs {sum(lay.points() for lay in lays.values())} grid points and the run would take "
-            f"about {est:.3g} CPU s to check (budget {BUDGET_SECONDS:g} s); use a coarser grid, or omit --grid (the accountant then chooses)",
+            f"at h = {exact_str(pl.h)} one step needs {sum(lay.points() for lay in pl.layouts.values())} grid points and the run would "
+            f"take about {est:.3g} CPU s to check (budget {BUDGET_SECONDS:g} s); use a coarser grid, or omit --grid (the accountant then chooses)",
         )
-    return pl
+
+
+def sample_seconds(pl: Plan) -> float:
+    """Upper estimate of the one-step sampling of :func:`run`: one curve evaluation per used grid point and profile
+    at K + 96 bits, measured 72 us at K = 67 (145,885 points: 10.5 s); model 150 us x (K + 96)/163."""
+    return sum(lay.points() for lay in pl.layouts.values()) * 1.5e-4 * max(1.0, (pl.K + 96) / 163)
 
 
 def run_seconds(pl: Plan, steps: int, chains: int) -> float:
@@ -262,13 +273,11 @@ def run_seconds(pl: Plan, steps: int, chains: int) -> float:
     pessimistic measure of every profile and the optimistic one of the lower-bound profiles); the work model of
     the checker (:func:`certify.limits.check_work`) and of the producer (:func:`plan`).
 
-    Sampling: one curve evaluation per used grid point and profile at K + 96 bits, measured 72 us at K = 67
-    (a run of 145,885 points: 10.5 s); model 150 us x (K + 96)/163. Composition: ceil(log2 T) squarings and
+    Sampling: :func:`sample_seconds`. Composition: ceil(log2 T) squarings and
     popcount(T) - 1 products per chain; the 2^j-th power has at most min(span 2^j, MAX_ATOMS) atoms; measured
     0.3e-8 to 1e-8 s per atom of a product at K <= 71; model 2e-8 s x K/64 per atom."""
-    prec = pl.K + 96
     lays = list(pl.layouts.values())
-    sample = sum(lay.points() for lay in lays) * 1.5e-4 * max(1.0, prec / 163)
+    sample = sample_seconds(pl)
     span = max((lay.hi - lay.lo + 1 for lay in lays), default=1)
     atoms = 0
     for j in range(max(steps, 1).bit_length()):
@@ -335,6 +344,7 @@ def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: t
             one = compose.from_one_step(s)
             compose.check_width(one, steps, pl.tau)
             chains.append(((prof.name, pess), one, (prof.members, str(q), str(d), str(pl.h), lay, pl.K, pess)))
+    check_run_seconds(pl, run_seconds(pl, steps, len(chains)))  # after the width guards, before composing
     for name, one, key in chains:
         out.composed[name] = compose.power(one, steps, pl.tau, key)
     if pl.add_from is not None:

@@ -196,6 +196,11 @@ def _example() -> Certificate:
     return certify_pld(("fixed-size", "replace-one"), "1/100", "2", 20, "1e-5", grid="1e-2")
 
 
+#: the evaluator runs at the recorded K whatever the working precision, and its one-step measures and chains are
+#: memoised (:func:`certify.pld.accountant._one_steps`, :func:`certify.pld.compose.power`): the checker's fallback
+#: at the recorded precision repeats only the read-off
+work.fallback_cost = False
+
 #: the work model of the kind (:func:`certify.limits.check_work`)
 WORK = {KIND: work}
 
