@@ -28,6 +28,8 @@ import flint
 from flint import acb, arb, arb_poly, ctx, fmpq, fmpz  # noqa: F401  (re-exported)
 
 __all__ = [
+    "parse_int",
+    "int_flag",
     "arb",
     "acb",
     "arb_poly",
@@ -246,6 +248,37 @@ def exact_int(value, name: str = "value") -> int:
     if abs(q.p) >= _MAX_INT:
         raise InputError(name, f"integers must be below 10^{MAX_INT_DIGITS} in absolute value (got one of {len(str(abs(q.p)))} digits)")
     return int(q.p)
+
+
+def parse_int(value, name: str, lo: int | None = None, hi: int | None = None) -> int:
+    """The one exact integer parser of the command line's integer flags: :func:`exact_int` (ASCII digits only --
+    Python's int() would read Arabic-Indic or full-width digits --, ``1e3`` accepted, floats refused) in
+    [lo, hi] (None: unbounded). Every refusal, the empty value included, names ``name`` and the range."""
+    rng = "in " + (f"[{lo}, {hi}]" if lo is not None and hi is not None else f"[{lo}, inf)" if lo is not None else f"(-inf, {hi}]")
+    if isinstance(value, str) and not value.strip():
+        raise InputError(name, f"empty value: must be an integer {rng}")
+    try:
+        k = exact_int(value, name)
+    except InputError:
+        text = repr(value) if len(str(value)) <= 40 else repr(str(value)[:37]) + "..."
+        ascii_only = " (digits 0-9 only)" if isinstance(value, str) and not value.isascii() else ""
+        raise InputError(name, f"must be an integer {rng}, got {text}{ascii_only}") from None
+    return require_in(name, k, lo, hi, "[]", integer=True)
+
+
+def int_flag(lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
+    """argparse ``type=`` of an integer flag: :func:`parse_int` in [lo, hi]; argparse names the flag
+    ("argument --jobs: must be an integer in [1, 64], got 0")."""
+
+    def integer(text: str) -> int:
+        import argparse
+
+        try:
+            return parse_int(text, "value", lo, hi)
+        except InputError as err:
+            raise argparse.ArgumentTypeError(err.message) from None
+
+    return integer
 
 
 def exact_str(q: fmpq | int) -> str:

@@ -22,7 +22,8 @@ import os
 import sys
 import time
 
-from ..balls import InputError
+from ..balls import InputError, int_flag
+from ..limits import cap
 from ..cli import write_atomically
 from ..exits import EXIT_FAILED as EXIT_FAILED_ROWS, EXIT_INTERRUPTED
 from . import runner
@@ -68,7 +69,12 @@ def register(sub) -> None:
     p.add_argument(
         "--out", dest="out_dir", metavar="DIR", required=True, help="folder receiving the certificates and summary.csv (created if missing)"
     )
-    p.add_argument("--workers", type=int, metavar="N", help="worker processes of the LocalCluster or the local pool (default: the CPUs available)")
+    p.add_argument(
+        "--workers",
+        type=int_flag(1, cap("workers")),
+        metavar="N",
+        help="worker processes of the LocalCluster or the local pool (default: the CPUs available)",
+    )
     p.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler (tcp://HOST:8786) instead of a LocalCluster")
     p.add_argument("--executor", choices=["dask", "local"], help="dask (default when installed) or local (concurrent.futures process pool)")
     p.set_defaults(func=run)
