@@ -53,6 +53,7 @@ from .certificates import (
     _evaluate_c13,
     _int_field,
     c13_seconds,
+    check_threshold_range,
     parse_epsilon,
     parse_iterations,
     parse_target_delta,
@@ -282,6 +283,7 @@ def corollary_4_13_parameters(eps, delta, delta_S, W, n: int, d: int, zeta: fmpq
     mu_pub = exact(upper_decimal(mu_util(A, W).max(mu_priv(loss, zeta, n, eps)), PUBLISH_DIGITS))
     problem = make_problem(n=n, d=d, mu=mu_pub, zeta=zeta, loss=loss, u=u_pub, noise_multiplier=s_pub)
     c = constants(problem)
+    check_threshold_range(P.threshold_7(c), "--epsilon")
     N7 = certain_ceil(P.threshold_7(c), "ceil of threshold (7)")
     N = max(N7, 1)
     while True:

@@ -16,6 +16,7 @@ written is exactly what the checker will re-derive.
 from __future__ import annotations
 
 from ..balls import (
+    MAX_INT_DIGITS,
     InputError,
     Tri,
     arb,
@@ -327,6 +328,21 @@ def _bracket(x) -> str:
     return f"[{lower_decimal(x, 8)}, {upper_decimal(x, 8)}]"
 
 
+#: the largest iteration count accepted (integers have at most MAX_INT_DIGITS = 4000 digits)
+MAX_ITERATIONS = fmpq(10) ** MAX_INT_DIGITS
+
+
+def check_threshold_range(thr, flag: str = "--mu") -> None:
+    """Decide the range before the ceiling: threshold (7) above the largest iteration count accepted (10^4000) is a
+    refusal naming --mu (the threshold grows like 1/(eta mu)), not a ceiling left undecided at every precision."""
+    if thr.is_finite() and thr.lower().fmpq() > MAX_ITERATIONS:
+        raise InputError(
+            flag,
+            f"threshold (7) = {_bracket(thr)} iterations is beyond the largest iteration count accepted (10^{MAX_INT_DIGITS}): "
+            "the threshold grows like log(...)/(eta mu); raise mu (or eta)",
+        )
+
+
 def certify_theorem_4_1(problem: GLMProblem, epsilon, iterations=None, target_delta=None, progress=None, utility: dict | None = None) -> Certificate:
     """Produce the Theorem 4.1 certificate (and the C.13 search with a target delta).
 
@@ -350,13 +366,16 @@ def certify_theorem_4_1(problem: GLMProblem, epsilon, iterations=None, target_de
     def attempt(prec: int) -> Certificate:
         c = constants(problem)
         thr = P.threshold_7(c)
+        check_threshold_range(thr)
         if N_given is None:
             N = max(certain_ceil(thr, "ceil of threshold (7)"), 1)
             rule = RULE_SMALLEST
         else:
             N, rule = N_given, RULE_GIVEN
             if not decide(N, ">=", thr, "N >= threshold (7)"):
-                raise InputError("--iterations", f"N = {N} is below threshold (7) = {_bracket(thr)}; Theorem 4.1 needs N >= {certain_ceil(thr)}")
+                raise InputError(
+                    "--iterations", f"N = {N} is below threshold (7) = {_bracket(thr)}; Theorem 4.1 needs N >= {certain_ceil(thr) or _bracket(thr)}"
+                )
         e0 = P.epsilon_0(problem, c, N)
         if not decide(eps, ">=", e0, "eps >= eps_0"):
             raise InputError("--epsilon", f"must be >= eps_0 = {_bracket(e0)} of (9) at N = {N}, got {exact_str(eps)}")
@@ -399,13 +418,26 @@ def search_c13(problem: GLMProblem, c, eps: fmpq, target: fmpq, N7: int, progres
 # --------------------------------------------------------------------------------------------
 # Appendix C.5
 # --------------------------------------------------------------------------------------------
+#: the largest tail argument (sigma/G) eps - G/(2 sigma) of Appendix C.5 whose Gaussian tail a certificate prints and
+#: re-reads exactly (Phi(-670) is about 1e-97480; decimals are read back above 1e-100000)
+MAX_BENCHMARK_TAIL = 670
+
+
 def parse_benchmark(noise_multiplier, epsilon, names=("--noise-multiplier", "--epsilon")) -> tuple[fmpq, fmpq]:
-    """sigma/G > 0 and eps >= G^2/(2 sigma^2) (threshold t >= 0 in Lemma C.12), exact."""
+    """sigma/G > 0 and eps >= G^2/(2 sigma^2) (threshold t >= 0 in Lemma C.12), exact; the tail argument
+    (sigma/G) eps - G/(2 sigma) at most MAX_BENCHMARK_TAIL (exact comparison: decided before any evaluation)."""
     s = exact(noise_multiplier, names[0])
     require_in(names[0], s, 0, what="sigma/G")
     eps = exact(epsilon, names[1])
     if eps < 1 / (2 * s**2):
         raise InputError(names[1], f"must be >= G^2/(2 sigma^2) = {exact_str(1 / (2 * s**2))} (threshold t >= 0 in Lemma C.12), got {exact_str(eps)}")
+    if s * eps - 1 / (2 * s) > MAX_BENCHMARK_TAIL:
+        raise InputError(
+            names[1],
+            f"the benchmark's Gaussian tail would be below 1e-97000 (the smallest number a certificate prints exactly): "
+            f"admissible G^2/(2 sigma^2) <= eps <= ({MAX_BENCHMARK_TAIL} + G/(2 sigma)) G/sigma, i.e. (sigma/G) eps - G/(2 sigma) "
+            f"<= {MAX_BENCHMARK_TAIL}",
+        )
     return s, eps
 
 

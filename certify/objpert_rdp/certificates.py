@@ -108,8 +108,10 @@ def certify_curve(L, nu, s, lam, alpha=None, epsilon=None, delta=None) -> Certif
         inputs["alpha"] = exact_str(C.check_alpha(alpha))
     if epsilon is not None:
         inputs["epsilon"] = exact_str(C.check_epsilon(epsilon))
+        C.check_profile_range(c, exact(inputs["epsilon"]))
     if delta is not None:
         inputs["delta"] = exact_str(C.check_delta(delta))
+        C.check_profile_range(c)
     if alpha is None and epsilon is None and delta is None:
         raise InputError("--alpha", "give at least one of --alpha, --epsilon, --delta")
 

@@ -23,9 +23,10 @@ own); Phi is certify.balls.Phi, accurate far into the tails.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from ..balls import InputError, Phi, UndecidedError, arb, ball, exact, exact_str, fmpq, require_in, decide, gaussian_delta
+from ..balls import InputError, Phi, UndecidedError, arb, ball, decide, exact, exact_str, float_of, fmpq, gaussian_delta, require_in
 from ..bracket import grow_then_bisect
 
 
@@ -62,6 +63,37 @@ def check_epsilon(eps) -> fmpq:
     e = exact(eps, "--epsilon")
     require_in("--epsilon", e, 0, None, "[)")
     return e
+
+
+#: the largest Gaussian tail argument x whose probability Phi(-x) ~ e^(-x^2/2) a certificate still holds and prints
+#: exactly: a decimal of a certificate is read back only above 1e-100000 (certify.balls.MAX_DECIMAL_EXPONENT), and
+#: Phi(-670) is about 1e-97480
+MAX_TAIL_ARGUMENT = 670
+
+
+def check_profile_range(c: "Curve", eps: fmpq | None = None) -> None:
+    """Decide before evaluating that the privacy profile is within the exact range of certificates (floats of the
+    exact inputs: a choice of where to refuse; the command's range check stays the final word):
+    mu = L/nu at most MAX_TAIL_ARGUMENT (the profile's Phi(-mu)), and at ``eps`` the tail argument
+    x = (eps - log(1 + s/lambda)) nu/L - L/(2 nu) of :func:`delta` at most MAX_TAIL_ARGUMENT."""
+    m = float_of(c.L / c.nu)
+    if not m <= MAX_TAIL_ARGUMENT:
+        raise InputError(
+            "--nu",
+            f"the privacy profile needs mu = L/nu <= {MAX_TAIL_ARGUMENT} (Phi(-mu) above 1e-97000, the smallest number a "
+            f"certificate prints exactly): admissible nu >= L/{MAX_TAIL_ARGUMENT} = {float_of(c.L) / MAX_TAIL_ARGUMENT:.6g}",
+        )
+    if eps is None:
+        return
+    det = math.log1p(float_of(c.s / c.lam))
+    x = (float_of(eps) - det) / m - m / 2
+    if x > MAX_TAIL_ARGUMENT:
+        raise InputError(
+            "--epsilon",
+            f"delta(epsilon) would be below 1e-97000, the smallest number a certificate prints exactly: admissible epsilon "
+            f"<= log(1 + s/lambda) + (L/nu) ({MAX_TAIL_ARGUMENT} + L/(2 nu)) = about {det + m * (MAX_TAIL_ARGUMENT + m / 2):.6g} here, "
+            f"got {exact_str(eps)[:40]}",
+        )
 
 
 def check_delta(delta) -> fmpq:
