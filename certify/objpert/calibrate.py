@@ -275,12 +275,20 @@ def _Q1u(u: fmpq) -> arb:
 
 def corollary_4_13_parameters(eps, delta, delta_S, W, n: int, d: int, zeta: fmpq, loss: Loss) -> dict:
     """Choose the public parameters of Corollary 4.13 (rounded up to exact decimals) and N."""
-    u_pub = exact(upper_decimal(u_exact(delta), PUBLISH_DIGITS))
+    u_pub = exact(upper_decimal(u_exact(delta), PUBLISH_DIGITS), "--delta")
     s_pub = 4 * u_pub / eps
     G = 2 * loss.L1 * zeta / n
     sigma = s_pub * G
     A = A_term(loss, zeta, n, d, sigma, delta_S)
-    mu_pub = exact(upper_decimal(mu_util(A, W).max(mu_priv(loss, zeta, n, eps)), PUBLISH_DIGITS))
+    mu_text = upper_decimal(mu_util(A, W).max(mu_priv(loss, zeta, n, eps)), PUBLISH_DIGITS)
+    try:
+        mu_pub = exact(mu_text, "mu")
+    except InputError:
+        raise InputError(
+            "--zeta",
+            f"the published mu = {mu_text[:16]} of Corollary 4.13 is beyond 1e+-100000 (the decimals a certificate re-reads): "
+            "choose a smaller --zeta (feature bound) or --d, or a larger --n or --comparator-norm",
+        ) from None
     problem = make_problem(n=n, d=d, mu=mu_pub, zeta=zeta, loss=loss, u=u_pub, noise_multiplier=s_pub)
     c = constants(problem)
     check_threshold_range(P.threshold_7(c), "--epsilon")

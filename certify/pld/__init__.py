@@ -23,11 +23,10 @@ from __future__ import annotations
 from ..balls import InputError, UndecidedError, exact, exact_str, fmpq, outward_rational, require_in, workprec
 from ..certificate import Certificate
 from ..contract import Contract, parse_contract
-from ..dpsgd.problem import parse_sigma
 from . import readoff
 from ..limits import BUDGET_SECONDS
 from .accountant import DEFAULT_GRID, GRID_LADDER, MAX_ATOMS, MAX_ONE_STEP_POINTS, derives_add, parse_grid, parse_pld_delta, plan, run
-from .certificates import KIND, make_certificate, parse_pld_steps, parse_rate
+from .certificates import KIND, make_certificate, parse_pld_sigma, parse_pld_steps, parse_rate
 from .discretise import EXTRA_PREC
 
 # registry hooks (see certify/registry.py); the command is an option of ``certify dpsgd`` (no COMMANDS)
@@ -50,7 +49,7 @@ def _contract(contract) -> Contract:
 def _parse(contract, sampling_rate, noise_multiplier, steps, grid):
     c = _contract(contract)
     h = None if grid is None else parse_grid(grid, "--grid")
-    return (c, parse_rate(sampling_rate, c), parse_sigma(noise_multiplier), parse_pld_steps(steps), h)
+    return (c, parse_rate(sampling_rate, c), parse_pld_sigma(noise_multiplier), parse_pld_steps(steps), h)
 
 
 def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DEFAULT_GRID, *, derive_add: bool | None = None) -> Certificate:

@@ -56,6 +56,17 @@ def parse_rate(value, contract, name: str = "--sampling-rate") -> fmpq:
     return require_in(name, exact(value, name), 0, 1)
 
 
+#: the largest noise multiplier of the PLD accountant: beyond, the shift 2/sigma is below the resolution of the
+#: one-step curve's evaluation and the discretisation's checks fail (eps is 0 to every printed digit anyway)
+MAX_PLD_SIGMA = fmpq(10) ** 20
+
+
+def parse_pld_sigma(value, name: str = "--noise-multiplier") -> fmpq:
+    """sigma: Bok's admissible range (:func:`certify.dpsgd.problem.parse_sigma`) and at most 1e20."""
+    s = parse_sigma(value, name)
+    return require_in(name, s, 0, MAX_PLD_SIGMA, "(]", shown="<= 1e20 for the PLD accountant")
+
+
 def parse_pld_steps(value, name: str = "--steps") -> int:
     """T: an integer in [1, 10^15] (the cap ``steps`` of :data:`certify.limits.LIMITS`)."""
     T = parse_steps(value, name)
@@ -71,7 +82,7 @@ def parse_inputs(inputs: dict):
     contract = contract_from_inputs(inputs)
     parse_contract(contract.sampling, contract.adjacency, "pld", sampling_name="sampling", adjacency_name="adjacency", accountant_name="accountant")
     q = parse_rate(inputs.get("sampling_rate"), contract)
-    sigma = parse_sigma(inputs.get("noise_multiplier"))
+    sigma = parse_pld_sigma(inputs.get("noise_multiplier"))
     steps = parse_pld_steps(inputs.get("steps"))
     delta = parse_pld_delta(inputs.get("delta"))
     h = parse_grid(inputs.get("grid"))
