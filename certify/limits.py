@@ -26,6 +26,9 @@ from .balls import PRECISION_LADDER, InputError
 
 #: the most CPU seconds ``certify verify`` spends on one certificate (estimated before any evaluation)
 BUDGET_SECONDS = 30.0
+#: the checker's own fixed cost on a small certificate (digest, layout, comparisons, outward decimals): measured
+#: 0.3-0.7 ms for a one-phase Poisson certificate; doubled and rounded up
+CHECKER_SECONDS = 0.01
 
 
 @dataclass(frozen=True)
@@ -115,13 +118,15 @@ def estimate_work(doc: dict, precision: int | None = None) -> tuple[float, str]:
     if fn is None:
         return 0.0, ""
     prec = max(precision or rec, rec)
-    try:  # (a hook may also refuse a count above its cap at once: InputError, passed on)
+    try:
         seconds, field = fn(inputs, witnesses, prec)
         if prec > rec and getattr(fn, "fallback_cost", True):  # a hook whose evaluator memoises sets it False
             seconds += fn(inputs, witnesses, rec)[0]
+    except InputError:  # a count above its cap (InputError is a ValueError: passed on before the malformed shapes)
+        raise
     except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError, IndexError):
         return 0.0, ""
-    return float(seconds), field
+    return CHECKER_SECONDS + float(seconds), field
 
 
 def check_work(doc: dict, precision: int | None = None) -> None:

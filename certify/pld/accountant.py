@@ -89,7 +89,7 @@ class Plan:
                 lay = Layout(*(_int(lj[k]) for k in ("lo", "hi", "core_lo", "core_hi", "stride")), bands)
             except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as err:
                 raise InputError("witnesses", f"layout {name!r} malformed: {err}") from None
-            _check_layout(lay, name)
+            _check_layout(lay, "witnesses.layouts")
             lays[name] = lay
         add_from = w.get("add_from")
         if add_from is not None and add_from != "remove":

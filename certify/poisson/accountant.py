@@ -22,7 +22,7 @@ from .schedule import Schedule, parse_delta, schedule_inputs
 
 
 #: where a schedule came from (:attr:`Schedule.source`) -> the flag a refusal names
-SOURCE_FLAGS = {"schedule file": "--schedule", "Opacus history": "--opacus-history", "dp_accounting event": "event"}
+SOURCE_FLAGS = {"schedule": "--schedule", "Opacus history": "--opacus-history", "dp_accounting event": "event", "calibration": "--epsilon"}
 
 #: the float choice of alpha per distinct (q, sigma) pair: measured 4 ms (2000 pairs: 8 s to produce in all); x1.5
 CHOICE_SECONDS_PER_PAIR = 6e-3
