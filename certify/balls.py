@@ -28,6 +28,7 @@ import flint
 from flint import acb, arb, arb_poly, ctx, fmpq, fmpz  # noqa: F401  (re-exported)
 
 __all__ = [
+    "exact_in",
     "parse_int",
     "int_flag",
     "arb",
@@ -320,6 +321,11 @@ def require_in(name: str, value, lo=None, hi=None, ends: str = "()", *, integer:
     below = hi is None or (value < hi if ends[1] == ")" else value <= hi)
     if above and below:
         return value
+    raise InputError(name, f"{_admissible(lo, hi, ends, integer, shown, what)}, got {_text(value)}")
+
+
+def _admissible(lo, hi, ends: str, integer: bool, shown: str | None, what: str) -> str:
+    """'noise scale must be > 0', 'must be an integer in [1, 64]': the admissible range of :func:`require_in`."""
     if shown is None:
         if hi is None:
             shown = f"{'>' if ends[0] == '(' else '>='} {_text(lo)}"
@@ -327,7 +333,17 @@ def require_in(name: str, value, lo=None, hi=None, ends: str = "()", *, integer:
             shown = f"{'<' if ends[1] == ')' else '<='} {_text(hi)}"
         else:
             shown = f"in {ends[0]}{_text(lo)}, {_text(hi)}{ends[1]}"
-    raise InputError(name, f"{what + ' ' if what else ''}must be {'an integer ' if integer else ''}{shown}, got {_text(value)}")
+    return f"{what + ' ' if what else ''}must be {'an integer ' if integer else ''}{shown}"
+
+
+def exact_in(value, name: str, lo=None, hi=None, ends: str = "()", *, integer: bool = False, shown: str | None = None, what: str = ""):
+    """:func:`exact` (or :func:`exact_int` with ``integer``) then :func:`require_in`: a value that cannot be read
+    (``1/0``, ``0/0``, ``''``, ``nan``, other scripts' digits) is refused with the admissible range too."""
+    try:
+        x = exact_int(value, name) if integer else exact(value, name)
+    except InputError as err:
+        raise InputError(name, f"{_admissible(lo, hi, ends, integer, shown, what)}; {err.message}") from None
+    return require_in(name, x, lo, hi, ends, integer=integer, shown=shown, what=what)
 
 
 def _text(x) -> str:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from ..balls import (
     InputError,
+    exact_in,
     Tri,
     arb,
     ball,
@@ -35,7 +36,6 @@ from ..balls import (
     exact_str,
     fmpq,
     upper_decimal,
-    require_in,
 )
 from ..certificate import Budget, Evaluation
 from ..limits import refuse_above, scaled
@@ -335,16 +335,16 @@ def eps_ball(rho: arb, alpha: int, steps: int, delta: fmpq) -> arb:
 
 
 def parse_steps(value, name: str = "--steps") -> int:
-    return require_in(name, exact_int(value, name), 1, None, "[)", integer=True)
+    return exact_in(value, name, 1, None, "[)", integer=True)
 
 
 def parse_delta(value, name: str = "--delta") -> fmpq:
-    return require_in(name, exact(value, name), 0, 1)
+    return exact_in(value, name, 0, 1)
 
 
 def parse_gamma(value, name: str = "--gamma") -> fmpq:
     """The branch-and-bound tolerance gamma on rho: exact, 0 < gamma <= 1."""
-    return require_in(name, exact(value, name), 0, 1, "(]")
+    return exact_in(value, name, 0, 1, "(]")
 
 
 def check_batch(inputs: dict, p: fmpq, names=("batch_size", "dataset_size")) -> None:

@@ -52,6 +52,13 @@ def _gamma(args):
     return parse_gamma(args.gamma, "--gamma")
 
 
+def grid_arg(text: str) -> str:
+    """``--grid``: :func:`certify.pld.accountant.grid_arg` (imported when the option is given)."""
+    from ..pld.accountant import grid_arg as parse
+
+    return parse(text)
+
+
 def _budget(args):
     """search.budget(...) from --max-evaluations / --max-seconds (defaults: search.MAX_EVALUATIONS, MAX_SECONDS)."""
     from ..balls import exact, exact_int
@@ -321,7 +328,7 @@ def register(subparsers) -> None:
     )
     d.add_argument(
         "--grid",
-        type=cli.exact_text,
+        type=grid_arg,
         metavar="H",
         default="1e-4",
         help="--accountant pld: loss-grid spacing h > 0, <= 1/2 (default 1e-4, the published column's)",

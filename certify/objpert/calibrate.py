@@ -26,6 +26,7 @@ certifies a change of verdict found by bisection, not global minimality.
 from __future__ import annotations
 
 from ..balls import (
+    exact_in,
     InputError,
     Tri,
     arb,
@@ -39,7 +40,6 @@ from ..balls import (
     exact_str,
     fmpq,
     upper_decimal,
-    require_in,
     decide,
 )
 from ..bracket import grow_then_bisect
@@ -111,12 +111,9 @@ def _check_targets(eps, delta, delta_S, W):
     e = exact(eps, "--epsilon")
     if not 0 < e <= 1:
         raise InputError("--epsilon", f"Corollary 4.13 needs 0 < eps <= 1, got {exact_str(e)}")
-    d = exact(delta, "--delta")
-    require_in("--delta", d, 0, 1)
-    dS = exact(delta_S, "--delta-S")
-    require_in("--delta-S", dS, 0, 1)
-    w = exact(W, "--comparator-norm")
-    require_in("--comparator-norm", w, 0, what="W")
+    d = exact_in(delta, "--delta", 0, 1)
+    dS = exact_in(delta_S, "--delta-S", 0, 1)
+    w = exact_in(W, "--comparator-norm", 0, what="W")
     return e, d, dS, w
 
 
@@ -314,8 +311,7 @@ def parse_calibration(eps, delta, delta_S, W, n, d, zeta, loss: Loss):
         raise InputError("--n", f"must be a positive integer, got {n_}")
     if d_ < 1:
         raise InputError("--d", f"must be a positive integer, got {d_}")
-    z = exact(zeta, "--zeta")
-    require_in("--zeta", z, 0, what="feature bound")
+    z = exact_in(zeta, "--zeta", 0, what="feature bound")
     return e, dl, dS, w, n_, d_, z
 
 

@@ -16,6 +16,7 @@ written is exactly what the checker will re-derive.
 from __future__ import annotations
 
 from ..balls import (
+    exact_in,
     MAX_INT_DIGITS,
     InputError,
     Tri,
@@ -31,7 +32,6 @@ from ..balls import (
     fmpq,
     lower_decimal,
     upper_decimal,
-    require_in,
     decide,
 )
 from ..certificate import Budget, Certificate, Evaluation
@@ -61,12 +61,12 @@ THEOREM_4_1_WITNESSES = ("iterations", "iterations_rule", "reported_delta", "the
 
 def parse_epsilon(value, name: str = "--epsilon") -> fmpq:
     """epsilon > 0, exact (Theorem 4.1, Theorem C.13)."""
-    return require_in(name, exact(value, name), 0)
+    return exact_in(value, name, 0)
 
 
 def parse_target_delta(value, name: str = "--delta") -> fmpq:
     """A target delta in (0, 1), exact."""
-    return require_in(name, exact(value, name), 0, 1)
+    return exact_in(value, name, 0, 1)
 
 
 def parse_iterations(value, name: str = "--iterations") -> int:
@@ -166,16 +166,12 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
 
 def utility_inputs(delta_S=None, comparator_norm=None, beta=None, gradient_norm=None) -> dict[str, str]:
     """Validate the utility parameters (defaults: delta_S = 0.01, W = 1, beta = 0.05) as exact text."""
-    dS = exact("1/100" if delta_S is None else delta_S, "--delta-S")
-    require_in("--delta-S", dS, 0, 1)
-    W = exact("1" if comparator_norm is None else comparator_norm, "--comparator-norm")
-    require_in("--comparator-norm", W, 0, what="W")
-    b = exact("1/20" if beta is None else beta, "--beta")
-    require_in("--beta", b, 0, 1)
+    dS = exact_in("1/100" if delta_S is None else delta_S, "--delta-S", 0, 1)
+    W = exact_in("1" if comparator_norm is None else comparator_norm, "--comparator-norm", 0, what="W")
+    b = exact_in("1/20" if beta is None else beta, "--beta", 0, 1)
     d = {"delta_S": exact_str(dS), "comparator_norm": exact_str(W), "beta": exact_str(b)}
     if gradient_norm is not None:
-        g = exact(gradient_norm, "--gradient-norm")
-        require_in("--gradient-norm", g, 0, None, "[)", what="||grad F(0;S)||")
+        g = exact_in(gradient_norm, "--gradient-norm", 0, None, "[)", what="||grad F(0;S)||")
         d["gradient_norm"] = exact_str(g)
     return d
 
@@ -426,8 +422,7 @@ MAX_BENCHMARK_TAIL = 670
 def parse_benchmark(noise_multiplier, epsilon, names=("--noise-multiplier", "--epsilon")) -> tuple[fmpq, fmpq]:
     """sigma/G > 0 and eps >= G^2/(2 sigma^2) (threshold t >= 0 in Lemma C.12), exact; the tail argument
     (sigma/G) eps - G/(2 sigma) at most MAX_BENCHMARK_TAIL (exact comparison: decided before any evaluation)."""
-    s = exact(noise_multiplier, names[0])
-    require_in(names[0], s, 0, what="sigma/G")
+    s = exact_in(noise_multiplier, names[0], 0, what="sigma/G")
     eps = exact(epsilon, names[1])
     if eps < 1 / (2 * s**2):
         raise InputError(names[1], f"must be >= G^2/(2 sigma^2) = {exact_str(1 / (2 * s**2))} (threshold t >= 0 in Lemma C.12), got {exact_str(eps)}")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..balls import InputError, arb, ball, exact, exact_int, exact_str, fmpq, require_in
+from ..balls import exact_in, InputError, arb, ball, exact, exact_int, exact_str, fmpq, require_in
 
 
 @dataclass(frozen=True)
@@ -123,23 +123,18 @@ class GLMProblem:
 def make_problem(*, n, d, mu, zeta, loss: Loss, u, sigma=None, noise_multiplier=None, eta=None) -> GLMProblem:
     """Parse and validate the inputs of Theorem 4.1; raise InputError naming the bad parameter."""
     n_, d_ = positive_int(n, "--n"), positive_int(d, "--d")
-    mu_ = exact(mu, "--mu")
-    require_in("--mu", mu_, 0, what="regularization")
-    zeta_ = exact(zeta, "--zeta")
-    require_in("--zeta", zeta_, 0, what="feature bound")
-    u_ = exact(u, "--u")
-    require_in("--u", u_, 0, None, "[)", what="truncation parameter")
+    mu_ = exact_in(mu, "--mu", 0, what="regularization")
+    zeta_ = exact_in(zeta, "--zeta", 0, what="feature bound")
+    u_ = exact_in(u, "--u", 0, None, "[)", what="truncation parameter")
     L = mu_ + loss.L2 * zeta_**2
     G = 2 * loss.L1 * zeta_ / n_
     if (sigma is None) == (noise_multiplier is None):
         raise InputError("--sigma", "give exactly one of --sigma and --noise-multiplier (sigma/G)")
     nm = None
     if sigma is not None:
-        sigma_ = exact(sigma, "--sigma")
-        require_in("--sigma", sigma_, 0, what="noise standard deviation")
+        sigma_ = exact_in(sigma, "--sigma", 0, what="noise standard deviation")
     else:
-        nm = exact(noise_multiplier, "--noise-multiplier")
-        require_in("--noise-multiplier", nm, 0, what="sigma/G")
+        nm = exact_in(noise_multiplier, "--noise-multiplier", 0, what="sigma/G")
         sigma_ = nm * G
     if eta is None:
         eta_ = 1 / L

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..balls import InputError, Phi, UndecidedError, arb, ball, decide, exact, exact_str, float_of, fmpq, gaussian_delta, require_in
+from ..balls import exact_in, InputError, Phi, UndecidedError, arb, ball, decide, exact, exact_str, float_of, fmpq, gaussian_delta, require_in
 from ..bracket import grow_then_bisect
 
 
@@ -60,14 +60,12 @@ MAX_MU = fmpq(10) ** 1000
 
 
 def check_alpha(alpha) -> fmpq:
-    a = exact(alpha, "--alpha")
-    require_in("--alpha", a, 1, what="Renyi order")
+    a = exact_in(alpha, "--alpha", 1, what="Renyi order")
     return a
 
 
 def check_epsilon(eps) -> fmpq:
-    e = exact(eps, "--epsilon")
-    require_in("--epsilon", e, 0, None, "[)")
+    e = exact_in(eps, "--epsilon", 0, None, "[)")
     return e
 
 
@@ -103,8 +101,7 @@ def check_profile_range(c: "Curve", eps: fmpq | None = None) -> None:
 
 
 def check_delta(delta) -> fmpq:
-    d = exact(delta, "--delta")
-    require_in("--delta", d, 0, 1)
+    d = exact_in(delta, "--delta", 0, 1)
     return d
 
 

@@ -20,7 +20,7 @@ Python API (stable):
 
 from __future__ import annotations
 
-from ..balls import InputError, UndecidedError, exact, exact_str, fmpq, outward_rational, require_in, workprec
+from ..balls import InputError, UndecidedError, exact, exact_in, exact_str, fmpq, outward_rational, workprec
 from ..certificate import Certificate
 from ..contract import Contract, parse_contract
 from . import readoff
@@ -125,7 +125,7 @@ def delta_interval(
     ``direction`` ("remove" or "add", Poisson only): that direction's curve alone (with ``derive_add``,
     "add" is read off the remove chains)."""
     c, q, sigma, T, h = _parse(contract, sampling_rate, noise_multiplier, steps, DEFAULT_GRID if grid is None else grid)
-    eps = require_in("epsilon", exact(epsilon, "epsilon"), -1000, 1000, "[]")
+    eps = exact_in(epsilon, "epsilon", -1000, 1000, "[]")
     hint = parse_pld_delta(delta_hint, "delta_hint")
     pl = plan(c, q, sigma, T, hint, h, derive_add=derive_add, eps_hint=eps)
     r = run(c, q, sigma, T, pl)

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..balls import InputError, exact, exact_str, fmpq, require_in
+from ..balls import exact_in, InputError, exact, exact_str, fmpq
 from ..limits import BUDGET_SECONDS, cap
 from ..contract import Contract
 from ..dpsgd.certificates import parse_delta
@@ -41,9 +41,22 @@ MAX_GRID = fmpq(1, 2)
 def parse_grid(value, name: str = "--grid") -> fmpq:
     """The loss-grid spacing h: exact, 0 < h <= 1/2 (how fine a grid may be depends on q and sigma: the one-step
     layout's point and span caps and the work budget decide, :func:`plan`)."""
-    h = exact(value, name)
-    require_in(name, h, 0, MAX_GRID, "(]", shown=f"in (0, {exact_str(MAX_GRID)}] (the published column uses 1e-4)")
+    h = exact_in(value, name, 0, MAX_GRID, "(]", shown=f"in (0, {exact_str(MAX_GRID)}] (the published column uses 1e-4)")
     return h
+
+
+def grid_arg(text: str) -> str:
+    """argparse ``type=`` of ``--grid``: the text kept (parsed exactly later), refused at once when empty or outside
+    (0, 1/2] (argparse names the flag); an empty value is never read as the default."""
+    import argparse
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"empty value: give a loss-grid spacing h in (0, {exact_str(MAX_GRID)}], or omit the option")
+    try:
+        parse_grid(text, "--grid")
+    except InputError as err:
+        raise argparse.ArgumentTypeError(err.message) from None
+    return text
 
 
 @dataclass

@@ -36,7 +36,7 @@ Conclusions: ``privacy`` (resting on every ``dominates[<p>]``) and, with a lower
 
 from __future__ import annotations
 
-from ..balls import InputError, ball, exact, exact_str, fmpq, workprec, require_in
+from ..balls import exact_in, InputError, ball, exact, exact_str, fmpq, workprec, require_in
 from ..certificate import Budget, Certificate, Evaluation
 from ..contract import CONTRACT_FIELDS, contract_from_inputs, parse_contract
 from ..dpsgd.certificates import parse_steps
@@ -53,7 +53,7 @@ HEADLINE = "privacy"
 
 def parse_rate(value, contract, name: str = "--sampling-rate") -> fmpq:
     """The sampling rate q in (0, 1), exact."""
-    return require_in(name, exact(value, name), 0, 1)
+    return exact_in(value, name, 0, 1)
 
 
 #: the largest noise multiplier of the PLD accountant: beyond, the shift 2/sigma is below the resolution of the

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..balls import InputError, Tri, ball, compare, escalate, exact, exact_str, float_of, fmpq, log_float, lower_decimal, upper_decimal, require_in
+from ..balls import InputError, exact_in, Tri, ball, compare, escalate, exact, exact_str, float_of, fmpq, log_float, lower_decimal, upper_decimal
 from ..certificate import Budget, Certificate, Evaluation
 from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
@@ -53,9 +53,7 @@ class Calibration:
 
 
 def parse_epsilon(value, name: str = "--epsilon") -> fmpq:
-    e = guard_size(exact(value, name), name)
-    require_in(name, e, 0, 10**6, "(]", shown="in (0, 1e6]")
-    return e
+    return guard_size(exact_in(value, name, 0, 10**6, "(]", shown="in (0, 1e6]"), name)
 
 
 # --------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from ..balls import InputError, exact, exact_int, exact_str, fmpq, require_in
+from ..balls import exact_in, InputError, exact_str, fmpq
 from ..dpsgd.certificates import parse_delta as dpsgd_delta, parse_steps as dpsgd_steps
 from ..contract import CONTRACT_FIELDS, POISSON_ADD_REMOVE, Contract, contract_from_inputs, parse_contract
 from ..provenance import NOTE_SUFFIX, check_notes
@@ -78,14 +78,13 @@ def guard_size(x: fmpq, name: str) -> fmpq:
 
 
 def parse_sampling_rate(value, name: str = "--sampling-rate", allow_one: bool = True) -> fmpq:
-    q = guard_size(exact(value, name), name)
-    return require_in(name, q, 0, 1, "(]" if allow_one else "()")
+    q = guard_size(exact_in(value, name, 0, 1, "(]" if allow_one else "()"), name)
+    return q
 
 
 def parse_noise_multiplier(value, name: str = "--noise-multiplier") -> fmpq:
-    s = guard_size(exact(value, name), name)
-    require_in(name, s, 0)
-    return require_in(name, s, SIGMA_MIN, SIGMA_MAX, "[]", shown="in [1e-6, 1e12] (guard against meaningless magnitudes)")
+    shown = "in [1e-6, 1e12] (guard against meaningless magnitudes)"
+    return guard_size(exact_in(value, name, SIGMA_MIN, SIGMA_MAX, "[]", shown=shown), name)
 
 
 def parse_steps(value, name: str = "--steps") -> int:
@@ -98,7 +97,7 @@ def parse_steps(value, name: str = "--steps") -> int:
 
 def parse_delta(value, name: str = "--delta") -> fmpq:
     """The target delta (:func:`certify.dpsgd.certificates.parse_delta`), with the size guard of this module."""
-    return dpsgd_delta(guard_size(exact(value, name), name), name)
+    return dpsgd_delta(guard_size(exact_in(value, name, 0, 1), name), name)
 
 
 def make_phase(sampling_rate, noise_multiplier, steps, where: str = "") -> Phase:
@@ -269,8 +268,7 @@ def is_schedule_input(name: str, extra=()) -> bool:
 def schedule_from_inputs(inputs: dict) -> Schedule:
     """Inverse of :func:`schedule_inputs` (for the checker); InputError on anything malformed."""
     c = contract_from_inputs(inputs)
-    n = exact_int(inputs.get("phases"), "phases")
-    require_in("phases", n, 1, MAX_PHASES, "[]")
+    n = exact_in(inputs.get("phases"), "phases", 1, MAX_PHASES, "[]", integer=True)
     phases = tuple(
         make_phase(inputs[f"phase[{i}].sampling_rate"], inputs[f"phase[{i}].noise_multiplier"], inputs[f"phase[{i}].steps"], f"phase[{i}].")
         for i in range(n)
