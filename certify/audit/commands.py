@@ -36,13 +36,6 @@ exit status: 0 holds, 7 not certified, 8 refuted, 2 bad input, 3 undecided.
 """
 
 
-def _grid_arg(text: str) -> str:
-    """``--grid``: :func:`certify.pld.accountant.grid_arg` (imported when the option is given)."""
-    from ..pld.accountant import grid_arg
-
-    return grid_arg(text)
-
-
 def register(sub) -> None:
     p = sub.add_parser(
         "audit",
@@ -71,7 +64,6 @@ def register(sub) -> None:
     p.add_argument(
         "--grid",
         metavar="H",
-        type=_grid_arg,
         default=DEFAULT_GRID,
         help=f"finest PLD loss grid (default {DEFAULT_GRID}); 100h and 10h are tried first (any grid "
         "gives valid bounds; finer is tighter and slower)",
