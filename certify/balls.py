@@ -342,6 +342,8 @@ def exact_in(value, name: str, lo=None, hi=None, ends: str = "()", *, integer: b
     try:
         x = exact_int(value, name) if integer else exact(value, name)
     except InputError as err:
+        if not isinstance(value, str):  # a float, a boolean: the message says what to pass instead
+            raise
         raise InputError(name, f"{_admissible(lo, hi, ends, integer, shown, what)}; {err.message}") from None
     return require_in(name, x, lo, hi, ends, integer=integer, shown=shown, what=what)
 

@@ -414,9 +414,9 @@ def search_c13(problem: GLMProblem, c, eps: fmpq, target: fmpq, N7: int, progres
 # --------------------------------------------------------------------------------------------
 # Appendix C.5
 # --------------------------------------------------------------------------------------------
-#: the largest tail argument (sigma/G) eps - G/(2 sigma) of Appendix C.5 whose Gaussian tail a certificate prints and
-#: re-reads exactly (Phi(-670) is about 1e-97480; decimals are read back above 1e-100000)
-MAX_BENCHMARK_TAIL = 670
+#: the largest tail argument (sigma/G) eps - G/(2 sigma) of Appendix C.5 whose Gaussian tail a certificate holds
+#: exactly (balls between 2^-1048576 and 2^1048576: Phi(-1200) is about 1e-312700)
+MAX_BENCHMARK_TAIL = 1200
 
 
 def parse_benchmark(noise_multiplier, epsilon, names=("--noise-multiplier", "--epsilon")) -> tuple[fmpq, fmpq]:
@@ -429,7 +429,7 @@ def parse_benchmark(noise_multiplier, epsilon, names=("--noise-multiplier", "--e
     if s * eps - 1 / (2 * s) > MAX_BENCHMARK_TAIL:
         raise InputError(
             names[1],
-            f"the benchmark's Gaussian tail would be below 1e-97000 (the smallest number a certificate prints exactly): "
+            f"the benchmark's Gaussian tail would be below 1e-312000 (the smallest number a certificate holds exactly): "
             f"admissible G^2/(2 sigma^2) <= eps <= ({MAX_BENCHMARK_TAIL} + G/(2 sigma)) G/sigma, i.e. (sigma/G) eps - G/(2 sigma) "
             f"<= {MAX_BENCHMARK_TAIL}",
         )

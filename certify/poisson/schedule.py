@@ -25,7 +25,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from ..balls import exact_in, InputError, exact_str, fmpq
+from ..balls import InputError, exact_in, exact_str, fmpq, require_in
 from ..dpsgd.certificates import parse_delta as dpsgd_delta, parse_steps as dpsgd_steps
 from ..contract import CONTRACT_FIELDS, POISSON_ADD_REMOVE, Contract, contract_from_inputs, parse_contract
 from ..provenance import NOTE_SUFFIX, check_notes
@@ -83,8 +83,8 @@ def parse_sampling_rate(value, name: str = "--sampling-rate", allow_one: bool = 
 
 
 def parse_noise_multiplier(value, name: str = "--noise-multiplier") -> fmpq:
-    shown = "in [1e-6, 1e12] (guard against meaningless magnitudes)"
-    return guard_size(exact_in(value, name, SIGMA_MIN, SIGMA_MAX, "[]", shown=shown), name)
+    s = guard_size(exact_in(value, name, 0), name)
+    return require_in(name, s, SIGMA_MIN, SIGMA_MAX, "[]", shown="in [1e-6, 1e12] (guard against meaningless magnitudes)")
 
 
 def parse_steps(value, name: str = "--steps") -> int:
