@@ -28,6 +28,7 @@ import flint
 from flint import acb, arb, arb_poly, ctx, fmpq, fmpz  # noqa: F401  (re-exported)
 
 __all__ = [
+    "exact_flag",
     "exact_in",
     "parse_int",
     "int_flag",
@@ -280,6 +281,22 @@ def int_flag(lo: int | None = None, hi: int | None = None) -> Callable[[str], in
             raise argparse.ArgumentTypeError(err.message) from None
 
     return integer
+
+
+def exact_flag(lo=None, hi=None, ends: str = "()", shown: str | None = None) -> Callable[[str], str]:
+    """argparse ``type=`` of an exact-number flag checked at once: :func:`exact_in` in the range, the text kept
+    (parsed exactly again where it is used); argparse names the flag."""
+
+    def number(text: str) -> str:
+        import argparse
+
+        try:
+            exact_in(text, "value", lo, hi, ends, shown=shown)
+        except InputError as err:
+            raise argparse.ArgumentTypeError(err.message) from None
+        return text
+
+    return number
 
 
 def exact_str(q: fmpq | int) -> str:

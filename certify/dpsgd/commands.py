@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..balls import InputError, exact_str, float_of, fmpq, lower_decimal, upper_decimal, require_in
+from ..balls import InputError, exact_flag, exact_str, float_of, fmpq, int_flag, lower_decimal, upper_decimal, require_in
+from ..limits import cap
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from .. import cli
 from ..poisson.commands import add_contract_options, run_contract
@@ -273,7 +274,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--max-evaluations",
-        type=cli.exact_text,
+        type=int_flag(2, cap("bb_evaluations")),
         metavar="N",
         help="branch-and-bound budget: at most N point evaluations (default 2000, a few seconds; "
         "deterministic). A search that stops at its budget before reaching gamma says STOPPED "
@@ -281,7 +282,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--max-seconds",
-        type=cli.exact_text,
+        type=exact_flag(0),
         metavar="S",
         help="wall-clock safety net of the branch-and-bound (default 60 s); a stop by time depends on the "
         "machine, so prefer --max-evaluations for reproducible certificates",

@@ -108,7 +108,7 @@ def q_mu(problem: GLMProblem) -> arb:
 
 
 def _check_targets(eps, delta, delta_S, W):
-    e = exact(eps, "--epsilon")
+    e = exact_in(eps, "--epsilon", 0, 1, "(]")
     if not 0 < e <= 1:
         raise InputError("--epsilon", f"Corollary 4.13 needs 0 < eps <= 1, got {exact_str(e)}")
     d = exact_in(delta, "--delta", 0, 1)
@@ -306,7 +306,7 @@ def corollary_4_13_parameters(eps, delta, delta_S, W, n: int, d: int, zeta: fmpq
 
 def parse_calibration(eps, delta, delta_S, W, n, d, zeta, loss: Loss):
     e, dl, dS, w = _check_targets(eps, delta, delta_S, W)
-    n_, d_ = exact_int(n, "--n"), exact_int(d, "--d")
+    n_, d_ = exact_in(n, "--n", 1, None, "[)", integer=True), exact_in(d, "--d", 1, None, "[)", integer=True)
     if n_ < 1:
         raise InputError("--n", f"must be a positive integer, got {n_}")
     if d_ < 1:

@@ -423,7 +423,7 @@ def parse_benchmark(noise_multiplier, epsilon, names=("--noise-multiplier", "--e
     """sigma/G > 0 and eps >= G^2/(2 sigma^2) (threshold t >= 0 in Lemma C.12), exact; the tail argument
     (sigma/G) eps - G/(2 sigma) at most MAX_BENCHMARK_TAIL (exact comparison: decided before any evaluation)."""
     s = exact_in(noise_multiplier, names[0], 0, what="sigma/G")
-    eps = exact(epsilon, names[1])
+    eps = exact_in(epsilon, names[1], 0, None, "[)", shown=">= G^2/(2 sigma^2)")
     if eps < 1 / (2 * s**2):
         raise InputError(names[1], f"must be >= G^2/(2 sigma^2) = {exact_str(1 / (2 * s**2))} (threshold t >= 0 in Lemma C.12), got {exact_str(eps)}")
     if s * eps - 1 / (2 * s) > MAX_BENCHMARK_TAIL:

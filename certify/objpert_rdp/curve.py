@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..balls import exact_in, InputError, Phi, UndecidedError, arb, ball, decide, exact, exact_str, float_of, fmpq, gaussian_delta, require_in
+from ..balls import exact_in, InputError, Phi, UndecidedError, arb, ball, decide, exact_str, float_of, fmpq, gaussian_delta
 from ..bracket import grow_then_bisect
 
 
@@ -45,11 +45,10 @@ class Curve:
 
 def make_curve(L, nu, s, lam) -> Curve:
     """Parse and validate (InputError naming the option and the admissible range)."""
-    Lq, nq, sq, lq = exact(L, "--L"), exact(nu, "--nu"), exact(s, "--s"), exact(lam, "--lambda")
-    require_in("--L", Lq, 0, what="Lipschitz constant")
-    require_in("--nu", nq, 0, what="noise scale")
-    require_in("--s", sq, 0, None, "[)", what="curvature bound")
-    require_in("--lambda", lq, 0, what="regulariser")
+    Lq = exact_in(L, "--L", 0, what="Lipschitz constant")
+    nq = exact_in(nu, "--nu", 0, what="noise scale")
+    sq = exact_in(s, "--s", 0, None, "[)", what="curvature bound")
+    lq = exact_in(lam, "--lambda", 0, what="regulariser")
     if Lq / nq > MAX_MU:
         raise InputError("--nu", "mu = L/nu must be at most 1e1000 (beyond, the Renyi claims stay undecided at 4096 bits): admissible nu >= L/1e1000")
     return Curve(Lq, nq, sq, lq)

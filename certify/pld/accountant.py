@@ -51,7 +51,7 @@ def grid_arg(text: str) -> str:
     import argparse
 
     if not text.strip():
-        raise argparse.ArgumentTypeError(f"empty value: give a loss-grid spacing h in (0, {exact_str(MAX_GRID)}], or omit the option")
+        raise argparse.ArgumentTypeError(f"empty value: must be a loss-grid spacing h in (0, {exact_str(MAX_GRID)}] (omit the option for the default)")
     try:
         parse_grid(text, "--grid")
     except InputError as err:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..balls import InputError, arb, ball, ball_endpoints, ctx, exact, exact_int, exact_str, fmpq, upper_decimal, require_in
+from ..balls import InputError, exact_in, arb, ball, ball_endpoints, ctx, exact_int, exact_str, fmpq, upper_decimal
 from ..certificate import Budget, Evaluation, exact_operand
 from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
@@ -43,9 +43,7 @@ EQ_CONVERT = "Balle20 Thm 21"
 
 def parse_alpha(value, name: str = "--alpha") -> fmpq:
     """A Rényi order: exact rational with 1 < alpha <= 4096 (fractional orders use the chord)."""
-    a = guard_size(exact(value, name), name)
-    require_in(name, a, 1, ALPHA_MAX, "(]")
-    return a
+    return guard_size(exact_in(value, name, 1, ALPHA_MAX, "(]"), name)
 
 
 def epsilon_ball(rdp_total: arb, alpha: fmpq, delta: fmpq) -> arb:
