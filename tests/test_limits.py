@@ -65,6 +65,14 @@ def test_the_table_is_what_the_modules_enforce():
         cap("pld_atoms"),
     )
     assert tables_command.MAX_JOBS == cap("jobs")
+    from certify.dpsgd.problem import ALPHA_MAX as BOK_ALPHA
+    from certify.poisson.rdp import ALPHA_MAX as POISSON_ALPHA
+    from certify.sweep.executor import MAX_WORKERS
+    from certify.sweep.queries import MAX_ROWS
+
+    assert (BOK_ALPHA, POISSON_ALPHA) == (cap("renyi_order_bok"), cap("renyi_order_poisson"))
+    assert (accountant.MAX_K, accountant.MAX_BANDS) == (cap("pld_bits"), cap("pld_bands"))
+    assert (MAX_WORKERS, MAX_ROWS) == (cap("workers"), cap("sweep_rows"))  # (sweep/ keeps its copies: one value)
     assert MAX_PRECISION == cap("verify_precision") and MAX_RECORDED_PRECISION == cap("precision_ladder_top")
 
 
@@ -198,7 +206,9 @@ def test_a_malformed_shape_costs_nothing_and_is_left_to_the_checker():
 # --------------------------------------------------------------------------------------------
 def test_branch_and_bound_budget_flag(capsys):
     n = cap("bb_evaluations") + 1
-    code = cli.main(["rho", "--alpha", "8", "--sampling-rate", "1/100", "--noise-multiplier", "2", "--max-evaluations", str(n)])
+    with pytest.raises(SystemExit) as code:  # refused by argparse (type=)
+        cli.main(["rho", "--alpha", "8", "--sampling-rate", "1/100", "--noise-multiplier", "2", "--max-evaluations", str(n)])
+    code = code.value.code
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "--max-evaluations" in err[0] and str(cap("bb_evaluations")) in err[0]
 
@@ -230,6 +240,12 @@ def test_pld_producer_refuses_a_grid_above_the_budget(capsys):
     args = ["dpsgd", "--accountant", "pld", "--sampling-rate", "1/100", "--noise-multiplier", "1/2", "--steps", "1", "--delta", "1e-5"]
     code = cli.main(args + ["--grid", "2e-4"])
     err = capsys.readouterr().err.strip().splitlines()
+    # the search limits of the Python API: the same cap, named as the flag
+    from certify.dpsgd.search import SearchLimits, budget
+
+    with pytest.raises(InputError, match="--max-evaluations"):
+        with budget(SearchLimits(cap("bb_evaluations") + 1)):
+            pass
     assert code == 2 and len(err) == 1 and "--grid" in err[0] and "budget" in err[0]
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..limits import cap
 from ..balls import exact_in, InputError, exact_int, exact_str, fmpq, require_in
 
-ALPHA_MIN, ALPHA_MAX = 2, 256
+ALPHA_MIN, ALPHA_MAX = 2, cap("renyi_order_bok")
 
 #: Admissible noise: (alpha - 1) Delta^2 <= NOISE_BUDGET with Delta = 2/sigma, i.e.
 #: sigma >= 2 sqrt((alpha - 1)/10^6) (0.002 at alpha = 2, 0.0053 at alpha = 8, 0.032 at alpha = 256).

@@ -51,7 +51,7 @@ def grid_arg(text: str) -> str:
     import argparse
 
     if not text.strip():
-        raise argparse.ArgumentTypeError(f"empty value: must be a loss-grid spacing h in (0, {exact_str(MAX_GRID)}] (omit the option for the default)")
+        raise argparse.ArgumentTypeError(f"empty value: must be a loss-grid spacing h in (0, {exact_str(MAX_GRID)}] (or omit the option)")
     try:
         parse_grid(text, "--grid")
     except InputError as err:
@@ -81,8 +81,8 @@ class Plan:
         if not isinstance(w, dict):
             raise InputError("witnesses", "must be an object")
         K = w.get("K")
-        if not isinstance(K, int) or isinstance(K, bool) or not 32 <= K <= 512:
-            raise InputError("witnesses", f"K must be an integer in [32, 512], got {K!r}")
+        if not isinstance(K, int) or isinstance(K, bool) or not 32 <= K <= MAX_K:
+            raise InputError("witnesses.K", f"must be an integer in [32, {MAX_K}], got {K!r}"[:200])
         t = exact(w.get("tau"), "tau") if w.get("tau") is not None else None
         if t is None or t.q != 1 or t < 0:
             raise InputError("witnesses", "tau must be an integer >= 0")
@@ -111,7 +111,7 @@ class Plan:
 
 
 #: at most this many graded bands in a layout
-MAX_BANDS = 16
+MAX_BANDS = cap("pld_bands")
 
 
 def _int(x) -> int:
@@ -165,7 +165,7 @@ def bits_for(delta: fmpq) -> int:
 
 
 #: largest K a plan chooses (the checker admits K <= 512)
-MAX_K = 512
+MAX_K = cap("pld_bits")
 
 
 def derives_add(contract: Contract) -> bool:

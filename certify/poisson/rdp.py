@@ -42,10 +42,10 @@ import math
 from functools import lru_cache
 
 from ..balls import InputError, acb, arb, ball, ctx, float_of, fmpq, log1m_float, log_float
-from ..limits import BUDGET_SECONDS
+from ..limits import BUDGET_SECONDS, cap
 
 #: Largest Rényi order accepted (the sum has alpha + 1 terms).
-ALPHA_MAX = 4096
+ALPHA_MAX = cap("renyi_order_poisson")
 
 
 @lru_cache(maxsize=4096)
