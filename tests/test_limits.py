@@ -252,7 +252,18 @@ def test_pld_producer_refuses_a_grid_above_the_budget(capsys):
 # --------------------------------------------------------------------------------------------
 # Property: certificates driven at every cap are refused or checked within the budget
 # --------------------------------------------------------------------------------------------
+def _poisson_phases(doc: dict, n: int) -> None:
+    inp = doc["inputs"]
+    steps, sigma = inp["phase[0].steps"], inp["phase[0].noise_multiplier"]
+    for k in [k for k in inp if k.startswith("phase[")]:
+        del inp[k]
+    inp["phases"] = str(n)
+    for i in range(n):
+        inp[f"phase[{i}].sampling_rate"], inp[f"phase[{i}].noise_multiplier"], inp[f"phase[{i}].steps"] = f"1/{100 + i}", sigma, steps
+
+
 SHAPES = {
+    "dpsgd/renyi-poisson": _poisson_phases,
     "objpert/theorem-4.1": lambda d, n: d["witnesses"]["theorem_C13"].__setitem__("first_passing_iterations", n),
     "objpert/calibration-C13": lambda d, n: d["witnesses"]["theorem_C13"].__setitem__("first_passing_iterations", n),
     "objpert/calibration-4.13": lambda d, n: d["witnesses"].__setitem__("iterations", d["witnesses"]["threshold7_ceiling"] + n),
@@ -260,6 +271,7 @@ SHAPES = {
     "dpsgd/renyi-bok-schedule": lambda d, n: d["witnesses"].__setitem__("phases", d["witnesses"]["phases"][:1] * max(1, n // 100)),
 }
 CAPS = {
+    "dpsgd/renyi-poisson": "schedule_phases",
     "objpert/theorem-4.1": "c13_iterations",
     "objpert/calibration-C13": "c13_iterations",
     "objpert/calibration-4.13": "cor413_scan",
