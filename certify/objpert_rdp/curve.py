@@ -50,7 +50,7 @@ def make_curve(L, nu, s, lam) -> Curve:
     sq = exact_in(s, "--s", 0, None, "[)", what="curvature bound")
     lq = exact_in(lam, "--lambda", 0, what="regulariser")
     if Lq / nq > MAX_MU:
-        raise InputError("--nu", "mu = L/nu must be at most 1e1000 (beyond, the Renyi claims stay undecided at 4096 bits): admissible nu >= L/1e1000")
+        raise InputError("--nu", "mu = L/nu must be at most 1e1000 (beyond it, 4096 bits do not resolve the Renyi claims): admissible nu >= L/1e1000")
     return Curve(Lq, nq, sq, lq)
 
 
