@@ -83,9 +83,11 @@ BASES = {
 }
 
 CASES = [(base, flag, value) for base, (_, flags) in BASES.items() for flag in flags for value in UNREADABLE + EXTREME]
-#: the fast suite: every flag with its unreadable values (milliseconds each), the extremes of a few flags
+#: the fast suite: every flag with two unreadable values (milliseconds each), all of them for the integer flags and
+#: --sampling-rate, the extremes of a few flags
+ALL_UNREADABLE = {"--precision", "--jobs", "--workers", "--figure", "--max-evaluations", "--sampling-rate"}
 FAST = (
-    [c for c in CASES if c[2] in UNREADABLE]
+    [c for c in CASES if c[2] in ("", "0/0") or (c[2] in UNREADABLE and c[1] in ALL_UNREADABLE)]
     + [("dpsgd-pld", f, v) for f in ("--grid", "--steps", "--sampling-rate", "--noise-multiplier") for v in EXTREME]
     + [("gaussian-benchmark", "--noise-multiplier", v) for v in EXTREME]
     + [("objpert", "--mu", v) for v in EXTREME]
