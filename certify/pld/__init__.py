@@ -10,9 +10,10 @@ and the deterministic run), :mod:`.certificates` (kind ``pld/dpsgd`` and its eva
 Python API (stable):
 
 * ``certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid="1e-4") -> Certificate``
-  with quantities ``epsilon_upper`` (the run is (epsilon_upper, delta)-DP), ``epsilon_lower`` (a certified
-  lower bound on the exact eps(delta) of the composed dominating pair), ``delta_upper`` / ``delta_lower``
-  at those points; headline claim ``privacy``.
+  (``grid=None``: the accountant chooses the finest grid of ``accountant.GRID_LADDER`` that fits its limits
+  and the checker's work budget, :mod:`certify.limits`) with quantities ``epsilon_upper`` (the run is
+  (epsilon_upper, delta)-DP), ``epsilon_lower`` (a certified lower bound on the exact eps(delta) of the
+  composed dominating pair), ``delta_upper`` / ``delta_lower`` at those points; headline claim ``privacy``.
 * ``delta_interval(contract, sampling_rate, noise_multiplier, steps, epsilon, grid="1e-4")
   -> (delta_low, delta_up)``: exact rationals with delta_low <= delta(epsilon) <= delta_up for the exact
   curve of the composed dominating pair (worst direction).
