@@ -129,6 +129,15 @@ def estimate_work(doc: dict, precision: int | None = None) -> tuple[float, str]:
     return CHECKER_SECONDS + float(seconds), field
 
 
+def check_produced(cert, flag: str) -> None:
+    """The producers' backstop: refuse (InputError naming ``flag``) a certificate just made whose check would exceed
+    the budget, so that no producer writes what its checker refuses (their own estimates run first, before the work)."""
+    doc = {"kind": cert.kind, "precision": cert.precision, "inputs": cert.inputs, "witnesses": cert.witnesses}
+    seconds, field = estimate_work(doc)
+    if seconds > BUDGET_SECONDS:
+        raise InputError(flag, f"the certificate would take about {seconds:.3g} CPU s to check ({field}; budget {BUDGET_SECONDS:g} s)")
+
+
 def check_work(doc: dict, precision: int | None = None) -> None:
     """Refuse (InputError naming the field, exit 2 in ``certify verify``) a certificate whose check would take
     more than :data:`BUDGET_SECONDS` CPU seconds by :func:`estimate_work`; called before any evaluation."""

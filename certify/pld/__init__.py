@@ -25,7 +25,7 @@ from ..balls import InputError, UndecidedError, exact, exact_in, exact_str, fmpq
 from ..certificate import Certificate
 from ..contract import Contract, parse_contract
 from . import readoff
-from ..limits import BUDGET_SECONDS
+from ..limits import BUDGET_SECONDS, check_produced
 from .accountant import DEFAULT_GRID, GRID_LADDER, MAX_ATOMS, MAX_ONE_STEP_POINTS, derives_add, parse_grid, parse_pld_delta, plan, run
 from .certificates import KIND, make_certificate, parse_pld_sigma, parse_pld_steps, parse_rate
 from .discretise import EXTRA_PREC
@@ -115,6 +115,7 @@ def _certify_at(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq,
         "grid": exact_str(h),
     }
     cert = make_certificate(inputs, pl, r, delta, eps_up, eps_low, h, lower)
+    check_produced(cert, "--grid")
     return cert
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..balls import exact_in, InputError, exact, exact_str, fmpq
-from ..limits import BUDGET_SECONDS, cap
+from ..limits import BUDGET_SECONDS, CHECKER_SECONDS, cap
 from ..contract import Contract
 from ..dpsgd.certificates import parse_delta
 from . import compose, discretise
@@ -267,7 +267,7 @@ def plan(
 def check_run_seconds(pl: Plan, est: float) -> None:
     """InputError naming --grid when ``est`` (seconds of :func:`run_seconds`) exceeds the checker's budget: the
     producer writes nothing its checker would refuse (:func:`certify.limits.check_work`)."""
-    if est > BUDGET_SECONDS:
+    if est + CHECKER_SECONDS > BUDGET_SECONDS:
         raise InputError(
             "--grid",
             f"at h = {exact_str(pl.h)} one step needs {sum(lay.points() for lay in pl.layouts.values())} grid points and the run would "

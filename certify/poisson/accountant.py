@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from ..balls import InputError, ball_endpoints, escalate, exact, exact_str, float_of, fmpq, log_float
 from ..certificate import Certificate
-from ..limits import BUDGET_SECONDS
+from ..limits import BUDGET_SECONDS, check_produced
 from .certificates import KIND, evaluate, parse_alpha
 from .rdp import FRACTIONAL, work_seconds
 from .schedule import Schedule, parse_delta, schedule_inputs
@@ -114,7 +114,9 @@ def certify_poisson(
     witnesses = {"alpha": exact_str(alpha), "epsilon_bound": ev.claims[-1].rhs}
     if fractional == "integral":
         witnesses["fractional"] = "integral"
-    return Certificate(KIND, inputs, ev, witnesses, None, prec)
+    cert = Certificate(KIND, inputs, ev, witnesses, None, prec)
+    check_produced(cert, SOURCE_FLAGS.get(schedule.source, "--sampling-rate"))
+    return cert
 
 
 def epsilon_upper(cert: Certificate) -> fmpq:
