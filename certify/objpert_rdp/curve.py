@@ -89,7 +89,8 @@ def check_profile_range(c: "Curve", eps: fmpq | None = None) -> None:
     if eps is None:
         return
     det = math.log1p(float_of(c.s / c.lam))
-    x = (float_of(eps) - det) / m - m / 2
+    gap = float_of(eps) - det
+    x = gap / m - m / 2 if m > 0 else (math.inf if gap > 0 else 0.0)  # mu below the float range: no division
     if x > MAX_TAIL_ARGUMENT:
         raise InputError(
             "--epsilon",
