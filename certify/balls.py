@@ -28,6 +28,10 @@ import flint
 from flint import acb, arb, arb_poly, ctx, fmpq, fmpz  # noqa: F401  (re-exported)
 
 __all__ = [
+    "exact_flag",
+    "exact_in",
+    "parse_int",
+    "int_flag",
     "arb",
     "acb",
     "arb_poly",
@@ -248,6 +252,53 @@ def exact_int(value, name: str = "value") -> int:
     return int(q.p)
 
 
+def parse_int(value, name: str, lo: int | None = None, hi: int | None = None) -> int:
+    """The one exact integer parser of the command line's integer flags: :func:`exact_int` (ASCII digits only --
+    Python's int() would read Arabic-Indic or full-width digits --, ``1e3`` accepted, floats refused) in
+    [lo, hi] (None: unbounded). Every refusal, the empty value included, names ``name`` and the range."""
+    rng = "in " + (f"[{lo}, {hi}]" if lo is not None and hi is not None else f"[{lo}, inf)" if lo is not None else f"(-inf, {hi}]")
+    if isinstance(value, str) and not value.strip():
+        raise InputError(name, f"empty value: must be an integer {rng}")
+    try:
+        k = exact_int(value, name)
+    except InputError:
+        text = repr(value) if len(str(value)) <= 40 else repr(str(value)[:37]) + "..."
+        ascii_only = " (digits 0-9 only)" if isinstance(value, str) and not value.isascii() else ""
+        raise InputError(name, f"must be an integer {rng}, got {text}{ascii_only}") from None
+    return require_in(name, k, lo, hi, "[]", integer=True)
+
+
+def int_flag(lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
+    """argparse ``type=`` of an integer flag: :func:`parse_int` in [lo, hi]; argparse names the flag
+    ("argument --jobs: must be an integer in [1, 64], got 0")."""
+
+    def integer(text: str) -> int:
+        import argparse
+
+        try:
+            return parse_int(text, "value", lo, hi)
+        except InputError as err:
+            raise argparse.ArgumentTypeError(err.message) from None
+
+    return integer
+
+
+def exact_flag(lo=None, hi=None, ends: str = "()", shown: str | None = None) -> Callable[[str], str]:
+    """argparse ``type=`` of an exact-number flag checked at once: :func:`exact_in` in the range, the text kept
+    (parsed exactly again where it is used); argparse names the flag."""
+
+    def number(text: str) -> str:
+        import argparse
+
+        try:
+            exact_in(text, "value", lo, hi, ends, shown=shown)
+        except InputError as err:
+            raise argparse.ArgumentTypeError(err.message) from None
+        return text
+
+    return number
+
+
 def exact_str(q: fmpq | int) -> str:
     """Canonical exact text of a rational: ``"3"``, ``"-1/7"``; parsed back by :func:`exact`."""
     q = fmpq(q) if not isinstance(q, fmpq) else q
@@ -287,6 +338,11 @@ def require_in(name: str, value, lo=None, hi=None, ends: str = "()", *, integer:
     below = hi is None or (value < hi if ends[1] == ")" else value <= hi)
     if above and below:
         return value
+    raise InputError(name, f"{_admissible(lo, hi, ends, integer, shown, what)}, got {_text(value)}")
+
+
+def _admissible(lo, hi, ends: str, integer: bool, shown: str | None, what: str) -> str:
+    """'noise scale must be > 0', 'must be an integer in [1, 64]': the admissible range of :func:`require_in`."""
     if shown is None:
         if hi is None:
             shown = f"{'>' if ends[0] == '(' else '>='} {_text(lo)}"
@@ -294,7 +350,19 @@ def require_in(name: str, value, lo=None, hi=None, ends: str = "()", *, integer:
             shown = f"{'<' if ends[1] == ')' else '<='} {_text(hi)}"
         else:
             shown = f"in {ends[0]}{_text(lo)}, {_text(hi)}{ends[1]}"
-    raise InputError(name, f"{what + ' ' if what else ''}must be {'an integer ' if integer else ''}{shown}, got {_text(value)}")
+    return f"{what + ' ' if what else ''}must be {'an integer ' if integer else ''}{shown}"
+
+
+def exact_in(value, name: str, lo=None, hi=None, ends: str = "()", *, integer: bool = False, shown: str | None = None, what: str = ""):
+    """:func:`exact` (or :func:`exact_int` with ``integer``) then :func:`require_in`: a value that cannot be read
+    (``1/0``, ``0/0``, ``''``, ``nan``, other scripts' digits) is refused with the admissible range too."""
+    try:
+        x = exact_int(value, name) if integer else exact(value, name)
+    except InputError as err:
+        if not isinstance(value, str):  # a float, a boolean: the message says what to pass instead
+            raise
+        raise InputError(name, f"{_admissible(lo, hi, ends, integer, shown, what)}; {err.message}") from None
+    return require_in(name, x, lo, hi, ends, integer=integer, shown=shown, what=what)
 
 
 def _text(x) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .balls import int_flag
+
 # registry hooks (see certify/registry.py)
 KEY = "plot"
 COMMANDS = (__name__,)
@@ -17,7 +19,7 @@ def register(sub) -> None:
         "Rényi bounds vs alpha with the expansions of Proposition 5. A caption line in each figure "
         "says which values are certified.",
     )
-    p.add_argument("--figure", type=int, required=True, choices=[2, 3, 4, 5], help="which figure")
+    p.add_argument("--figure", type=int_flag(2, 5), required=True, metavar="{2,3,4,5}", help="which figure")
     p.add_argument("--out-dir", default="tables/figures", metavar="DIR", help="output folder (default tables/figures)")
     p.add_argument("--tables-dir", default="tables", metavar="DIR", help="folder holding published/ (default tables)")
     p.add_argument("--cache-dir", default=".certify-cache", metavar="DIR", help="on-disk cache ('' to disable)")

@@ -7,9 +7,10 @@ import os
 import time
 
 from . import registry
-from .balls import require_in
+from .balls import int_flag, require_in
 from .cli import write_atomically
 from .records import TableVerdict
+from .limits import cap
 
 # registry hooks (see certify/registry.py)
 KEY = "tables"
@@ -36,12 +37,12 @@ def register(sub) -> None:
         metavar="DIR",
         help="on-disk cache of rho witnesses and computed cells (default .certify-cache; '' to disable)",
     )
-    p.add_argument("--jobs", type=int, default=2, metavar="N", help=f"worker processes for bok, 1 to {MAX_JOBS} (default 2)")
+    p.add_argument("--jobs", type=int_flag(1, MAX_JOBS), default=2, metavar="N", help=f"worker processes for bok, 1 to {MAX_JOBS} (default 2)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="bok: run on the Dask cluster at ADDRESS (its workers; --jobs unused)")
     p.set_defaults(func=run)
 
 
-MAX_JOBS = 64
+MAX_JOBS = cap("jobs")
 
 
 def run(args) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from .balls import InputError
+from .balls import InputError, int_flag
 from .certificate import MAX_BYTES, MAX_PRECISION
 from .inputfile import read_bytes
 from .verify import EXIT_INCONSISTENT, EXIT_OK, EXIT_STOPPED_EARLY, check_precision, verify_text
@@ -38,7 +38,7 @@ def register(sub) -> None:
     p.add_argument("file", metavar="FILE", help="certificate JSON written by --out or --json ('-' for stdin)")
     p.add_argument(
         "--precision",
-        type=int,
+        type=int_flag(53, MAX_PRECISION),
         default=None,
         metavar="BITS",
         help=f"recompute at this many bits (53..{MAX_PRECISION}; never below the recorded precision)",

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..balls import InputError, exact, exact_str, fmpq, require_in
+from ..balls import exact_in, InputError, exact_str, fmpq
 from ..contract import POISSON_ADD_REMOVE, Contract, parse_contract
 from ..inputfile import loads_strict, read_text
 from ..poisson.ecosystem import from_dp_event, opacus_history
@@ -117,8 +117,7 @@ def _find_nonfinite(obj, path: str) -> str | None:
 def _parse_epsilon(value) -> fmpq:
     if isinstance(value, (dict, list)) or value is None:
         raise InputError("epsilon", f"must be a number > 0, got {value!r}"[:200])
-    e = exact(value, "epsilon")
-    require_in("epsilon", e, 0)
+    e = exact_in(value, "epsilon", 0)
     if e > EPSILON_MAX:
         raise InputError("epsilon", f"must be at most 1e6, got {exact_str(e)}")
     return e

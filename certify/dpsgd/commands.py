@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..balls import InputError, exact_int, exact_str, float_of, fmpq, lower_decimal, upper_decimal, require_in
+from ..balls import InputError, exact_int, exact_str, float_of, fmpq, lower_decimal, upper_decimal, require_in, exact_flag, int_flag
+from ..limits import cap
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from .. import cli
 from ..poisson.commands import add_contract_options, run_contract
@@ -51,6 +52,13 @@ def _gamma(args):
     from .certificates import parse_gamma
 
     return parse_gamma(args.gamma, "--gamma")
+
+
+def grid_arg(text: str) -> str:
+    """``--grid``: :func:`certify.pld.accountant.grid_arg` (imported when the option is given)."""
+    from ..pld.accountant import grid_arg as parse
+
+    return parse(text)
 
 
 def _budget(args):
@@ -267,7 +275,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--max-evaluations",
-        type=cli.exact_text,
+        type=int_flag(2, cap("bb_evaluations")),
         metavar="N",
         help="branch-and-bound budget: at most N point evaluations (default 2000, a few seconds; "
         "deterministic). A search that stops at its budget before reaching gamma says STOPPED "
@@ -275,7 +283,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--max-seconds",
-        type=cli.exact_text,
+        type=exact_flag(0),
         metavar="S",
         help="wall-clock safety net of the branch-and-bound (default 60 s); a stop by time depends on the "
         "machine, so prefer --max-evaluations for reproducible certificates",
@@ -322,7 +330,7 @@ def register(subparsers) -> None:
     )
     d.add_argument(
         "--grid",
-        type=cli.exact_text,
+        type=grid_arg,
         metavar="H",
         default="1e-4",
         help="--accountant pld: loss-grid spacing h > 0, <= 1/2 (default 1e-4, the published column's)",

@@ -78,6 +78,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..balls import InputError, UndecidedError, arb, arb_poly, ball, ctx, float_of, fmpq, require_in
+from ..limits import cap
 from .problem import Problem
 
 #: the window of the paper (L = R = 8) is replaced by a float scan (choosing only); this is the scan range.
@@ -100,7 +101,7 @@ class Rule:
 
 
 #: most nodes a rule may ask for (protects the checker against a hostile witness)
-MAX_NODES = 100000
+MAX_NODES = cap("quadrature_nodes")
 
 
 def check_rule(rule: Rule) -> None:
@@ -114,7 +115,7 @@ def check_rule(rule: Rule) -> None:
         if (end / rule.h).q != 1:
             raise InputError(name, f"rule window end {end} is not a multiple of the step h = {rule.h}")
     if (rule.b - rule.a) / rule.h + 1 > MAX_NODES:
-        raise InputError(name, f"rule asks for more than {MAX_NODES} nodes")
+        raise InputError(name, f"a rule asks for {(rule.b - rule.a) / rule.h + 1} nodes: at most {MAX_NODES} accepted")
 
 
 @dataclass(frozen=True)

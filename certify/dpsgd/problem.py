@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..balls import InputError, exact, exact_int, exact_str, fmpq, require_in
+from ..limits import cap
+from ..balls import exact_in, InputError, exact_int, exact_str, fmpq, require_in
 
-ALPHA_MIN, ALPHA_MAX = 2, 256
+ALPHA_MIN, ALPHA_MAX = 2, cap("renyi_order_bok")
 
 #: Admissible noise: (alpha - 1) Delta^2 <= NOISE_BUDGET with Delta = 2/sigma, i.e.
 #: sigma >= 2 sqrt((alpha - 1)/10^6) (0.002 at alpha = 2, 0.0053 at alpha = 8, 0.032 at alpha = 256).
@@ -110,7 +111,7 @@ P_MIN = fmpq(1, 10**40000)
 
 
 def parse_p(value, name: str = "--sampling-rate") -> fmpq:
-    p = exact(value, name)
+    p = exact_in(value, name, 0, 1, shown="in (0, 1), at least 1e-40000")
     if not (0 < p < 1):
         raise InputError(name, f"must be in (0, 1), got {_short(p)}")
     if p < P_MIN:
@@ -119,7 +120,7 @@ def parse_p(value, name: str = "--sampling-rate") -> fmpq:
 
 
 def parse_sigma(value, name: str = "--noise-multiplier") -> fmpq:
-    s = exact(value, name)
+    s = exact_in(value, name, SIGMA_MIN, None, "[)", shown=">= 1/500 (= 0.002)")
     if not s >= SIGMA_MIN:
         raise InputError(name, f"must be >= {exact_str(SIGMA_MIN)} (= 0.002; at alpha the bound is 2 sqrt((alpha-1)/10^6)), got {_short(s)}")
     return s
@@ -127,10 +128,8 @@ def parse_sigma(value, name: str = "--noise-multiplier") -> fmpq:
 
 def parse_batch(batch, dataset, bname: str = "--batch-size", nname: str = "--dataset-size") -> fmpq:
     """p = b/n exactly, 1 <= b < n (b = n would make p = 1, outside (0, 1))."""
-    b = exact_int(batch, bname)
-    n = exact_int(dataset, nname)
-    require_in(nname, n, 2, None, "[)", integer=True)
-    require_in(bname, b, 1, None, "[)", integer=True)
+    b = exact_in(batch, bname, 1, None, "[)", integer=True)
+    n = exact_in(dataset, nname, 2, None, "[)", integer=True)
     if b >= n:
         raise InputError(bname, f"must be smaller than the dataset size {n} (p = b/n must be in (0, 1)), got {b}")
     return fmpq(b, n)

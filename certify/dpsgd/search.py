@@ -40,6 +40,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..balls import Tri, UndecidedError, arb, ball, compare, exact_str, float_of, fmpq
+from ..limits import refuse_above
 from .curvature import interval_key, kappa_neg, theta_choice
 from .mixture import PointBound, Rule, choose_rule, point_bounds, point_precision, J_zero
 from .problem import Problem
@@ -84,7 +85,9 @@ _BUDGET: list[tuple[SearchLimits, float | None]] = [(SearchLimits(), None)]
 def budget(b: SearchLimits):
     """Use ``b`` as the default budget of :func:`rho_search` inside the block (the commands' --max-evaluations,
     --max-seconds reach the search through here, whatever calls it). ``max_seconds`` bounds the whole block:
-    every search inside it (the choice of alpha, each precision of the ladder) shares one deadline."""
+    every search inside it (the choice of alpha, each precision of the ladder) shares one deadline.
+    ``max_evaluations`` is at most the cap ``bb_evaluations`` of :data:`certify.limits.LIMITS` (the checker's)."""
+    refuse_above("bb_evaluations", b.max_evaluations, "--max-evaluations", "point evaluations of the branch-and-bound (at least 2)")
     _BUDGET.append((b, time.monotonic() + _seconds(b)))
     try:
         yield b

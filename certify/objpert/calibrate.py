@@ -26,6 +26,7 @@ certifies a change of verdict found by bisection, not global minimality.
 from __future__ import annotations
 
 from ..balls import (
+    exact_in,
     InputError,
     Tri,
     arb,
@@ -39,17 +40,20 @@ from ..balls import (
     exact_str,
     fmpq,
     upper_decimal,
-    require_in,
     decide,
 )
 from ..bracket import grow_then_bisect
 from ..certificate import Budget, Certificate, Evaluation
+from ..limits import cap, refuse_above, scaled
 from ..verify import register
 from . import privacy as P
 from . import utility as U
 from .certificates import (
     PROBLEM_INPUTS,
     _evaluate_c13,
+    _int_field,
+    c13_seconds,
+    check_threshold_range,
     parse_epsilon,
     parse_iterations,
     parse_target_delta,
@@ -104,15 +108,12 @@ def q_mu(problem: GLMProblem) -> arb:
 
 
 def _check_targets(eps, delta, delta_S, W):
-    e = exact(eps, "--epsilon")
+    e = exact_in(eps, "--epsilon", 0, 1, "(]")
     if not 0 < e <= 1:
         raise InputError("--epsilon", f"Corollary 4.13 needs 0 < eps <= 1, got {exact_str(e)}")
-    d = exact(delta, "--delta")
-    require_in("--delta", d, 0, 1)
-    dS = exact(delta_S, "--delta-S")
-    require_in("--delta-S", dS, 0, 1)
-    w = exact(W, "--comparator-norm")
-    require_in("--comparator-norm", w, 0, what="W")
+    d = exact_in(delta, "--delta", 0, 1)
+    dS = exact_in(delta_S, "--delta-S", 0, 1)
+    w = exact_in(W, "--comparator-norm", 0, what="W")
     return e, d, dS, w
 
 
@@ -187,8 +188,11 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
     ev.claim("threshold7_ceiling", f"N = {N7 - 1} does not satisfy (7)", "threshold7", ">", str(N7 - 1), "(7)")
     hyps = ["threshold7_holds", "threshold7_ceiling_holds", "threshold7_ceiling"]
     N7_true = certain_ceil(P.threshold_7(c))
-    if N > 100 * max(N7_true or N7, 1000):
-        raise InputError("witnesses", "iterations is beyond the producer's search range")
+    if N > 100 * max(N7_true or N7, 1000) or N - N7 > cap("cor413_scan"):
+        raise InputError(
+            "witnesses.iterations",
+            f"is beyond the producer's search range (N - ceil(7) at most {cap('cor413_scan')} and N <= 100 max(ceil(7), 1000)), got N = {N}",
+        )
     if N > N7:
         fails = sum(1 for M in range(N7, N) if compare(c_N(problem, c, M), ">", eps / 4) is Tri.TRUE)
         ev.add(
@@ -260,34 +264,46 @@ def _Q1u(u: fmpq) -> arb:
 
 def corollary_4_13_parameters(eps, delta, delta_S, W, n: int, d: int, zeta: fmpq, loss: Loss) -> dict:
     """Choose the public parameters of Corollary 4.13 (rounded up to exact decimals) and N."""
-    u_pub = exact(upper_decimal(u_exact(delta), PUBLISH_DIGITS))
+    u_pub = exact(upper_decimal(u_exact(delta), PUBLISH_DIGITS), "--delta")
     s_pub = 4 * u_pub / eps
     G = 2 * loss.L1 * zeta / n
     sigma = s_pub * G
     A = A_term(loss, zeta, n, d, sigma, delta_S)
-    mu_pub = exact(upper_decimal(mu_util(A, W).max(mu_priv(loss, zeta, n, eps)), PUBLISH_DIGITS))
+    mu_text = upper_decimal(mu_util(A, W).max(mu_priv(loss, zeta, n, eps)), PUBLISH_DIGITS)
+    try:
+        mu_pub = exact(mu_text, "mu")
+    except InputError:
+        raise InputError(
+            "--zeta",
+            f"the published mu = {mu_text[:16]} of Corollary 4.13 is beyond 1e+-100000 (the decimals a certificate re-reads): "
+            "choose a smaller --zeta (feature bound) or --d, or a larger --n or --comparator-norm",
+        ) from None
     problem = make_problem(n=n, d=d, mu=mu_pub, zeta=zeta, loss=loss, u=u_pub, noise_multiplier=s_pub)
     c = constants(problem)
+    check_threshold_range(P.threshold_7(c), "--epsilon")
     N7 = certain_ceil(P.threshold_7(c), "ceil of threshold (7)")
     N = max(N7, 1)
     while True:
         if decide(c_N(problem, c, N), "<=", eps / 4, f"c_N <= eps/4 at N = {N}"):
             break
         N += 1
-        if N > 100 * max(N7, 1000):
-            raise InputError("--epsilon", "no N found with c_N <= eps/4")
+        if N > 100 * max(N7, 1000) or N - N7 > cap("cor413_scan"):
+            raise InputError(
+                "--epsilon",
+                f"no N in [ceil(7), ceil(7) + {min(cap('cor413_scan'), 100 * max(N7, 1000) - N7)}] = [{N7}, {N - 1}] has c_N <= eps/4 "
+                "(Corollary 4.13); raise --epsilon (0 < eps <= 1) or --n",
+            )
     return {"u": exact_str(u_pub), "noise_multiplier": exact_str(s_pub), "mu": exact_str(mu_pub), "iterations": N, "threshold7_ceiling": N7}
 
 
 def parse_calibration(eps, delta, delta_S, W, n, d, zeta, loss: Loss):
     e, dl, dS, w = _check_targets(eps, delta, delta_S, W)
-    n_, d_ = exact_int(n, "--n"), exact_int(d, "--d")
+    n_, d_ = exact_in(n, "--n", 1, None, "[)", integer=True), exact_in(d, "--d", 1, None, "[)", integer=True)
     if n_ < 1:
         raise InputError("--n", f"must be a positive integer, got {n_}")
     if d_ < 1:
         raise InputError("--d", f"must be a positive integer, got {d_}")
-    z = exact(zeta, "--zeta")
-    require_in("--zeta", z, 0, what="feature bound")
+    z = exact_in(zeta, "--zeta", 0, what="feature bound")
     return e, dl, dS, w, n_, d_, z
 
 
@@ -452,6 +468,35 @@ def _example_calibration_c13() -> Certificate:
     p = make_problem(n=200000, d=50, mu=w["mu"], zeta="1", loss=make_loss("logistic"), u=w["u"], noise_multiplier=w["noise_multiplier"])
     return certify_calibration_c13(p, "1/2", "1e-6", w["iterations"])
 
+
+def c_N_seconds(prec: int) -> float:
+    """Upper estimate of one c_N (:func:`c_N`) at ``prec`` bits: measured 7-8 us up to 512 bits, 13 us at 1024,
+    25 us at 2048, 0.2 ms at 8192, 0.49 ms at 16384; the model: 20 us (prec/512)^1.3."""
+    return 2e-5 * max(1.0, prec / 512) ** 1.3
+
+
+def work_corollary_4_13(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
+    """Work model of ``objpert/calibration-4.13``: closed forms (0.02 s at 128 bits x prec/128) plus one
+    c_N (:func:`c_N_seconds`) per N' in [threshold7_ceiling, iterations - 1] (the minimality of N)."""
+    N = _int_field(witnesses, "iterations", "witnesses.iterations")
+    N7 = _int_field(witnesses, "threshold7_ceiling", "witnesses.threshold7_ceiling")
+    scan = max(0, N - max(N7, 1))
+    refuse_above("cor413_scan", scan, "witnesses.iterations")
+    return scaled(0.02, prec) + scan * c_N_seconds(prec), "witnesses.iterations"
+
+
+def work_calibration_c13(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
+    """Work model of ``objpert/calibration-C13``: closed forms (0.04 s at 128 bits x prec/128) plus one
+    C.13 verdict (:func:`~certify.objpert.certificates.c13_seconds`) per N in 1..first_passing_iterations and two
+    for the sigma bracket."""
+    w = witnesses.get("theorem_C13")
+    n1 = _int_field(w, "first_passing_iterations", "witnesses.theorem_C13.first_passing_iterations") if isinstance(w, dict) else 0
+    refuse_above("c13_iterations", n1, "witnesses.theorem_C13.first_passing_iterations")
+    return scaled(0.04, prec) + (max(n1, 0) + 2) * c13_seconds(prec), "witnesses.theorem_C13.first_passing_iterations"
+
+
+#: the work model of each kind (:func:`certify.limits.check_work`)
+WORK = {KIND_COR: work_corollary_4_13, KIND_C13: work_calibration_c13}
 
 register(KIND_COR, evaluate_corollary_4_13, validate_corollary_4_13, COR_INPUTS, COR_WITNESSES, example=_example_corollary_4_13)
 register(KIND_C13, evaluate_calibration_c13, validate_calibration_c13, C13_INPUTS, ("theorem_C13", "sigma_bracket"), example=_example_calibration_c13)

@@ -16,6 +16,8 @@ written is exactly what the checker will re-derive.
 from __future__ import annotations
 
 from ..balls import (
+    exact_in,
+    MAX_INT_DIGITS,
     InputError,
     Tri,
     arb,
@@ -30,10 +32,10 @@ from ..balls import (
     fmpq,
     lower_decimal,
     upper_decimal,
-    require_in,
     decide,
 )
 from ..certificate import Budget, Certificate, Evaluation, reported_bound
+from ..limits import cap, refuse_above, scaled
 from ..verify import register
 from . import privacy as P
 from . import utility as U
@@ -59,12 +61,12 @@ THEOREM_4_1_WITNESSES = ("iterations", "iterations_rule", "reported_delta", "the
 
 def parse_epsilon(value, name: str = "--epsilon") -> fmpq:
     """epsilon > 0, exact (Theorem 4.1, Theorem C.13)."""
-    return require_in(name, exact(value, name), 0)
+    return exact_in(value, name, 0)
 
 
 def parse_target_delta(value, name: str = "--delta") -> fmpq:
     """A target delta in (0, 1), exact."""
-    return require_in(name, exact(value, name), 0, 1)
+    return exact_in(value, name, 0, 1)
 
 
 def parse_iterations(value, name: str = "--iterations") -> int:
@@ -169,16 +171,12 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
 
 def utility_inputs(delta_S=None, comparator_norm=None, beta=None, gradient_norm=None) -> dict[str, str]:
     """Validate the utility parameters (defaults: delta_S = 0.01, W = 1, beta = 0.05) as exact text."""
-    dS = exact("1/100" if delta_S is None else delta_S, "--delta-S")
-    require_in("--delta-S", dS, 0, 1)
-    W = exact("1" if comparator_norm is None else comparator_norm, "--comparator-norm")
-    require_in("--comparator-norm", W, 0, what="W")
-    b = exact("1/20" if beta is None else beta, "--beta")
-    require_in("--beta", b, 0, 1)
+    dS = exact_in("1/100" if delta_S is None else delta_S, "--delta-S", 0, 1)
+    W = exact_in("1" if comparator_norm is None else comparator_norm, "--comparator-norm", 0, what="W")
+    b = exact_in("1/20" if beta is None else beta, "--beta", 0, 1)
     d = {"delta_S": exact_str(dS), "comparator_norm": exact_str(W), "beta": exact_str(b)}
     if gradient_norm is not None:
-        g = exact(gradient_norm, "--gradient-norm")
-        require_in("--gradient-norm", g, 0, None, "[)", what="||grad F(0;S)||")
+        g = exact_in(gradient_norm, "--gradient-norm", 0, None, "[)", what="||grad F(0;S)||")
         d["gradient_norm"] = exact_str(g)
     return d
 
@@ -215,8 +213,40 @@ def _evaluate_utility(ev: Evaluation, problem: GLMProblem, c, N: int, inputs: di
 
 
 def c13_cap(N_ref: int) -> int:
-    """The largest N the Theorem C.13 search tries (and the checker accepts): max(20 N_ref, 1000)."""
-    return max(20 * N_ref, 1000)
+    """The largest N the Theorem C.13 search tries (and the checker accepts): max(20 N_ref, 1000), at most
+    the cap ``c13_iterations`` of :data:`certify.limits.LIMITS`."""
+    return min(max(20 * N_ref, 1000), cap("c13_iterations"))
+
+
+def c13_seconds(prec: int) -> float:
+    """Upper estimate of one Theorem C.13 verdict (:func:`certify.objpert.privacy.c13_verdict`) at ``prec`` bits.
+
+    Measured (2-core machine, shared): 0.09 ms at 128 and 256 bits, 2.3 ms at 512, 3.2 ms at 1024, 5.1 ms at
+    2048, 23 ms at 8192, 65 ms at 16384 (the confluent-U evaluation of Q1 changes algorithm above 256 bits);
+    the model doubles it: 0.2 ms up to 256 bits, 6 ms (prec/1024)^1.2 beyond."""
+    return 2e-4 if prec <= 256 else 6e-3 * max(1.0, prec / 1024) ** 1.2
+
+
+def _int_field(container: dict, key: str, name: str) -> int:
+    """An integer recorded in a certificate (JSON integer or exact text), for the work model."""
+    return exact_int(container[key], name)
+
+
+def work_theorem_4_1(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
+    """Work model of ``objpert/theorem-4.1``: closed forms (0.06 s at 128 bits, x prec/128) plus one
+    C.13 verdict (:func:`c13_seconds`) per N in 1..first_passing_iterations (the failure list and the pass)."""
+    base = scaled(0.06, prec)
+    w = witnesses.get("theorem_C13")
+    if not isinstance(w, dict) or "target_delta" not in inputs:
+        return base, "inputs"
+    n1 = _int_field(w, "first_passing_iterations", "witnesses.theorem_C13.first_passing_iterations")
+    refuse_above("c13_iterations", n1, "witnesses.theorem_C13.first_passing_iterations")
+    return base + max(n1, 0) * c13_seconds(prec), "witnesses.theorem_C13.first_passing_iterations"
+
+
+def work_gaussian_benchmark(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
+    """Work model of ``objpert/gaussian-benchmark``: closed forms, 0.01 s at 128 bits x prec/128."""
+    return scaled(0.01, prec), "inputs"
 
 
 def _evaluate_c13(ev: Evaluation, problem: GLMProblem, c, eps: fmpq, target: fmpq, witnesses: dict, N_ref: int) -> None:
@@ -230,7 +260,7 @@ def _evaluate_c13(ev: Evaluation, problem: GLMProblem, c, eps: fmpq, target: fmp
         raise InputError("witnesses", f"theorem_C13.radii must be {C13_RADII!r}")
     N1 = exact_int(w["first_passing_iterations"], "witnesses.theorem_C13.first_passing_iterations")
     if not 1 <= N1 <= c13_cap(N_ref):
-        raise InputError("witnesses", f"theorem_C13.first_passing_iterations must be in [1, {c13_cap(N_ref)}] (the search range)")
+        raise InputError("witnesses.theorem_C13.first_passing_iterations", f"must be in [1, {c13_cap(N_ref)}] (the search range), got {N1}")
     runs = w["failures"]
     if not isinstance(runs, list):
         raise InputError("witnesses", "theorem_C13.failures must be a list of runs")
@@ -299,6 +329,21 @@ def _bracket(x) -> str:
     return f"[{lower_decimal(x, 8)}, {upper_decimal(x, 8)}]"
 
 
+#: the largest iteration count accepted (integers have at most MAX_INT_DIGITS = 4000 digits)
+MAX_ITERATIONS = fmpq(10) ** MAX_INT_DIGITS
+
+
+def check_threshold_range(thr, flag: str = "--mu") -> None:
+    """Decide the range before the ceiling: threshold (7) above the largest iteration count accepted (10^4000) is a
+    refusal naming --mu (the threshold grows like 1/(eta mu)), not a ceiling left undecided at every precision."""
+    if thr.is_finite() and thr.lower().fmpq() > MAX_ITERATIONS:
+        raise InputError(
+            flag,
+            f"threshold (7) = {_bracket(thr)} iterations is beyond the largest iteration count accepted (10^{MAX_INT_DIGITS}): "
+            "the threshold grows like log(...)/(eta mu); raise mu (or eta)",
+        )
+
+
 def certify_theorem_4_1(problem: GLMProblem, epsilon, iterations=None, target_delta=None, progress=None, utility: dict | None = None) -> Certificate:
     """Produce the Theorem 4.1 certificate (and the C.13 search with a target delta).
 
@@ -322,13 +367,16 @@ def certify_theorem_4_1(problem: GLMProblem, epsilon, iterations=None, target_de
     def attempt(prec: int) -> Certificate:
         c = constants(problem)
         thr = P.threshold_7(c)
+        check_threshold_range(thr)
         if N_given is None:
             N = max(certain_ceil(thr, "ceil of threshold (7)"), 1)
             rule = RULE_SMALLEST
         else:
             N, rule = N_given, RULE_GIVEN
             if not decide(N, ">=", thr, "N >= threshold (7)"):
-                raise InputError("--iterations", f"N = {N} is below threshold (7) = {_bracket(thr)}; Theorem 4.1 needs N >= {certain_ceil(thr)}")
+                raise InputError(
+                    "--iterations", f"N = {N} is below threshold (7) = {_bracket(thr)}; Theorem 4.1 needs N >= {certain_ceil(thr) or _bracket(thr)}"
+                )
         e0 = P.epsilon_0(problem, c, N)
         if not decide(eps, ">=", e0, "eps >= eps_0"):
             raise InputError("--epsilon", f"must be >= eps_0 = {_bracket(e0)} of (9) at N = {N}, got {exact_str(eps)}")
@@ -349,9 +397,9 @@ def search_c13(problem: GLMProblem, c, eps: fmpq, target: fmpq, N7: int, progres
         raise InputError(
             "--delta", f"unreachable: every delta_N(eps) exceeds the truncation mass e^(-u^2/2) = {_bracket(floor)}; raise --u or the target"
         )
-    cap = c13_cap(N7)
+    top = c13_cap(N7)
     runs: list[dict] = []
-    for N in range(1, cap + 1):
+    for N in range(1, top + 1):
         verdict, _, _ = P.c13_verdict(problem, c, N, eps, target)
         if verdict == P.PASS:
             return {"first_passing_iterations": N, "failures": runs, "radii": C13_RADII}
@@ -361,19 +409,35 @@ def search_c13(problem: GLMProblem, c, eps: fmpq, target: fmpq, N7: int, progres
             runs.append({"from": N, "to": N, "reason": verdict})
         if progress is not None and N % 500 == 0:
             progress(N)
-    raise InputError("--delta", f"no N <= {cap} is certified by Theorem C.13 for this target")
+    raise InputError(
+        "--delta",
+        f"no N <= {top} is certified by Theorem C.13 for this target (the search tries N in [1, max(20 N, 1000)], at most "
+        f"{cap('c13_iterations')}); raise the target delta or the noise",
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Appendix C.5
 # --------------------------------------------------------------------------------------------
+#: the largest tail argument (sigma/G) eps - G/(2 sigma) of Appendix C.5 whose Gaussian tail a certificate holds
+#: exactly (balls between 2^-1048576 and 2^1048576: Phi(-1200) is about 1e-312700)
+MAX_BENCHMARK_TAIL = 1200
+
+
 def parse_benchmark(noise_multiplier, epsilon, names=("--noise-multiplier", "--epsilon")) -> tuple[fmpq, fmpq]:
-    """sigma/G > 0 and eps >= G^2/(2 sigma^2) (threshold t >= 0 in Lemma C.12), exact."""
-    s = exact(noise_multiplier, names[0])
-    require_in(names[0], s, 0, what="sigma/G")
-    eps = exact(epsilon, names[1])
+    """sigma/G > 0 and eps >= G^2/(2 sigma^2) (threshold t >= 0 in Lemma C.12), exact; the tail argument
+    (sigma/G) eps - G/(2 sigma) at most MAX_BENCHMARK_TAIL (exact comparison: decided before any evaluation)."""
+    s = exact_in(noise_multiplier, names[0], 0, what="sigma/G")
+    eps = exact_in(epsilon, names[1], 0, None, "[)", shown=">= G^2/(2 sigma^2)")
     if eps < 1 / (2 * s**2):
         raise InputError(names[1], f"must be >= G^2/(2 sigma^2) = {exact_str(1 / (2 * s**2))} (threshold t >= 0 in Lemma C.12), got {exact_str(eps)}")
+    if s * eps - 1 / (2 * s) > MAX_BENCHMARK_TAIL:
+        raise InputError(
+            names[1],
+            f"the benchmark's Gaussian tail would be below 1e-312000 (the smallest number a certificate holds exactly): "
+            f"admissible G^2/(2 sigma^2) <= eps <= ({MAX_BENCHMARK_TAIL} + G/(2 sigma)) G/sigma, i.e. (sigma/G) eps - G/(2 sigma) "
+            f"<= {MAX_BENCHMARK_TAIL}",
+        )
     return s, eps
 
 
@@ -422,6 +486,9 @@ def _example_theorem_4_1() -> Certificate:
 
     return certify_theorem_4_1(example_problem("1/100"), "1", "1500", "1e-7")
 
+
+#: the work model of each kind (:func:`certify.limits.check_work`)
+WORK = {KIND_41: work_theorem_4_1, KIND_C5: work_gaussian_benchmark}
 
 register(KIND_41, evaluate_theorem_4_1, validate_theorem_4_1, THEOREM_4_1_INPUTS, THEOREM_4_1_WITNESSES, example=_example_theorem_4_1)
 register(

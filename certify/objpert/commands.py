@@ -12,6 +12,9 @@ from .problem import make_loss, make_problem
 
 #: which input drives a quantity out of the exact range (cli.check_range), and what is admissible
 RANGE_HINTS = {
+    "c_N": ("--epsilon", "a larger --epsilon or --zeta (Corollary 4.13's c_N of the chosen N stays above 1e-315652)"),
+    "gaussian_floor": ("--epsilon", "a larger --epsilon (G^2/(2 sigma^2) = eps^2/(32 u^2) stays above 1e-315652)"),
+    "q_mu": ("--zeta", "a larger --zeta or a smaller --n (q(mu) stays above 1e-315652)"),
     "delta_divergence": ("--epsilon", "a smaller --epsilon or --noise-multiplier, so that the divergence term of (10) stays above 1e-315652"),
     "delta_N": ("--epsilon", "a smaller --epsilon or --noise-multiplier, so that delta_N stays above 1e-315652"),
     "delta_truncation": ("--u", "a smaller --u, so that the truncation term of (10) stays above 1e-315652"),

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..balls import InputError, arb, ball, exact, exact_int, exact_str, fmpq, require_in
+from ..balls import exact_in, InputError, arb, ball, exact, exact_str, fmpq
 
 
 @dataclass(frozen=True)
@@ -48,11 +48,9 @@ def make_loss(name: str | None, L1=None, L2=None, L3=None) -> Loss:
         return Loss("logistic", fmpq(1), fmpq(1, 4), None)
     if L1 is None or L2 is None or L3 is None:
         raise InputError("--loss", "give --loss logistic, or all of --L1, --L2, --L3 for a custom loss")
-    l1, l2, l3 = exact(L1, "--L1"), exact(L2, "--L2"), exact(L3, "--L3")
-    require_in("--L1", l1, 0, shown="> 0 (bound on |l'|)")
-    require_in("--L2", l2, 0, shown="> 0 (bound on l'')")
-    if l3 <= 0:
-        raise InputError("--L3", f"must be > 0 (Lipschitz constant of l''; the threshold (7) divides by min{{1, MG/L}}), got {exact_str(l3)}")
+    l1 = exact_in(L1, "--L1", 0, shown="> 0 (bound on |l'|)")
+    l2 = exact_in(L2, "--L2", 0, shown="> 0 (bound on l'')")
+    l3 = exact_in(L3, "--L3", 0, shown="> 0 (Lipschitz constant of l''; the threshold (7) divides by min{1, MG/L})")
     return Loss("custom", l1, l2, l3)
 
 
@@ -123,28 +121,23 @@ class GLMProblem:
 def make_problem(*, n, d, mu, zeta, loss: Loss, u, sigma=None, noise_multiplier=None, eta=None) -> GLMProblem:
     """Parse and validate the inputs of Theorem 4.1; raise InputError naming the bad parameter."""
     n_, d_ = positive_int(n, "--n"), positive_int(d, "--d")
-    mu_ = exact(mu, "--mu")
-    require_in("--mu", mu_, 0, what="regularization")
-    zeta_ = exact(zeta, "--zeta")
-    require_in("--zeta", zeta_, 0, what="feature bound")
-    u_ = exact(u, "--u")
-    require_in("--u", u_, 0, None, "[)", what="truncation parameter")
+    mu_ = exact_in(mu, "--mu", 0, what="regularization")
+    zeta_ = exact_in(zeta, "--zeta", 0, what="feature bound")
+    u_ = exact_in(u, "--u", 0, None, "[)", what="truncation parameter")
     L = mu_ + loss.L2 * zeta_**2
     G = 2 * loss.L1 * zeta_ / n_
     if (sigma is None) == (noise_multiplier is None):
         raise InputError("--sigma", "give exactly one of --sigma and --noise-multiplier (sigma/G)")
     nm = None
     if sigma is not None:
-        sigma_ = exact(sigma, "--sigma")
-        require_in("--sigma", sigma_, 0, what="noise standard deviation")
+        sigma_ = exact_in(sigma, "--sigma", 0, what="noise standard deviation")
     else:
-        nm = exact(noise_multiplier, "--noise-multiplier")
-        require_in("--noise-multiplier", nm, 0, what="sigma/G")
+        nm = exact_in(noise_multiplier, "--noise-multiplier", 0, what="sigma/G")
         sigma_ = nm * G
     if eta is None:
         eta_ = 1 / L
     else:
-        eta_ = exact(eta, "--eta")
+        eta_ = exact_in(eta, "--eta", 0, 1 / L, "(]", shown=f"in (0, 1/L] = (0, {exact_str(1 / L)}] with eta*mu < 1")
         if eta_ <= 0 or eta_ > 1 / L:
             also = f"; also eta*mu = {exact_str(eta_ * mu_)} >= 1" if eta_ * mu_ >= 1 else ""
             raise InputError(
@@ -191,10 +184,7 @@ def problem_from_inputs(inputs: dict[str, str]) -> GLMProblem:
 
 def positive_int(value, name: str) -> int:
     """An exact integer >= 1 (sizes n, d and iteration counts N)."""
-    k = exact_int(value, name)
-    if k < 1:
-        raise InputError(name, f"must be a positive integer, got {k}")
-    return k
+    return exact_in(value, name, 1, None, "[)", integer=True, shown=">= 1")
 
 
 @dataclass(frozen=True)

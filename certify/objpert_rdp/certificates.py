@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..balls import InputError, ball, ctx, escalate, exact, exact_str, upper_decimal
 from ..certificate import Budget, Certificate, Evaluation, reported_bound
+from ..limits import scaled
 from ..verify import register
 from . import curve as C
 
@@ -107,8 +108,10 @@ def certify_curve(L, nu, s, lam, alpha=None, epsilon=None, delta=None) -> Certif
         inputs["alpha"] = exact_str(C.check_alpha(alpha))
     if epsilon is not None:
         inputs["epsilon"] = exact_str(C.check_epsilon(epsilon))
+        C.check_profile_range(c, exact(inputs["epsilon"]))
     if delta is not None:
         inputs["delta"] = exact_str(C.check_delta(delta))
+        C.check_profile_range(c)
     if alpha is None and epsilon is None and delta is None:
         raise InputError("--alpha", "give at least one of --alpha, --epsilon, --delta")
 
@@ -125,5 +128,14 @@ def certify_curve(L, nu, s, lam, alpha=None, epsilon=None, delta=None) -> Certif
 
     return escalate(attempt, what="the objective-perturbation Renyi certificate")
 
+
+def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
+    """Work model of the kind: closed forms only (no loop a certificate sets); measured 3 ms at 128 bits, 30 ms at
+    4096; model 0.02 s x prec/128."""
+    return scaled(0.02, prec), "inputs"
+
+
+#: the work model of the kind (:func:`certify.limits.check_work`)
+WORK = {KIND: work}
 
 register(KIND, evaluate, validate, INPUTS, WITNESSES, example=lambda: certify_curve("1", "2", "1/4", "1", alpha="3", epsilon="2", delta="1e-6"))

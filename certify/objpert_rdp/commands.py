@@ -42,6 +42,14 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+#: which input drives a quantity out of the exact range (cli.check_range), and what is admissible
+RANGE_HINTS = {
+    "delta_epsilon": ("--epsilon", "an epsilon for which delta(epsilon) stays above 1e-315652"),
+    "delta_at_epsilon_upper": ("--delta", "a larger --delta, or a smaller L/nu (--nu larger), so that the bracket's delta stays above 1e-315652"),
+    "delta_at_epsilon_lower": ("--delta", "a larger --delta, or a smaller L/nu (--nu larger), so that the bracket's delta stays above 1e-315652"),
+}
+
+
 def _row(cert, name) -> str:
     q = cert.quantities[name]
     return f"  {name:<24}[{lower_decimal(q.value, 10)}, {upper_decimal(q.value, 10)}]  {q.description}"
@@ -49,7 +57,7 @@ def _row(cert, name) -> str:
 
 def run(args) -> int:
     cert = certify_curve(args.L, args.nu, args.s, args.lam, args.alpha, args.epsilon, args.delta)
-    check_range(cert, {"delta_epsilon": ("--epsilon", "an epsilon for which delta(epsilon) stays above 1e-315652")})
+    check_range(cert, RANGE_HINTS)
     lines = [
         "Objective perturbation, Renyi curve of Corollary 5.2 (arXiv:2411.13682; referee report)",
         "inputs: " + " ".join(f"{k}={v}" for k, v in cert.inputs.items()),

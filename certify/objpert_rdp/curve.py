@@ -23,9 +23,10 @@ own); Phi is certify.balls.Phi, accurate far into the tails.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from ..balls import InputError, Phi, UndecidedError, arb, ball, exact, exact_str, fmpq, require_in, decide, gaussian_delta
+from ..balls import exact_in, InputError, Phi, UndecidedError, arb, ball, decide, exact_str, float_of, fmpq, gaussian_delta
 from ..bracket import grow_then_bisect
 
 
@@ -44,29 +45,63 @@ class Curve:
 
 def make_curve(L, nu, s, lam) -> Curve:
     """Parse and validate (InputError naming the option and the admissible range)."""
-    Lq, nq, sq, lq = exact(L, "--L"), exact(nu, "--nu"), exact(s, "--s"), exact(lam, "--lambda")
-    require_in("--L", Lq, 0, what="Lipschitz constant")
-    require_in("--nu", nq, 0, what="noise scale")
-    require_in("--s", sq, 0, None, "[)", what="curvature bound")
-    require_in("--lambda", lq, 0, what="regulariser")
+    Lq = exact_in(L, "--L", 0, what="Lipschitz constant")
+    nq = exact_in(nu, "--nu", 0, what="noise scale")
+    sq = exact_in(s, "--s", 0, None, "[)", what="curvature bound")
+    lq = exact_in(lam, "--lambda", 0, what="regulariser")
+    if Lq / nq > MAX_MU:
+        raise InputError("--nu", "mu = L/nu must be at most 1e1000 (beyond it, 4096 bits do not resolve the Renyi claims): admissible nu >= L/1e1000")
     return Curve(Lq, nq, sq, lq)
 
 
+#: the largest mu = L/nu admitted (above it the claims of Corollary 5.2 are undecided at the top of the ladder)
+MAX_MU = fmpq(10) ** 1000
+
+
 def check_alpha(alpha) -> fmpq:
-    a = exact(alpha, "--alpha")
-    require_in("--alpha", a, 1, what="Renyi order")
+    a = exact_in(alpha, "--alpha", 1, what="Renyi order")
     return a
 
 
 def check_epsilon(eps) -> fmpq:
-    e = exact(eps, "--epsilon")
-    require_in("--epsilon", e, 0, None, "[)")
+    e = exact_in(eps, "--epsilon", 0, None, "[)")
     return e
 
 
+#: the largest Gaussian tail argument x whose probability Phi(-x) ~ e^(-x^2/2) a certificate still holds and prints
+#: exactly: a decimal of a certificate is read back only above 1e-100000 (certify.balls.MAX_DECIMAL_EXPONENT), and
+#: Phi(-670) is about 1e-97480
+MAX_TAIL_ARGUMENT = 670
+
+
+def check_profile_range(c: "Curve", eps: fmpq | None = None) -> None:
+    """Decide before evaluating that the privacy profile is within the exact range of certificates (floats of the
+    exact inputs: a choice of where to refuse; the command's range check stays the final word):
+    mu = L/nu at most MAX_TAIL_ARGUMENT (the profile's Phi(-mu)), and at ``eps`` the tail argument
+    x = (eps - log(1 + s/lambda)) nu/L - L/(2 nu) of :func:`delta` at most MAX_TAIL_ARGUMENT."""
+    m = float_of(c.L / c.nu)
+    if not m <= MAX_TAIL_ARGUMENT:
+        raise InputError(
+            "--nu",
+            f"the privacy profile needs mu = L/nu <= {MAX_TAIL_ARGUMENT} (Phi(-mu) above 1e-97000, the smallest number a "
+            f"certificate prints exactly): admissible nu >= L/{MAX_TAIL_ARGUMENT} = {float_of(c.L) / MAX_TAIL_ARGUMENT:.6g}",
+        )
+    if eps is None:
+        return
+    det = math.log1p(float_of(c.s / c.lam))
+    gap = float_of(eps) - det
+    x = gap / m - m / 2 if m > 0 else (math.inf if gap > 0 else 0.0)  # mu below the float range: no division
+    if x > MAX_TAIL_ARGUMENT:
+        raise InputError(
+            "--epsilon",
+            f"delta(epsilon) would be below 1e-97000, the smallest number a certificate prints exactly: admissible epsilon "
+            f"<= log(1 + s/lambda) + (L/nu) ({MAX_TAIL_ARGUMENT} + L/(2 nu)) = about {det + m * (MAX_TAIL_ARGUMENT + m / 2):.6g} here, "
+            f"got {exact_str(eps)[:40]}",
+        )
+
+
 def check_delta(delta) -> fmpq:
-    d = exact(delta, "--delta")
-    require_in("--delta", d, 0, 1)
+    d = exact_in(delta, "--delta", 0, 1)
     return d
 
 

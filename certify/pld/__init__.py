@@ -10,9 +10,10 @@ and the deterministic run), :mod:`.certificates` (kind ``pld/dpsgd`` and its eva
 Python API (stable):
 
 * ``certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid="1e-4") -> Certificate``
-  with quantities ``epsilon_upper`` (the run is (epsilon_upper, delta)-DP), ``epsilon_lower`` (a certified
-  lower bound on the exact eps(delta) of the composed dominating pair), ``delta_upper`` / ``delta_lower``
-  at those points; headline claim ``privacy``.
+  (``grid=None``: the accountant chooses the finest grid of ``accountant.GRID_LADDER`` that fits its limits
+  and the checker's work budget, :mod:`certify.limits`) with quantities ``epsilon_upper`` (the run is
+  (epsilon_upper, delta)-DP), ``epsilon_lower`` (a certified lower bound on the exact eps(delta) of the
+  composed dominating pair), ``delta_upper`` / ``delta_lower`` at those points; headline claim ``privacy``.
 * ``delta_interval(contract, sampling_rate, noise_multiplier, steps, epsilon, grid="1e-4")
   -> (delta_low, delta_up)``: exact rationals with delta_low <= delta(epsilon) <= delta_up for the exact
   curve of the composed dominating pair (worst direction).
@@ -20,14 +21,13 @@ Python API (stable):
 
 from __future__ import annotations
 
-from ..balls import InputError, UndecidedError, exact, exact_str, fmpq, outward_rational, require_in, workprec
+from ..balls import InputError, UndecidedError, exact, exact_in, exact_str, fmpq, outward_rational, workprec
 from ..certificate import Certificate
 from ..contract import Contract, parse_contract
-from ..dpsgd.certificates import parse_steps
-from ..dpsgd.problem import parse_sigma
 from . import readoff
-from .accountant import DEFAULT_GRID, derives_add, parse_grid, parse_pld_delta, plan, run
-from .certificates import KIND, make_certificate, parse_rate
+from ..limits import BUDGET_SECONDS, check_produced
+from .accountant import DEFAULT_GRID, GRID_LADDER, MAX_ATOMS, MAX_ONE_STEP_POINTS, derives_add, parse_grid, parse_pld_delta, plan, run
+from .certificates import KIND, make_certificate, parse_pld_sigma, parse_pld_steps, parse_rate
 from .discretise import EXTRA_PREC
 
 # registry hooks (see certify/registry.py); the command is an option of ``certify dpsgd`` (no COMMANDS)
@@ -49,17 +49,45 @@ def _contract(contract) -> Contract:
 
 def _parse(contract, sampling_rate, noise_multiplier, steps, grid):
     c = _contract(contract)
-    return (c, parse_rate(sampling_rate, c), parse_sigma(noise_multiplier), parse_steps(steps), parse_grid(grid, "--grid"))
+    h = None if grid is None else parse_grid(grid, "--grid")
+    return (c, parse_rate(sampling_rate, c), parse_pld_sigma(noise_multiplier), parse_pld_steps(steps), h)
 
 
 def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DEFAULT_GRID, *, derive_add: bool | None = None) -> Certificate:
     """Certified two-sided eps(delta) of DP-SGD by the PLD accountant (see the package docstring).
 
+    ``grid`` None: the accountant chooses the finest grid of :data:`~.accountant.GRID_LADDER` (1e-4 first) whose
+    run fits the one-step caps, the composition's width and the checker's work budget (:func:`certify.limits`),
+    and certifies something there; no such grid is a refusal naming the parameter (exit 2).
     ``derive_add`` (Poisson): None (default) reads the add direction off the remove chains when the float
     estimate of eps is at most about 19.4 (:data:`~.accountant.MAX_EPS_BITS`) and composes both directions
     beyond; True always derives, False never (the pre-issue-13 path; kept for comparison and old certificates)."""
     c, q, sigma, T, h = _parse(contract, sampling_rate, noise_multiplier, steps, grid)
     delta = parse_pld_delta(delta)
+    if h is None:
+        return _auto_grid(c, q, sigma, T, delta, derive_add)
+    return _certify_at(c, q, sigma, T, delta, h, derive_add)
+
+
+def _auto_grid(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, derive_add) -> Certificate:
+    """:func:`certify_pld` at the finest grid of GRID_LADDER that runs (a choice, recorded as the input ``grid``)."""
+    last = None
+    for g in GRID_LADDER:
+        try:
+            return _certify_at(c, q, sigma, T, delta, exact(g), derive_add)
+        except InputError as err:
+            if err.parameter not in ("--grid", "--steps"):
+                raise
+            last = err
+    raise InputError(
+        "--steps" if last is not None and last.parameter == "--steps" else "--noise-multiplier",
+        f"no loss grid in [{GRID_LADDER[0]}, {GRID_LADDER[-1]}] certifies this run within the PLD accountant's limits "
+        f"(at most {MAX_ONE_STEP_POINTS} one-step grid points, {MAX_ATOMS} atoms, {BUDGET_SECONDS:g} CPU s to check); "
+        f"at the coarsest grid: {last.message if last is not None else '-'}",
+    )
+
+
+def _certify_at(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq, derive_add) -> Certificate:
     pl = plan(c, q, sigma, T, delta, h, derive_add=derive_add)
     names = tuple(p for p in pl.layouts)
     r = run(c, q, sigma, T, pl, lower=names[:1])
@@ -87,6 +115,7 @@ def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DE
         "grid": exact_str(h),
     }
     cert = make_certificate(inputs, pl, r, delta, eps_up, eps_low, h, lower)
+    check_produced(cert, "--grid")
     return cert
 
 
@@ -97,8 +126,8 @@ def delta_interval(
     (worst direction). ``delta_hint`` only sizes the window/truncation (smaller = tighter, slower).
     ``direction`` ("remove" or "add", Poisson only): that direction's curve alone (with ``derive_add``,
     "add" is read off the remove chains)."""
-    c, q, sigma, T, h = _parse(contract, sampling_rate, noise_multiplier, steps, grid)
-    eps = require_in("epsilon", exact(epsilon, "epsilon"), -1000, 1000, "[]")
+    c, q, sigma, T, h = _parse(contract, sampling_rate, noise_multiplier, steps, DEFAULT_GRID if grid is None else grid)
+    eps = exact_in(epsilon, "epsilon", -1000, 1000, "[]")
     hint = parse_pld_delta(delta_hint, "delta_hint")
     pl = plan(c, q, sigma, T, hint, h, derive_add=derive_add, eps_hint=eps)
     r = run(c, q, sigma, T, pl)

@@ -20,7 +20,8 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..balls import InputError, exact, exact_str, fmpq, require_in
+from ..balls import exact_in, InputError, exact, exact_str, fmpq
+from ..limits import BUDGET_SECONDS, CHECKER_SECONDS, cap
 from ..contract import Contract
 from ..dpsgd.certificates import parse_delta
 from . import compose, discretise
@@ -28,21 +29,34 @@ from .discretise import Layout
 from .pairs import Profile, profiles, shift
 
 DEFAULT_GRID = "1e-4"
+#: the grids the accountant tries, finest first, when none is given (:func:`choose_grid`)
+GRID_LADDER = ("1e-4", "2e-4", "5e-4", "1e-3", "2e-3", "5e-3", "1e-2", "2e-2", "5e-2", "1/10", "1/5", "1/2")
 #: guards (no huge allocation): one-step grid points per profile, atoms of any composed measure
-MAX_ONE_STEP_POINTS = 400_000
-MAX_ONE_STEP_SPAN = 4_000_000
-MAX_ATOMS = 4_000_000
+MAX_ONE_STEP_POINTS = cap("pld_one_step_points")
+MAX_ONE_STEP_SPAN = cap("pld_one_step_span")
+MAX_ATOMS = cap("pld_atoms")
 MAX_GRID = fmpq(1, 2)
 
 
 def parse_grid(value, name: str = "--grid") -> fmpq:
-    h = exact(value, name)
-    require_in(name, h, 0)
-    if h > MAX_GRID:
-        raise InputError(
-            name, f"too coarse to certify anything useful: must be <= {exact_str(MAX_GRID)} (the published column uses 1e-4), got {exact_str(h)}"
-        )
+    """The loss-grid spacing h: exact, 0 < h <= 1/2 (how fine a grid may be depends on q and sigma: the one-step
+    layout's point and span caps and the work budget decide, :func:`plan`)."""
+    h = exact_in(value, name, 0, MAX_GRID, "(]", shown=f"in (0, {exact_str(MAX_GRID)}] (the published column uses 1e-4)")
     return h
+
+
+def grid_arg(text: str) -> str:
+    """argparse ``type=`` of ``--grid``: the text kept (parsed exactly later), refused at once when empty or outside
+    (0, 1/2] (argparse names the flag); an empty value is never read as the default."""
+    import argparse
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"empty value: must be a loss-grid spacing h in (0, {exact_str(MAX_GRID)}] (or omit the option)")
+    try:
+        parse_grid(text, "--grid")
+    except InputError as err:
+        raise argparse.ArgumentTypeError(err.message) from None
+    return text
 
 
 @dataclass
@@ -67,8 +81,8 @@ class Plan:
         if not isinstance(w, dict):
             raise InputError("witnesses", "must be an object")
         K = w.get("K")
-        if not isinstance(K, int) or isinstance(K, bool) or not 32 <= K <= 512:
-            raise InputError("witnesses", f"K must be an integer in [32, 512], got {K!r}")
+        if not isinstance(K, int) or isinstance(K, bool) or not 32 <= K <= MAX_K:
+            raise InputError("witnesses.K", f"must be an integer in [32, {MAX_K}], got {K!r}"[:200])
         t = exact(w.get("tau"), "tau") if w.get("tau") is not None else None
         if t is None or t.q != 1 or t < 0:
             raise InputError("witnesses", "tau must be an integer >= 0")
@@ -88,7 +102,7 @@ class Plan:
                 lay = Layout(*(_int(lj[k]) for k in ("lo", "hi", "core_lo", "core_hi", "stride")), bands)
             except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as err:
                 raise InputError("witnesses", f"layout {name!r} malformed: {err}") from None
-            _check_layout(lay, name)
+            _check_layout(lay, "witnesses.layouts")
             lays[name] = lay
         add_from = w.get("add_from")
         if add_from is not None and add_from != "remove":
@@ -97,7 +111,7 @@ class Plan:
 
 
 #: at most this many graded bands in a layout
-MAX_BANDS = 16
+MAX_BANDS = cap("pld_bands")
 
 
 def _int(x) -> int:
@@ -151,7 +165,7 @@ def bits_for(delta: fmpq) -> int:
 
 
 #: largest K a plan chooses (the checker admits K <= 512)
-MAX_K = 512
+MAX_K = cap("pld_bits")
 
 
 def derives_add(contract: Contract) -> bool:
@@ -245,7 +259,44 @@ def plan(
         _check_layout(lay)
         lays[prof.name] = lay
     tau = int((delta * (fmpq(1) * 2 ** max(K - extra, 0)) / 2**30).floor())  # tau 2^-K = delta 2^-(30 + extra)
-    return Plan(h, K, tau, lays, "remove" if derive else None)
+    pl = Plan(h, K, tau, lays, "remove" if derive else None)
+    check_run_seconds(pl, sample_seconds(pl))  # the sampling alone; :func:`run` checks the whole before composing
+    return pl
+
+
+def check_run_seconds(pl: Plan, est: float) -> None:
+    """InputError naming --grid when ``est`` (seconds of :func:`run_seconds`) exceeds the checker's budget: the
+    producer writes nothing its checker would refuse (:func:`certify.limits.check_work`)."""
+    if est + CHECKER_SECONDS > BUDGET_SECONDS:
+        raise InputError(
+            "--grid",
+            f"at h = {exact_str(pl.h)} one step needs {sum(lay.points() for lay in pl.layouts.values())} grid points and the run would "
+            f"take about {est:.3g} CPU s to check (budget {BUDGET_SECONDS:g} s); use a coarser grid, or omit --grid (the accountant then chooses)",
+        )
+
+
+def sample_seconds(pl: Plan) -> float:
+    """Upper estimate of the one-step sampling of :func:`run`: one curve evaluation per used grid point and profile
+    at K + 96 bits, measured 72 us at K = 67 (145,885 points: 10.5 s); model 150 us x (K + 96)/163."""
+    return sum(lay.points() for lay in pl.layouts.values()) * 1.5e-4 * max(1.0, (pl.K + 96) / 163)
+
+
+def run_seconds(pl: Plan, steps: int, chains: int) -> float:
+    """Upper estimate of the CPU seconds of :func:`run` on the plan ``pl`` with ``chains`` composed chains (the
+    pessimistic measure of every profile and the optimistic one of the lower-bound profiles); the work model of
+    the checker (:func:`certify.limits.check_work`) and of the producer (:func:`plan`).
+
+    Sampling: :func:`sample_seconds`. Composition: ceil(log2 T) squarings and
+    popcount(T) - 1 products per chain; the 2^j-th power has at most min(span 2^j, MAX_ATOMS) atoms; measured
+    0.3e-8 to 1e-8 s per atom of a product at K <= 71; model 2e-8 s x K/64 per atom."""
+    lays = list(pl.layouts.values())
+    sample = sample_seconds(pl)
+    span = max((lay.hi - lay.lo + 1 for lay in lays), default=1)
+    atoms = 0
+    for j in range(max(steps, 1).bit_length()):
+        a = MAX_ATOMS if j > 40 else min(MAX_ATOMS, span << j)
+        atoms += a * (2 if (steps >> j) & 1 else 1)
+    return sample + chains * atoms * 2e-8 * max(1.0, pl.K / 64)
 
 
 @lru_cache(maxsize=4)
@@ -306,6 +357,7 @@ def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: t
             one = compose.from_one_step(s)
             compose.check_width(one, steps, pl.tau)
             chains.append(((prof.name, pess), one, (prof.members, str(q), str(d), str(pl.h), lay, pl.K, pess)))
+    check_run_seconds(pl, run_seconds(pl, steps, len(chains)))  # after the width guards, before composing
     for name, one, key in chains:
         out.composed[name] = compose.power(one, steps, pl.tau, key)
     if pl.add_from is not None:

@@ -36,14 +36,15 @@ Conclusions: ``privacy`` (resting on every ``dominates[<p>]``) and, with a lower
 
 from __future__ import annotations
 
-from ..balls import InputError, ball, exact, exact_str, fmpq, workprec, require_in
+from ..balls import exact_in, InputError, ball, exact, exact_str, fmpq, workprec, require_in
 from ..certificate import Budget, Certificate, Evaluation
 from ..contract import CONTRACT_FIELDS, contract_from_inputs, parse_contract
 from ..dpsgd.certificates import parse_steps
 from ..dpsgd.problem import parse_sigma
+from ..limits import cap
 from ..verify import register
 from . import readoff
-from .accountant import Plan, parse_grid, parse_pld_delta, run
+from .accountant import Plan, parse_grid, parse_pld_delta, run, run_seconds
 from .discretise import EXTRA_PREC
 
 KIND = "pld/dpsgd"
@@ -51,8 +52,25 @@ HEADLINE = "privacy"
 
 
 def parse_rate(value, contract, name: str = "--sampling-rate") -> fmpq:
-    q = require_in(name, exact(value, name), 0, 1)
-    return q
+    """The sampling rate q in (0, 1), exact."""
+    return exact_in(value, name, 0, 1)
+
+
+#: the largest noise multiplier of the PLD accountant: beyond, the shift 2/sigma is below the resolution of the
+#: one-step curve's evaluation and the discretisation's checks fail (eps is 0 to every printed digit anyway)
+MAX_PLD_SIGMA = fmpq(10) ** 20
+
+
+def parse_pld_sigma(value, name: str = "--noise-multiplier") -> fmpq:
+    """sigma: Bok's admissible range (:func:`certify.dpsgd.problem.parse_sigma`) and at most 1e20."""
+    s = parse_sigma(value, name)
+    return require_in(name, s, 0, MAX_PLD_SIGMA, "(]", shown="<= 1e20 for the PLD accountant")
+
+
+def parse_pld_steps(value, name: str = "--steps") -> int:
+    """T: an integer in [1, 10^15] (the cap ``steps`` of :data:`certify.limits.LIMITS`)."""
+    T = parse_steps(value, name)
+    return require_in(name, T, 1, cap("steps"), "[]", integer=True)
 
 
 INPUTS = CONTRACT_FIELDS + ("sampling_rate", "noise_multiplier", "steps", "delta", "grid")
@@ -64,8 +82,8 @@ def parse_inputs(inputs: dict):
     contract = contract_from_inputs(inputs)
     parse_contract(contract.sampling, contract.adjacency, "pld", sampling_name="sampling", adjacency_name="adjacency", accountant_name="accountant")
     q = parse_rate(inputs.get("sampling_rate"), contract)
-    sigma = parse_sigma(inputs.get("noise_multiplier"))
-    steps = parse_steps(inputs.get("steps"))
+    sigma = parse_pld_sigma(inputs.get("noise_multiplier"))
+    steps = parse_pld_steps(inputs.get("steps"))
     delta = parse_pld_delta(inputs.get("delta"))
     h = parse_grid(inputs.get("grid"))
     return contract, q, sigma, steps, delta, h
@@ -173,6 +191,16 @@ def make_certificate(inputs: dict, pl: Plan, r, delta: fmpq, eps_up: fmpq, eps_l
     return Certificate(KIND, inputs, ev, w, None, precision=pl.K + EXTRA_PREC)
 
 
+def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
+    """Work model of ``pld/dpsgd``: :func:`certify.pld.accountant.run_seconds` of the recorded plan (the checker
+    re-runs the deterministic pipeline: sampling per grid point, exact composition per chain)."""
+    _, _, _, steps, _, h = parse_inputs(inputs)
+    pl = Plan.from_json(h, witnesses)
+    lower = witnesses.get("lower_profiles")
+    chains = len(pl.layouts) + (len(lower) if isinstance(lower, list) else 0)
+    return run_seconds(pl, steps, chains), "witnesses.layouts"
+
+
 def _example() -> Certificate:
     from . import certify_pld
 
@@ -186,5 +214,13 @@ def recorded_precision(witnesses: dict) -> int:
         raise ValueError("K must be an integer")
     return K + EXTRA_PREC
 
+
+#: the evaluator runs at the recorded K whatever the working precision, and its one-step measures and chains are
+#: memoised (:func:`certify.pld.accountant._one_steps`, :func:`certify.pld.compose.power`): the checker's fallback
+#: at the recorded precision repeats only the read-off
+work.fallback_cost = False
+
+#: the work model of the kind (:func:`certify.limits.check_work`)
+WORK = {KIND: work}
 
 register(KIND, evaluate, parse_inputs, INPUTS, WITNESSES, example=_example, precision_of=recorded_precision)

@@ -53,7 +53,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..balls import arb, ball, fmpq, fmpz, outward_rational, workprec
+from ..balls import arb, ball, float_of, fmpq, fmpz, log1m_float, log_float, outward_rational, workprec
 from .pairs import Profile
 
 #: construction guard bits above K (approximate hull coordinates carry K + GUARD fractional bits)
@@ -95,9 +95,10 @@ class OneStep:
 # ------------------------------------------------------------------------------------------------
 # Window (a float choice, recorded as integer indices)
 # ------------------------------------------------------------------------------------------------
-def _log_mix(q: float, u: float) -> float:
-    """log(1 - q + q e^u) without overflow."""
-    a, b = math.log1p(-q), math.log(q) + u
+def _log_mix(l1q: float, lq: float, u: float) -> float:
+    """log(1 - q + q e^u) without overflow, from l1q = log(1 - q) and lq = log q (floats of the exact q, so that
+    q = 1e-400 or 1 - 1e-30 are no float 0 or 1)."""
+    a, b = l1q, lq + u
     m = max(a, b)
     return m + math.log(math.exp(a - m) + math.exp(b - m))
 
@@ -210,17 +211,19 @@ def window(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, eta: float) -> tuple
 
     Outside the window the construction stays sound (the chord from (0, 1) and the mass at +inf take
     care of it); the window only decides tightness and size."""
-    qf, df, hf = float(q), float(delta), float(h)
+    lq, l1q, df = log_float(q), log1m_float(q), float_of(delta)
     z = math.sqrt(2 * math.log(1 / max(eta, 1e-300))) + 1
     lo, hi = 0.0, 0.0
     for m in profile.members:
         if m == "remove":  # P = mixture: losses in [log(1-q), L(Delta + z)]
-            lo = min(lo, math.log1p(-qf))
-            hi = max(hi, _log_mix(qf, df * z + df * df / 2))
+            lo = min(lo, l1q)
+            hi = max(hi, _log_mix(l1q, lq, df * z + df * df / 2))
         else:  # P = N(0,1): losses in [-L(z), -log(1-q)]
-            lo = min(lo, -_log_mix(qf, df * z - df * df / 2))
-            hi = max(hi, -math.log1p(-qf))
-    return math.floor(lo / hf) - 1, math.ceil(hi / hf) + 1
+            lo = min(lo, -_log_mix(l1q, lq, df * z - df * df / 2))
+            hi = max(hi, -l1q)
+    # indices in exact arithmetic: a grid h = 1e-400 is no float 0 (the span guard then refuses the layout)
+    lo_q, hi_q = fmpq(*lo.as_integer_ratio()) / h, fmpq(*hi.as_integer_ratio()) / h
+    return int(lo_q.floor()) - 1, int(hi_q.ceil()) + 1
 
 
 # ------------------------------------------------------------------------------------------------

@@ -91,6 +91,12 @@ def _consts(q: fmpq, delta: fmpq) -> tuple:
 _CONSTS: dict = {}
 
 
+#: below this sampling rate, gamma - (1 - q) and 1 - gamma (1 - q) are formed exactly before rounding: the ball of
+#: 1 - q at the working precision would swallow q (q = 1e-300 gave a non-finite curve); at larger q the two
+#: forms enclose the same number and the ball form is kept (issued certificates re-derive bit for bit)
+TINY_Q = fmpq(1, 2**32)
+
+
 def curve_constants(q: fmpq, delta: fmpq) -> tuple:
     """The constants of :func:`value_and_slope` at the current precision, for a loop over many points at one
     precision (the exact thresholds 1 - q and the balls of q, 1-q, Delta, Delta^2/2, 1/sqrt 2)."""
@@ -108,7 +114,7 @@ def value_and_slope(member: str, q: fmpq, delta: fmpq, gamma: fmpq, consts: tupl
         if gamma <= p:
             return ball(1 - gamma), arb(-1)
         g = arb(gamma)
-        excess = g - pb  # gamma - 1 + q > 0
+        excess = ball(gamma - p) if q < TINY_Q else g - pb  # gamma - 1 + q > 0 (exact when 1 - q is not resolved)
         x1 = ((excess / qb).log() + d2) / d
         tail = (x1 * r2).erfc() / 2
         return qb * ((x1 - d) * r2).erfc() / 2 - excess * tail, -tail
@@ -118,7 +124,7 @@ def value_and_slope(member: str, q: fmpq, delta: fmpq, gamma: fmpq, consts: tupl
         if gamma == 0:
             return arb(1), -arb(1)
         g = arb(gamma)
-        gap = 1 - g * pb  # 1 - gamma (1-q) > 0
+        gap = ball(1 - gamma * p) if q < TINY_Q else 1 - g * pb  # 1 - gamma (1-q) > 0 (exact for a tiny q)
         x2 = ((gap / (g * qb)).log() + d2) / d
         c1, c2 = (-x2 * r2).erfc() / 2, (-(x2 - d) * r2).erfc() / 2
         return gap * c1 - g * qb * c2, -(pb * c1 + qb * c2)

@@ -33,7 +33,7 @@ import sys
 import time
 from collections import defaultdict
 
-from ..balls import exact, fmpq, lower_decimal, upper_decimal
+from ..balls import exact, fmpq, int_flag, lower_decimal, upper_decimal
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from ..published import printed_interval
 from . import compose, readoff
@@ -97,7 +97,7 @@ def _rows(table: int | None):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--table", type=int)
+    ap.add_argument("--table", type=int_flag(1, 6))
     ap.add_argument("--grid", default="1e-4")
     ap.add_argument("--out", help="write the cells (JSON lines) here, appended as groups finish")
     a = ap.parse_args(argv)

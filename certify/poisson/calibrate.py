@@ -22,12 +22,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..balls import InputError, Tri, ball, compare, escalate, exact, exact_str, float_of, fmpq, log_float, lower_decimal, upper_decimal, require_in
+from ..balls import InputError, exact_in, Tri, ball, compare, escalate, exact, exact_str, float_of, fmpq, log_float, lower_decimal, upper_decimal
 from ..certificate import Budget, Certificate, Evaluation
 from ..contract import POISSON_ADD_REMOVE
 from ..verify import register
 from .certificates import EQ_CONVERT, _hyp, epsilon_ball
-from .rdp import ORDERS, log_A_int
+from .rdp import ORDERS, log_A_int, work_seconds
 from .schedule import Phase, Schedule, guard_size, parse_delta, parse_sampling_rate, parse_steps
 from .schedule import is_schedule_input, schedule_from_inputs
 from .schedule import schedule_inputs
@@ -53,9 +53,7 @@ class Calibration:
 
 
 def parse_epsilon(value, name: str = "--epsilon") -> fmpq:
-    e = guard_size(exact(value, name), name)
-    require_in(name, e, 0, 10**6, "(]", shown="in (0, 1e6]")
-    return e
+    return guard_size(exact_in(value, name, 0, 10**6, "(]", shown="in (0, 1e6]"), name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -180,6 +178,15 @@ def _example_fails() -> Certificate:
     schedule = parse_schedule([{"sampling_rate": "1/100", "noise_multiplier": "1/2", "steps": 1000}], contract=POISSON_ADD_REMOVE)
     return certify_fails(schedule, exact("1e-5"), exact("1"))
 
+
+def work_fails(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
+    """Work model of ``dpsgd/renyi-poisson-fails``: one binomial sum per order of the fixed grid G for its one
+    phase (:func:`certify.poisson.rdp.work_seconds` per order); no loop a certificate sets."""
+    return sum(work_seconds(fmpq(a), 1, prec) for a in GRID), "inputs"
+
+
+#: the work model of the kind (:func:`certify.limits.check_work`)
+WORK = {KIND_FAILS: work_fails}
 
 register(
     KIND_FAILS, evaluate_renyi_poisson_fails, validate_fails, lambda k: is_schedule_input(k, ("orders", "epsilon_target")), (), example=_example_fails

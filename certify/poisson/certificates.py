@@ -25,12 +25,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..balls import InputError, arb, ball, ball_endpoints, ctx, exact, exact_str, fmpq, upper_decimal, require_in
+from ..balls import InputError, arb, ball, ball_endpoints, ctx, exact_str, fmpq, upper_decimal, exact_in, exact_int
 from ..certificate import Budget, Evaluation, exact_operand, reported_bound
 from ..contract import POISSON_ADD_REMOVE
 from ..renyi import epsilon_of_rdp
 from ..verify import register
-from .rdp import ALPHA_MAX, check_work, rdp_ball
+from ..limits import refuse_above
+from .rdp import ALPHA_MAX, check_work, rdp_ball, work_seconds
 from .schedule import Schedule, guard_size, is_schedule_input, parse_delta, schedule_from_inputs
 
 KIND = "dpsgd/renyi-poisson"
@@ -43,9 +44,7 @@ EQ_CONVERT = "Balle20 Thm 21"
 
 def parse_alpha(value, name: str = "--alpha") -> fmpq:
     """A Rényi order: exact rational with 1 < alpha <= 4096 (fractional orders use the chord)."""
-    a = guard_size(exact(value, name), name)
-    require_in(name, a, 1, ALPHA_MAX, "(]")
-    return a
+    return guard_size(exact_in(value, name, 1, ALPHA_MAX, "(]"), name)
 
 
 def epsilon_ball(rdp_total: arb, alpha: fmpq, delta: fmpq) -> arb:
@@ -81,7 +80,7 @@ def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | 
 
     integer = alpha.q == 1
     # the work is decided before any sum (hypotheses above are exact comparisons, cheap for any input)
-    check_work(alpha, len({(ph.sampling_rate, ph.noise_multiplier) for ph in schedule.phases}), ctx.prec, fractional)
+    check_work(alpha, len({(ph.sampling_rate, ph.noise_multiplier) for ph in schedule.phases}), ctx.prec, fractional, len(schedule.phases))
     ev.add("alpha", ball(alpha), "witness", "Rényi order (chosen by float estimates; any alpha > 1 is valid)", integer=integer)
     total = arb(0)
     for i, ph in enumerate(schedule.phases):
@@ -193,5 +192,28 @@ def _example():
         parse_schedule([{"sampling_rate": "1/100", "noise_multiplier": "11/10", "steps": 1000}], contract=POISSON_ADD_REMOVE), "1e-5"
     )
 
+
+def schedule_shape(inputs: dict) -> tuple[int, int]:
+    """(phases, distinct (q, sigma) pairs) of a schedule certificate's inputs, from the text alone (no parsing of
+    numbers: textually distinct pairs are at least the distinct values); the phase count capped first."""
+    n = exact_int(inputs["phases"], "phases")
+    refuse_above("schedule_phases", n, "inputs.phases")
+    pairs = {(inputs.get(f"phase[{i}].sampling_rate"), inputs.get(f"phase[{i}].noise_multiplier")) for i in range(max(n, 0))}
+    return n, len(pairs)
+
+
+def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
+    """Work model of ``dpsgd/renyi-poisson``: :func:`certify.poisson.rdp.work_seconds` at the recorded alpha (a
+    fractional alpha in integral mode costs a quadrature per distinct pair) for the recorded phases."""
+    n, pairs = schedule_shape(inputs)
+    alpha = parse_alpha(witnesses["alpha"], "witnesses.alpha")
+    fractional = witnesses.get("fractional", "chord")
+    w = work_seconds(alpha, pairs, prec, fractional, n)
+    field = "witnesses.fractional" if alpha.q != 1 and fractional == "integral" and pairs * 1e-2 > n * 3.5e-4 else "inputs.phases"
+    return w, field
+
+
+#: the work model of the kind (:func:`certify.limits.check_work`)
+WORK = {KIND: work}
 
 register(KIND, evaluate_renyi_poisson, validate, is_schedule_input, ("alpha", "epsilon_bound", "fractional"), example=_example)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import time
 
-from ..balls import InputError, arb, ball_endpoints, escalate, exact, exact_str, fmpq, lower_decimal, upper_decimal
+from ..balls import InputError, arb, ball_endpoints, escalate, exact, exact_str, fmpq, lower_decimal, upper_decimal, exact_int
 from ..certificate import Budget, Certificate, Claim, Evaluation, Quantity, reported_bound
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from ..dpsgd.accountant import find_rho_witness
@@ -32,16 +32,19 @@ from ..dpsgd.certificates import (
     METHOD_CLAIMS,
     REPORT_DIGITS,
     SEARCH_WITNESSES,
+    _extra_bits_estimate,
     check_gamma,
     eps_ball,
     fill_rho,
     parse_gamma,
+    rho_work,
     witness_json,
     witness_from_json,
 )
 from ..balls import log_float
 from ..dpsgd.estimate import argmin_unimodal, rho_float
 from ..dpsgd.problem import ALPHA_MAX, ALPHA_MIN, Problem, max_alpha, parse_alpha, parse_p
+from ..limits import cap, refuse_above
 from ..verify import register
 from .schedule import Schedule, is_schedule_input, parse_delta, schedule_from_inputs, schedule_inputs
 
@@ -50,7 +53,7 @@ EQ_COMPOSE = "Mironov17 Prop. 1"
 EQ_CONVERT = "Bok26 (6)"
 #: most phases a fixed-size schedule may have: each phase carries its own rho witness (a branch-and-bound
 #: search to produce, about a millisecond per phase to check)
-MAX_FIXED_SIZE_PHASES = 256
+MAX_FIXED_SIZE_PHASES = cap("fixed_size_phases")
 
 
 def _check_schedule(schedule: Schedule) -> None:
@@ -195,6 +198,22 @@ def _evaluate(
     return ev, facts  # facts: each phase's RhoFacts (its leaf keys go into the witness)
 
 
+def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
+    """Work model of ``dpsgd/renyi-bok-schedule``: the sum over phases of
+    :func:`certify.dpsgd.certificates.rho_work` of each phase's witness (at most 256 phases)."""
+    items = witnesses["phases"]
+    refuse_above("fixed_size_phases", len(items), "witnesses.phases")
+    alpha = exact_int(witnesses["alpha"], "alpha")
+    total, field, top = 0.0, "witnesses.phases", -1.0
+    for i, w in enumerate(items):
+        ins = {"sampling_rate": inputs[f"phase[{i}].sampling_rate"], "noise_multiplier": inputs[f"phase[{i}].noise_multiplier"]}
+        sec, f = rho_work(alpha, _extra_bits_estimate(ins), w, prec)
+        total += sec
+        if sec > top:
+            top, field = sec, f"witnesses.phases[{i}].{f.split('.')[-1]}"
+    return total, field
+
+
 def _witness_list(witnesses: dict) -> list:
     items = witnesses.get("phases")
     if not isinstance(items, list):
@@ -304,6 +323,9 @@ def _example() -> Certificate:
     phases = [{"sampling_rate": "1/100", "noise_multiplier": "2", "steps": 600}, {"sampling_rate": "1/50", "noise_multiplier": "3", "steps": 200}]
     return certify_fixed_size_schedule(parse_schedule(phases, contract=FIXED_SIZE_REPLACE_ONE), "1e-6")
 
+
+#: the work model of the kind (:func:`certify.limits.check_work`)
+WORK = {KIND: work}
 
 register(
     KIND,

@@ -42,9 +42,10 @@ import math
 from functools import lru_cache
 
 from ..balls import InputError, acb, arb, ball, ctx, float_of, fmpq, log1m_float, log_float
+from ..limits import BUDGET_SECONDS, cap
 
 #: Largest Rényi order accepted (the sum has alpha + 1 terms).
-ALPHA_MAX = 4096
+ALPHA_MAX = cap("renyi_order_poisson")
 
 
 @lru_cache(maxsize=4096)
@@ -109,35 +110,37 @@ FRACTIONAL = ("chord", "integral")
 
 #: the most work one Rényi evaluation may ask for, in estimated seconds on the 2-core reference machine; decided
 #: from the inputs, witnesses and precision before any sum (a forged certificate cannot keep the checker busy)
-MAX_WORK_SECONDS = 30.0
+MAX_WORK_SECONDS = BUDGET_SECONDS
 
 
-def work_seconds(alpha: fmpq, pairs: int, prec: int, fractional: str = "chord") -> float:
-    """Estimated seconds of :func:`rdp_ball` at ``alpha`` for ``pairs`` distinct (q, sigma) pairs at ``prec`` bits.
+def work_seconds(alpha: fmpq, pairs: int, prec: int, fractional: str = "chord", phases: int = 0) -> float:
+    """Estimated seconds of evaluating a schedule of ``phases`` phases with ``pairs`` distinct (q, sigma) pairs at
+    ``alpha`` and ``prec`` bits (:func:`certify.poisson.certificates.evaluate`, and the checker's comparisons).
 
     Measured (python-flint 0.9): about 1.3 us per binomial term up to 512 bits, growing linearly in the precision
     beyond and quadratically beyond 8192 bits (alpha = 4096: 5.5 ms at 128 bits, 42 ms at 4096, 2.3 s at 65536);
-    the integral of ``fractional="integral"`` 3-5 ms at 128 bits, 0.05-0.35 s at 1024 and 2-11 s at 4096 (about
-    (prec/128)^2.3); a small sum costs 12-16 us whatever alpha. The estimate errs high (twice the idle cost, for a
-    shared machine): 50 us per pair, 3 us per term, 5 ms
-    (prec/128)^2.5 per integral."""
+    the integral of ``fractional="integral"`` 3-10 ms at 128 bits, 0.05-0.7 s at 1024 and 2-22 s at 4096 (about
+    (prec/128)^2.3); a small sum costs 12-16 us whatever alpha; every phase, distinct or not, costs 0.17 ms at 128
+    bits and 0.29 ms at 1024 of claims, quantities and their checks (a 2000-phase certificate: 0.34 s to verify in
+    a fresh process). The estimate errs high (twice the idle cost, for a shared machine): 50 us per pair, 3 us per
+    term, 10 ms (prec/128)^2.5 per integral, 0.35 ms (prec/128)^0.3 per phase."""
     a0 = min(int(alpha.p // alpha.q), 10**12)  # (callers parse alpha <= 4096 first; no float overflow regardless)
     terms = a0 + 1 if alpha.q == 1 else 2 * a0 + 3  # the chord: the sums at floor(alpha) and floor(alpha) + 1
     per_pair = 5e-5 + terms * 3e-6 * max(1.0, prec / 512) * max(1.0, prec / 8192)  # 5e-5: the fixed cost of a sum
     if alpha.q != 1 and fractional == "integral":
-        per_pair += 5e-3 * max(1.0, prec / 128) ** 2.5
-    return pairs * per_pair
+        per_pair += 1e-2 * max(1.0, prec / 128) ** 2.5
+    return pairs * per_pair + phases * 3.5e-4 * max(1.0, prec / 128) ** 0.3
 
 
-def check_work(alpha: fmpq, pairs: int, prec: int, fractional: str = "chord") -> None:
+def check_work(alpha: fmpq, pairs: int, prec: int, fractional: str = "chord", phases: int = 0) -> None:
     """InputError (naming ``alpha``) when :func:`work_seconds` exceeds MAX_WORK_SECONDS."""
-    w = work_seconds(alpha, pairs, prec, fractional)
+    w = work_seconds(alpha, pairs, prec, fractional, phases)
     if w > MAX_WORK_SECONDS:
         mode = " in integral mode" if alpha.q != 1 and fractional == "integral" else ""
         raise InputError(
             "alpha",
-            f"evaluating alpha = {alpha} for {pairs} distinct (q, sigma) pair(s) at {prec} bits{mode} would take about "
-            f"{w:.3g} s (limit {MAX_WORK_SECONDS:g} s); use fewer distinct phases, a smaller or integer alpha, or the chord",
+            f"evaluating alpha = {alpha} for {phases or pairs} phase(s), {pairs} distinct (q, sigma) pair(s), at {prec} bits{mode} would "
+            f"take about {w:.3g} s (limit {MAX_WORK_SECONDS:g} s); use fewer distinct phases, a smaller or integer alpha, or the chord",
         )
 
 

@@ -23,14 +23,15 @@ import io
 import re
 from dataclasses import dataclass
 
-from ..balls import InputError, exact, exact_int, exact_str, fmpq, require_in
+from ..balls import InputError, exact_in, exact_str, fmpq, require_in
 from ..dpsgd.certificates import parse_delta as dpsgd_delta, parse_steps as dpsgd_steps
 from ..inputfile import loads_strict, read_text
 from ..contract import CONTRACT_FIELDS, POISSON_ADD_REMOVE, Contract, contract_from_inputs, parse_contract
 from ..provenance import NOTE_SUFFIX, check_notes
+from ..limits import cap
 
-MAX_PHASES = 100_000
-MAX_STEPS = 10**15
+MAX_PHASES = cap("schedule_phases")
+MAX_STEPS = cap("steps")
 #: smallest noise multiplier accepted: below it exp(1/sigma^2) leaves any meaningful range (guard)
 SIGMA_MIN = fmpq(1, 10**6)
 SIGMA_MAX = fmpq(10**12)
@@ -76,13 +77,12 @@ def guard_size(x: fmpq, name: str) -> fmpq:
 
 
 def parse_sampling_rate(value, name: str = "--sampling-rate", allow_one: bool = True) -> fmpq:
-    q = guard_size(exact(value, name), name)
-    return require_in(name, q, 0, 1, "(]" if allow_one else "()")
+    q = guard_size(exact_in(value, name, 0, 1, "(]" if allow_one else "()"), name)
+    return q
 
 
 def parse_noise_multiplier(value, name: str = "--noise-multiplier") -> fmpq:
-    s = guard_size(exact(value, name), name)
-    require_in(name, s, 0)
+    s = guard_size(exact_in(value, name, 0), name)
     return require_in(name, s, SIGMA_MIN, SIGMA_MAX, "[]", shown="in [1e-6, 1e12] (guard against meaningless magnitudes)")
 
 
@@ -96,7 +96,7 @@ def parse_steps(value, name: str = "--steps") -> int:
 
 def parse_delta(value, name: str = "--delta") -> fmpq:
     """The target delta (:func:`certify.dpsgd.certificates.parse_delta`), with the size guard of this module."""
-    return dpsgd_delta(guard_size(exact(value, name), name), name)
+    return dpsgd_delta(guard_size(exact_in(value, name, 0, 1), name), name)
 
 
 def make_phase(sampling_rate, noise_multiplier, steps, where: str = "") -> Phase:
@@ -260,8 +260,7 @@ def is_schedule_input(name: str, extra=()) -> bool:
 def schedule_from_inputs(inputs: dict) -> Schedule:
     """Inverse of :func:`schedule_inputs` (for the checker); InputError on anything malformed."""
     c = contract_from_inputs(inputs)
-    n = exact_int(inputs.get("phases"), "phases")
-    require_in("phases", n, 1, MAX_PHASES, "[]")
+    n = exact_in(inputs.get("phases"), "phases", 1, MAX_PHASES, "[]", integer=True)
     phases = tuple(
         make_phase(inputs[f"phase[{i}].sampling_rate"], inputs[f"phase[{i}].noise_multiplier"], inputs[f"phase[{i}].steps"], f"phase[{i}].")
         for i in range(n)

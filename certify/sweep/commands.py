@@ -27,11 +27,12 @@ import os
 import sys
 import time
 
-from ..balls import InputError
+from ..balls import InputError, int_flag
 from ..cli import check_output_file, write_atomically
 from ..inputfile import loads_strict, read_bytes, read_text
 from .. import signals
 from ..exits import EXIT_FAILED as EXIT_FAILED_ROWS
+from ..limits import cap
 from . import runner
 from .executor import make_executor
 from .queries import read_queries
@@ -80,7 +81,12 @@ def register(sub) -> None:
     p.add_argument(
         "--out", dest="out_dir", metavar="DIR", required=True, help="folder receiving the certificates and summary.csv (created if missing)"
     )
-    p.add_argument("--workers", type=int, metavar="N", help="worker processes of the LocalCluster or the local pool (default: the CPUs available)")
+    p.add_argument(
+        "--workers",
+        type=int_flag(1, cap("workers")),
+        metavar="N",
+        help="worker processes of the LocalCluster or the local pool (default: the CPUs available)",
+    )
     p.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler (tcp://HOST:8786) instead of a LocalCluster")
     p.add_argument("--executor", choices=["dask", "local"], help="dask (default when installed) or local (concurrent.futures process pool)")
     p.set_defaults(func=run)
