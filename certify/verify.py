@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import registry
+from .limits import check_work
 from .balls import (
     PRECISION_LADDER,
     InputError,
@@ -281,6 +282,7 @@ def verify_document(doc: dict, precision: int | None = None, text: str | None = 
     spec = spec_for(doc["kind"])
     if precision is not None:
         check_precision(precision)
+    check_work(doc, precision)  # the work the file asks for, decided from its shape before any evaluation (exit 2)
     prec = max(precision or doc["precision"], doc["precision"])
     try:
         if doc.get("digest") != digest_of(doc):

@@ -332,8 +332,9 @@ def register(subparsers) -> None:
         "--grid",
         type=grid_arg,
         metavar="H",
-        default="1e-4",
-        help="--accountant pld: loss-grid spacing h > 0, <= 1/2 (default 1e-4, the published column's)",
+        default=None,
+        help="--accountant pld: loss-grid spacing h > 0, <= 1/2 (default: the accountant chooses the finest grid from "
+        "1e-4, the published column's, upward that fits its limits)",
     )
     _common(d)
     add_contract_options(d)
