@@ -256,7 +256,8 @@ def check_empty_values(parser: argparse.ArgumentParser, args) -> None:
             continue
         flag = max(action.option_strings, key=len)
         if flag not in EMPTY_ALLOWED:
-            raise InputError(flag, "empty value; give a value or leave the option out")
+            what = " ".join(str(action.help or "").replace("%%", "%").split())
+            raise InputError(flag, f"must be a value{f' ({what})' if what else ''}, not empty; give one or leave the option out")
 
 
 def check_range(cert: Certificate, hints: dict[str, tuple[str, str]] | None = None) -> None:

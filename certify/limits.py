@@ -72,12 +72,16 @@ def cap(name: str) -> int:
     return LIMITS[name].value
 
 
+class OverCap(InputError):
+    """A count above its cap (:func:`refuse_above`): work refused before it is done (exit 2 in ``certify verify``)."""
+
+
 def refuse_above(name: str, count: int, parameter: str | None = None, what: str | None = None) -> int:
-    """``count`` if it is within the cap ``name``; else InputError naming ``parameter`` (default: the cap's flag)
-    with the admissible range."""
+    """``count`` if it is within the cap ``name``; else :class:`OverCap` (an InputError) naming ``parameter``
+    (default: the cap's flag) with the admissible range."""
     lim = LIMITS[name]
     if count > lim.value:
-        raise InputError(parameter or lim.flag, f"{what or lim.what}: at most {lim.value} accepted, this asks for {count}")
+        raise OverCap(parameter or lim.flag, f"{what or lim.what}: at most {lim.value} accepted, this asks for {count}")
     return count
 
 
@@ -122,10 +126,10 @@ def estimate_work(doc: dict, precision: int | None = None) -> tuple[float, str]:
         seconds, field = fn(inputs, witnesses, prec)
         if prec > rec and getattr(fn, "fallback_cost", True):  # a hook whose evaluator memoises sets it False
             seconds += fn(inputs, witnesses, rec)[0]
-    except InputError:  # a count above its cap (InputError is a ValueError: passed on before the malformed shapes)
+    except OverCap:  # a count above its cap (an InputError, so a ValueError: passed on before the malformed shapes)
         raise
     except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError, IndexError):
-        return 0.0, ""
+        return 0.0, ""  # a malformed or out-of-range value: the validators and the evaluator report it (exit 4 or 5)
     return CHECKER_SECONDS + float(seconds), field
 
 

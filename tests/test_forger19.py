@@ -765,8 +765,8 @@ SCHEDULE_FORGERIES = [
     ({"phases": "1.0"}, (0, 4, 5)),
     ({"phases": "1e0"}, (0, 4, 5)),
     ({"phases": "-1"}, (4, 5)),
-    ({"phases": "100001"}, (4, 5)),
-    ({"phases": "1" + "0" * 5000}, (4, 5)),
+    ({"phases": "100001"}, (2, 4, 5)),  # 2: more phases than the cap, refused before any evaluation
+    ({"phases": "1" + "0" * 5000}, (2, 4, 5)),
     ({"phase[0].steps": "0"}, (4, 5)),
     ({"phase[0].steps": "-1"}, (4, 5)),
     ({"phase[0].steps": "1" + "0" * 30}, (4, 5)),

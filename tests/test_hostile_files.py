@@ -97,7 +97,7 @@ def _check_refusal(rc, out, err, flags, before, after):
     assert rc == 2, (rc, err)
     assert "Traceback" not in out + err
     assert len(lines) == 1, err
-    assert any(f"error: {f}" in lines[0] for f in flags), lines[0]
+    assert any(f"error: {f}" in lines[0] or f"error: argument {f}" in lines[0] for f in flags), lines[0]
     assert after == before, after - before  # nothing written, no temporary file left
 
 

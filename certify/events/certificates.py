@@ -27,6 +27,7 @@ from ..balls import InputError, arb, ball, ball_endpoints, ctx, exact, exact_str
 from ..certificate import Budget, Evaluation, exact_operand
 from ..provenance import check_notes
 from ..renyi import EQ_CONVERT, delta_of_rdp, epsilon_of_rdp
+from ..limits import BUDGET_SECONDS
 from ..verify import register
 from .ledger import Ledger, is_ledger_input, ledger_from_inputs
 
@@ -34,7 +35,7 @@ KIND = "events/rdp"
 ALPHA_MAX = 4096
 QUERIES = ("target_delta", "target_epsilon", "order")
 #: the most work one evaluation may ask for (estimated seconds, decided before any sum)
-MAX_WORK_SECONDS = 30.0
+MAX_WORK_SECONDS = BUDGET_SECONDS  # the checker's budget (certify.limits: one table)
 EQ_COMPOSE = "Mironov17 Prop. 1"
 EQ_EXTRA = "KOV15 (delta outside the Rényi curve)"
 EQ_PURE = "Dwork-Roth 2014 Sec. 3.5 (basic composition)"
@@ -217,6 +218,18 @@ def evaluate_events_rdp(inputs: dict, witnesses: dict) -> Evaluation:
         raise InputError("bound", err.message) from None
     alpha = parse_order(witnesses["alpha"], "alpha") if "alpha" in need else None
     return evaluate(ledger, query, target, alpha, bound)
+
+
+def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
+    """Work model of ``events/rdp``: each distinct mechanism's own estimate at the recorded order (its
+    ``work_seconds``: a closed form, or the Poisson binomial sum / quadrature) at ``prec`` bits."""
+    ledger = ledger_from_inputs(inputs)
+    alpha = parse_order(witnesses["alpha"], "witnesses.alpha") if "alpha" in witnesses else fmpq(2)
+    return sum(m.work_seconds(alpha, prec) for m, _ in ledger.entries), "inputs.event"
+
+
+#: the work model of the kind (:func:`certify.limits.check_work`)
+WORK = {KIND: work}
 
 
 def validate(inputs: dict) -> None:
