@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..balls import exact_in, InputError, exact, exact_str, fmpq
-from ..limits import BUDGET_SECONDS, CHECKER_SECONDS, cap
+from ..limits import BUDGET_SECONDS, CHECKER_SECONDS, OverCap, cap
 from ..contract import Contract
 from ..dpsgd.certificates import parse_delta
 from . import compose, discretise
@@ -137,7 +137,7 @@ def _check_layout(lay: Layout, name: str = "--grid") -> None:
     span = lay.hi - lay.lo + 1
     points = lay.points()
     if span > MAX_ONE_STEP_SPAN or points > MAX_ONE_STEP_POINTS:
-        raise InputError(
+        raise OverCap(  # a count above its cap: refused before any work (exit 2 in certify verify)
             name,
             f"too fine for this --noise-multiplier / --sampling-rate (they set the loss range): "
             f"one step would need {points} grid points over "
