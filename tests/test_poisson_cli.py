@@ -65,8 +65,27 @@ def test_negative_epsilon_is_explained(capsys):
     assert "in particular (0, delta)-DP" in capsys.readouterr().out
 
 
-def test_fixed_size_default_still_runs_bok(capsys):
-    assert cli.main(["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "10", "--delta", "1e-5", "--alpha", "4"]) == 0
+def test_fixed_size_runs_bok(capsys):
+    assert (
+        cli.main(
+            [
+                "dpsgd",
+                "--sampling",
+                "fixed-size",
+                "--sampling-rate",
+                "0.01",
+                "--noise-multiplier",
+                "2",
+                "--steps",
+                "10",
+                "--delta",
+                "1e-5",
+                "--alpha",
+                "4",
+            ]
+        )
+        == 0
+    )
     assert "Corollary 1" in capsys.readouterr().out
 
 

@@ -19,27 +19,41 @@ from ..contract import FIXED_SIZE_REPLACE_ONE, POISSON_ADD_REMOVE, Contract, par
 from .accountant import certify_poisson
 from .certificates import parse_alpha
 from .ecosystem import load_opacus_history
-from .schedule import Schedule, load_schedule, parse_delta, single
+from .schedule import Schedule, load_schedule, opacus_epochs, parse_delta, single
 
 CONTRACT_HELP = """\
-accounting contract (stated in every summary and certificate):
-  --sampling fixed-size --adjacency replace-one   (default) Bok's accountant; baselines wang, birrell;
-                                                  a --schedule of several phases composes Bok's per-phase
-                                                  rho at one alpha (kind dpsgd/renyi-bok-schedule)
-  --sampling poisson --adjacency add-remove       the Rényi accountant of the Poisson-subsampled Gaussian
-                                                  (Mironov, Talwar, Zhang 2019), the contract of Opacus,
-                                                  TF Privacy and dp_accounting; --schedule and
-                                                  --opacus-history give several phases
+accounting contract (required: no default; stated in every summary and certificate):
+  --sampling poisson     (implies --adjacency add-remove) the contract of Opacus, TF Privacy and dp_accounting's
+                         DP-SGD: the Rényi accountant of the Poisson-subsampled Gaussian (Mironov, Talwar, Zhang
+                         2019), or --accountant pld; --schedule and --opacus-history give several phases;
+                         --batch-size/--dataset-size/--epochs count q and T as Opacus does
+  --sampling fixed-size  (implies --adjacency replace-one) Bok's paper: batches of b of n drawn without replacement;
+                         accountants bok (default), wang, birrell, lossless, pld; a --schedule of several phases
+                         composes Bok's per-phase rho at one alpha (kind dpsgd/renyi-bok-schedule)
+  an --opacus-history, or a --schedule file that declares {"contract": ...}, needs no flag;
   other combinations, and shuffled batches, are refused (exit 2)
 """
+
+#: the one line printed when no contract is given (certify dpsgd has no silent default)
+NO_CONTRACT = (
+    "no accounting contract given: add --sampling poisson (Opacus, TF Privacy and dp_accounting's DP-SGD: poisson + "
+    "add-remove) or --sampling fixed-size (Bok's paper: fixed-size + replace-one); a schedule file may declare it instead"
+)
 
 
 def add_contract_options(d: argparse.ArgumentParser) -> None:
     """Add --sampling, --adjacency, --schedule, --opacus-history to the ``certify dpsgd`` parser."""
     g = d.add_argument_group("accounting contract", CONTRACT_HELP)
-    g.add_argument("--sampling", metavar="S", default=None, help="poisson or fixed-size (default fixed-size; with --opacus-history: poisson)")
+    g.add_argument("--sampling", metavar="S", default=None, help="poisson or fixed-size (no default; with --opacus-history: poisson)")
     g.add_argument(
-        "--adjacency", metavar="A", default=None, help="add-remove or replace-one (default replace-one; with --opacus-history: add-remove)"
+        "--adjacency", metavar="A", default=None, help="add-remove or replace-one (implied by --sampling; with --opacus-history: add-remove)"
+    )
+    g.add_argument(
+        "--epochs",
+        type=cli.exact_text,
+        metavar="E",
+        help="poisson: instead of --steps, T = floor(E/q) steps (Opacus's count; E ceil(n/b) with --batch-size "
+        "and --dataset-size, whose q is 1/ceil(n/b) as Opacus's DPDataLoader); recorded in the certificate",
     )
     g.add_argument(
         "--schedule",
@@ -71,13 +85,13 @@ def add_contract_options(d: argparse.ArgumentParser) -> None:
 def _contract(args) -> Contract | None:
     """The contract the flags ask for: explicit options (one of --sampling / --adjacency implies the other: the
     one certified contract with it), else implied by --opacus-history, else None for a --schedule file (it may
-    declare one), else the default."""
+    declare one); nothing at all is refused (:data:`NO_CONTRACT`: there is no silent default)."""
     if args.sampling is None and args.adjacency is None:
         if args.opacus_history:
             return POISSON_ADD_REMOVE
         if args.schedule:
-            return None  # the file may declare it; default applied after reading
-        return FIXED_SIZE_REPLACE_ONE
+            return None  # the file may declare it (a file that does not is refused after reading)
+        raise InputError("--sampling", NO_CONTRACT)
     for flag, value in (("--sampling", args.sampling), ("--adjacency", args.adjacency)):
         if value is not None and not str(value).strip():
             raise InputError(flag, "is empty: give poisson or fixed-size (--sampling), add-remove or replace-one (--adjacency)")
@@ -116,6 +130,7 @@ def _schedule(args, contract: Contract | None) -> Schedule:
                 ("--steps", args.steps),
                 ("--batch-size", args.batch_size),
                 ("--dataset-size", args.dataset_size),
+                ("--epochs", args.epochs),
             )
             if v is not None
         ]
@@ -130,13 +145,15 @@ def _schedule(args, contract: Contract | None) -> Schedule:
                     f"{contract.sampling} + {contract.adjacency}: mixed contracts are refused",
                 )
             return sch
-        return load_schedule(args.schedule, contract=contract)
-    if args.batch_size is not None or args.dataset_size is not None:
-        raise InputError("--batch-size", "under poisson sampling give --sampling-rate q (the expected batch size divided by n)")
-    for n, v in (("--sampling-rate", args.sampling_rate), ("--noise-multiplier", args.noise_multiplier), ("--steps", args.steps)):
-        if v is None:
-            raise InputError(n, "required (or give --schedule FILE / --opacus-history FILE)")
-    return single(args.sampling_rate, args.noise_multiplier, args.steps, contract)
+        return load_schedule(args.schedule, contract=contract, default=None if contract is None else contract)
+    if args.noise_multiplier is None:
+        raise InputError("--noise-multiplier", "required (or give --schedule FILE / --opacus-history FILE)")
+    if args.accountant == "pld" and (args.epochs is not None or args.batch_size is not None or args.dataset_size is not None):
+        flag = "--epochs" if args.epochs is not None else "--batch-size"
+        raise InputError(flag, "--accountant pld takes --sampling-rate and --steps (Opacus's count: q = 1/ceil(n/b), T = E ceil(n/b))")
+    q, t, derivation = opacus_epochs(args.batch_size, args.dataset_size, args.epochs, args.sampling_rate, args.steps)
+    sch = single(q, args.noise_multiplier, t, contract)
+    return Schedule(sch.contract, sch.phases, sch.notes, sch.source, derivation)
 
 
 def run_contract(args) -> int | None:
@@ -156,6 +173,12 @@ def run_contract(args) -> int | None:
             args.sampling_rate = exact_str(ph.sampling_rate)
             args.noise_multiplier = exact_str(ph.noise_multiplier)
             args.steps = str(ph.steps)
+        if args.epochs is not None:
+            raise InputError(
+                "--epochs",
+                "is counted as Opacus counts Poisson-sampled epochs (give --sampling poisson); under fixed-size give --steps "
+                "(an epoch of fixed-size batches is floor(n/b) or ceil(n/b) steps, depending on the loader)",
+            )
         for n, v in (("--noise-multiplier", args.noise_multiplier), ("--steps", args.steps)):
             if v is None:
                 raise InputError(n, "required")
@@ -194,6 +217,18 @@ def _show(x) -> str:
     return t if len(t) <= 24 else f"~{lower_decimal(x, 10)}"
 
 
+def derivation_line(d: dict, ph) -> str:
+    """How q and T were counted from --batch-size / --dataset-size / --epochs (Opacus's rule), in words."""
+    parts = []
+    if "batch_size" in d:
+        parts.append(
+            f"q = 1/ceil({d['dataset_size']}/{d['batch_size']}) = {exact_str(ph.sampling_rate)} (batches of {d['batch_size']} of {d['dataset_size']})"
+        )
+    if "epochs" in d:
+        parts.append(f"T = floor({d['epochs']} epochs / q) = {ph.steps} steps")
+    return "counted as Opacus counts: " + "; ".join(parts)
+
+
 def summary(cert, sch: Schedule, seconds: float, chosen: bool) -> str:
     q = cert.quantities
     eps = q["epsilon"].value
@@ -220,6 +255,8 @@ def summary(cert, sch: Schedule, seconds: float, chosen: bool) -> str:
         f"  {sch.contract.statement()}",
         "  not covered: shuffled batches (a permutation cut into batches is not Poisson sampling); hyperparameter search on private data",
     ]
+    if sch.derivation:
+        lines.insert(1, f"  {derivation_line(dict(sch.derivation), sch.phases[0])}")
     if sch.notes:
         lines.append(f"  {len(sch.notes)} input(s) were binary floats, taken at their exact binary value (noted in the certificate)")
     lines.append(f"  ({seconds * 1e3:.1f} ms)")
