@@ -112,11 +112,12 @@ def _result(cert: Certificate, delta: fmpq, contract: Contract, accountant: str)
 
 
 def certify_schedule(
-    schedule: Schedule, delta, *, accountant: str | None = None, alpha=None, notes: dict | None = None, fractional: str = "chord"
+    schedule: Schedule, delta, *, accountant: str | None = None, alpha=None, notes: dict | None = None, fractional: str | None = None
 ) -> Result:
     """Certify a :class:`~certify.poisson.schedule.Schedule` under its own contract (exact delta).
 
-    ``fractional`` (poisson only): "chord" (default) or "integral" (tighter fractional orders, slower check);
+    ``fractional`` (poisson only): None (default: "integral", as tight as the float libraries, unless the schedule
+    has so many distinct phases that checking would be long), "chord" or "integral";
     see :func:`certify.poisson.accountant.certify_poisson`.
     """
     c = schedule.contract
@@ -175,7 +176,7 @@ def dpsgd_epsilon(
     accountant: str | None = None,
     schedule=None,
     alpha=None,
-    fractional: str = "chord",
+    fractional: str | None = None,
 ) -> Result:
     """Certified epsilon of DP-SGD under an explicit accounting contract.
 
@@ -184,7 +185,8 @@ def dpsgd_epsilon(
     object as in a schedule file). Numbers are exact: strings, ints, Fractions (plain floats are
     refused). ``accountant``: None (the default of the contract: "renyi" for poisson + add-remove, "bok"
     for fixed-size + replace-one), or one that certifies the contract. ``alpha`` fixes the Rényi order.
-    ``fractional="integral"`` evaluates fractional orders by the defining integral (poisson; tighter).
+    ``fractional``: how a fractional order is bounded (poisson): None (default, the defining integral unless checking
+    it would be long), "chord" or "integral" (:func:`certify.poisson.accountant.certify_poisson`).
     Raises InputError (naming the parameter) for bad input or an uncovered contract.
     """
     contract = parse_contract(sampling, adjacency, accountant, sampling_name="sampling", adjacency_name="adjacency", accountant_name="accountant")
@@ -272,7 +274,7 @@ class OpacusAccountant:
     def schedule(self) -> Schedule:
         return opacus_history(self.history, "history")
 
-    def get_epsilon(self, delta, alpha=None, fractional: str = "chord") -> Result:
+    def get_epsilon(self, delta, alpha=None, fractional: str | None = None) -> Result:
         """Certified epsilon at ``delta`` (float accepted, converted exactly) for the recorded history."""
         if not self.history:
             raise InputError("history", "is empty: call step() first")
@@ -290,7 +292,7 @@ class OpacusAccountant:
 # --------------------------------------------------------------------------------------------
 # dp_accounting-shaped function
 # --------------------------------------------------------------------------------------------
-def dp_event_epsilon(event, delta, neighboring_relation, *, accountant: str | None = None, alpha=None, fractional: str = "chord") -> Result:
+def dp_event_epsilon(event, delta, neighboring_relation, *, accountant: str | None = None, alpha=None, fractional: str | None = None) -> Result:
     """Certified epsilon of a dp_accounting ``DpEvent`` at ``delta`` under ``neighboring_relation``.
 
     Supported events: Gaussian, PoissonSampled (ADD_OR_REMOVE_ONE), SampledWithoutReplacement

@@ -23,7 +23,7 @@ def run(args):
 def test_summary_states_the_contract(capsys):
     assert cli.main(POISSON + GOOD) == 0
     out = capsys.readouterr().out
-    assert "epsilon <= 1.72523" in out
+    assert "epsilon <= 1.71172" in out
     assert "contract: poisson sampling, add-remove adjacency" in out and "privacy unit: one example" in out
     assert "not covered: shuffled batches" in out
 

@@ -71,10 +71,11 @@ def add_contract_options(d: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--fractional-orders",
         choices=["chord", "integral"],
-        default="chord",
-        help="poisson: how a fractional alpha is bounded: chord (default; the convexity chord, cheap to "
-        "check) or integral (the defining integral in balls: as tight as the float libraries' "
-        "fractional orders, 0.5-1%% smaller epsilons; checking repeats a quadrature per phase)",
+        default=None,
+        help="poisson: how a fractional alpha is bounded: integral (the default, unless the run has so many distinct "
+        "phases that checking would take over 2 s: the defining integral in balls, as tight as the float libraries' "
+        "fractional orders; checking repeats a quadrature per distinct (q, sigma)) or chord (the convexity chord, "
+        "cheap to check, looser where the best order is below 2)",
     )
     for action in d._actions:  # the phases may come from a file: checked in run_contract instead
         if action.dest in ("noise_multiplier", "steps"):
