@@ -17,6 +17,7 @@ from ..balls import InputError, ball_endpoints, escalate, exact, exact_str, floa
 from ..certificate import Certificate
 from .certificates import KIND, evaluate, parse_alpha
 from .rdp import FRACTIONAL, work_seconds
+from .schedule import Schedule, parse_delta, schedule_inputs
 
 #: the default mode's budget for checking the integrals (estimated seconds, :func:`certify.poisson.rdp.work_seconds`)
 INTEGRAL_DEFAULT_SECONDS = 2.0
@@ -29,9 +30,6 @@ def default_fractional(schedule: Schedule) -> str:
     INTEGRAL_DEFAULT_SECONDS at 128 bits; then "chord" (cheap to check, looser where the best order is below 2)."""
     pairs = len({(ph.sampling_rate, ph.noise_multiplier) for ph in schedule.phases})
     return "integral" if work_seconds(fmpq(3, 2), pairs, 128, "integral") <= INTEGRAL_DEFAULT_SECONDS else "chord"
-
-
-from .schedule import Schedule, parse_delta, schedule_inputs
 
 
 def choose_alpha(schedule: Schedule, delta: fmpq, fractional: str | None = None) -> fmpq:
