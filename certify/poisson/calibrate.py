@@ -345,7 +345,8 @@ def summary(cal: Calibration, target: fmpq, delta: fmpq, steps: int, q: fmpq, se
                 f"epsilon >= {lower_decimal(ef, 8)} > target (certified)",
                 f"  relative width (s_pass - s_fail)/s_pass = {upper_decimal(cal.relative_width, 3)} (<= 1e-4)",
                 "  accountant: Rényi DP of the Poisson-subsampled Gaussian (MTZ19), min over the orders "
-                f"{'G u F: ' + GRID_FRAC_TEXT if cal.fractional else 'G = ' + GRID_TEXT}; epsilon is non-increasing in sigma (proof obligation P-sigma-monotone, "
+                f"{'G u F: ' + GRID_FRAC_TEXT if cal.fractional else 'G = ' + GRID_TEXT}; "
+                "epsilon is non-increasing in sigma (proof obligation P-sigma-monotone, "
                 "certify proofs --paper mtz-poisson), so s_pass is minimal up to the bracket for this accountant",
                 f"  {POISSON_ADD_REMOVE.statement()}",
                 f"  ({seconds:.3f} s)",
