@@ -99,6 +99,38 @@ class Result:
         """The certificate as JSON text (write it to a file; ``certify verify FILE`` re-checks it)."""
         return self.certificate.dumps()
 
+    def _run_text(self) -> str:
+        i = self.certificate.inputs
+        if i.get("phases") == "1":
+            return f"q={i['phase[0].sampling_rate']}, sigma={i['phase[0].noise_multiplier']}, T={i['phase[0].steps']}"
+        if "phases" in i:
+            return f"{i['phases']} phases"
+        return ", ".join(f"{k}={i[k]}" for k in ("sampling_rate", "noise_multiplier", "steps") if k in i)
+
+    def __repr__(self) -> str:
+        """One readable line: the certified bound (outward decimal, rounded up), delta, accountant, order, contract, run."""
+        c = self.contract
+        return (
+            f"Result(epsilon <= {upper_decimal(self.ball, 6)}, delta={self.delta}, accountant={self.accountant}, "
+            f"alpha={self.alpha}, contract={c.sampling} + {c.adjacency}, {self._run_text()}, kind={self.certificate.kind})"
+        )
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rendering: a small table (every text escaped), the bound first."""
+        from html import escape
+
+        c = self.contract
+        rows = [
+            ("epsilon", f"&le; {escape(upper_decimal(self.ball, 10))} (certified upper bound, rounded up)"),
+            ("delta", escape(str(self.delta))),
+            ("run", escape(self._run_text())),
+            ("accountant", escape(f"{self.accountant} (alpha = {self.alpha})")),
+            ("contract", escape(f"{c.sampling} + {c.adjacency}: {c.statement()}")),
+            ("certificate", escape(f"kind {self.certificate.kind}; Result.dumps() is the JSON `certify verify` re-checks")),
+        ]
+        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{v}</td></tr>" for k, v in rows)
+        return f"<table class='certify-result'>{body}</table>"
+
 
 def _result(cert: Certificate, delta: fmpq, contract: Contract, accountant: str) -> Result:
     eps = cert.quantities["epsilon"].value

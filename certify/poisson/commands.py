@@ -80,7 +80,7 @@ def add_contract_options(d: argparse.ArgumentParser) -> None:
     for action in d._actions:  # the phases may come from a file: checked in run_contract instead
         if action.dest in ("noise_multiplier", "steps"):
             action.required = False
-    d.set_defaults(accountant=None)
+    d.set_defaults(accountant=None, emit=emit)
 
 
 def _contract(args) -> Contract | None:
@@ -193,9 +193,11 @@ def run_contract(args) -> int | None:
         if args.alpha is not None:
             raise InputError("--alpha", "is a setting of the Rényi accountant; the PLD accountant has none")
         from ..pld.commands import run_pld
+        from ..progress import ticking
 
         ph = sch.phases[0]
-        return run_pld(args, contract, ph.sampling_rate, ph.noise_multiplier, ph.steps, parse_delta(args.delta))
+        with ticking("dpsgd --accountant pld"):
+            return run_pld(args, contract, ph.sampling_rate, ph.noise_multiplier, ph.steps, parse_delta(args.delta))
     if args.accountant not in (None, "renyi"):
         raise InputError(
             "--accountant",
@@ -208,8 +210,51 @@ def run_contract(args) -> int | None:
     alpha = None if args.alpha is None else parse_alpha(args.alpha)
     t0 = time.perf_counter()
     cert = certify_poisson(sch, delta, alpha, fractional=args.fractional_orders)
-    cli.emit(cert, summary(cert, sch, time.perf_counter() - t0, alpha is None), args)
+    emit(cert, summary(cert, sch, time.perf_counter() - t0, alpha is None), args)
     return 0
+
+
+_ACCOUNTANT_OF_KIND = {"dpsgd/renyi-poisson": "renyi", "pld/dpsgd": "pld", "dpsgd/renyi-bok": "bok", "dpsgd/renyi-bok-schedule": "bok"}
+
+
+def compact_summary(cert, args) -> dict:
+    """The compact ``--json`` of ``certify dpsgd``: the bounds as outward decimals (10 digits), the contract, the
+    accountant, the run, and the certificate's path (``--out``; null without it: the summary is not a certificate)."""
+    i, q = cert.inputs, cert.quantities
+    d = {
+        "kind": cert.kind,
+        "accountant": _ACCOUNTANT_OF_KIND.get(cert.kind) or getattr(args, "accountant", None),
+        "contract": {"sampling": i.get("sampling"), "adjacency": i.get("adjacency")},
+        "delta": i.get("delta"),
+    }
+    if "epsilon_upper" in q:  # the PLD: a two-sided bracket
+        d["epsilon_upper"] = upper_decimal(q["epsilon_upper"].value, 10)
+        d["epsilon_lower"] = lower_decimal(q["epsilon_lower"].value, 10)
+    else:
+        d["epsilon_upper"] = upper_decimal(q["epsilon"].value, 10)
+    alpha = cert.witnesses.get("alpha", i.get("alpha"))
+    if alpha is not None:
+        d["alpha"] = alpha
+    run = {k: i[k] for k in ("sampling_rate", "noise_multiplier", "steps", "phases", "batch_size", "dataset_size", "epochs", "grid") if k in i}
+    if i.get("phases") == "1":
+        run.update({k.split(".", 1)[1]: i[k] for k in ("phase[0].sampling_rate", "phase[0].noise_multiplier", "phase[0].steps")})
+    d["run"] = run
+    d["certificate"] = getattr(args, "out", None)
+    return d
+
+
+def emit(cert, summary_text: str, args) -> None:
+    """:func:`certify.cli.emit` for ``certify dpsgd``: ``--json`` prints :func:`compact_summary` (the certificate goes
+    to ``--out``), otherwise the summary; ``--out`` writes the certificate either way."""
+    import json
+    import sys
+
+    if not getattr(args, "json", False):
+        cli.emit(cert, summary_text, args)
+        return
+    if getattr(args, "out", None):
+        cli.write_atomically(args.out, cert.dumps())
+    sys.stdout.write(json.dumps(compact_summary(cert, args), indent=2) + "\n")
 
 
 def _show(x) -> str:
