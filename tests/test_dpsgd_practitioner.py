@@ -39,9 +39,8 @@ def test_a_schedule_file_must_declare_its_contract_or_the_flags_give_it(tmp_path
     assert "declares no contract" in capsys.readouterr().err
     assert cli.main(["dpsgd", "--sampling", "poisson", "--schedule", str(plain), "--delta", "1e-5"]) == 0
     declared = tmp_path / "declared.json"
-    declared.write_text(
-        '{"contract": {"sampling": "poisson", "adjacency": "add-remove"}, "phases": [{"sampling_rate": "0.01", "noise_multiplier": "1.1", "steps": 100}]}'
-    )
+    phases = '[{"sampling_rate": "0.01", "noise_multiplier": "1.1", "steps": 100}]'
+    declared.write_text('{"contract": {"sampling": "poisson", "adjacency": "add-remove"}, "phases": ' + phases + "}")
     assert cli.main(["dpsgd", "--schedule", str(declared), "--delta", "1e-5"]) == 0
     assert "poisson sampling, add-remove adjacency" in capsys.readouterr().out
 
