@@ -6,7 +6,8 @@
 al. 2020, Thm 21; eps_RDP of MTZ 2019, :mod:`certify.poisson.rdp`). Any alpha > 1 gives a valid bound;
 alpha is *chosen* by floats in log space (:mod:`certify.poisson.choice`, numpy, memoised per (q, sigma) and
 per query): every integer order 2..256 and a coarse grid to 4096, then fractional orders a +- j/16 around the
-best integer (the chord makes them cheap). The certificate records alpha exactly; the checker re-evaluates at it only.
+best integer (by the integral estimate in the default mode, :func:`default_fractional`; the chord's values in chord
+mode). The certificate records alpha exactly; the checker re-evaluates at it only.
 """
 
 from __future__ import annotations
