@@ -40,7 +40,7 @@ RATIO_CELLS = [
     ("1e-6", "0.0025", "4", 64000),
     ("1e-8", "0.04", "8", 64000),
 ]
-QUERY = ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"]
+QUERY = ["dpsgd", "--sampling", "fixed-size", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"]
 
 
 def cold() -> None:

@@ -44,7 +44,11 @@ def light_tasks(n: int) -> list[Task]:
     for i in range(n):
         p = f"{1 + i % 50}/10000"
         sigma = f"{2 + i // 50}"
-        out.append(Task("dpsgd", ("--alpha=8", "--delta=1e-6", f"--noise-multiplier={sigma}", f"--sampling-rate={p}", "--steps=1000")))
+        out.append(
+            Task(
+                "dpsgd", ("--sampling=fixed-size", "--alpha=8", "--delta=1e-6", f"--noise-multiplier={sigma}", f"--sampling-rate={p}", "--steps=1000")
+            )
+        )
     return out
 
 

@@ -99,6 +99,38 @@ class Result:
         """The certificate as JSON text (write it to a file; ``certify verify FILE`` re-checks it)."""
         return self.certificate.dumps()
 
+    def _run_text(self) -> str:
+        i = self.certificate.inputs
+        if i.get("phases") == "1":
+            return f"q={i['phase[0].sampling_rate']}, sigma={i['phase[0].noise_multiplier']}, T={i['phase[0].steps']}"
+        if "phases" in i:
+            return f"{i['phases']} phases"
+        return ", ".join(f"{k}={i[k]}" for k in ("sampling_rate", "noise_multiplier", "steps") if k in i)
+
+    def __repr__(self) -> str:
+        """One readable line: the certified bound (outward decimal, rounded up), delta, accountant, order, contract, run."""
+        c = self.contract
+        return (
+            f"Result(epsilon <= {upper_decimal(self.ball, 6)}, delta={self.delta}, accountant={self.accountant}, "
+            f"alpha={self.alpha}, contract={c.sampling} + {c.adjacency}, {self._run_text()}, kind={self.certificate.kind})"
+        )
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rendering: a small table (every text escaped), the bound first."""
+        from html import escape
+
+        c = self.contract
+        rows = [
+            ("epsilon", f"&le; {escape(upper_decimal(self.ball, 10))} (certified upper bound, rounded up)"),
+            ("delta", escape(str(self.delta))),
+            ("run", escape(self._run_text())),
+            ("accountant", escape(f"{self.accountant} (alpha = {self.alpha})")),
+            ("contract", escape(f"{c.sampling} + {c.adjacency}: {c.statement()}")),
+            ("certificate", escape(f"kind {self.certificate.kind}; Result.dumps() is the JSON `certify verify` re-checks")),
+        ]
+        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{v}</td></tr>" for k, v in rows)
+        return f"<table class='certify-result'>{body}</table>"
+
 
 def _result(cert: Certificate, delta: fmpq, contract: Contract, accountant: str) -> Result:
     eps = cert.quantities["epsilon"].value
@@ -112,11 +144,12 @@ def _result(cert: Certificate, delta: fmpq, contract: Contract, accountant: str)
 
 
 def certify_schedule(
-    schedule: Schedule, delta, *, accountant: str | None = None, alpha=None, notes: dict | None = None, fractional: str = "chord"
+    schedule: Schedule, delta, *, accountant: str | None = None, alpha=None, notes: dict | None = None, fractional: str | None = None
 ) -> Result:
     """Certify a :class:`~certify.poisson.schedule.Schedule` under its own contract (exact delta).
 
-    ``fractional`` (poisson only): "chord" (default) or "integral" (tighter fractional orders, slower check);
+    ``fractional`` (poisson only): None (default: "integral", as tight as the float libraries, unless the schedule
+    has so many distinct phases that checking would be long), "chord" or "integral";
     see :func:`certify.poisson.accountant.certify_poisson`.
     """
     c = schedule.contract
@@ -175,7 +208,7 @@ def dpsgd_epsilon(
     accountant: str | None = None,
     schedule=None,
     alpha=None,
-    fractional: str = "chord",
+    fractional: str | None = None,
 ) -> Result:
     """Certified epsilon of DP-SGD under an explicit accounting contract.
 
@@ -184,7 +217,8 @@ def dpsgd_epsilon(
     object as in a schedule file). Numbers are exact: strings, ints, Fractions (plain floats are
     refused). ``accountant``: None (the default of the contract: "renyi" for poisson + add-remove, "bok"
     for fixed-size + replace-one), or one that certifies the contract. ``alpha`` fixes the Rényi order.
-    ``fractional="integral"`` evaluates fractional orders by the defining integral (poisson; tighter).
+    ``fractional``: how a fractional order is bounded (poisson): None (default, the defining integral unless checking
+    it would be long), "chord" or "integral" (:func:`certify.poisson.accountant.certify_poisson`).
     Raises InputError (naming the parameter) for bad input or an uncovered contract.
     """
     contract = parse_contract(sampling, adjacency, accountant, sampling_name="sampling", adjacency_name="adjacency", accountant_name="accountant")
@@ -272,7 +306,7 @@ class OpacusAccountant:
     def schedule(self) -> Schedule:
         return opacus_history(self.history, "history")
 
-    def get_epsilon(self, delta, alpha=None, fractional: str = "chord") -> Result:
+    def get_epsilon(self, delta, alpha=None, fractional: str | None = None) -> Result:
         """Certified epsilon at ``delta`` (float accepted, converted exactly) for the recorded history."""
         if not self.history:
             raise InputError("history", "is empty: call step() first")
@@ -290,7 +324,7 @@ class OpacusAccountant:
 # --------------------------------------------------------------------------------------------
 # dp_accounting-shaped function
 # --------------------------------------------------------------------------------------------
-def dp_event_epsilon(event, delta, neighboring_relation, *, accountant: str | None = None, alpha=None, fractional: str = "chord") -> Result:
+def dp_event_epsilon(event, delta, neighboring_relation, *, accountant: str | None = None, alpha=None, fractional: str | None = None) -> Result:
     """Certified epsilon of a dp_accounting ``DpEvent`` at ``delta`` under ``neighboring_relation``.
 
     Supported events: Gaussian, PoissonSampled (ADD_OR_REMOVE_ONE), SampledWithoutReplacement

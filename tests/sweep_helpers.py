@@ -24,7 +24,17 @@ def renyi_rows(n: int) -> list[dict]:
     )
     rows = []
     for steps, delta, alpha, p, sigma in itertools.islice(grid, n):
-        rows.append({"command": "dpsgd", "sampling_rate": p, "noise_multiplier": sigma, "steps": steps, "delta": delta, "alpha": alpha})
+        rows.append(
+            {
+                "command": "dpsgd",
+                "sampling": "fixed-size",
+                "sampling_rate": p,
+                "noise_multiplier": sigma,
+                "steps": steps,
+                "delta": delta,
+                "alpha": alpha,
+            }
+        )
     return rows
 
 

@@ -33,7 +33,7 @@ ROUTES = {
     "flags poisson": (["--sampling", "poisson", *ONE], POISSON),
     "flags adjacency add-remove": (["--adjacency", "add-remove", *ONE], POISSON),
     "flags fixed-size": (["--sampling", "fixed-size", *ONE], FIXED),
-    "flags default": (ONE, FIXED),
+    "flags adjacency replace-one": (["--adjacency", "replace-one", *ONE], FIXED),
     "schedule declaring poisson": (["--schedule", "poisson.json"], POISSON),
     "schedule declaring fixed-size": (["--schedule", "fixed.json"], FIXED),
     "opacus history": (["--opacus-history", "history.json"], POISSON),
@@ -55,6 +55,15 @@ def test_every_route_is_certified_under_the_contract_it_declares(tmp_path, route
     doc = json.loads(text)
     assert (doc["inputs"]["sampling"], doc["inputs"]["adjacency"]) == declared, (route, accountant, doc["kind"])
     assert verify_text(text).ok
+
+
+@pytest.mark.parametrize("accountant", ["renyi", "bok", "pld"])
+def test_no_route_without_a_contract(tmp_path, accountant):
+    """No flag, no file declaring a contract: refused whatever the accountant (there is no default contract)."""
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err), contextlib.chdir(tmp_path):
+        rc = cli.main(["dpsgd", *ONE, "--accountant", accountant, "--delta", "1e-5", "--out", "cert.json"])
+    assert rc == 2 and "no accounting contract given" in err.getvalue() and not (tmp_path / "cert.json").exists()
 
 
 @pytest.mark.parametrize("route", ["flags poisson", "schedule declaring poisson", "opacus history"])

@@ -154,7 +154,7 @@ def _run(args):
 @pytest.mark.slow  # about 6 CPU s: eight CLI subprocesses
 def test_dpsgd_accountant_option(tmp_path):
     pytest.importorskip("dp_accounting")
-    base = ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"]
+    base = ["dpsgd", "--sampling", "fixed-size", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"]
     out = tmp_path / "w.json"
     r = _run(base + ["--accountant", "wang", "--out", str(out)])
     assert r.returncode == 0 and "4.0212" in r.stdout and "certified" in r.stdout

@@ -78,15 +78,45 @@ BASES = {
         ["--alpha", "--sampling-rate", "--noise-multiplier", "--gamma"],
     ),
     "dpsgd": (
-        ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"],
+        ["dpsgd", "--sampling", "fixed-size", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"],
         ["--sampling-rate", "--noise-multiplier", "--steps", "--delta", "--alpha", "--gamma"],
     ),
     "dpsgd-batch": (
-        ["dpsgd", "--batch-size", "600", "--dataset-size", "60000", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"],
+        [
+            "dpsgd",
+            "--sampling",
+            "fixed-size",
+            "--batch-size",
+            "600",
+            "--dataset-size",
+            "60000",
+            "--noise-multiplier",
+            "2",
+            "--steps",
+            "1000",
+            "--delta",
+            "1e-6",
+        ],
         ["--batch-size", "--dataset-size"],
     ),
     "dpsgd-wang": (
-        ["dpsgd", "--accountant", "wang", "--alpha", "8", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"],
+        [
+            "dpsgd",
+            "--sampling",
+            "fixed-size",
+            "--accountant",
+            "wang",
+            "--alpha",
+            "8",
+            "--sampling-rate",
+            "0.01",
+            "--noise-multiplier",
+            "2",
+            "--steps",
+            "1000",
+            "--delta",
+            "1e-6",
+        ],
         ["--sampling-rate", "--noise-multiplier", "--steps", "--delta", "--alpha"],
     ),
     "objpert-rdp": (
@@ -218,12 +248,46 @@ REPRODUCERS = [
     (["rho", "--alpha", "8", "--sampling-rate", "0.01", "--noise-multiplier", "0.02"], (0,)),
     (["calibrate", "--epsilon", "1e-30", "--delta", "1e-7", "--n", "1000000", "--d", "10000"], (0, 2)),
     # OverflowError in float estimates: computed
-    (["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1e400", "--delta", "1e-6"], (0,)),
-    (["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-400"], (0,)),
+    (["dpsgd", "--sampling", "fixed-size", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1e400", "--delta", "1e-6"], (0,)),
+    (["dpsgd", "--sampling", "fixed-size", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-400"], (0,)),
     # the 15 TiB allocation: refused before any work
-    (["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "1e-9", "--steps", "1000", "--delta", "1e-6"], (2,)),
-    (["dpsgd", "--accountant", "lossless", "--sampling-rate", "0.01", "--noise-multiplier", "0.002", "--steps", "10", "--delta", "1e-6"], (2,)),
-    (["dpsgd", "--accountant", "wang", "--sampling-rate", "0.01", "--noise-multiplier", "1e300", "--steps", "10", "--delta", "1e-6"], (2,)),
+    (["dpsgd", "--sampling", "fixed-size", "--sampling-rate", "0.01", "--noise-multiplier", "1e-9", "--steps", "1000", "--delta", "1e-6"], (2,)),
+    (
+        [
+            "dpsgd",
+            "--sampling",
+            "fixed-size",
+            "--accountant",
+            "lossless",
+            "--sampling-rate",
+            "0.01",
+            "--noise-multiplier",
+            "0.002",
+            "--steps",
+            "10",
+            "--delta",
+            "1e-6",
+        ],
+        (2,),
+    ),
+    (
+        [
+            "dpsgd",
+            "--sampling",
+            "fixed-size",
+            "--accountant",
+            "wang",
+            "--sampling-rate",
+            "0.01",
+            "--noise-multiplier",
+            "1e300",
+            "--steps",
+            "10",
+            "--delta",
+            "1e-6",
+        ],
+        (2,),
+    ),
 ]
 
 
@@ -264,7 +328,7 @@ def test_tiny_values_printed_from_the_exponent():
     [
         ["objpert", "--example", "4.8", "--iterations", "520000"],  # rho^(N/2) ~ 1e-8700
         ["gaussian-benchmark", "--noise-multiplier", "1000", "--epsilon", "1"],  # delta ~ 1e-217000
-        ["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1e400", "--delta", "1e-400"],
+        ["dpsgd", "--sampling", "fixed-size", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1e400", "--delta", "1e-400"],
     ],
 )
 def test_extreme_but_representable_values_certify_and_verify(args, tmp_path):

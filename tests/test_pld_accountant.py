@@ -136,7 +136,21 @@ def _cli(*args):
     return subprocess.run([sys.executable, "-m", "certify", *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 
-BASE = ["dpsgd", "--accountant", "pld", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "20", "--delta", "1e-6"]
+BASE = [
+    "dpsgd",
+    "--sampling",
+    "fixed-size",
+    "--accountant",
+    "pld",
+    "--sampling-rate",
+    "0.01",
+    "--noise-multiplier",
+    "2",
+    "--steps",
+    "20",
+    "--delta",
+    "1e-6",
+]
 
 
 def test_cli_summary_json_and_verify(tmp_path):
@@ -234,7 +248,22 @@ def test_tiny_delta_certified_down_to_1e130_and_refused_below():
     and K = 1047 was beyond what the checker admits); below 1e-130: a one-line error naming --delta, exit 2."""
     cert = certify_pld(FIXED_SIZE_REPLACE_ONE, "1/1000000", "1000000", 1, "1e-130")
     assert verify_text(cert.dumps()).ok
-    base = [sys.executable, "-m", "certify", "dpsgd", "--accountant", "pld", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "10"]
+    base = [
+        sys.executable,
+        "-m",
+        "certify",
+        "dpsgd",
+        "--sampling",
+        "fixed-size",
+        "--accountant",
+        "pld",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "2",
+        "--steps",
+        "10",
+    ]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     r = subprocess.run(base + ["--delta", "1e-131"], cwd=root, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1 and "--delta" in r.stderr and "1e-130" in r.stderr

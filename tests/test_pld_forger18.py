@@ -557,7 +557,7 @@ HOSTILE = [
 
 @pytest.mark.parametrize("i", [0])
 def test_hostile_dpsgd_fast(i):
-    rc, err, _out, s, rss = _cli(["dpsgd", "--accountant", "pld", *HOSTILE[i]])
+    rc, err, _out, s, rss = _cli(["dpsgd", "--sampling", "fixed-size", "--accountant", "pld", *HOSTILE[i]])
     _assert_clean(rc, err, s, rss, (0, 2), limit=10)
     assert rc == 0 or len(err) == 1, err
 
@@ -565,6 +565,6 @@ def test_hostile_dpsgd_fast(i):
 @pytest.mark.slow
 @pytest.mark.parametrize("i", range(len(HOSTILE)))
 def test_hostile_dpsgd_slow(i):
-    rc, err, _out, s, rss = _cli(["dpsgd", "--accountant", "pld", *HOSTILE[i]])
+    rc, err, _out, s, rss = _cli(["dpsgd", "--sampling", "fixed-size", "--accountant", "pld", *HOSTILE[i]])
     _assert_clean(rc, err, s, rss, (0, 2), limit=10)
     assert rc == 0 or len(err) == 1, err

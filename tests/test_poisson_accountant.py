@@ -75,7 +75,7 @@ def test_epsilon_contains_the_mpmath_reference(phases, delta, alpha):
 
 
 def test_certificate_shape_and_verification():
-    cert = certify_poisson(single("0.01", "1.1", 1000), "1e-5")
+    cert = certify_poisson(single("0.01", "1.1", 1000), "1e-5", fractional="chord")
     doc = cert.to_json()
     assert doc["kind"] == "dpsgd/renyi-poisson"
     assert doc["inputs"]["sampling"] == "poisson" and doc["inputs"]["adjacency"] == "add-remove"
@@ -132,7 +132,7 @@ def test_checker_never_searches_and_is_cheap():
 
 
 def test_fractional_alpha_uses_the_chord_and_is_certified():
-    cert = certify_poisson(single("0.01", "1.1", 1000), "1e-5", alpha="19/2")
+    cert = certify_poisson(single("0.01", "1.1", 1000), "1e-5", alpha="19/2", fractional="chord")
     doc = cert.to_json()
     assert doc["quantities"]["rdp[0]"]["equation"].endswith("chord")
     assert verify_document(doc).ok
@@ -205,14 +205,15 @@ def test_integral_mode_agrees_with_dp_accounting_at_fractional_orders(phases, de
         lo, hi = ball_endpoints(cert.quantities["epsilon"].value)
         assert mp.mpf(int(lo.p)) / int(lo.q) <= ref <= mp.mpf(int(hi.p)) / int(hi.q)
     assert verify_document(cert.to_json()).ok
-    chord = float(epsilon_upper(certify_poisson(_schedule(phases), _exact(delta), alpha)))
+    chord = float(epsilon_upper(certify_poisson(_schedule(phases), _exact(delta), alpha, fractional="chord")))
     assert ours <= chord
 
 
 def test_integral_mode_chooses_a_tighter_epsilon():
     sch = single("0.01", "1.1", 1000)
     tight = certify_poisson(sch, "1e-5", fractional="integral")
-    loose = certify_poisson(sch, "1e-5")
+    loose = certify_poisson(sch, "1e-5", fractional="chord")
+    assert certify_poisson(sch, "1e-5").dumps() == tight.dumps()  # the default
     assert epsilon_upper(tight) < epsilon_upper(loose)
     assert tight.witnesses["fractional"] == "integral"
     assert 1.7116 < float(epsilon_upper(tight)) < 1.7118  # dp_accounting's float value: 1.71177

@@ -23,7 +23,7 @@ def run(args):
 def test_summary_states_the_contract(capsys):
     assert cli.main(POISSON + GOOD) == 0
     out = capsys.readouterr().out
-    assert "epsilon <= 1.72523" in out
+    assert "epsilon <= 1.71172" in out
     assert "contract: poisson sampling, add-remove adjacency" in out and "privacy unit: one example" in out
     assert "not covered: shuffled batches" in out
 
@@ -32,8 +32,11 @@ def test_json_out_and_verify_subprocess(tmp_path):
     out = tmp_path / "p.json"
     r = run(POISSON + GOOD + ["--alpha", "10", "--json", "--out", str(out)])
     assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
+    short = json.loads(r.stdout)  # the compact summary; the certificate is the file
+    assert short["certificate"] == str(out) and short["alpha"] == "10" and short["accountant"] == "renyi"
+    doc = json.loads(out.read_text())
     assert doc["kind"] == "dpsgd/renyi-poisson" and doc["witnesses"]["alpha"] == "10"
+    assert short["epsilon_upper"] == doc["witnesses"]["epsilon_bound"]
     v = run(["verify", str(out)])
     assert v.returncode == 0 and "VERIFIED" in v.stdout
     doc["witnesses"]["alpha"] = "11"
@@ -65,8 +68,27 @@ def test_negative_epsilon_is_explained(capsys):
     assert "in particular (0, delta)-DP" in capsys.readouterr().out
 
 
-def test_fixed_size_default_still_runs_bok(capsys):
-    assert cli.main(["dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "10", "--delta", "1e-5", "--alpha", "4"]) == 0
+def test_fixed_size_runs_bok(capsys):
+    assert (
+        cli.main(
+            [
+                "dpsgd",
+                "--sampling",
+                "fixed-size",
+                "--sampling-rate",
+                "0.01",
+                "--noise-multiplier",
+                "2",
+                "--steps",
+                "10",
+                "--delta",
+                "1e-5",
+                "--alpha",
+                "4",
+            ]
+        )
+        == 0
+    )
     assert "Corollary 1" in capsys.readouterr().out
 
 
@@ -155,5 +177,6 @@ def test_poisson_contract_with_the_pld_and_renyi_accountants(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     r = subprocess.run([sys.executable, "-m", "certify", *base, "--accountant", "renyi", "--json"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and json.loads(r.stdout)["kind"] == "dpsgd/renyi-poisson", r.stderr
+    assert json.loads(r.stdout)["certificate"] is None
     r = subprocess.run([sys.executable, "-m", "certify", *base, "--accountant", "bok"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--accountant" in r.stderr

@@ -74,7 +74,21 @@ def test_cli_says_stopped_early_and_exits_6_and_verify_reports_it(tmp_path):
 def test_converged_search_records_not_stopped(tmp_path):
     cert = tmp_path / "c.json"
     proc = _cli(
-        "dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6", "--alpha", "8", "--out", str(cert)
+        "dpsgd",
+        "--sampling",
+        "fixed-size",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "2",
+        "--steps",
+        "1000",
+        "--delta",
+        "1e-6",
+        "--alpha",
+        "8",
+        "--out",
+        str(cert),
     )
     assert proc.returncode == 0, proc.stderr
     assert "STOPPED EARLY" not in proc.stdout
@@ -82,7 +96,21 @@ def test_converged_search_records_not_stopped(tmp_path):
     assert doc["witnesses"]["stopped_early"] is False
     assert [c["holds"] for c in doc["claims"] if c["name"] == "search_met_gamma"] == [True]
     proc = _cli(
-        "dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6", "--alpha", "8", "--max-evaluations", "3"
+        "dpsgd",
+        "--sampling",
+        "fixed-size",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "2",
+        "--steps",
+        "1000",
+        "--delta",
+        "1e-6",
+        "--alpha",
+        "8",
+        "--max-evaluations",
+        "3",
     )
     assert proc.returncode == 6 and "STOPPED EARLY" in proc.stdout
 

@@ -25,19 +25,37 @@ from fast_subset import fast_subset
 from sweep_helpers import ROOT, double_or_die, double_or_raise, renyi_rows, sweep, write_csv
 
 MIXED = [  # good rows of several certifying commands, then bad rows of every kind
-    {"command": "dpsgd", "sampling_rate": "0.01", "noise_multiplier": "2", "steps": "1000", "delta": "1e-6", "alpha": "8"},
+    {"command": "dpsgd", "sampling": "fixed-size", "sampling_rate": "0.01", "noise_multiplier": "2", "steps": "1000", "delta": "1e-6", "alpha": "8"},
     {"command": "rho", "alpha": "8", "sampling_rate": "1/100", "noise_multiplier": "2"},
-    {"command": "dpsgd", "batch_size": "256", "dataset_size": "60000", "noise_multiplier": "1.1", "steps": "100", "delta": "1e-5", "alpha": "6"},
+    {
+        "command": "dpsgd",
+        "sampling": "fixed-size",
+        "batch_size": "256",
+        "dataset_size": "60000",
+        "noise_multiplier": "1.1",
+        "steps": "100",
+        "delta": "1e-5",
+        "alpha": "6",
+    },
     {"command": "gaussian-benchmark", "noise_multiplier": "5", "epsilon": "1"},
     {"command": "objpert-rdp", "L": "1", "nu": "2", "s": "1/4", "lambda": "1", "alpha": "3"},
     {"command": "rho", "alpha": "8", "sampling_rate": "0.01", "noise_multiplier": "2"},  # row 2, p spelled otherwise
-    {"command": "dpsgd", "sampling_rate": "0.01", "noise_multiplier": "2", "steps": "1000", "delta": "1e-6", "alpha": "8"},  # a duplicate of row 1
+    {
+        "command": "dpsgd",
+        "sampling": "fixed-size",
+        "sampling_rate": "0.01",
+        "noise_multiplier": "2",
+        "steps": "1000",
+        "delta": "1e-6",
+        "alpha": "8",
+    },  # a duplicate of row 1
     {"command": "rho", "alpha": "300", "sampling_rate": "0.01", "noise_multiplier": "2"},  # bad value
     {"command": "frobnicate", "alpha": "8"},  # unknown command
     {"command": "rho", "alpha": "8", "sampling_rate": "0.01", "noise_multiplier": "2", "steps": "5"},  # no --steps
     {"command": "tables"},  # not certifying
     {
         "command": "dpsgd",
+        "sampling": "fixed-size",
         "sampling_rate": "0.01",
         "noise_multiplier": "2",
         "steps": "1000",
@@ -195,7 +213,9 @@ def test_runner_reports_errors_as_one_line():
     out = runner.run_query(runner.Task("rho", ("--alpha=8",)))  # argparse: a required flag is missing
     assert out.status == "error" and out.exit == 2 and "--noise-multiplier" in out.error and "\n" not in out.error
     out = runner.run_query(
-        runner.Task("dpsgd", ("--accountant=lossless", "--delta=1e-6", "--noise-multiplier=2", "--sampling-rate=0.01", "--steps=10"))
+        runner.Task(
+            "dpsgd", ("--sampling=fixed-size", "--accountant=lossless", "--delta=1e-6", "--noise-multiplier=2", "--sampling-rate=0.01", "--steps=10")
+        )
     )
     assert out.status == "error" and "no certificate" in out.error
 

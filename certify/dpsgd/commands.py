@@ -8,7 +8,7 @@ from ..balls import InputError, exact_int, exact_str, float_of, fmpq, lower_deci
 from ..limits import cap
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from .. import cli
-from ..poisson.commands import add_contract_options, run_contract
+from ..poisson.commands import add_contract_options, emit, run_contract
 from .accountant import certify_dpsgd, certify_rho
 from .certificates import parse_delta, parse_steps
 from .problem import Problem, check_baseline_sigma, parse_alpha, parse_batch, parse_p, parse_sigma
@@ -184,15 +184,17 @@ def cmd_dpsgd(args) -> int:
     delta = parse_delta(args.delta)
     if args.accountant == "pld":
         from ..pld.commands import run_pld
+        from ..progress import ticking
 
-        return run_pld(args, args.contract, p, sigma, steps, delta)
+        with ticking("dpsgd --accountant pld"):
+            return run_pld(args, args.contract, p, sigma, steps, delta)
     alpha = None if args.alpha is None else parse_alpha(args.alpha)
     if args.accountant != "bok":
         return _cmd_baseline(args, p, sigma, steps, delta, alpha, extra)
     with _budget(args):
         out = certify_dpsgd(p, sigma, steps, delta, alpha, _gamma(args), args.cache_dir, extra)
     cli.check_range(out.certificate, RANGE_HINTS)
-    cli.emit(out.certificate, _summary_dpsgd(out), args)
+    emit(out.certificate, _summary_dpsgd(out), args)
     return cli.EXIT_STOPPED_EARLY if _stopped_early(out) else 0
 
 
@@ -252,7 +254,7 @@ def _cmd_baseline(args, p, sigma, steps, delta, alpha, extra) -> int:
         + (f"(at the given alpha = {a}; " if alpha is not None else f"(min over alpha, smallest at alpha = {a}; ")
         + "the upper endpoint is the certified epsilon)\n"
     )
-    cli.emit(cert, summary, args)
+    emit(cert, summary, args)
     return 0
 
 

@@ -41,5 +41,5 @@ def run_pld(args, contract: Contract, p: fmpq, sigma: fmpq, steps: int, delta: f
     c = parse_contract(contract.sampling, contract.adjacency, "pld")
     grid = getattr(args, "grid", None)  # None: the accountant chooses its grid (certify.pld.certify_pld)
     cert = certify_pld(c, exact_str(p), exact_str(sigma), steps, exact_str(delta), grid)
-    cli.emit(cert, summary(cert, time.perf_counter() - t0), args)
+    getattr(args, "emit", cli.emit)(cert, summary(cert, time.perf_counter() - t0), args)  # certify dpsgd's compact --json
     return 0

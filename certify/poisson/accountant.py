@@ -6,7 +6,8 @@
 al. 2020, Thm 21; eps_RDP of MTZ 2019, :mod:`certify.poisson.rdp`). Any alpha > 1 gives a valid bound;
 alpha is *chosen* by floats in log space (:mod:`certify.poisson.choice`, numpy, memoised per (q, sigma) and
 per query): every integer order 2..256 and a coarse grid to 4096, then fractional orders a +- j/16 around the
-best integer (the chord makes them cheap). The certificate records alpha exactly; the checker re-evaluates at it only.
+best integer (by the integral estimate in the default mode, :func:`default_fractional`; the chord's values in chord
+mode). The certificate records alpha exactly; the checker re-evaluates at it only.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from .certificates import KIND, evaluate, parse_alpha
 from .rdp import FRACTIONAL, work_seconds
 from .schedule import Schedule, parse_delta, schedule_inputs
 
+#: the default mode's budget for checking the integrals (estimated seconds, :func:`certify.poisson.rdp.work_seconds`)
+INTEGRAL_DEFAULT_SECONDS = 2.0
 
 #: where a schedule came from (:attr:`Schedule.source`) -> the flag a refusal names
 SOURCE_FLAGS = {"schedule": "--schedule", "Opacus history": "--opacus-history", "dp_accounting event": "event", "calibration": "--epsilon"}
@@ -47,11 +50,21 @@ def check_producer_work(schedule: Schedule, alpha: fmpq | None, fractional: str 
         )
 
 
-def choose_alpha(schedule: Schedule, delta: fmpq, fractional: str = "chord") -> fmpq:
+def default_fractional(schedule: Schedule) -> str:
+    """The default way of bounding a fractional order: "integral" (as tight as the float libraries: the default
+    certified epsilon is within 0.1% of Opacus's and dp_accounting's RDP values, tests/test_poisson_defaults.py),
+    unless the run has so many distinct (q, sigma) pairs that checking their integrals would take more than
+    INTEGRAL_DEFAULT_SECONDS at 128 bits; then "chord" (cheap to check, looser where the best order is below 2)."""
+    pairs = len({(ph.sampling_rate, ph.noise_multiplier) for ph in schedule.phases})
+    return "integral" if work_seconds(fmpq(3, 2), pairs, 128, "integral") <= INTEGRAL_DEFAULT_SECONDS else "chord"
+
+
+def choose_alpha(schedule: Schedule, delta: fmpq, fractional: str | None = None) -> fmpq:
     """The Rényi order minimising the float estimate of epsilon (memoised): a choice, recorded exactly."""
     # floats only for the choice: a rate below the float range is treated as 1e-300 (any alpha is valid)
     from .choice import choose  # numpy: imported only when a choice is made
 
+    fractional = default_fractional(schedule) if fractional is None else fractional
     key = tuple((max(float_of(p.sampling_rate), 1e-300), float_of(p.noise_multiplier), p.steps) for p in schedule.phases)
     num, den = choose(key, log_float(delta), fractional)
     return fmpq(num, den)
@@ -81,7 +94,7 @@ def clear_memo() -> None:
 
 
 def certify_poisson(
-    schedule: Schedule, delta, alpha=None, *, notes: dict | None = None, epsilon_bound: str | None = None, fractional: str = "chord"
+    schedule: Schedule, delta, alpha=None, *, notes: dict | None = None, epsilon_bound: str | None = None, fractional: str | None = None
 ) -> Certificate:
     """Certificate ``dpsgd/renyi-poisson`` for the run ``schedule`` (poisson + add-remove) at ``delta``.
 
@@ -91,10 +104,13 @@ def certify_poisson(
     (e.g. {"delta.note": "binary float ..."}) are added to the inputs. ``epsilon_bound`` (exact text, e.g. a
     claimed epsilon) replaces the headline bound: the claim ``dp`` then records whether the balls prove
     epsilon <= epsilon_bound (holds true) or disprove it (holds false); an undecided comparison escalates.
-    ``fractional``: "chord" (default: a fractional alpha is bounded by the convexity chord; checking costs
-    one sum per phase) or "integral" (the defining integral in balls: 0.5-1% tighter epsilons, as tight as
-    the float libraries' fractional orders, but checking then repeats a 2-20 ms quadrature per phase).
+    ``fractional``: "chord" (a fractional alpha is bounded by the convexity chord; checking costs one sum per
+    phase), "integral" (the defining integral in balls: as tight as the float libraries' fractional orders, 0.5-1%
+    smaller epsilons, and far smaller where the best order is below 2; checking repeats a 2-20 ms quadrature per
+    distinct (q, sigma)), or None (the default, :func:`default_fractional`: integral unless that check is long).
     """
+    if fractional is None:
+        fractional = default_fractional(schedule)
     if fractional not in FRACTIONAL:
         raise InputError("fractional", f"must be one of {', '.join(FRACTIONAL)}, got {fractional!r}")
     delta = parse_delta(delta, "delta")
@@ -104,6 +120,8 @@ def certify_poisson(
     check_producer_work(schedule, alpha, fractional)
     if chosen:
         alpha = choose_alpha(schedule, delta, fractional)
+    if alpha.q == 1:
+        fractional = "chord"  # an integer order has its exact sum: nothing to bound, no mode recorded
 
     if epsilon_bound is not None:
         exact(epsilon_bound, "epsilon_bound")

@@ -19,27 +19,41 @@ from ..contract import FIXED_SIZE_REPLACE_ONE, POISSON_ADD_REMOVE, Contract, par
 from .accountant import certify_poisson
 from .certificates import parse_alpha
 from .ecosystem import load_opacus_history
-from .schedule import Schedule, load_schedule, parse_delta, single
+from .schedule import Schedule, load_schedule, opacus_epochs, parse_delta, single
 
 CONTRACT_HELP = """\
-accounting contract (stated in every summary and certificate):
-  --sampling fixed-size --adjacency replace-one   (default) Bok's accountant; baselines wang, birrell;
-                                                  a --schedule of several phases composes Bok's per-phase
-                                                  rho at one alpha (kind dpsgd/renyi-bok-schedule)
-  --sampling poisson --adjacency add-remove       the Rényi accountant of the Poisson-subsampled Gaussian
-                                                  (Mironov, Talwar, Zhang 2019), the contract of Opacus,
-                                                  TF Privacy and dp_accounting; --schedule and
-                                                  --opacus-history give several phases
+accounting contract (required: no default; stated in every summary and certificate):
+  --sampling poisson     (implies --adjacency add-remove) the contract of Opacus, TF Privacy and dp_accounting's
+                         DP-SGD: the Rényi accountant of the Poisson-subsampled Gaussian (Mironov, Talwar, Zhang
+                         2019), or --accountant pld; --schedule and --opacus-history give several phases;
+                         --batch-size/--dataset-size/--epochs count q and T as Opacus does
+  --sampling fixed-size  (implies --adjacency replace-one) Bok's paper: batches of b of n drawn without replacement;
+                         accountants bok (default), wang, birrell, lossless, pld; a --schedule of several phases
+                         composes Bok's per-phase rho at one alpha (kind dpsgd/renyi-bok-schedule)
+  an --opacus-history, or a --schedule file that declares {"contract": ...}, needs no flag;
   other combinations, and shuffled batches, are refused (exit 2)
 """
+
+#: the one line printed when no contract is given (certify dpsgd has no silent default)
+NO_CONTRACT = (
+    "no accounting contract given: add --sampling poisson (Opacus, TF Privacy and dp_accounting's DP-SGD: poisson + "
+    "add-remove) or --sampling fixed-size (Bok's paper: fixed-size + replace-one); a schedule file may declare it instead"
+)
 
 
 def add_contract_options(d: argparse.ArgumentParser) -> None:
     """Add --sampling, --adjacency, --schedule, --opacus-history to the ``certify dpsgd`` parser."""
     g = d.add_argument_group("accounting contract", CONTRACT_HELP)
-    g.add_argument("--sampling", metavar="S", default=None, help="poisson or fixed-size (default fixed-size; with --opacus-history: poisson)")
+    g.add_argument("--sampling", metavar="S", default=None, help="poisson or fixed-size (no default; with --opacus-history: poisson)")
     g.add_argument(
-        "--adjacency", metavar="A", default=None, help="add-remove or replace-one (default replace-one; with --opacus-history: add-remove)"
+        "--adjacency", metavar="A", default=None, help="add-remove or replace-one (implied by --sampling; with --opacus-history: add-remove)"
+    )
+    g.add_argument(
+        "--epochs",
+        type=cli.exact_text,
+        metavar="E",
+        help="poisson: instead of --steps, T = floor(E/q) steps (Opacus's count; E ceil(n/b) with --batch-size "
+        "and --dataset-size, whose q is 1/ceil(n/b) as Opacus's DPDataLoader); recorded in the certificate",
     )
     g.add_argument(
         "--schedule",
@@ -57,27 +71,28 @@ def add_contract_options(d: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--fractional-orders",
         choices=["chord", "integral"],
-        default="chord",
-        help="poisson: how a fractional alpha is bounded: chord (default; the convexity chord, cheap to "
-        "check) or integral (the defining integral in balls: as tight as the float libraries' "
-        "fractional orders, 0.5-1%% smaller epsilons; checking repeats a quadrature per phase)",
+        default=None,
+        help="poisson: how a fractional alpha is bounded: integral (the default, unless the run has so many distinct "
+        "phases that checking would take over 2 s: the defining integral in balls, as tight as the float libraries' "
+        "fractional orders; checking repeats a quadrature per distinct (q, sigma)) or chord (the convexity chord, "
+        "cheap to check, looser where the best order is below 2)",
     )
     for action in d._actions:  # the phases may come from a file: checked in run_contract instead
         if action.dest in ("noise_multiplier", "steps"):
             action.required = False
-    d.set_defaults(accountant=None)
+    d.set_defaults(accountant=None, emit=emit)
 
 
 def _contract(args) -> Contract | None:
     """The contract the flags ask for: explicit options (one of --sampling / --adjacency implies the other: the
     one certified contract with it), else implied by --opacus-history, else None for a --schedule file (it may
-    declare one), else the default."""
+    declare one); nothing at all is refused (:data:`NO_CONTRACT`: there is no silent default)."""
     if args.sampling is None and args.adjacency is None:
         if args.opacus_history:
             return POISSON_ADD_REMOVE
         if args.schedule:
-            return None  # the file may declare it; default applied after reading
-        return FIXED_SIZE_REPLACE_ONE
+            return None  # the file may declare it (a file that does not is refused after reading)
+        raise InputError("--sampling", NO_CONTRACT)
     for flag, value in (("--sampling", args.sampling), ("--adjacency", args.adjacency)):
         if value is not None and not str(value).strip():
             raise InputError(flag, "is empty: give poisson or fixed-size (--sampling), add-remove or replace-one (--adjacency)")
@@ -116,6 +131,7 @@ def _schedule(args, contract: Contract | None) -> Schedule:
                 ("--steps", args.steps),
                 ("--batch-size", args.batch_size),
                 ("--dataset-size", args.dataset_size),
+                ("--epochs", args.epochs),
             )
             if v is not None
         ]
@@ -130,13 +146,15 @@ def _schedule(args, contract: Contract | None) -> Schedule:
                     f"{contract.sampling} + {contract.adjacency}: mixed contracts are refused",
                 )
             return sch
-        return load_schedule(args.schedule, contract=contract)
-    if args.batch_size is not None or args.dataset_size is not None:
-        raise InputError("--batch-size", "under poisson sampling give --sampling-rate q (the expected batch size divided by n)")
-    for n, v in (("--sampling-rate", args.sampling_rate), ("--noise-multiplier", args.noise_multiplier), ("--steps", args.steps)):
-        if v is None:
-            raise InputError(n, "required (or give --schedule FILE / --opacus-history FILE)")
-    return single(args.sampling_rate, args.noise_multiplier, args.steps, contract)
+        return load_schedule(args.schedule, contract=contract, default=None if contract is None else contract)
+    if args.noise_multiplier is None:
+        raise InputError("--noise-multiplier", "required (or give --schedule FILE / --opacus-history FILE)")
+    if args.accountant == "pld" and (args.epochs is not None or args.batch_size is not None or args.dataset_size is not None):
+        flag = "--epochs" if args.epochs is not None else "--batch-size"
+        raise InputError(flag, "--accountant pld takes --sampling-rate and --steps (Opacus's count: q = 1/ceil(n/b), T = E ceil(n/b))")
+    q, t, derivation = opacus_epochs(args.batch_size, args.dataset_size, args.epochs, args.sampling_rate, args.steps)
+    sch = single(q, args.noise_multiplier, t, contract)
+    return Schedule(sch.contract, sch.phases, sch.notes, sch.source, derivation)
 
 
 def run_contract(args) -> int | None:
@@ -156,6 +174,12 @@ def run_contract(args) -> int | None:
             args.sampling_rate = exact_str(ph.sampling_rate)
             args.noise_multiplier = exact_str(ph.noise_multiplier)
             args.steps = str(ph.steps)
+        if args.epochs is not None:
+            raise InputError(
+                "--epochs",
+                "is counted as Opacus counts Poisson-sampled epochs (give --sampling poisson); under fixed-size give --steps "
+                "(an epoch of fixed-size batches is floor(n/b) or ceil(n/b) steps, depending on the loader)",
+            )
         for n, v in (("--noise-multiplier", args.noise_multiplier), ("--steps", args.steps)):
             if v is None:
                 raise InputError(n, "required")
@@ -169,9 +193,11 @@ def run_contract(args) -> int | None:
         if args.alpha is not None:
             raise InputError("--alpha", "is a setting of the Rényi accountant; the PLD accountant has none")
         from ..pld.commands import run_pld
+        from ..progress import ticking
 
         ph = sch.phases[0]
-        return run_pld(args, contract, ph.sampling_rate, ph.noise_multiplier, ph.steps, parse_delta(args.delta))
+        with ticking("dpsgd --accountant pld"):
+            return run_pld(args, contract, ph.sampling_rate, ph.noise_multiplier, ph.steps, parse_delta(args.delta))
     if args.accountant not in (None, "renyi"):
         raise InputError(
             "--accountant",
@@ -184,14 +210,69 @@ def run_contract(args) -> int | None:
     alpha = None if args.alpha is None else parse_alpha(args.alpha)
     t0 = time.perf_counter()
     cert = certify_poisson(sch, delta, alpha, fractional=args.fractional_orders)
-    cli.emit(cert, summary(cert, sch, time.perf_counter() - t0, alpha is None), args)
+    emit(cert, summary(cert, sch, time.perf_counter() - t0, alpha is None), args)
     return 0
+
+
+_ACCOUNTANT_OF_KIND = {"dpsgd/renyi-poisson": "renyi", "pld/dpsgd": "pld", "dpsgd/renyi-bok": "bok", "dpsgd/renyi-bok-schedule": "bok"}
+
+
+def compact_summary(cert, args) -> dict:
+    """The compact ``--json`` of ``certify dpsgd``: the bounds as outward decimals (10 digits), the contract, the
+    accountant, the run, and the certificate's path (``--out``; null without it: the summary is not a certificate)."""
+    i, q = cert.inputs, cert.quantities
+    d = {
+        "kind": cert.kind,
+        "accountant": _ACCOUNTANT_OF_KIND.get(cert.kind) or getattr(args, "accountant", None),
+        "contract": {"sampling": i.get("sampling"), "adjacency": i.get("adjacency")},
+        "delta": i.get("delta"),
+    }
+    if "epsilon_upper" in q:  # the PLD: a two-sided bracket
+        d["epsilon_upper"] = upper_decimal(q["epsilon_upper"].value, 10)
+        d["epsilon_lower"] = lower_decimal(q["epsilon_lower"].value, 10)
+    else:
+        d["epsilon_upper"] = upper_decimal(q["epsilon"].value, 10)
+    alpha = cert.witnesses.get("alpha", i.get("alpha"))
+    if alpha is not None:
+        d["alpha"] = alpha
+    run = {k: i[k] for k in ("sampling_rate", "noise_multiplier", "steps", "phases", "batch_size", "dataset_size", "epochs", "grid") if k in i}
+    if i.get("phases") == "1":
+        run.update({k.split(".", 1)[1]: i[k] for k in ("phase[0].sampling_rate", "phase[0].noise_multiplier", "phase[0].steps")})
+    d["run"] = run
+    d["certificate"] = getattr(args, "out", None)
+    return d
+
+
+def emit(cert, summary_text: str, args) -> None:
+    """:func:`certify.cli.emit` for ``certify dpsgd``: ``--json`` prints :func:`compact_summary` (the certificate goes
+    to ``--out``), otherwise the summary; ``--out`` writes the certificate either way."""
+    import json
+    import sys
+
+    if not getattr(args, "json", False):
+        cli.emit(cert, summary_text, args)
+        return
+    if getattr(args, "out", None):
+        cli.write_atomically(args.out, cert.dumps())
+    sys.stdout.write(json.dumps(compact_summary(cert, args), indent=2) + "\n")
 
 
 def _show(x) -> str:
     """Exact text when short, else a 10-digit decimal (the certificate holds the exact value)."""
     t = exact_str(x)
     return t if len(t) <= 24 else f"~{lower_decimal(x, 10)}"
+
+
+def derivation_line(d: dict, ph) -> str:
+    """How q and T were counted from --batch-size / --dataset-size / --epochs (Opacus's rule), in words."""
+    parts = []
+    if "batch_size" in d:
+        parts.append(
+            f"q = 1/ceil({d['dataset_size']}/{d['batch_size']}) = {exact_str(ph.sampling_rate)} (batches of {d['batch_size']} of {d['dataset_size']})"
+        )
+    if "epochs" in d:
+        parts.append(f"T = floor({d['epochs']} epochs / q) = {ph.steps} steps")
+    return "counted as Opacus counts: " + "; ".join(parts)
 
 
 def summary(cert, sch: Schedule, seconds: float, chosen: bool) -> str:
@@ -220,6 +301,8 @@ def summary(cert, sch: Schedule, seconds: float, chosen: bool) -> str:
         f"  {sch.contract.statement()}",
         "  not covered: shuffled batches (a permutation cut into batches is not Poisson sampling); hyperparameter search on private data",
     ]
+    if sch.derivation:
+        lines.insert(1, f"  {derivation_line(dict(sch.derivation), sch.phases[0])}")
     if sch.notes:
         lines.append(f"  {len(sch.notes)} input(s) were binary floats, taken at their exact binary value (noted in the certificate)")
     lines.append(f"  ({seconds * 1e3:.1f} ms)")
@@ -237,7 +320,8 @@ def register(sub) -> None:
         description=(
             "Returns exact dyadic noise multipliers s_fail < s_pass, relative width <= 1e-4: s_pass certified to\n"
             "meet (epsilon, delta) and s_fail certified not to, by the same accountant (Rényi DP of the\n"
-            "Poisson-subsampled Gaussian, min over the integer orders 2..256 and a grid to 4096). epsilon is\n"
+            "Poisson-subsampled Gaussian, min over the integer orders 2..256, a grid to 4096 and the sixteenths\n"
+            "between 1 and 16; or, with --accountant pld, the certified PLD accountant, width <= 1e-3). epsilon is\n"
             "non-increasing in the noise multiplier sigma (proof obligation P-sigma-monotone, `certify proofs\n"
             "--paper mtz-poisson`), so s_pass is the smallest passing sigma of this accountant up to the bracket.\n\n"
             "Exit status: 0 bracket certified; 2 bad input (including an unreachable target or an uncovered\n"
@@ -251,9 +335,24 @@ def register(sub) -> None:
     p.add_argument("--sampling-rate", type=cli.exact_text, required=True, metavar="Q", help="q in (0, 1]")
     p.add_argument("--sampling", default="poisson", metavar="S", help="sampling scheme (default poisson; the only one calibrated)")
     p.add_argument("--adjacency", default="add-remove", metavar="A", help="adjacency (default add-remove)")
+    p.add_argument(
+        "--accountant",
+        choices=["renyi", "pld"],
+        default="renyi",
+        help="renyi (default: the Rényi accountant, bracket width <= 1e-4, under a second) or pld (the certified PLD "
+        "accountant: 4-7%% less noise, bracket width <= 1e-3, a certified query per step of a bisection: seconds to minutes)",
+    )
+    p.add_argument(
+        "--orders",
+        choices=["fractional", "integer"],
+        default="fractional",
+        help="renyi: the orders of the accountant: fractional (default: the integers 2..4096 of the grid and the sixteenths "
+        "between 1 and 16, as tight as the float libraries) or integer (the grid's integers only)",
+    )
+    p.add_argument("--grid", type=cli.exact_text, metavar="H", default="1e-4", help="pld: loss-grid spacing (default 1e-4)")
     p.add_argument("--json", action="store_true", help="print {s_fail, s_pass, pass and fail certificates} as JSON")
-    p.add_argument("--out", metavar="FILE", help="write the passing certificate (dpsgd/renyi-poisson) to FILE")
-    p.add_argument("--out-fail", metavar="FILE", help="write the failing certificate (dpsgd/renyi-poisson-fails)")
+    p.add_argument("--out", metavar="FILE", help="write the passing certificate (dpsgd/renyi-poisson or pld/dpsgd) to FILE")
+    p.add_argument("--out-fail", metavar="FILE", help="write the failing certificate (dpsgd/renyi-poisson-fails or pld/dpsgd) to FILE")
     p.set_defaults(func=cmd_calibrate)
 
 
@@ -276,7 +375,18 @@ def cmd_calibrate(args) -> int:
     target, delta = parse_epsilon(args.epsilon), parse_delta(args.delta)
     steps, q = parse_steps(args.steps), parse_sampling_rate(args.sampling_rate)
     t0 = time.perf_counter()
-    cal = calibrate(target, delta, steps, q)
+    if args.accountant == "pld":
+        from ..progress import Progress
+        from .calibrate_pld import calibrate_pld
+        from .calibrate_pld import summary as pld_summary
+
+        if args.orders != "fractional":
+            raise InputError("--orders", "is a setting of the Rényi accountant; the PLD accountant has none")
+        cal = calibrate_pld(target, delta, steps, q, args.grid, progress=Progress())
+        write_summary = pld_summary
+    else:
+        cal = calibrate(target, delta, steps, q, fractional=args.orders == "fractional")
+        write_summary = cal_summary
     seconds = time.perf_counter() - t0
     texts = {args.out: cal.passing.dumps(), args.out_fail: cal.failing.dumps()}
     for path, text in texts.items():
@@ -286,6 +396,7 @@ def cmd_calibrate(args) -> int:
         sys.stdout.write(
             json.dumps(
                 {
+                    "accountant": args.accountant,
                     "s_fail": exact_str(cal.s_fail),
                     "s_pass": exact_str(cal.s_pass),
                     "relative_width": upper_decimal(cal.relative_width, 3),
@@ -297,7 +408,7 @@ def cmd_calibrate(args) -> int:
             + "\n"
         )
     else:
-        sys.stdout.write(cal_summary(cal, target, delta, steps, q, seconds))
+        sys.stdout.write(write_summary(cal, target, delta, steps, q, seconds))
         for path, what in ((args.out, "passing"), (args.out_fail, "failing")):
             if path:
                 sys.stdout.write(f"{what} certificate written to {path} (check it with: certify verify {path})\n")

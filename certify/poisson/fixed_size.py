@@ -359,5 +359,7 @@ def run(args, schedule: Schedule) -> int:
             f"  STOPPED EARLY: the rho search of {', '.join(stopped)} stopped at its budget before its tolerance "
             "gamma (the bound is valid, only looser; exit 6)\n"
         )
-    cli.emit(cert, text, args)
+    from .commands import emit
+
+    emit(cert, text, args)
     return cli.EXIT_STOPPED_EARLY if stopped else 0

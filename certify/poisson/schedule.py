@@ -23,7 +23,7 @@ import io
 import re
 from dataclasses import dataclass
 
-from ..balls import InputError, exact_in, exact_str, fmpq, require_in
+from ..balls import InputError, exact_in, exact_str, fmpq, require_in, exact_int
 from ..dpsgd.certificates import parse_delta as dpsgd_delta, parse_steps as dpsgd_steps
 from ..inputfile import loads_strict, read_text
 from ..contract import CONTRACT_FIELDS, POISSON_ADD_REMOVE, Contract, contract_from_inputs, parse_contract
@@ -57,6 +57,9 @@ class Schedule:
     notes: tuple[tuple[str, str], ...] = ()
     #: where the schedule came from ("command line", "schedule file", "Opacus history", "dp_accounting event")
     source: str = ""
+    #: how q and T were derived from a batch size, a dataset size and epochs (:func:`opacus_epochs`), recorded as
+    #: the inputs batch_size, dataset_size, epochs (those given) and re-derived by the checker
+    derivation: tuple[tuple[str, str], ...] = ()
 
     @property
     def total_steps(self) -> int:
@@ -115,6 +118,92 @@ def single(sampling_rate, noise_multiplier, steps, contract: Contract = POISSON_
 
 
 # --------------------------------------------------------------------------------------------
+# Epochs, batch size and dataset size, the way Opacus counts them
+# --------------------------------------------------------------------------------------------
+#: the recorded inputs of a derivation (:func:`opacus_epochs`), in this order
+DERIVATION_FIELDS = ("batch_size", "dataset_size", "epochs")
+MAX_DATASET = 10**12
+
+
+def batches_per_epoch(batch_size: int, dataset_size: int) -> int:
+    """k = ceil(n / b): the length of a torch DataLoader of n examples in batches of b (drop_last=False, its default)."""
+    return -(-dataset_size // batch_size)
+
+
+def opacus_epochs(batch_size=None, dataset_size=None, epochs=None, sampling_rate=None, steps=None) -> tuple[fmpq, int, tuple]:
+    """(q, T, derivation) of a Poisson-sampled run given the way Opacus describes it.
+
+    Opacus's ``PrivacyEngine.make_private`` replaces a DataLoader of n examples in batches of b by a Poisson
+    sampler of rate q = 1 / len(data_loader) = 1 / ceil(n / b) (``DPDataLoader.from_data_loader``), whose epoch
+    has int(1 / q) = ceil(n / b) steps (``UniformWithReplacementSampler.__len__``); ``get_noise_multiplier`` with
+    ``epochs`` counts T = int(epochs / q) steps. So, exactly:
+
+      --batch-size b --dataset-size n:   q = 1 / ceil(n / b)    (= b / n when b divides n)
+      --epochs E:                        T = floor(E / q)       (= E ceil(n / b) with --batch-size/--dataset-size)
+
+    Each of q and T is either given or derived (never both). The derivation is recorded as the inputs
+    batch_size, dataset_size, epochs and re-derived by the checker (:func:`check_derivation`).
+    """
+    has_b = batch_size is not None or dataset_size is not None
+    if has_b and (batch_size is None or dataset_size is None):
+        raise InputError("--batch-size", "--batch-size and --dataset-size go together (q = 1/ceil(n/b), as Opacus's DPDataLoader)")
+    if has_b and sampling_rate is not None:
+        raise InputError("--sampling-rate", "give either --sampling-rate or --batch-size with --dataset-size, not both")
+    if epochs is not None and steps is not None:
+        raise InputError("--epochs", "give either --epochs or --steps, not both")
+    rec = []
+    if has_b:
+        n = exact_int(dataset_size, "--dataset-size")
+        require_in("--dataset-size", n, 1, MAX_DATASET, "[]", integer=True)
+        b = exact_int(batch_size, "--batch-size")
+        require_in("--batch-size", b, 1, n, "[]", integer=True, shown=f"an integer in [1, dataset size {n}]")
+        q = fmpq(1, batches_per_epoch(b, n))
+        rec += [("batch_size", str(b)), ("dataset_size", str(n))]
+    elif sampling_rate is not None:
+        q = parse_sampling_rate(sampling_rate)
+    else:
+        raise InputError("--sampling-rate", "required (or --batch-size with --dataset-size)")
+    if epochs is not None:
+        e = exact_int(epochs, "--epochs")
+        require_in("--epochs", e, 1, MAX_STEPS, "[]", integer=True)
+        t = int((e / q).floor())
+        if t > MAX_STEPS:
+            raise InputError("--epochs", f"gives {t} steps, at most {MAX_STEPS} accepted")
+        rec.append(("epochs", str(e)))
+    elif steps is not None:
+        t = parse_steps(steps)
+    else:
+        raise InputError("--steps", "required (or --epochs)")
+    return q, t, tuple(rec)
+
+
+def check_derivation(schedule: Schedule, inputs: dict) -> tuple[tuple[str, str], ...]:
+    """The checker's side of :func:`opacus_epochs`: the recorded batch_size, dataset_size, epochs give exactly
+    the recorded q and T of the one phase; InputError naming the field otherwise."""
+    given = {k: inputs[k] for k in DERIVATION_FIELDS if k in inputs}
+    if not given:
+        return ()
+    if len(schedule.phases) != 1:
+        raise InputError(next(iter(given)), "is recorded only for a run of one phase")
+    ph = schedule.phases[0]
+    has_b = "batch_size" in given or "dataset_size" in given
+    q, t, rec = opacus_epochs(
+        given.get("batch_size"),
+        given.get("dataset_size"),
+        given.get("epochs"),
+        None if has_b else exact_str(ph.sampling_rate),
+        None if "epochs" in given else str(ph.steps),
+    )
+    if q != ph.sampling_rate:
+        raise InputError("phase[0].sampling_rate", f"must be 1/ceil(dataset_size/batch_size) = {exact_str(q)} (Opacus's rule)")
+    if t != ph.steps:
+        raise InputError("phase[0].steps", f"must be floor(epochs/sampling_rate) = {t} (Opacus's rule)")
+    if dict(rec) != given:
+        raise InputError(next(iter(given)), "is not spelt as certify writes it")
+    return rec
+
+
+# --------------------------------------------------------------------------------------------
 # Parsing schedules from JSON-like objects and files
 # --------------------------------------------------------------------------------------------
 def _contract_of(obj, name: str) -> Contract:
@@ -123,12 +212,13 @@ def _contract_of(obj, name: str) -> Contract:
     return parse_contract(obj["sampling"], obj["adjacency"], sampling_name=f"{name}.sampling", adjacency_name=f"{name}.adjacency")
 
 
-def parse_schedule(obj, *, contract: Contract | None = None, name: str = "schedule") -> Schedule:
+def parse_schedule(obj, *, contract: Contract | None = None, name: str = "schedule", default: Contract | None = POISSON_ADD_REMOVE) -> Schedule:
     """A Schedule from a list of phases or an object ``{"contract": {...}, "phases": [...]}``.
 
     A phase is an object with sampling_rate, noise_multiplier, steps (and optionally its own sampling
     and adjacency, which must agree with the schedule's contract). ``contract`` (e.g. from the command
-    line) must agree with the file's contract when both are given; the default is poisson + add-remove.
+    line) must agree with the file's contract when both are given; when neither declares one, ``default``
+    (poisson + add-remove; None: refused, as ``certify dpsgd`` does).
     Raises InputError naming the field (and phase) for an empty, malformed or mixed-contract schedule.
     """
     declared = None
@@ -155,7 +245,9 @@ def parse_schedule(obj, *, contract: Contract | None = None, name: str = "schedu
             f"the file declares {declared.sampling} + {declared.adjacency} but "
             f"{contract.sampling} + {contract.adjacency} was asked for: mixed contracts are refused",
         )
-    chosen = declared or contract or POISSON_ADD_REMOVE
+    chosen = declared or contract or default
+    if chosen is None:
+        raise InputError(f"{name}.contract", _UNDECLARED)
     phases = []
     for i, ph in enumerate(phases_obj):
         where = f"{name} phase {i}: "
@@ -185,7 +277,13 @@ def parse_schedule(obj, *, contract: Contract | None = None, name: str = "schedu
     return Schedule(chosen, tuple(phases), source="schedule")
 
 
-def parse_csv(text: str, *, contract: Contract | None = None, name: str = "schedule") -> Schedule:
+_UNDECLARED = (
+    "the file declares no contract: add --sampling poisson (Opacus, dp_accounting) or --sampling fixed-size (Bok's paper), "
+    'or write {"contract": {"sampling": ..., "adjacency": ...}, "phases": [...]}'
+)
+
+
+def parse_csv(text: str, *, contract: Contract | None = None, name: str = "schedule", default: Contract | None = POISSON_ADD_REMOVE) -> Schedule:
     """A Schedule from CSV text with the header sampling_rate,noise_multiplier,steps (one phase a row)."""
     rows = list(csv.reader(io.StringIO(text)))
     rows = [r for r in rows if any(c.strip() for c in r)]
@@ -203,10 +301,14 @@ def parse_csv(text: str, *, contract: Contract | None = None, name: str = "sched
         if len(r) != 3:
             raise InputError(f"{name} row {i}", f"expected 3 values ({','.join(FIELDS)}), got {len(r)}")
         phases.append(make_phase(r[0].strip(), r[1].strip(), r[2].strip(), f"{name} row {i}: "))
-    return Schedule(contract or POISSON_ADD_REMOVE, tuple(phases), source="schedule")
+    if (contract or default) is None:
+        raise InputError(name, _UNDECLARED)
+    return Schedule(contract or default, tuple(phases), source="schedule")
 
 
-def load_schedule(path: str, *, contract: Contract | None = None, name: str = "--schedule") -> Schedule:
+def load_schedule(
+    path: str, *, contract: Contract | None = None, name: str = "--schedule", default: Contract | None = POISSON_ADD_REMOVE
+) -> Schedule:
     """Read a schedule file: JSON (list or object, see the module docstring) or CSV (by content)."""
     text = read_text(path, name, 64 * 1024 * 1024)  # a regular UTF-8 file only; size counted while reading
     stripped = text.lstrip()
@@ -215,8 +317,8 @@ def load_schedule(path: str, *, contract: Contract | None = None, name: str = "-
     if stripped[0] in "[{":
         # numbers keep their decimal text (exact), never a binary float; depth, duplicate keys, NaN refused
         obj = loads_strict(text, name, parse_float=str, parse_int=str)
-        return parse_schedule(obj, contract=contract, name=name)
-    return parse_csv(text, contract=contract, name=name)
+        return parse_schedule(obj, contract=contract, name=name, default=default)
+    return parse_csv(text, contract=contract, name=name, default=default)
 
 
 # --------------------------------------------------------------------------------------------
@@ -245,6 +347,7 @@ def schedule_inputs(schedule: Schedule) -> dict[str, str]:
         d[f"phase[{i}].steps"] = str(ph.steps)
     for key, note in schedule.notes:
         d[f"{key}.note"] = note
+    d.update(schedule.derivation)
     return d
 
 
@@ -254,7 +357,13 @@ _PHASE_FIELD = re.compile(r"^phase\[(0|[1-9][0-9]{0,5})\]\.(sampling_rate|noise_
 def is_schedule_input(name: str, extra=()) -> bool:
     """Whether ``name`` may appear in the inputs of a schedule certificate (the closed schema of verify)."""
     base = name[: -len(NOTE_SUFFIX)] if name.endswith(NOTE_SUFFIX) else name
-    return base in CONTRACT_FIELDS or base in ("phases", "source", "delta") or base in extra or _PHASE_FIELD.match(base) is not None
+    return (
+        base in CONTRACT_FIELDS
+        or base in ("phases", "source", "delta")
+        or name in DERIVATION_FIELDS
+        or base in extra
+        or _PHASE_FIELD.match(base) is not None
+    )
 
 
 def schedule_from_inputs(inputs: dict) -> Schedule:
@@ -271,11 +380,13 @@ def schedule_from_inputs(inputs: dict) -> Schedule:
     for k, v in inputs.items():
         if k.endswith(NOTE_SUFFIX) and k[: -len(NOTE_SUFFIX)] in known:
             notes.append((k[: -len(NOTE_SUFFIX)], v))
-        elif k not in known:
+        elif k not in known and k not in DERIVATION_FIELDS:
             raise InputError(k, "unknown input field")
     check_notes(inputs, known)  # each note states the value its field records (certify.provenance)
     if "source" in inputs:
         check_source(inputs["source"])
         if inputs["source"] == "Opacus history" and c != POISSON_ADD_REMOVE:
             raise InputError("source", "an Opacus history is accounted as poisson + add-remove only (it declares Poisson sampling)")
-    return Schedule(c, phases, tuple(notes), inputs.get("source", ""))
+    sch = Schedule(c, phases, tuple(notes), inputs.get("source", ""))
+    derivation = check_derivation(sch, inputs)
+    return Schedule(c, phases, tuple(notes), inputs.get("source", ""), derivation) if derivation else sch
