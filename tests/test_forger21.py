@@ -525,7 +525,7 @@ BATCH_SPELLINGS = [("06", "600"), ("6.0", "600"), ("+6", "600"), ("6e0", "6.0e2"
 @pytest.mark.parametrize("b, n", BATCH_SPELLINGS, ids=[f"{b}/{n}" for b, n in BATCH_SPELLINGS])
 def test_dpsgd_records_batch_and_dataset_size_as_certify_spells_them(tmp_path, b, n):
     path = tmp_path / "c.json"
-    argv = ["dpsgd", "--noise-multiplier", "2", "--steps", "10", "--delta", "1e-6", "--accountant", "birrell"]
+    argv = ["dpsgd", "--sampling", "fixed-size", "--noise-multiplier", "2", "--steps", "10", "--delta", "1e-6", "--accountant", "birrell"]
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         rc = cli.main([*argv, "--batch-size", b, "--dataset-size", n, "--out", str(path)])
     assert rc == 0

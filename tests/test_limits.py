@@ -237,7 +237,21 @@ def test_poisson_producer_decides_its_work_first():
 
 
 def test_pld_producer_refuses_a_grid_above_the_budget(capsys):
-    args = ["dpsgd", "--accountant", "pld", "--sampling-rate", "1/100", "--noise-multiplier", "1/2", "--steps", "1", "--delta", "1e-5"]
+    args = [
+        "dpsgd",
+        "--sampling",
+        "fixed-size",
+        "--accountant",
+        "pld",
+        "--sampling-rate",
+        "1/100",
+        "--noise-multiplier",
+        "1/2",
+        "--steps",
+        "1",
+        "--delta",
+        "1e-5",
+    ]
     code = cli.main(args + ["--grid", "2e-4"])
     err = capsys.readouterr().err.strip().splitlines()
     # the search limits of the Python API: the same cap, named as the flag

@@ -277,9 +277,21 @@ DIFFERENT_PLANS = {
 }
 
 
+class _Refused:
+    """What ``certify verify`` does with a certificate whose work is refused before any evaluation: exit 2."""
+
+    exit_code = 2
+    problems = ()
+
+
 def _verify(doc):
+    from certify.balls import InputError
+
     t = time.time()
-    rep = verify_document(copy.deepcopy(doc))
+    try:
+        rep = verify_document(copy.deepcopy(doc))
+    except InputError:  # a count above its cap (limits.OverCap): refused before any evaluation
+        rep = _Refused()
     assert time.time() - t < 60
     return rep
 

@@ -42,12 +42,14 @@ BASES = {
         ["--batch-size", "--dataset-size"],
     ),
     "dpsgd": (
-        ["dpsgd", "--sampling-rate", "1/100", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"],
+        ["dpsgd", "--sampling", "fixed-size", "--sampling-rate", "1/100", "--noise-multiplier", "2", "--steps", "1000", "--delta", "1e-6"],
         ["--steps", "--delta", "--alpha", "--sampling-rate", "--noise-multiplier", "--gamma", "--max-evaluations", "--max-seconds"],
     ),
     "dpsgd-pld": (
         [
             "dpsgd",
+            "--sampling",
+            "fixed-size",
             "--accountant",
             "pld",
             "--sampling-rate",
@@ -163,7 +165,21 @@ def test_integer_flags_take_ascii_digits_only():
 
 
 def test_empty_grid_is_refused_never_the_default(capsys):
-    args = ["dpsgd", "--accountant", "pld", "--sampling-rate", "1/100", "--noise-multiplier", "1", "--steps", "10", "--delta", "1e-5"]
+    args = [
+        "dpsgd",
+        "--sampling",
+        "fixed-size",
+        "--accountant",
+        "pld",
+        "--sampling-rate",
+        "1/100",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "10",
+        "--delta",
+        "1e-5",
+    ]
     code, err = run(args + ["--grid", ""])
     assert code == 2 and "--grid" in err and "empty value" in err and len(err.strip().splitlines()) == 1
 
@@ -175,10 +191,29 @@ def test_empty_grid_is_refused_never_the_default(capsys):
         (["objpert", "--example", "4.8", "--mu", "1e-99999"], "--mu"),  # was exit 3; "needs N >= None" with --iterations
         (["objpert-rdp", "--L", "1", "--nu", "2500", "--s", "1/4", "--lambda", "1", "--epsilon", "1"], "--epsilon"),  # was "inputs: ..."
         (["objpert-rdp", "--L", "1", "--nu", "1e-400", "--s", "1/4", "--lambda", "1", "--delta", "1e-5"], "--nu"),
-        (["dpsgd", "--accountant", "pld", "--sampling-rate", "1/100", "--noise-multiplier", "1", "--steps", "1e400", "--delta", "1e-5"], "--steps"),
         (
             [
                 "dpsgd",
+                "--sampling",
+                "fixed-size",
+                "--accountant",
+                "pld",
+                "--sampling-rate",
+                "1/100",
+                "--noise-multiplier",
+                "1",
+                "--steps",
+                "1e400",
+                "--delta",
+                "1e-5",
+            ],
+            "--steps",
+        ),
+        (
+            [
+                "dpsgd",
+                "--sampling",
+                "fixed-size",
                 "--accountant",
                 "pld",
                 "--sampling-rate",
