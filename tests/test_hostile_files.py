@@ -339,7 +339,15 @@ def test_sweep_rerun_recomputes_a_certificate_that_is_not_its_rows_own(tmp_path)
     rows = [
         {"command": "gaussian-benchmark", "noise_multiplier": "5", "epsilon": "1"},
         {"command": "gaussian-benchmark", "noise_multiplier": "3", "epsilon": "1"},
-        {"command": "dpsgd", "sampling_rate": "0.01", "noise_multiplier": "2", "steps": "100", "delta": "1e-5", "alpha": "8"},
+        {
+            "command": "dpsgd",
+            "sampling": "fixed-size",
+            "sampling_rate": "0.01",
+            "noise_multiplier": "2",
+            "steps": "100",
+            "delta": "1e-5",
+            "alpha": "8",
+        },
     ]
     qs = write_csv(tmp_path / "q.csv", rows)
     out = tmp_path / "out"

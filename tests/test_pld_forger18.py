@@ -494,7 +494,7 @@ _RSS_WRAPPER = (
 
 def _verify_cli(doc, tmp_path):
     path = tmp_path / "forged.json"
-    path.write_text(json.dumps(doc))
+    path.write_text(json.dumps(doc, indent=2) + "\n")  # the layout certify writes: what is forged is the content
     return _cli(["verify", "--quiet", str(path)])
 
 
