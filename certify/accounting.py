@@ -23,22 +23,14 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .balls import InputError, fmpq
+from .balls import InputError, float_above
 from .certificate import Certificate
 from .events.accountant import certified_value, certify_events, snap_orders
 from .events.ledger import Ledger, ledger_of, merge, parse_relation
 from .events.parse import from_library
 from .provenance import NOTE_SUFFIX
 
-__all__ = ["RdpAccountant", "calibrate_noise", "round_up"]
-
-
-def round_up(q: fmpq) -> float:
-    """The smallest float >= the rational q (the safe rounding of a certified upper bound)."""
-    f = float(Fraction(int(q.p), int(q.q)))
-    if Fraction(f) < Fraction(int(q.p), int(q.q)):
-        f = math.nextafter(f, math.inf)
-    return f
+__all__ = ["RdpAccountant", "calibrate_noise"]
 
 
 def _event_form(event):
@@ -107,7 +99,7 @@ class RdpAccountant:
             return math.inf
         notes = {f"{name}{NOTE_SUFFIX}": note} if note else {}
         self.certificate = certify_events(ledger, orders=self._orders, notes=notes, **{kw["as"]: target})
-        return round_up(certified_value(self.certificate))
+        return float_above(certified_value(self.certificate))
 
     def get_epsilon(self, target_delta) -> float:
         """The certified epsilon at ``target_delta`` (in [0, 1)), rounded up to a float; ``.certificate`` holds the proof."""

@@ -42,11 +42,10 @@ Examples::
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .balls import InputError, arb, ball_endpoints, exact, fmpq, upper_decimal
+from .balls import InputError, arb, ball_endpoints, exact, float_above, fmpq, upper_decimal
 from .certificate import Certificate
 from .contract import Contract, parse_contract
 from .poisson.accountant import certify_poisson
@@ -58,17 +57,6 @@ __all__ = ["Result", "dpsgd_epsilon", "certify_schedule", "OpacusAccountant", "f
 
 def _fraction(q: fmpq) -> Fraction:
     return Fraction(int(q.p), int(q.q))
-
-
-def _float_up(x: Fraction) -> float:
-    """The smallest float >= x (a convenience value that never understates a bound; inf beyond the float range)."""
-    try:
-        f = float(x)
-    except OverflowError:
-        return math.inf
-    if Fraction(f) < x:
-        f = math.nextafter(f, math.inf)
-    return f
 
 
 @dataclass(frozen=True)
@@ -86,7 +74,7 @@ class Result:
     @property
     def epsilon_float(self) -> float:
         """Convenience float, rounded UP: the smallest double >= the certified epsilon."""
-        return _float_up(self.epsilon)
+        return float_above(self.epsilon)
 
     @property
     def statement(self) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import enum
 import math
+import sys
 import re
 from fractions import Fraction
 from typing import Callable, Iterable, TypeVar, Union
@@ -306,6 +307,20 @@ def exact_str(q: fmpq | int) -> str:
 
 
 # Floats of exact numbers, for choices only (which alpha, which window): never part of a bound
+def float_above(x) -> float:
+    """The smallest float >= the exact rational ``x`` (fmpq or Fraction): a library-compatible float that never
+    understates a certified upper bound; +inf beyond the float range. The one such helper of the package."""
+    p, q = (int(x.p), int(x.q)) if isinstance(x, fmpq) else (x.numerator, x.denominator)
+    exact_x = Fraction(p, q)
+    try:
+        f = p / q
+    except OverflowError:
+        return math.inf if exact_x > 0 else -sys.float_info.max
+    if Fraction(f) < exact_x:
+        f = math.nextafter(f, math.inf)
+    return f
+
+
 def float_of(x: fmpq) -> float:
     """The float nearest the rational ``x`` (numerator / denominator, correctly rounded, also for huge numerators
     and denominators whose ratio is a float; 0.0 when it underflows, +-inf when it overflows)."""

@@ -448,8 +448,6 @@ def reported_bound(text, value, digits: int, where: str, claimed: bool = False) 
     ``upper_decimal(value, digits)`` of the re-derived ball ``value`` (a producer's report), or, with ``claimed``, a
     bound someone claimed (an audit's or a calibration's target), which certify records as an integer or a fraction
     in lowest terms. Anything else (another digit count, a looser decimal) is not what certify writes: InputError."""
-    from .balls import upper_decimal
-
     if not isinstance(text, str):
         raise InputError(where, "must be exact text (the reported bound)")
     want = upper_decimal(value, digits)

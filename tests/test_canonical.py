@@ -151,7 +151,7 @@ def test_verify_quiet_log_of_a_forged_certificate_ends_with_the_refusal(tmp_path
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = cli.main(["verify", "--quiet", str(path)])
     lines = out.getvalue().splitlines()
-    assert rc == 4 and lines[-1].startswith("REJECTED") and "HOLDS" not in out.getvalue().replace("HOLDS\\", "")
+    assert rc == 4 and lines[-1].startswith("REJECTED") and "HOLDS" not in out.getvalue()
     assert "\r" not in out.getvalue() and len(err.getvalue().splitlines()) == 1
 
 

@@ -18,7 +18,8 @@ import mpmath as mp
 import pytest
 
 from certify import cli
-from certify.accounting import RdpAccountant, round_up
+from certify.accounting import RdpAccountant
+from certify.balls import float_above as round_up
 from certify.balls import InputError, ball_endpoints, ctx, fmpq
 from certify.certificate import digest_of
 from certify.events.accountant import certified_value, certify_events

@@ -138,7 +138,13 @@ def _reference(doc) -> dict:
 
 #: the problems certify verify reports for a file that is not the canonical document certify writes (its content may
 #: still be true: the kernel, which checks that the conclusion is true, accepts it; the designed difference)
-CANONICAL_PROBLEMS = ("not the canonical document", "not spelt as certify", "text certify would not write", "producers record", "records ")
+CANONICAL_PROBLEMS = (
+    "not the canonical document",
+    "not spelt as certify",
+    "text certify would not write",
+    "producers record",
+    "bits for these witnesses",
+)
 
 
 def _only_canonical_problems(doc) -> bool:

@@ -26,7 +26,7 @@ from fractions import Fraction
 from opacus.accountants.accountant import IAccountant
 
 from .. import api
-from ..api import _float_up as float_above  # the smallest double >= an exact value (written once, in api)
+from ..balls import float_above  # the smallest double >= an exact value (written once, in balls)
 from ..balls import exact
 from ..certificate import Certificate
 from ..poisson.ecosystem import from_library, opacus_history
