@@ -73,8 +73,9 @@ def test_epochs_recorded_and_re_derived_by_the_checker(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv,flag",
     [
-        (["--sampling", "fixed-size", "--sampling-rate", "0.01", "--epochs", "3"], "--epochs"),
-        (["--sampling", "poisson", "--accountant", "pld", "--batch-size", "10", "--dataset-size", "100", "--steps", "5"], "--batch-size"),
+        (["--sampling", "fixed-size", "--sampling-rate", "0.01", "--epochs", "3", "--steps", "300"], "--epochs"),
+        (["--sampling", "fixed-size", "--batch-size", "10", "--epochs", "1"], "--batch-size"),
+        (["--sampling", "poisson", "--accountant", "pld", "--batch-size", "10", "--dataset-size", "100", "--epochs", "0"], "--epochs"),
         (["--sampling", "poisson", "--batch-size", "10", "--steps", "5"], "--batch-size"),
         (["--sampling", "poisson", "--batch-size", "200", "--dataset-size", "100", "--epochs", "1"], "--batch-size"),
         (["--sampling", "poisson", "--sampling-rate", "0.01", "--epochs", "1", "--steps", "5"], "--epochs"),

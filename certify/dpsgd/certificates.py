@@ -35,10 +35,11 @@ from ..balls import (
     exact_int,
     exact_str,
     fmpq,
+    require_in,
     upper_decimal,
 )
 from ..certificate import Budget, Evaluation, reported_bound
-from ..limits import refuse_above, scaled
+from ..limits import cap, refuse_above, scaled
 from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, contract_from_inputs
 from ..provenance import NOTE_SUFFIX, check_notes
 from ..verify import register
@@ -58,7 +59,7 @@ CONTRACT_INPUTS = CONTRACT_FIELDS + tuple(f + NOTE_SUFFIX for f in NOTED_INPUTS)
 
 
 RHO_INPUTS = ("alpha", "sampling_rate", "noise_multiplier", "gamma")
-RENYI_INPUTS = RHO_INPUTS + ("steps", "delta", "batch_size", "dataset_size") + CONTRACT_INPUTS
+RENYI_INPUTS = RHO_INPUTS + ("steps", "delta", "batch_size", "dataset_size", "epochs") + CONTRACT_INPUTS
 SEARCH_WITNESSES = ("method", "gamma", "leaves", "points", "u_lower", "curvature", "stopped_early", "budget")
 #: significant digits of the reported rho / epsilon in the conclusion (rounded up)
 REPORT_DIGITS = 10
@@ -347,8 +348,27 @@ def parse_gamma(value, name: str = "--gamma") -> fmpq:
     return exact_in(value, name, 0, 1, "(]")
 
 
+def steps_of_epochs(epochs, rate: fmpq, name: str = "--epochs") -> tuple[int, int]:
+    """(E, T): E epochs at sampling rate ``rate`` are T = floor(E / rate) steps, as Opacus counts them
+    (``get_noise_multiplier(epochs=E, sample_rate=rate)`` takes int(E / rate) steps); E an integer >= 1, and
+    T must be at most ``limits.cap("steps")`` (exact: floor of an exact rational, no rounding)."""
+    e = exact_int(epochs, name)
+    require_in(name, e, 1, cap("steps"), "[]", integer=True)
+    t = int((fmpq(e) / rate).floor())
+    if t > cap("steps"):
+        raise InputError(name, f"gives {t} steps, at most {cap('steps')} accepted")
+    return e, t
+
+
 def check_batch(inputs: dict, p: fmpq, names=("batch_size", "dataset_size")) -> None:
-    """Recorded batch_size/dataset_size (both or neither) must give the recorded sampling rate p = b/n."""
+    """Recorded batch_size/dataset_size (both or neither) must give the recorded sampling rate p = b/n; a recorded
+    epochs E (with the recorded steps) must give T = floor(E / p) (:func:`steps_of_epochs`)."""
+    if "epochs" in inputs and "steps" in inputs:
+        e, t = steps_of_epochs(inputs["epochs"], p, "epochs")
+        if inputs["epochs"] != str(e):
+            raise InputError("epochs", "is not spelt as certify writes it")
+        if t != parse_steps(inputs["steps"], "steps"):
+            raise InputError("steps", f"must be floor(epochs/sampling_rate) = {t} (Opacus's count)")
     b, n = inputs.get("batch_size"), inputs.get("dataset_size")
     if b is None and n is None:
         return
@@ -362,13 +382,14 @@ def check_batch(inputs: dict, p: fmpq, names=("batch_size", "dataset_size")) -> 
 def fixed_size_inputs(extra: dict | None, p: fmpq) -> dict[str, str]:
     """The contract fields (fixed-size + replace-one) plus validated ``extra`` inputs of a producer.
 
-    ``extra`` may hold batch_size/dataset_size (which must give p = b/n), the contract fields (which must
+    ``extra`` may hold batch_size/dataset_size (which must give p = b/n), epochs (checked with the steps by
+    :func:`check_batch` once the inputs are complete), the contract fields (which must
     say fixed-size + replace-one: never answered under another contract) and provenance notes.
     """
     extra = dict(extra or {})
-    unknown = set(extra) - {"batch_size", "dataset_size"} - set(CONTRACT_INPUTS)
+    unknown = set(extra) - {"batch_size", "dataset_size", "epochs"} - set(CONTRACT_INPUTS)
     if unknown:
-        raise InputError("extra_inputs", f"only batch_size, dataset_size, the contract fields and notes may be recorded, got {sorted(unknown)}")
+        raise InputError("extra_inputs", f"only batch_size, dataset_size, epochs, the contract fields and notes are recorded, got {sorted(unknown)}")
     check_batch(extra, p)
     out = {**FIXED_SIZE_REPLACE_ONE.to_inputs(), **extra}
     validate_fixed_size_contract(out, partial=True)

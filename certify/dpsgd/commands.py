@@ -8,9 +8,10 @@ from ..balls import InputError, exact_int, exact_str, float_of, fmpq, lower_deci
 from ..limits import cap
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from .. import cli
-from ..poisson.commands import add_contract_options, emit, run_contract
+from ..poisson.commands import add_contract_options, derivation_line, emit, run_contract
+from ..poisson.schedule import Phase
 from .accountant import certify_dpsgd, certify_rho
-from .certificates import parse_delta, parse_steps
+from .certificates import parse_delta, parse_steps, steps_of_epochs
 from .problem import Problem, check_baseline_sigma, parse_alpha, parse_batch, parse_p, parse_sigma
 
 _SAMPLING_HELP = "sampling rate p = b/n in (0, 1), exact (0.01, 1/100); or give --batch-size and --dataset-size instead (p = b/n exactly)"
@@ -180,7 +181,13 @@ def cmd_dpsgd(args) -> int:
         return status
     p, extra = _p_from(args)
     sigma = parse_sigma(args.noise_multiplier)
-    steps = parse_steps(args.steps)
+    if args.epochs is not None:  # T = floor(E/p), p = b/n exactly: Opacus's count, recorded as the input epochs
+        e, steps = steps_of_epochs(args.epochs, p)
+        extra["epochs"] = str(e)
+        args.derivation = tuple(extra.items())
+        args.derivation_note = derivation_line(extra, Phase(p, sigma, steps), fixed_size=True)
+    else:
+        steps = parse_steps(args.steps)
     delta = parse_delta(args.delta)
     if args.accountant == "pld":
         from ..pld.commands import run_pld

@@ -26,10 +26,11 @@ accounting contract (required: no default; stated in every summary and certifica
   --sampling poisson     (implies --adjacency add-remove) the contract of Opacus, TF Privacy and dp_accounting's
                          DP-SGD: the Rényi accountant of the Poisson-subsampled Gaussian (Mironov, Talwar, Zhang
                          2019), or --accountant pld; --schedule and --opacus-history give several phases;
-                         --batch-size/--dataset-size/--epochs count q and T as Opacus does
+                         --batch-size/--dataset-size/--epochs count q = 1/ceil(n/b) and T = floor(E/q) as Opacus does
   --sampling fixed-size  (implies --adjacency replace-one) Bok's paper: batches of b of n drawn without replacement;
                          accountants bok (default), wang, birrell, lossless, pld; a --schedule of several phases
-                         composes Bok's per-phase rho at one alpha (kind dpsgd/renyi-bok-schedule)
+                         composes Bok's per-phase rho at one alpha (kind dpsgd/renyi-bok-schedule);
+                         --epochs E counts T = floor(E/p) with p = b/n exactly
   an --opacus-history, or a --schedule file that declares {"contract": ...}, needs no flag;
   other combinations, and shuffled batches, are refused (exit 2)
 """
@@ -52,8 +53,9 @@ def add_contract_options(d: argparse.ArgumentParser) -> None:
         "--epochs",
         type=cli.exact_text,
         metavar="E",
-        help="poisson: instead of --steps, T = floor(E/q) steps (Opacus's count; E ceil(n/b) with --batch-size "
-        "and --dataset-size, whose q is 1/ceil(n/b) as Opacus's DPDataLoader); recorded in the certificate",
+        help="instead of --steps, T = floor(E/q) steps (Opacus's count, any accountant). poisson: with --batch-size and "
+        "--dataset-size q = 1/ceil(n/b) as Opacus's DPDataLoader, so T = E ceil(n/b); fixed-size: p = b/n exactly, "
+        "T = floor(E n/b). Recorded in the certificate (pld/dpsgd records q and T; the summary says how they were counted)",
     )
     g.add_argument(
         "--schedule",
@@ -149,9 +151,6 @@ def _schedule(args, contract: Contract | None) -> Schedule:
         return load_schedule(args.schedule, contract=contract, default=None if contract is None else contract)
     if args.noise_multiplier is None:
         raise InputError("--noise-multiplier", "required (or give --schedule FILE / --opacus-history FILE)")
-    if args.accountant == "pld" and (args.epochs is not None or args.batch_size is not None or args.dataset_size is not None):
-        flag = "--epochs" if args.epochs is not None else "--batch-size"
-        raise InputError(flag, "--accountant pld takes --sampling-rate and --steps (Opacus's count: q = 1/ceil(n/b), T = E ceil(n/b))")
     q, t, derivation = opacus_epochs(args.batch_size, args.dataset_size, args.epochs, args.sampling_rate, args.steps)
     sch = single(q, args.noise_multiplier, t, contract)
     return Schedule(sch.contract, sch.phases, sch.notes, sch.source, derivation)
@@ -174,15 +173,12 @@ def run_contract(args) -> int | None:
             args.sampling_rate = exact_str(ph.sampling_rate)
             args.noise_multiplier = exact_str(ph.noise_multiplier)
             args.steps = str(ph.steps)
-        if args.epochs is not None:
-            raise InputError(
-                "--epochs",
-                "is counted as Opacus counts Poisson-sampled epochs (give --sampling poisson); under fixed-size give --steps "
-                "(an epoch of fixed-size batches is floor(n/b) or ceil(n/b) steps, depending on the loader)",
-            )
-        for n, v in (("--noise-multiplier", args.noise_multiplier), ("--steps", args.steps)):
-            if v is None:
-                raise InputError(n, "required")
+        if args.noise_multiplier is None:
+            raise InputError("--noise-multiplier", "required")
+        if args.steps is None and args.epochs is None:
+            raise InputError("--steps", "required (or --epochs: T = floor(E/p) with p = b/n, as Opacus counts)")
+        if args.steps is not None and args.epochs is not None:
+            raise InputError("--epochs", "give either --epochs or --steps, not both")
         if args.accountant is None:
             args.accountant = "bok"
         return None
@@ -196,6 +192,8 @@ def run_contract(args) -> int | None:
         from ..progress import ticking
 
         ph = sch.phases[0]
+        if sch.derivation:  # q and T are the certificate's inputs; how they were counted is said in the summary
+            args.derivation, args.derivation_note = sch.derivation, derivation_line(dict(sch.derivation), ph)
         with ticking("dpsgd --accountant pld"):
             return run_pld(args, contract, ph.sampling_rate, ph.noise_multiplier, ph.steps, parse_delta(args.delta))
     if args.accountant not in (None, "renyi"):
@@ -238,6 +236,8 @@ def compact_summary(cert, args) -> dict:
     run = {k: i[k] for k in ("sampling_rate", "noise_multiplier", "steps", "phases", "batch_size", "dataset_size", "epochs", "grid") if k in i}
     if i.get("phases") == "1":
         run.update({k.split(".", 1)[1]: i[k] for k in ("phase[0].sampling_rate", "phase[0].noise_multiplier", "phase[0].steps")})
+    for k, v in getattr(args, "derivation", ()) or ():  # counted by the command, not recorded by this kind (pld/dpsgd)
+        run.setdefault(k, v)
     d["run"] = run
     d["certificate"] = getattr(args, "out", None)
     return d
@@ -249,6 +249,10 @@ def emit(cert, summary_text: str, args) -> None:
     import json
     import sys
 
+    note = getattr(args, "derivation_note", None)
+    if note and note not in summary_text:  # how q and T were counted from --epochs / --batch-size (its first line names the run)
+        head, _, rest = summary_text.partition("\n")
+        summary_text = f"{head}\n  {note}\n{rest}"
     if not getattr(args, "json", False):
         cli.emit(cert, summary_text, args)
         return
@@ -263,15 +267,16 @@ def _show(x) -> str:
     return t if len(t) <= 24 else f"~{lower_decimal(x, 10)}"
 
 
-def derivation_line(d: dict, ph) -> str:
-    """How q and T were counted from --batch-size / --dataset-size / --epochs (Opacus's rule), in words."""
+def derivation_line(d: dict, ph, fixed_size: bool = False) -> str:
+    """How q and T were counted from --batch-size / --dataset-size / --epochs (Opacus's rule), in words: under Poisson
+    q = 1/ceil(n/b) (Opacus's DPDataLoader), under fixed-size p = b/n (every batch has b of the n examples); then
+    T = floor(E/q) (``get_noise_multiplier(epochs=E)``)."""
     parts = []
     if "batch_size" in d:
-        parts.append(
-            f"q = 1/ceil({d['dataset_size']}/{d['batch_size']}) = {exact_str(ph.sampling_rate)} (batches of {d['batch_size']} of {d['dataset_size']})"
-        )
+        b, n, q = d["batch_size"], d["dataset_size"], exact_str(ph.sampling_rate)
+        parts.append(f"p = {b}/{n} = {q} (batches of {b} of {n})" if fixed_size else f"q = 1/ceil({n}/{b}) = {q} (batches of {b} of {n})")
     if "epochs" in d:
-        parts.append(f"T = floor({d['epochs']} epochs / q) = {ph.steps} steps")
+        parts.append(f"T = floor({d['epochs']} epochs / {'p' if fixed_size else 'q'}) = {ph.steps} steps")
     return "counted as Opacus counts: " + "; ".join(parts)
 
 

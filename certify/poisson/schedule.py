@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from ..balls import InputError, exact_in, exact_str, fmpq, require_in, exact_int
-from ..dpsgd.certificates import parse_delta as dpsgd_delta, parse_steps as dpsgd_steps
+from ..dpsgd.certificates import parse_delta as dpsgd_delta, parse_steps as dpsgd_steps, steps_of_epochs
 from ..inputfile import loads_strict, read_text
 from ..contract import CONTRACT_FIELDS, POISSON_ADD_REMOVE, Contract, contract_from_inputs, parse_contract
 from ..provenance import NOTE_SUFFIX, check_notes
@@ -164,11 +164,7 @@ def opacus_epochs(batch_size=None, dataset_size=None, epochs=None, sampling_rate
     else:
         raise InputError("--sampling-rate", "required (or --batch-size with --dataset-size)")
     if epochs is not None:
-        e = exact_int(epochs, "--epochs")
-        require_in("--epochs", e, 1, MAX_STEPS, "[]", integer=True)
-        t = int((e / q).floor())
-        if t > MAX_STEPS:
-            raise InputError("--epochs", f"gives {t} steps, at most {MAX_STEPS} accepted")
+        e, t = steps_of_epochs(epochs, q)
         rec.append(("epochs", str(e)))
     elif steps is not None:
         t = parse_steps(steps)

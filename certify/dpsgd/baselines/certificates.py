@@ -30,7 +30,7 @@ from .columns import _rhos, min_over_alpha, rho_column
 KINDS = {"wang": "dpsgd/renyi-wang", "birrell": "dpsgd/renyi-birrell"}
 EQUATION = {"wang": "Wang et al. 2019 (dp_accounting, replace-one, fixed size)", "birrell": "Birrell et al. 2024, Thm 3.4"}
 NAMES = {"wang": "Wang et al. 2019", "birrell": "Birrell et al. 2024"}
-INPUTS = ("sampling_rate", "noise_multiplier", "steps", "delta", "alpha", "batch_size", "dataset_size") + CONTRACT_INPUTS
+INPUTS = ("sampling_rate", "noise_multiplier", "steps", "delta", "alpha", "batch_size", "dataset_size", "epochs") + CONTRACT_INPUTS
 WITNESSES = ("alpha", "reported_epsilon")
 
 
