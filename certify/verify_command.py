@@ -17,6 +17,7 @@ import sys
 from .balls import InputError, int_flag
 from .certificate import MAX_BYTES, MAX_PRECISION
 from .inputfile import read_bytes
+from .progress import ticking
 from .verify import EXIT_INCONSISTENT, EXIT_OK, EXIT_STOPPED_EARLY, check_precision, verify_text
 
 # registry hooks (see certify/registry.py)
@@ -99,7 +100,8 @@ def run(args) -> int:
     if getattr(args, "kernel", False):
         _kernel()
     data = _read(args.file)
-    rep = verify_text(data, args.precision)
+    with ticking("verify: re-deriving the certificate"):  # a line a second on stderr once past 2 s (a PLD certificate)
+        rep = verify_text(data, args.precision)
     code = rep.exit_code
     accepted = code in (EXIT_OK, EXIT_STOPPED_EARLY)
     lines = []
