@@ -36,10 +36,10 @@ def test_pld_under_poisson_counts_as_opacus(tmp_path, capsys):
         tmp_path,
         capsys,
         "e",
-        ["--sampling", "poisson", "--accountant", "pld", "--grid", "1e-3", "--batch-size", str(b), "--dataset-size", str(n), "--epochs", str(e)],
+        ["--sampling", "poisson", "--accountant", "pld", "--grid", "1e-2", "--batch-size", str(b), "--dataset-size", str(n), "--epochs", str(e)],
     )
     by_hand, _ = _run(
-        tmp_path, capsys, "h", ["--sampling", "poisson", "--accountant", "pld", "--grid", "1e-3", "--sampling-rate", "1/10", "--steps", "20"]
+        tmp_path, capsys, "h", ["--sampling", "poisson", "--accountant", "pld", "--grid", "1e-2", "--sampling-rate", "1/10", "--steps", "20"]
     )
     assert by_epochs == by_hand and by_epochs["inputs"]["sampling_rate"] == "1/10" and by_epochs["inputs"]["steps"] == "20"
     assert "q = 1/ceil(1000/100) = 1/10" in text and "T = floor(2 epochs / q) = 20 steps" in text
@@ -53,7 +53,7 @@ def test_pld_under_poisson_counts_as_opacus(tmp_path, capsys):
                 "--accountant",
                 "pld",
                 "--grid",
-                "1e-3",
+                "1e-2",
                 "--batch-size",
                 "100",
                 "--dataset-size",
@@ -95,10 +95,10 @@ def test_fixed_size_pld_with_epochs(tmp_path, capsys):
         tmp_path,
         capsys,
         "e",
-        ["--sampling", "fixed-size", "--accountant", "pld", "--grid", "1e-3", "--batch-size", "100", "--dataset-size", "1000", "--epochs", "1"],
+        ["--sampling", "fixed-size", "--accountant", "pld", "--grid", "5e-2", "--batch-size", "100", "--dataset-size", "1000", "--epochs", "1"],
     )
     by_hand, _ = _run(
-        tmp_path, capsys, "h", ["--sampling", "fixed-size", "--accountant", "pld", "--grid", "1e-3", "--sampling-rate", "1/10", "--steps", "10"]
+        tmp_path, capsys, "h", ["--sampling", "fixed-size", "--accountant", "pld", "--grid", "5e-2", "--sampling-rate", "1/10", "--steps", "10"]
     )
     assert by_epochs == by_hand and "T = floor(1 epochs / p) = 10 steps" in text
 
