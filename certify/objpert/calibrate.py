@@ -43,7 +43,7 @@ from ..balls import (
     decide,
 )
 from ..bracket import grow_then_bisect
-from ..certificate import Budget, Certificate, Evaluation
+from ..certificate import Budget, Certificate, Evaluation, witness_field, witness_int
 from ..limits import cap, refuse_above, scaled
 from ..verify import register
 from . import privacy as P
@@ -149,10 +149,10 @@ def validate_corollary_4_13(inputs: dict):
 def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
     """Re-derive the Corollary 4.13 calibration from targets + published parameters (witnesses)."""
     loss, eps, delta, dS, W, n, d, zeta = validate_corollary_4_13(inputs)
-    u_pub = exact(witnesses["u"], "witnesses.u")
-    s_pub = exact(witnesses["noise_multiplier"], "witnesses.noise_multiplier")
-    mu_pub = exact(witnesses["mu"], "witnesses.mu")
-    N = parse_iterations(witnesses["iterations"], "witnesses.iterations")
+    u_pub = exact(witness_field(witnesses, "u", "witnesses.u", str), "witnesses.u")
+    s_pub = exact(witness_field(witnesses, "noise_multiplier", "witnesses.noise_multiplier", str), "witnesses.noise_multiplier")
+    mu_pub = exact(witness_field(witnesses, "mu", "witnesses.mu", str), "witnesses.mu")
+    N = parse_iterations(witness_int(witnesses, "iterations", "witnesses.iterations"), "witnesses.iterations")
     if u_pub <= 0 or mu_pub <= 0:
         raise InputError("witnesses", "u and mu must be > 0")
     if s_pub != 4 * u_pub / eps:
@@ -181,7 +181,7 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
     ev.claim("c_N_small", f"c_N <= eps/4 = {quarter}", "c_N", "<=", quarter, "Cor. 4.13")
     # minimality of N ("smallest N" is a claim): ceil(7) = N7 is witnessed by (7) at N7 and its failure at
     # N7 - 1; every N' in [N7, N-1] has c_N' > eps/4 (re-checked one by one; counted as a claim)
-    N7 = exact_int(witnesses["threshold7_ceiling"], "witnesses.threshold7_ceiling")
+    N7 = witness_int(witnesses, "threshold7_ceiling", "witnesses.threshold7_ceiling")
     if N7 < 1:
         raise InputError("witnesses", "threshold7_ceiling must be >= 1")
     ev.claim("threshold7_ceiling_holds", f"ceil of (7) = {N7} satisfies (7)", str(N7), ">=", "threshold7", "(7)")
