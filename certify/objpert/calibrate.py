@@ -36,7 +36,6 @@ from ..balls import (
     ctx,
     escalate,
     exact,
-    exact_int,
     exact_str,
     fmpq,
     upper_decimal,
