@@ -303,8 +303,12 @@ def test_steps_and_delta_out_of_range(genuine, monkeypatch, kind, edit, needle):
     doc = genuine[kind]
     with monkeypatch.context() as m:
         _permissive(m, BC if kind != "dpsgd/renyi-bok" else DC, "parse_steps", "parse_delta")
-        # (the baselines' alpha witness is re-chosen by the evaluator when absent)
-        forged = regenerate(doc, edit, (lambda w: w.pop("alpha", None)) if kind != "dpsgd/renyi-bok" else None)
+        # (the baselines' alpha witness: the forger re-chooses it as the producer does, at the edited inputs)
+        wedit = None
+        if kind != "dpsgd/renyi-bok":
+            best = BC._evaluate(kind.rsplit("-", 1)[-1], dict(doc["inputs"], **edit), None)[1]
+            wedit = lambda w: w.update(alpha=best)  # noqa: E731
+        forged = regenerate(doc, edit, wedit)
     assert not all(c["holds"] for c in forged["conclusions"])  # the range claims fail too
     rep = rejected(forged, 5, "hypothesis fails", needle)
     assert rep.hypothesis_failures
