@@ -445,12 +445,12 @@ def check_spelling(obj, where: str, decimals: bool = True) -> str | None:
 
 
 #: how each JSON type certify writes in a witness is named in a refusal
-_JSON_TYPES = {int: "a JSON integer", str: "exact text (a JSON string)", bool: "true or false", dict: "an object", list: "a list"}
+_JSON_TYPES = {int: "a JSON integer", str: "exact text (a JSON string)", bool: "true or false", dict: "an object", list: "a list", type(None): "null"}
 
 
 def witness_field(container, key: str, where: str, json_type: type):
     """``container[key]``, a witness field certify always writes, in the one JSON type certify writes it (``int``,
-    ``str``, ``bool``, ``dict`` or ``list``; a JSON integer is never ``true``): the witness readers of every kind read
+    ``str``, ``bool``, ``dict``, ``list`` or ``type(None)``; a JSON integer is never ``true``): the witness readers of every kind read
     their fields through here, so that a file with the field left out, or written as another type (``"8"`` where
     certify writes ``8``, or the reverse), is refused (InputError naming ``where``) rather than read with a default
     or converted."""
