@@ -260,6 +260,11 @@ TYPE_SWAPS = [
     ("dpsgd/rho-bok", ("u_lower",), 0),  # certify writes "0"
     ("dpsgd/rho-bok", ("points", 0, "strip"), 5),  # certify writes "5"
     ("dpsgd/rho-bok", ("budget", "max_evaluations"), 2000),  # certify writes "2000"
+    ("dpsgd/rho-bok", ("curvature", 0, "thetas", 0), "13668744666"),  # certify writes a JSON integer
+    ("dpsgd/rho-bok", ("stopped_early",), 0),  # certify writes false
+    ("dpsgd/renyi-bok-schedule", ("alpha",), 8),  # certify writes "8"
+    ("objpert/calibration-4.13", ("iterations",), "467"),
+    ("objpert/calibration-C13", ("theorem_C13", "failures", 0, "to"), "1"),
 ]
 
 
@@ -278,15 +283,19 @@ DROPPED_KEYS = [
     ("dpsgd/rho-bok", ("stopped_early",)),
     ("dpsgd/rho-bok", ("budget", "stopped_by")),
     pytest.param("pld/dpsgd", ("layouts", "max", "bands"), marks=PLD_FINDING, id="pld/dpsgd:layouts.max.bands"),
+    ("objpert/theorem-4.1", ("iterations_rule",)),
+    ("referee/objpert-rdp", ("epsilon_lower",)),
+    ("dpsgd/renyi-bok-schedule", ("phases", 0, "budget")),
+    ("dpsgd/renyi-bok-schedule", ("phases", 1, "curvature")),
 ]
 
 
 # Fixed (issue 21): a witness key that every producer writes may be left out (the evaluator reads a default:
 #  w.get('radii', C13_RADII), w.get('stopped_early', False), budget optional, bands optional): the file is not what
 #  certify writes
-@pytest.mark.parametrize("kind, path", DROPPED_KEYS, ids=[f"{k}:{'.'.join(p)}" for k, p in _values(DROPPED_KEYS)])
+@pytest.mark.parametrize("kind, path", DROPPED_KEYS, ids=[f"{k}:{'.'.join(map(str, p))}" for k, p in _values(DROPPED_KEYS)])
 def test_a_witness_key_certify_always_writes_cannot_be_dropped(kind, path):
-    assert path[-1] in json.dumps(genuine(kind)["witnesses"])
+    assert str(path[-1]) in json.dumps(genuine(kind)["witnesses"]) or isinstance(path[-1], int)
     assert forged_and_refused(kind, witnesses=_pop(*path))
 
 
@@ -440,6 +449,57 @@ def test_a_schedule_file_may_repeat_a_phase():
     """Control: a schedule file is not merged (certify writes its phases as given)."""
     text = forged_text("dpsgd/renyi-poisson", inputs=dict(_TWIN_PHASES, source="schedule"), witnesses=_set(("epsilon_bound",), "3"))
     assert verdict(text) == 0
+
+
+# A claimed headline bound (an integer or a fraction) is written only by an audit, which restates a claim about a
+# schedule file, an Opacus history or a dp_accounting event, and by a calibration, which states its target (always);
+# every other run states the reported decimal. The example's source is "schedule" (one phase).
+CLAIMED = [
+    ("command line", "2", False),
+    ("certify.api", "2", False),
+    ("calibration", "1.7252295600e0", False),  # the reported decimal under a calibration: its target is stated instead
+    ("schedule", "2", True),  # control: what an audit writes
+    ("calibration", "2", True),  # control: what a calibration writes
+]
+
+
+@pytest.mark.parametrize("source, bound, writable", CLAIMED, ids=[f"{s}:{b}" for s, b, _ in CLAIMED])
+def test_a_claimed_bound_only_where_a_producer_states_one(source, bound, writable):
+    bound = genuine("dpsgd/renyi-poisson")["witnesses"]["epsilon_bound"] if bound.startswith("1.725") else bound
+    edit = _set(("epsilon_bound",), bound)
+    if writable:
+        assert verdict(forged_text("dpsgd/renyi-poisson", inputs={"source": source}, witnesses=edit)) == 0
+    else:
+        assert forged_and_refused("dpsgd/renyi-poisson", inputs={"source": source}, witnesses=edit)
+
+
+def test_a_producer_never_writes_a_source_shape_its_reader_never_makes():
+    """The producer's writer checks the source's shape too (schedule_inputs): certify cannot write what verify refuses."""
+    from certify.contract import POISSON_ADD_REMOVE
+    from certify.balls import fmpq
+    from certify.poisson.schedule import Phase, Schedule, schedule_inputs
+
+    one = Phase(fmpq(1, 100), fmpq(11, 10), 1000)
+    for source, phases in (("command line", (one, one)), ("calibration", (one, Phase(fmpq(1, 50), fmpq(2), 10))), ("Opacus history", (one, one))):
+        with pytest.raises(InputError):
+            schedule_inputs(Schedule(POISSON_ADD_REMOVE, phases, source=source))
+    assert schedule_inputs(Schedule(POISSON_ADD_REMOVE, (one, one), source="schedule"))["phases"] == "2"
+
+
+def test_a_calibration_step_size_is_the_corollarys():
+    """objpert/calibration-C13 runs at Corollary 4.13's eta = 1/L (the calibration's make_problem default)."""
+    inputs = genuine("objpert/calibration-C13")["inputs"]
+    eta = Fraction(inputs["eta"]) / 2
+    assert forged_and_refused("objpert/calibration-C13", inputs={"eta": f"{eta.numerator}/{eta.denominator}"})
+
+
+def test_a_search_witness_of_a_shortcut_method_records_no_budget():
+    """certify records the search budget of the branch-and-bound only; a leaf key only under it."""
+
+    def shortcut(w):
+        w["method"] = "prop2a"
+
+    assert forged_and_refused("dpsgd/rho-bok", witnesses=shortcut)
 
 
 def _extra_layout(w):
