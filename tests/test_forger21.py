@@ -926,3 +926,14 @@ def test_pld_k_that_does_not_give_the_recorded_precision_is_refused():
     doc = genuine("pld/dpsgd")
     doc["witnesses"]["K"] += 1
     assert refused(canonical_text(reseal(doc)))
+
+
+def test_a_c13_search_only_with_a_target():
+    """certify writes the Theorem C.13 witness only when a target delta is an input: added to a certificate without
+    one, it is a file certify never writes (the evaluator ignored it before)."""
+    doc = json.loads(_variants()["objpert/theorem-4.1 smallest N"]().dumps())
+    assert "target_delta" not in doc["inputs"]
+    doc["witnesses"]["theorem_C13"] = genuine("objpert/theorem-4.1")["witnesses"]["theorem_C13"]
+    with pytest.raises(InputError, match="theorem_C13"):
+        regenerate(doc)
+    assert refused(canonical_text(reseal(doc)))

@@ -158,6 +158,8 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
         target_text = exact_str(target)
         ev.claim("target_4_1", f"Theorem 4.1 at N = {N}: delta(eps) <= target {target_text}", "delta", "<=", target_text, "Theorem 4.1")
         _evaluate_c13(ev, problem, c, eps, target, witnesses, N)
+    elif "theorem_C13" in witnesses:
+        raise InputError("witnesses.theorem_C13", "certify writes the Theorem C.13 search only with a target delta (inputs.target_delta)")
     ev.budget = Budget(
         arithmetic_rounding="all width is ball-arithmetic rounding of closed forms at "
         f"{ctx.prec} bits; radius of delta: "
