@@ -71,6 +71,7 @@ from .balls import (
     ball_to_json,
     compare,
     exact,
+    exact_int,
     fmpq,
     flint_version,
     lower_decimal,
@@ -441,6 +442,35 @@ def check_spelling(obj, where: str, decimals: bool = True) -> str | None:
     if obj is None or isinstance(obj, (bool, int)):
         return None
     return f"{where}: a value of type {type(obj).__name__} is not written by certify"
+
+
+#: how each JSON type certify writes in a witness is named in a refusal
+_JSON_TYPES = {int: "a JSON integer", str: "exact text (a JSON string)", bool: "true or false", dict: "an object", list: "a list", type(None): "null"}
+
+
+def witness_field(container, key: str, where: str, json_type: type):
+    """``container[key]``, a witness field certify always writes, in the one JSON type certify writes it (``int``,
+    ``str``, ``bool``, ``dict``, ``list`` or ``type(None)``; a JSON integer is never ``true``): the witness readers of every kind read
+    their fields through here, so that a file with the field left out, or written as another type (``"8"`` where
+    certify writes ``8``, or the reverse), is refused (InputError naming ``where``) rather than read with a default
+    or converted."""
+    if not isinstance(container, dict) or key not in container:
+        raise InputError(where, "missing: certify always writes this witness")
+    value = container[key]
+    if type(value) is not json_type:
+        got = "null" if value is None else _JSON_TYPES.get(type(value), type(value).__name__)
+        raise InputError(where, f"must be {_JSON_TYPES[json_type]}, as certify writes it (got {got})")
+    return value
+
+
+def witness_int(container, key: str, where: str) -> int:
+    """A witness certify writes as a JSON integer (:func:`witness_field`), within the exact-integer range."""
+    return exact_int(witness_field(container, key, where, int), where)
+
+
+def witness_int_text(container, key: str, where: str) -> int:
+    """A witness certify writes as the exact text of an integer (``"2000"``, :func:`witness_field`)."""
+    return exact_int(witness_field(container, key, where, str), where)
 
 
 def reported_bound(text, value, digits: int, where: str, claimed: bool = False) -> str:

@@ -203,3 +203,27 @@ def test_verify_kernel_disagreement_is_a_refusal(tmp_path, monkeypatch):
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         rc = cli.main(["verify", "--kernel", str(path)])
     assert rc == 4 and "disagree" in out.getvalue().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "container, json_type, ok",
+    [
+        ({"k": 8}, int, True),
+        ({"k": True}, int, False),  # a JSON true is not the integer 1
+        ({"k": "8"}, int, False),
+        ({"k": 8}, str, False),
+        ({"k": None}, str, False),
+        ({}, str, False),  # a key certify always writes, left out
+        ({"k": False}, bool, True),
+        ({"k": 0}, bool, False),
+        ({"k": None}, type(None), True),
+    ],
+)
+def test_a_witness_field_is_read_in_the_one_type_certify_writes(container, json_type, ok):
+    from certify.certificate import witness_field
+
+    if ok:
+        assert witness_field(container, "k", "witnesses.k", json_type) == container["k"]
+    else:
+        with pytest.raises(InputError, match="witnesses.k"):
+            witness_field(container, "k", "witnesses.k", json_type)

@@ -741,8 +741,8 @@ def test_forged_fractional_mode(mode):
     d = copy.deepcopy(doc)
     d["witnesses"]["fractional"] = mode
     fast, slow = both_verdicts(reseal(d))
-    # "chord" is the default spelt out (same balls: accepted, true); anything else without regenerating: rejected
-    assert fast == slow and (fast == 0 if mode == "chord" else fast in (4, 5)), (fast, slow)
+    # "chord" is the default spelt out: certify leaves it out (issue 21), so it is rejected like anything else
+    assert fast == slow and fast in (4, 5), (fast, slow)
 
     def at(w):
         w["fractional"] = mode
@@ -1423,8 +1423,11 @@ def test_bok_schedule_phase_witness_forgeries():
     d = copy.deepcopy(doc)
     swapped_inputs(d)
     assert both_verdicts(regenerate(d, witnesses=lambda w: w["phases"].reverse())) == (0, 0)
-    # more steps, regenerated, with the genuine bound kept: not proved
-    assert both_verdicts(regenerate(doc, inputs={"phase[0].steps": "6000"}, witnesses=_claimed_bound)) == (5, 5)
+    # more steps, with the genuine bound kept as a claimed one: no producer of this kind states a claim (issue 21)
+    from certify.balls import InputError
+
+    with pytest.raises(InputError, match="epsilon_bound"):
+        regenerate(doc, inputs={"phase[0].steps": "6000"}, witnesses=_claimed_bound)
 
 
 @pytest.mark.parametrize("q", ["1e-400", "0.99999999999999999999"])

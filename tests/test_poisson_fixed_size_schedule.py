@@ -144,18 +144,21 @@ def test_forger_dropped_phase(doc):
     with ctx.workprec(d["precision"]):
         from certify.balls import upper_decimal
 
-        d["witnesses"]["epsilon_bound"] = "1"  # any claimed bound the evaluator then checks; re-derive it exactly:
+        try:  # the evaluator names the bound certify writes for the one-phase run
+            spec_for(d["kind"]).evaluator(d["inputs"], d["witnesses"])
+        except InputError as err:
+            d["witnesses"]["epsilon_bound"] = err.message.split(": ")[1].split(" ")[0]
         eps = spec_for(d["kind"]).evaluator(d["inputs"], d["witnesses"]).quantities["epsilon"].value
-        d["witnesses"]["epsilon_bound"] = upper_decimal(eps, 10)
+        assert d["witnesses"]["epsilon_bound"] == upper_decimal(eps, 10)
     forged = _regenerate(d)
     assert verify_document(forged).ok and "1 phase(s), 600 steps" in forged["conclusions"][0]["statement"]
 
 
 def test_forger_lower_epsilon_bound(doc):
     d = copy.deepcopy(doc)
-    d["witnesses"]["epsilon_bound"] = "1/2"
-    rep = verify_document(_regenerate(d))
-    assert rep.exit_code == 5, rep.problems
+    d["witnesses"]["epsilon_bound"] = "1/2"  # no producer of this kind writes a claimed bound: refused
+    rep = verify_document(_reseal(d))
+    assert rep.exit_code == 4 and any("epsilon_bound" in p for p in rep.problems), rep.problems
 
 
 def test_refusals():

@@ -38,7 +38,7 @@ from ..balls import (
     require_in,
     upper_decimal,
 )
-from ..certificate import Budget, Evaluation, reported_bound
+from ..certificate import Budget, Evaluation, reported_bound, witness_field, witness_int_text
 from ..limits import cap, refuse_above, scaled
 from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, contract_from_inputs
 from ..provenance import NOTE_SUFFIX, check_notes
@@ -95,51 +95,99 @@ def witness_json(res: SearchResult, keys: list | None = None) -> dict:
     }
 
 
+#: why a branch-and-bound stopped (``budget.stopped_by``): "" when it met gamma, else its budget or its resolution
+STOPPED_BY = ("", "evaluations", "seconds", "resolution")
+_POINT_KEYS = ("u", "a", "b", "h", "strip")
+
+
 def witness_from_json(w: dict) -> SearchResult:
+    """The search witness as :func:`witness_json` writes it (a certificate's, or a cache file's): every key certify
+    writes present, each in the JSON type certify writes (:func:`certify.certificate.witness_field`), leaves with
+    their keys all or none, points once each in increasing u (leaf order), ``budget`` exactly when the method is
+    the branch-and-bound, ``stopped_by`` one of :data:`STOPPED_BY` and "" exactly when the search did not stop early,
+    and the recorded limits ones that allow the partition (a search evaluates at most max(2, max_evaluations)
+    points, and every leaf endpoint is one). InputError naming the field otherwise."""
     if not isinstance(w, dict):
         raise InputError("witnesses", "must be an object")
-    method = w.get("method")
+    method = witness_field(w, "method", "witnesses.method", str)
     if method not in METHODS:
-        raise InputError("witnesses", f"method must be one of {METHODS}, got {method!r}")
-    gamma = parse_gamma(w.get("gamma"), "witnesses.gamma")
+        raise InputError("witnesses", f"method must be one of {METHODS}, got {method[:40]!r}")
+    gamma = parse_gamma(witness_field(w, "gamma", "witnesses.gamma", str), "witnesses.gamma")
+    leaf_items = witness_field(w, "leaves", "witnesses.leaves", list)
+    point_items = witness_field(w, "points", "witnesses.points", list)
+    refuse_above("bb_evaluations", len(leaf_items), "witnesses.leaves", "leaves of the branch-and-bound partition")
+    refuse_above("quadrature_rules", len(point_items), "witnesses.points")
     leaves, bounds = [], []
-    if not isinstance(w.get("leaves") or [], list) or not isinstance(w.get("points") or [], list):
-        raise InputError("witnesses", "leaves and points must be lists")
-    refuse_above("bb_evaluations", len(w.get("leaves") or []), "witnesses.leaves", "leaves of the branch-and-bound partition")
-    refuse_above("quadrature_rules", len(w.get("points") or []), "witnesses.points")
-    for item in w.get("leaves") or []:
-        if not (isinstance(item, list) and len(item) in (2, 3)):
-            raise InputError("witnesses", f"a leaf must be [l, r] or [l, r, bound], got {item!r}")
+    for i, item in enumerate(leaf_items):
+        if not (isinstance(item, list) and len(item) in (2, 3) and all(type(x) is str for x in item)):
+            raise InputError(f"witnesses.leaves[{i}]", f"a leaf is [l, r] or [l, r, key] of exact text, got {str(item)[:80]}")
+        if len(item) != len(leaf_items[0]):
+            raise InputError(f"witnesses.leaves[{i}]", "certify writes every leaf with its key [l, r, key], or none")
         leaves.append((exact(item[0], "leaf"), exact(item[1], "leaf")))
         bounds.append(exact(item[2], "leaf bound") if len(item) == 3 else None)
     rules = {}
-    for pt in w.get("points") or []:
-        if not isinstance(pt, dict):
-            raise InputError("witnesses", f"a point must be an object, got {pt!r}")
-        try:
-            u = exact(pt["u"], "point u")
-            rule = Rule(exact(pt["a"], "rule a"), exact(pt["b"], "rule b"), exact(pt["h"], "rule h"), exact(pt["strip"], "rule strip"))
-        except KeyError as err:
-            raise InputError("witnesses", f"a point needs u, a, b, h and strip (missing {err})") from None
+    for i, pt in enumerate(point_items):
+        where = f"witnesses.points[{i}]"
+        if not isinstance(pt, dict) or set(pt) != set(_POINT_KEYS):
+            raise InputError(where, f"a point is an object with the keys {', '.join(_POINT_KEYS)}")
+        u, a, b, h, strip = (exact(witness_field(pt, k, f"{where}.{k}", str), f"{where}.{k}") for k in _POINT_KEYS)
+        if rules and not u > max(rules):
+            raise InputError(where, "certify writes the points once each, in increasing u (leaf order)")
+        rule = Rule(a, b, h, strip)
         check_rule(rule)
         rules[u] = rule
-    u_lower = exact(w.get("u_lower"), "u_lower")
-    curv = w.get("curvature") or []
-    if not isinstance(curv, list) or not all(isinstance(c, dict) and isinstance(c.get("thetas"), list) for c in curv):
-        raise InputError("witnesses", "curvature must be a list of {level, thetas} objects, one per leaf")
-    res = SearchResult(method, gamma, leaves, rules, u_lower, thetas=[tuple(c["thetas"]) for c in curv], levels=[c.get("level") for c in curv])
+    u_lower = exact(witness_field(w, "u_lower", "witnesses.u_lower", str), "witnesses.u_lower")
+    curv = witness_field(w, "curvature", "witnesses.curvature", list)
+    for i, c in enumerate(curv):
+        where = f"witnesses.curvature[{i}]"
+        if not isinstance(c, dict) or set(c) != {"level", "thetas"}:
+            raise InputError(where, "curvature entries are {level, thetas} objects, one per leaf")
+        witness_field(c, "level", f"{where}.level", str)
+        if not all(type(t) is int for t in witness_field(c, "thetas", f"{where}.thetas", list)):
+            raise InputError(f"{where}.thetas", "must be a list of JSON integers, as certify writes them")
+    res = SearchResult(method, gamma, leaves, rules, u_lower, thetas=[tuple(c["thetas"]) for c in curv], levels=[c["level"] for c in curv])
     res.recorded_bounds = bounds
-    stopped = w.get("stopped_early", False)
-    if not isinstance(stopped, bool):
-        raise InputError("witnesses", f"stopped_early must be true or false, got {stopped!r}")
-    res.recorded_stopped_early = stopped
-    b = w.get("budget")
-    if b is not None:
-        if not isinstance(b, dict):
-            raise InputError("witnesses", "budget must be an object")
-        res.budget = SearchLimits(exact_int(b.get("max_evaluations"), "budget.max_evaluations"), exact(b.get("max_seconds"), "budget.max_seconds"))
-        res.stopped_by = str(b.get("stopped_by", ""))
+    res.recorded_stopped_early = witness_field(w, "stopped_early", "witnesses.stopped_early", bool)
+    if method != "branch-and-bound":
+        if "budget" in w:
+            raise InputError("witnesses.budget", f"certify records the search budget of the branch-and-bound only (method {method})")
+        return res
+    b = witness_field(w, "budget", "witnesses.budget", dict)
+    if set(b) != {"max_evaluations", "max_seconds", "stopped_by"}:
+        raise InputError("witnesses.budget", "must be an object with the keys max_evaluations, max_seconds, stopped_by")
+    res.budget = SearchLimits(
+        witness_int_text(b, "max_evaluations", "witnesses.budget.max_evaluations"),
+        exact(witness_field(b, "max_seconds", "witnesses.budget.max_seconds", str), "witnesses.budget.max_seconds"),
+    )
+    res.stopped_by = witness_field(b, "stopped_by", "witnesses.budget.stopped_by", str)
+    if res.stopped_by not in STOPPED_BY:
+        raise InputError("witnesses.budget.stopped_by", f"must be one of {', '.join(map(repr, STOPPED_BY))}, got {res.stopped_by[:40]!r}")
+    if (res.stopped_by == "") is res.recorded_stopped_early:
+        raise InputError(
+            "witnesses.budget.stopped_by",
+            f"is {res.stopped_by!r} beside stopped_early = {str(res.recorded_stopped_early).lower()}: certify writes '' exactly when the "
+            "search met gamma",
+        )
+    if len(leaves) + 1 > max(2, res.budget.max_evaluations):
+        raise InputError(
+            "witnesses.budget.max_evaluations",
+            f"is {res.budget.max_evaluations}, but the {len(leaves)} leaves have {len(leaves) + 1} endpoints, each a point the search "
+            f"evaluated (at most max(2, max_evaluations))",
+        )
     return res
+
+
+def check_leaf_keys(res: SearchResult) -> None:
+    """A certificate's search witness records each leaf's key (37) exactly when its method is the branch-and-bound
+    (:func:`witness_json` with the evaluation's keys); and the branch-and-bound's points are exactly the leaf
+    endpoints and u* (0 excepted: J(0) is a closed form), as :func:`certify.dpsgd.search.rho_search` records them."""
+    keyed = any(b is not None for b in getattr(res, "recorded_bounds", ()))
+    if keyed != (res.method == "branch-and-bound"):
+        raise InputError("witnesses.leaves", f"certify writes the leaf keys exactly for the branch-and-bound (method {res.method})")
+    if res.method == "branch-and-bound":
+        want = ({l for l, _ in res.leaves} | {r for _, r in res.leaves} | {res.u_lower}) - {fmpq(0)}
+        if set(res.rules) != want:
+            raise InputError("witnesses.points", "certify records one point per leaf endpoint and u* (u > 0), no other")
 
 
 def check_cover(leaves: list[tuple[fmpq, fmpq]]) -> None:
@@ -484,7 +532,9 @@ def _search_witness(witnesses: dict, extra: str) -> SearchResult:
     unknown = set(witnesses) - set(SEARCH_WITNESSES) - {extra}
     if unknown:
         raise InputError("witnesses", f"unknown key(s) {sorted(map(str, unknown))}"[:200])
-    return witness_from_json({k: v for k, v in witnesses.items() if k != extra})
+    res = witness_from_json({k: v for k, v in witnesses.items() if k != extra})
+    check_leaf_keys(res)
+    return res
 
 
 def check_gamma(prob: Problem, inputs: dict, res: SearchResult) -> None:

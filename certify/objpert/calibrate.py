@@ -43,7 +43,7 @@ from ..balls import (
     decide,
 )
 from ..bracket import grow_then_bisect
-from ..certificate import Budget, Certificate, Evaluation
+from ..certificate import Budget, Certificate, Evaluation, witness_field, witness_int
 from ..limits import cap, refuse_above, scaled
 from ..verify import register
 from . import privacy as P
@@ -149,10 +149,10 @@ def validate_corollary_4_13(inputs: dict):
 def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
     """Re-derive the Corollary 4.13 calibration from targets + published parameters (witnesses)."""
     loss, eps, delta, dS, W, n, d, zeta = validate_corollary_4_13(inputs)
-    u_pub = exact(witnesses["u"], "witnesses.u")
-    s_pub = exact(witnesses["noise_multiplier"], "witnesses.noise_multiplier")
-    mu_pub = exact(witnesses["mu"], "witnesses.mu")
-    N = parse_iterations(witnesses["iterations"], "witnesses.iterations")
+    u_pub = exact(witness_field(witnesses, "u", "witnesses.u", str), "witnesses.u")
+    s_pub = exact(witness_field(witnesses, "noise_multiplier", "witnesses.noise_multiplier", str), "witnesses.noise_multiplier")
+    mu_pub = exact(witness_field(witnesses, "mu", "witnesses.mu", str), "witnesses.mu")
+    N = parse_iterations(witness_int(witnesses, "iterations", "witnesses.iterations"), "witnesses.iterations")
     if u_pub <= 0 or mu_pub <= 0:
         raise InputError("witnesses", "u and mu must be > 0")
     if s_pub != 4 * u_pub / eps:
@@ -181,7 +181,7 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
     ev.claim("c_N_small", f"c_N <= eps/4 = {quarter}", "c_N", "<=", quarter, "Cor. 4.13")
     # minimality of N ("smallest N" is a claim): ceil(7) = N7 is witnessed by (7) at N7 and its failure at
     # N7 - 1; every N' in [N7, N-1] has c_N' > eps/4 (re-checked one by one; counted as a claim)
-    N7 = exact_int(witnesses["threshold7_ceiling"], "witnesses.threshold7_ceiling")
+    N7 = witness_int(witnesses, "threshold7_ceiling", "witnesses.threshold7_ceiling")
     if N7 < 1:
         raise InputError("witnesses", "threshold7_ceiling must be >= 1")
     ev.claim("threshold7_ceiling_holds", f"ceil of (7) = {N7} satisfies (7)", str(N7), ">=", "threshold7", "(7)")
@@ -264,7 +264,7 @@ def _Q1u(u: fmpq) -> arb:
 
 def corollary_4_13_parameters(eps, delta, delta_S, W, n: int, d: int, zeta: fmpq, loss: Loss) -> dict:
     """Choose the public parameters of Corollary 4.13 (rounded up to exact decimals) and N."""
-    u_pub = exact(upper_decimal(u_exact(delta), PUBLISH_DIGITS), "--delta")
+    u_pub = published_u(delta)
     s_pub = 4 * u_pub / eps
     G = 2 * loss.L1 * zeta / n
     sigma = s_pub * G
@@ -281,19 +281,32 @@ def corollary_4_13_parameters(eps, delta, delta_S, W, n: int, d: int, zeta: fmpq
     problem = make_problem(n=n, d=d, mu=mu_pub, zeta=zeta, loss=loss, u=u_pub, noise_multiplier=s_pub)
     c = constants(problem)
     check_threshold_range(P.threshold_7(c), "--epsilon")
+    N7, N = corollary_iterations(problem, c, eps)
+    return {"u": exact_str(u_pub), "noise_multiplier": exact_str(s_pub), "mu": exact_str(mu_pub), "iterations": N, "threshold7_ceiling": N7}
+
+
+def published_u(delta: fmpq) -> fmpq:
+    """The corollary's published u: sqrt(2 log(2/delta)) rounded up to PUBLISH_DIGITS significant digits."""
+    return exact(upper_decimal(u_exact(delta), PUBLISH_DIGITS), "--delta")
+
+
+def corollary_iterations(problem: GLMProblem, c, eps: fmpq, name: str = "--epsilon") -> tuple[int, int]:
+    """(ceil of (7), the corollary's N): the smallest N >= ceil(7) with c_N <= eps/4, scanning at most
+    ``cor413_scan`` counts (and N <= 100 max(ceil(7), 1000)); each comparison decided in balls (UndecidedError
+    otherwise: the caller raises the precision). The producer's search and the checker's re-derivation of a
+    calibration's N (:func:`evaluate_calibration_c13`) are this one loop."""
     N7 = certain_ceil(P.threshold_7(c), "ceil of threshold (7)")
     N = max(N7, 1)
     while True:
         if decide(c_N(problem, c, N), "<=", eps / 4, f"c_N <= eps/4 at N = {N}"):
-            break
+            return N7, N
         N += 1
         if N > 100 * max(N7, 1000) or N - N7 > cap("cor413_scan"):
             raise InputError(
-                "--epsilon",
+                name,
                 f"no N in [ceil(7), ceil(7) + {min(cap('cor413_scan'), 100 * max(N7, 1000) - N7)}] = [{N7}, {N - 1}] has c_N <= eps/4 "
                 "(Corollary 4.13); raise --epsilon (0 < eps <= 1) or --n",
             )
-    return {"u": exact_str(u_pub), "noise_multiplier": exact_str(s_pub), "mu": exact_str(mu_pub), "iterations": N, "threshold7_ceiling": N7}
 
 
 def parse_calibration(eps, delta, delta_S, W, n, d, zeta, loss: Loss):
@@ -382,12 +395,20 @@ def evaluate_calibration_c13(inputs: dict, witnesses: dict) -> Evaluation:
     """Re-check the sharper calibration: first N by Theorem C.13 and the sigma/G bracket at fixed N."""
     problem, eps, target, N = validate_calibration_c13(inputs)
     c = constants(problem)
+    check_calibrated(problem, c, eps, target, N)
     ev = Evaluation()
     N7 = certain_ceil(P.threshold_7(c))
     _evaluate_c13(ev, problem, c, eps, target, witnesses, max(N7 or 1, N))
-    b = witnesses["sigma_bracket"]
-    if not isinstance(b, dict) or set(b) != BRACKET_KEYS or b["note"] != BRACKET_NOTE:
+    b = witness_field(witnesses, "sigma_bracket", "witnesses.sigma_bracket", dict)
+    if set(b) != BRACKET_KEYS or not all(type(v) is str for v in b.values()) or b["note"] != BRACKET_NOTE:
         raise InputError("witnesses", f"sigma_bracket must be an object with keys {sorted(BRACKET_KEYS)} and note {BRACKET_NOTE!r}")
+    # the bracket is the one the producer's bisection leaves (its length is decided by the inputs: see work_calibration_c13)
+    lo, why, hi = sigma_bracket(problem, N, eps, target)
+    if (b["fail"], b["fail_reason"], b["pass"]) != (exact_str(lo), why, exact_str(hi)):
+        raise InputError(
+            "witnesses.sigma_bracket",
+            f"is not the bracket the bisection leaves at N = {N}: certify writes fail = {exact_str(lo)[:60]} ({why}), pass = {exact_str(hi)[:60]}",
+        )
     s_fail, s_pass = exact(b["fail"], "fail"), exact(b["pass"], "pass")
     if not 0 < s_fail < s_pass:
         raise InputError("witnesses", "sigma bracket must have 0 < fail < pass")
@@ -433,6 +454,23 @@ def evaluate_calibration_c13(inputs: dict, witnesses: dict) -> Evaluation:
         search_gap=f"N: none (every smaller N witnessed); sigma/G: bracket of relative width {upper_decimal(ball((s_pass - s_fail) / s_pass), 2)}",
     )
     return ev
+
+
+def check_calibrated(problem: GLMProblem, c, eps: fmpq, target: fmpq, N: int) -> None:
+    """The calibrated inputs of a Theorem C.13 calibration are Corollary 4.13's at (eps, target): u its published u,
+    sigma/G = 4 u/eps, eta = 1/L and ``bracket_iterations`` its N (:func:`corollary_iterations`), as ``certify
+    calibrate`` hands them over (mu is the corollary's too, but depends on delta_S and W, which this kind does not
+    record). InputError naming the input otherwise."""
+    u_pub = published_u(target)
+    if problem.u != u_pub:
+        raise InputError("u", f"must be Corollary 4.13's published u = {exact_str(u_pub)} at delta = {exact_str(target)}")
+    if problem.noise_multiplier != 4 * u_pub / eps:
+        raise InputError("noise_multiplier", f"must be Corollary 4.13's sigma/G = 4 u/eps = {exact_str(4 * u_pub / eps)}")
+    if problem.eta != 1 / (problem.mu + problem.loss.L2 * problem.zeta**2):
+        raise InputError("eta", "must be Corollary 4.13's step size 1/L, L = mu + L2 zeta^2")
+    N_cor = corollary_iterations(problem, c, eps, "bracket_iterations")[1]
+    if N != N_cor:
+        raise InputError("bracket_iterations", f"must be Corollary 4.13's N = {N_cor} at these inputs (the calibration brackets sigma/G there)")
 
 
 def certify_calibration_c13(problem: GLMProblem, eps: fmpq, target: fmpq, N_fixed: int, extra_inputs: dict | None = None) -> Certificate:
@@ -492,7 +530,20 @@ def work_calibration_c13(inputs: dict, witnesses: dict, prec: int) -> tuple[floa
     w = witnesses.get("theorem_C13")
     n1 = _int_field(w, "first_passing_iterations", "witnesses.theorem_C13.first_passing_iterations") if isinstance(w, dict) else 0
     refuse_above("c13_iterations", n1, "witnesses.theorem_C13.first_passing_iterations")
-    return scaled(0.04, prec) + (max(n1, 0) + 2) * c13_seconds(prec), "witnesses.theorem_C13.first_passing_iterations"
+    N = exact_int(inputs["bracket_iterations"], "inputs.bracket_iterations")
+    scan = min(max(N, 0), cap("cor413_scan"))  # the corollary's N re-derived: at most N - ceil(7) + 1 counts
+    c13 = (max(n1, 0) + bracket_verdicts(inputs) + 2) * c13_seconds(prec)
+    return scaled(0.04, prec) + scan * c_N_seconds(prec) + c13, (
+        "witnesses.theorem_C13.first_passing_iterations" if n1 >= bracket_verdicts(inputs) else "inputs.noise_multiplier"
+    )
+
+
+def bracket_verdicts(inputs: dict) -> int:
+    """An upper bound on the Theorem C.13 verdicts of :func:`sigma_bracket` from the recorded sigma/G = s: it halves
+    from s until a failure or below 2^-40 (at most log2(s) + 41 halvings), then bisects a bracket of relative width
+    1/2 to 1e-6 (at most 21 steps)."""
+    s = exact(inputs["noise_multiplier"], "inputs.noise_multiplier")
+    return max(0, int(s.p).bit_length() - int(s.q).bit_length() + 1) + 41 + 21 + 1
 
 
 #: the work model of each kind (:func:`certify.limits.check_work`)

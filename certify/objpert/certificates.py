@@ -34,7 +34,7 @@ from ..balls import (
     upper_decimal,
     decide,
 )
-from ..certificate import Budget, Certificate, Evaluation, reported_bound
+from ..certificate import Budget, Certificate, Evaluation, reported_bound, witness_field, witness_int
 from ..limits import cap, refuse_above, scaled
 from ..verify import register
 from . import privacy as P
@@ -116,8 +116,8 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
     ev.add("B", c.B, "Lemma A.9", "B = 1/mu")
     ev.add("threshold7", P.threshold_7(c), "(7)", "right-hand side of the iteration threshold")
 
-    rule = witnesses.get("iterations_rule")
-    N = exact_int(witnesses["iterations"], "witnesses.iterations")
+    rule = witness_field(witnesses, "iterations_rule", "witnesses.iterations_rule", str)
+    N = witness_int(witnesses, "iterations", "witnesses.iterations")
     if N_given is not None:
         if rule != RULE_GIVEN or N_given != N:
             raise InputError("witnesses", "iterations witness disagrees with the given iteration count")
@@ -158,6 +158,8 @@ def evaluate_theorem_4_1(inputs: dict, witnesses: dict) -> Evaluation:
         target_text = exact_str(target)
         ev.claim("target_4_1", f"Theorem 4.1 at N = {N}: delta(eps) <= target {target_text}", "delta", "<=", target_text, "Theorem 4.1")
         _evaluate_c13(ev, problem, c, eps, target, witnesses, N)
+    elif "theorem_C13" in witnesses:
+        raise InputError("witnesses.theorem_C13", "certify writes the Theorem C.13 search only with a target delta (inputs.target_delta)")
     ev.budget = Budget(
         arithmetic_rounding="all width is ball-arithmetic rounding of closed forms at "
         f"{ctx.prec} bits; radius of delta: "
@@ -256,22 +258,26 @@ def _evaluate_c13(ev: Evaluation, problem: GLMProblem, c, eps: fmpq, target: fmp
     unknown = set(w) - {"first_passing_iterations", "failures", "radii"}
     if unknown:
         raise InputError("witnesses", f"theorem_C13: unknown key(s) {sorted(map(str, unknown))}"[:200])
-    if w.get("radii", C13_RADII) != C13_RADII:
+    if witness_field(w, "radii", "witnesses.theorem_C13.radii", str) != C13_RADII:
         raise InputError("witnesses", f"theorem_C13.radii must be {C13_RADII!r}")
-    N1 = exact_int(w["first_passing_iterations"], "witnesses.theorem_C13.first_passing_iterations")
+    N1 = witness_int(w, "first_passing_iterations", "witnesses.theorem_C13.first_passing_iterations")
     if not 1 <= N1 <= c13_cap(N_ref):
         raise InputError("witnesses.theorem_C13.first_passing_iterations", f"must be in [1, {c13_cap(N_ref)}] (the search range), got {N1}")
-    runs = w["failures"]
-    if not isinstance(runs, list):
-        raise InputError("witnesses", "theorem_C13.failures must be a list of runs")
+    runs = witness_field(w, "failures", "witnesses.theorem_C13.failures", list)
     expected_from = 1
     last_fail = None
-    for run in runs:
+    previous = None
+    for i, run in enumerate(runs):
+        where = f"witnesses.theorem_C13.failures[{i}]"
         if not isinstance(run, dict) or set(run) != {"from", "to", "reason"}:
             raise InputError("witnesses", f"theorem_C13 failure runs are {{from, to, reason}} objects, got {run!r}"[:200])
-        lo, hi, reason = exact_int(run["from"], "from"), exact_int(run["to"], "to"), run["reason"]
-        if lo != expected_from or hi < lo or reason not in P.REASONS:
-            raise InputError("witnesses", f"theorem_C13 failure runs must cover 1..N-1 in order; bad run {run!r}")
+        lo, hi = witness_int(run, "from", f"{where}.from"), witness_int(run, "to", f"{where}.to")
+        reason = witness_field(run, "reason", f"{where}.reason", str)
+        if lo != expected_from or not lo <= hi < N1 or reason not in P.REASONS:
+            raise InputError("witnesses", f"theorem_C13 failure runs must cover 1..N-1 in order; bad run {run!r}"[:200])
+        if reason == previous:  # search_c13 merges consecutive failures with one reason into one run
+            raise InputError(where, f"continues the run before it (same reason {reason!r}): certify writes maximal runs")
+        previous = reason
         for N in range(lo, hi + 1):
             verdict, q, delta = P.c13_verdict(problem, c, N, eps, target)
             if verdict != reason:

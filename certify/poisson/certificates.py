@@ -26,7 +26,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ..balls import InputError, arb, ball, ball_endpoints, ctx, exact_str, fmpq, upper_decimal, exact_in, exact_int
-from ..certificate import Budget, Evaluation, exact_operand, reported_bound
+from ..certificate import Budget, Evaluation, exact_operand, reported_bound, witness_field
 from ..contract import POISSON_ADD_REMOVE
 from ..renyi import epsilon_of_rdp
 from ..verify import register
@@ -107,7 +107,7 @@ def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | 
         EQ_CONVERT,
         "rdp_total + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1); upper endpoint is the certified epsilon",
     )
-    bound = upper_decimal(eps, 10) if epsilon_bound is None else reported_bound(epsilon_bound, eps, 10, "epsilon_bound", claimed=True)
+    bound = upper_decimal(eps, 10) if epsilon_bound is None else claimed_or_reported(schedule.source, epsilon_bound, eps)
     ev.claim(
         "dp",
         f"the DP-SGD run ({len(schedule.phases)} phase(s), {schedule.total_steps} steps; poisson "
@@ -130,6 +130,27 @@ def evaluate(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str | 
         }
     )
     return ev
+
+
+#: the sources whose certificates may state a claimed bound (an integer or a fraction) instead of the reported one:
+#: an audit restates a claim about a schedule file, an Opacus history or a dp_accounting event
+#: (certify.audit.audit), a calibration states its target (certify.poisson.calibrate), always
+CLAIM_SOURCES = ("schedule", "Opacus history", "dp_accounting event", "calibration")
+
+
+def claimed_or_reported(source: str, text, eps: arb) -> str:
+    """The headline bound certify writes for a run from ``source``: the reported upper decimal of ``eps``
+    (:func:`certify.certificate.reported_bound`), or a claimed bound where a producer states one (CLAIM_SOURCES;
+    a calibration states only its target). InputError naming ``epsilon_bound`` otherwise."""
+    text = reported_bound(text, eps, 10, "epsilon_bound", claimed=source in CLAIM_SOURCES)
+    if source == "calibration" and not canonical_claim(text):
+        raise InputError("epsilon_bound", "a calibration states its target epsilon (an integer or a fraction), never a reported decimal")
+    return text
+
+
+def canonical_claim(text: str) -> bool:
+    """An integer or a fraction: how certify spells a claimed bound (never an outward decimal ``1.7e0``)."""
+    return "e" not in text
 
 
 _ZERO, _ONE, _ALPHA_MAX = fmpq(0), fmpq(1), fmpq(ALPHA_MAX)
@@ -163,9 +184,10 @@ def evaluate_renyi_poisson(inputs: dict, witnesses: dict) -> Evaluation:
     schedule, delta = parse_inputs(inputs)
     if not isinstance(witnesses, dict) or set(witnesses) - {"fractional"} != {"alpha", "epsilon_bound"}:
         raise InputError("witnesses", "must be {'alpha': ..., 'epsilon_bound': ...[, 'fractional': 'integral']}")
-    fractional = witnesses.get("fractional", "chord")
-    if fractional not in ("chord", "integral"):
-        raise InputError("fractional", f"must be 'chord' or 'integral', got {fractional!r}")
+    # certify writes the mode only for "integral" (the chord is the default, and an integer order has no mode)
+    fractional = witness_field(witnesses, "fractional", "fractional", str) if "fractional" in witnesses else "chord"
+    if "fractional" in witnesses and fractional != "integral":
+        raise InputError("fractional", f"certify writes 'integral' here or leaves the key out (the chord), got {fractional[:40]!r}")
     if type(witnesses["alpha"]) is not str:  # certify writes the order as exact text ("37/4", "9")
         raise InputError("alpha", "must be exact text, as certify writes the order")
     alpha = parse_alpha(witnesses["alpha"], "alpha")

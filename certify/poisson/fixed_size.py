@@ -25,7 +25,7 @@ import math
 import time
 
 from ..balls import InputError, arb, ball_endpoints, escalate, exact, exact_str, fmpq, lower_decimal, upper_decimal, exact_int
-from ..certificate import Budget, Certificate, Claim, Evaluation, Quantity, reported_bound
+from ..certificate import Budget, Certificate, Claim, Evaluation, Quantity, reported_bound, witness_field
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from ..dpsgd.accountant import find_rho_witness
 from ..dpsgd.certificates import (
@@ -34,6 +34,7 @@ from ..dpsgd.certificates import (
     SEARCH_WITNESSES,
     _extra_bits_estimate,
     check_gamma,
+    check_leaf_keys,
     eps_ball,
     fill_rho,
     parse_gamma,
@@ -179,7 +180,7 @@ def _evaluate(
     bound = (
         upper_decimal(eps, REPORT_DIGITS)
         if epsilon_bound is None
-        else reported_bound(epsilon_bound, eps, REPORT_DIGITS, "epsilon_bound", claimed=True)
+        else reported_bound(epsilon_bound, eps, REPORT_DIGITS, "epsilon_bound")  # (no producer of this kind restates a claim)
     )
     ev.claim("dp", f"epsilon <= {bound}", "epsilon", "<=", bound, EQ_CONVERT)
     ev.conclude(
@@ -222,7 +223,9 @@ def _witness_list(witnesses: dict) -> list:
     for i, w in enumerate(items):
         if not isinstance(w, dict) or set(w) - set(SEARCH_WITNESSES):
             raise InputError(f"witnesses.phases[{i}]", f"must be a search witness with keys among {SEARCH_WITNESSES}")
-        out.append(witness_from_json(w))
+        res = witness_from_json(w)
+        check_leaf_keys(res)
+        out.append(res)
     return out
 
 
@@ -231,7 +234,7 @@ def evaluate_renyi_bok_schedule(inputs: dict, witnesses: dict) -> Evaluation:
     schedule, delta, gamma_inputs = validate(inputs)
     if not isinstance(witnesses, dict) or set(witnesses) != {"alpha", "phases", "epsilon_bound"}:
         raise InputError("witnesses", "must be {'alpha': ..., 'phases': [...], 'epsilon_bound': ...}")
-    alpha = parse_alpha(witnesses["alpha"], "alpha")
+    alpha = parse_alpha(witness_field(witnesses, "alpha", "witnesses.alpha", str), "alpha")
     bound = witnesses["epsilon_bound"]
     if not isinstance(bound, str):
         raise InputError("epsilon_bound", "must be exact text")

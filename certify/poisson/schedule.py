@@ -329,12 +329,35 @@ def check_source(source) -> None:
         raise InputError("source", f"must be one of {', '.join(SOURCES)} (where the phases came from), got {str(source)[:40]!r}")
 
 
+#: sources whose reader makes exactly one phase (the command line's flags, a calibration's noise multiplier)
+ONE_PHASE_SOURCES = ("command line", "calibration")
+#: sources whose reader merges consecutive identical (q, sigma) entries into one phase (certify.poisson.ecosystem)
+MERGED_SOURCES = ("Opacus history", "dp_accounting event")
+
+
+def check_source_shape(source: str, phases, name: str = "phases") -> None:
+    """The phases are ones the reader of ``source`` makes: one phase from the command line or a calibration,
+    no two consecutive phases with the same (q, sigma) from an Opacus history or a dp_accounting event (their
+    readers merge them). The producer (:func:`schedule_inputs`) and the checker (:func:`schedule_from_inputs`)
+    both check it, so that certify never writes, and verify never accepts, another shape under that label."""
+    if source in ONE_PHASE_SOURCES and len(phases) != 1:
+        raise InputError(name, f"source {source!r} makes one phase, got {len(phases)}")
+    if source in MERGED_SOURCES:
+        for i in range(1, len(phases)):
+            a, b = phases[i - 1], phases[i]
+            if (a.sampling_rate, a.noise_multiplier) == (b.sampling_rate, b.noise_multiplier):
+                raise InputError(
+                    f"phase[{i}]", f"repeats the (q, sigma) of phase {i - 1}: the reader of source {source!r} merges consecutive identical entries"
+                )
+
+
 def schedule_inputs(schedule: Schedule) -> dict[str, str]:
     """Exact-text certificate inputs: contract, its conventions, and each phase's q, sigma, T."""
     c = schedule.contract
     d = dict(c.to_inputs())
     if schedule.source:
         check_source(schedule.source)
+        check_source_shape(schedule.source, schedule.phases)
         d["source"] = schedule.source
     d["phases"] = str(len(schedule.phases))
     for i, ph in enumerate(schedule.phases):
@@ -381,6 +404,7 @@ def schedule_from_inputs(inputs: dict) -> Schedule:
     check_notes(inputs, known)  # each note states the value its field records (certify.provenance)
     if "source" in inputs:
         check_source(inputs["source"])
+        check_source_shape(inputs["source"], phases)
         if inputs["source"] == "Opacus history" and c != POISSON_ADD_REMOVE:
             raise InputError("source", "an Opacus history is accounted as poisson + add-remove only (it declares Poisson sampling)")
     sch = Schedule(c, phases, tuple(notes), inputs.get("source", ""))

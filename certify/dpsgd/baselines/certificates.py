@@ -10,8 +10,8 @@ the same functions as the producer's (and the CLI's): 0 < p < 1, sigma > 0, inte
 
 from __future__ import annotations
 
-from ...balls import InputError, arb, ctx, escalate, exact_int, exact_str, upper_decimal
-from ...certificate import Budget, Certificate, Evaluation, reported_bound
+from ...balls import InputError, arb, ctx, escalate, exact_str, upper_decimal
+from ...certificate import Budget, Certificate, Evaluation, reported_bound, witness_int
 from ...limits import scaled
 from ...verify import register
 from ..certificates import (
@@ -47,7 +47,8 @@ def validate(inputs: dict):
     return p, sigma, steps, delta, alpha
 
 
-def _evaluate(column: str, inputs: dict, witnesses: dict) -> tuple[Evaluation, int, int, object]:
+def _evaluate(column: str, inputs: dict, witnesses: dict | None) -> tuple[Evaluation, int, int, object]:
+    """The quantities; ``witnesses`` None: the producer, before it records the order it found."""
     p, sigma, T, delta, alpha = validate(inputs)
     ev = Evaluation()
     if alpha is not None:
@@ -57,7 +58,7 @@ def _evaluate(column: str, inputs: dict, witnesses: dict) -> tuple[Evaluation, i
         alphas = list(range(ALPHA_MIN, ALPHA_MAX + 1))
         rhos = list(_rhos(column, p, sigma, ctx.prec))
     enc, best_alpha, best_rho = min_over_alpha(alphas, rhos, T, delta)
-    if exact_int(witnesses.get("alpha", best_alpha), "witnesses.alpha") != best_alpha:
+    if witnesses is not None and witness_int(witnesses, "alpha", "witnesses.alpha") != best_alpha:
         raise InputError("witnesses", "recorded alpha is not the order with the smallest bound")
     ev.add("rho", best_rho, EQUATION[column], f"one-step RDP of the {column} column at alpha = {best_alpha}")
     ev.add("alpha", arb(best_alpha), "(6)", "the Rényi order whose bound is smallest", integer=True)
@@ -103,7 +104,7 @@ def certify_baseline(column: str, p, sigma, steps, delta, alpha=None, extra_inpu
     inputs.update(fixed_size_inputs(extra_inputs, p))
 
     def attempt(prec):
-        ev, a, _, _ = _evaluate(column, inputs, {})
+        ev, a, _, _ = _evaluate(column, inputs, None)
         wit = {"alpha": a, "reported_epsilon": upper_decimal(ev.quantities["epsilon"].value, REPORT_DIGITS)}
         ev = evaluate(column, inputs, wit)
         return Certificate(KINDS[column], inputs, ev, wit, None, prec)
