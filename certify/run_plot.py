@@ -108,9 +108,11 @@ def draw(doc: dict, path: str, source: str) -> str:
         ax.set_ylabel(f"epsilon at delta = {doc['inputs']['delta']}")
         i = doc["inputs"]
         if "batch_size" in i and "dataset_size" in i:
-            k = -(-int(i["dataset_size"]) // int(i["batch_size"]))  # steps per epoch, as Opacus counts
+            n, b = int(i["dataset_size"]), int(i["batch_size"])
+            fixed = i.get("sampling") == "fixed-size"  # an epoch is 1/p = n/b steps of b examples; Poisson: ceil(n/b)
+            k = n / b if fixed else -(-n // b)  # steps per epoch, as Opacus counts (T = floor(E / q))
             sec = ax.secondary_xaxis("top", functions=(lambda t, k=k: t / k, lambda e, k=k: e * k))
-            sec.set_xlabel(f"epochs ({k} steps each, Opacus's count)")
+            sec.set_xlabel(f"epochs ({n}/{b} = {k:g} steps each)" if fixed else f"epochs ({k} steps each, Opacus's count)")
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
     ax = axes[-1]

@@ -111,3 +111,21 @@ def test_the_checker_re_derives_the_steps_from_the_recorded_epochs(tmp_path, cap
     for field, value in (("steps", "391"), ("epochs", "3"), ("epochs", "2.0"), ("epochs", "0"), ("dataset_size", "51200")):
         with pytest.raises(InputError):
             validate_renyi(dict(doc["inputs"], **{field: value}))
+
+
+@pytest.mark.slow  # matplotlib, and for Poisson the float libraries' overlays (Opacus imports torch): 2-13 s
+@pytest.mark.parametrize(
+    "sampling,label", [("fixed-size", "epochs (50000/256 = 195.312 steps each)"), ("poisson", "epochs (196 steps each, Opacus's count)")]
+)
+def test_the_run_plot_counts_epochs_by_the_contract(tmp_path, capsys, monkeypatch, sampling, label):
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from certify.run_plot import draw
+
+    doc, _ = _run(tmp_path, capsys, "e", ["--sampling", sampling, "--batch-size", "256", "--dataset-size", "50000", "--epochs", "2", "--alpha", "3"])
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)
+    draw(doc, str(tmp_path / "run.png"), "run.json")
+    tops = [child.get_xlabel() for ax in figures[0].axes for child in ax.child_axes]
+    assert tops == [label]
