@@ -3,6 +3,7 @@ stderr, never on stdout; `certify verify` of a slow certificate (a PLD certifica
 
 from __future__ import annotations
 
+import json
 import re
 import time
 
@@ -59,3 +60,23 @@ def test_a_quick_verify_prints_nothing_on_stderr(tmp_path, capsys):
     path = _certificate(tmp_path, capsys)
     assert cli.main(["verify", "--quiet", path]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_a_slow_audit_prints_progress_on_stderr(tmp_path, capsys, monkeypatch):
+    from certify.audit import commands as audit_commands
+
+    claim = tmp_path / "claim.json"
+    phase = {"sampling_rate": "0.01", "noise_multiplier": "1.1", "steps": 100}
+    claim.write_text(
+        json.dumps({"epsilon": "2", "delta": "1e-5", "contract": {"sampling": "poisson", "adjacency": "add-remove"}, "schedule": [phase]})
+    )
+    real = audit_commands.audit
+
+    def slow(*a, **k):  # an audit that lasts 2.6 s of wall time (sleeping: no CPU)
+        time.sleep(2.6)
+        return real(*a, **k)
+
+    monkeypatch.setattr(audit_commands, "audit", slow)
+    assert cli.main(["audit", str(claim), "--no-floats", "--no-pld"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and re.match(r"^certify: audit: working \(2 s\)$", err[0])

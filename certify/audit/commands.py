@@ -16,6 +16,7 @@ import time
 
 from .. import cli
 from ..balls import InputError, exact_str, fmpq, lower_decimal, upper_decimal
+from ..progress import ticking
 from .audit import DEFAULT_GRID, EXIT, HOLDS, NOT_CERTIFIED, REFUTED, Verdict, audit, grid_ladder
 from .claim import load_claim, show
 from .floats import cross_check
@@ -204,8 +205,9 @@ def run(args) -> int:
     for opt, path in (("--out", args.out), ("--evidence", args.evidence)):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             raise InputError(opt, f"directory {os.path.dirname(os.path.abspath(path))} does not exist")
-    v = audit(claim, grid=args.grid, use_pld=not args.no_pld)
-    floats = (None, []) if args.no_floats else cross_check(claim, grid_ladder(args.grid)[-1], pld=not args.no_pld)
+    with ticking("audit"):  # a line a second on stderr once past 2 s (PLD queries, the float cross-checks)
+        v = audit(claim, grid=args.grid, use_pld=not args.no_pld)
+        floats = (None, []) if args.no_floats else cross_check(claim, grid_ladder(args.grid)[-1], pld=not args.no_pld)
     seconds = time.perf_counter() - t0
     # write only after success, atomically; --out only for a claim that holds
     if v.outcome == HOLDS and args.out:
