@@ -10,12 +10,14 @@ FLINT's product and keep every product bit-identical? The float route, as measur
   convolution of the limb arrays, c_k = sum_m 2^(b m) e_k^(m) with e^(m) = sum_(j+l=m) a_(.j) * b_(.l);
 * compute the e^(m) by numpy's real FFT (pocketfft): L forward transforms per operand (L for a square),
   L^2 (or L(L+1)/2) pointwise products summed per m, 2L - 1 inverse transforms, round to the nearest integer;
-* the limb size b must make the a-priori error bound of the float convolution below 1/2: with the classic
-  norm-wise bound |e^ - e|_inf <= |x|_2 |y|_2 c log2(N) u (u = 2^-53, N the transform length; Higham 2002,
-  Thm 24.2 for radix-2 Cooley-Tukey with accurate twiddles gives c of about 5 for the transform, and the
-  convolution three transforms and a complex product), and |x|_2^2 <= n L 2^(2b), b must satisfy
-  n L 2^(2b) c log2(N) u < 1/2. This benchmark takes the limb size that an OPTIMISTIC c = 1 allows (the
-  proven constant only lowers b and raises L): if the float route loses at c = 1 it loses at any sound c.
+* the limb size b must make an a-priori bound on the float convolution's error below 1/2. The bounds have
+  the form |e^ - e|_inf <= c log2(N) u |x|_2 |y|_2 (u = 2^-53, N the transform length): Higham 2002, Thm 24.2,
+  for a radix-2 Cooley-Tukey transform with twiddles accurate to mu, bounds its relative 2-norm error by
+  log2(N) eta / (1 - log2(N) eta), eta = mu + gamma_4 (sqrt 2 + mu), about 6.7 log2(N) u for mu = u; a
+  convolution takes three transforms and a pointwise complex product, so c is well above 1 (and pocketfft's
+  radix-4 real transforms need an analysis of their own). With |x|_2^2 <= n L 2^(2b), b must satisfy
+  n L 2^(2b) c log2(N) u < 1/2. This benchmark takes the limb size that an OPTIMISTIC c = 1 allows (a sound
+  constant only lowers b and raises L): where the float route loses at c = 1 it loses at any sound c.
 
 Times: the product alone (arrays already split), and the conversions that python-flint forces (it has no bulk
 coefficient import/export: coefficients go through Python ints). The FLINT product is timed as used
