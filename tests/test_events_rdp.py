@@ -416,7 +416,7 @@ def test_dp_accounting_supports():
     """DPA_TEST::test_supports: Gaussian and SelfComposed/Composed under add-remove and replace-one; Poisson-sampled
     Gaussian not under replace-one; randomized response not under add-remove; trees only under replace-special;
     SampledWithReplacement nowhere. (dp_accounting also folds a composition of Gaussians inside a PoissonSampledDpEvent and
-    certifies SampledWithoutReplacement under replace-one: refused here, see docs/events.md.)"""
+    SampledWithoutReplacement only of a single Gaussian, see docs/events.md.)"""
     dpa = pytest.importorskip("dp_accounting")
     rel = dpa.NeighboringRelation
     aor, ro, rs = (RdpAccountant(neighboring_relation=r) for r in (rel.ADD_OR_REMOVE_ONE, rel.REPLACE_ONE, rel.REPLACE_SPECIAL))
@@ -571,6 +571,9 @@ def test_every_mechanism_certifies_and_verifies_under_each_relation():
         "PermuteAndFlipDpEvent": ev("PermuteAndFlipDpEvent", epsilon="1/2"),
         "SingleEpochTreeAggregationDpEvent": ev("SingleEpochTreeAggregationDpEvent", noise_multiplier="5", step_counts=[100, 50]),
         "PoissonSampledDpEvent": ev("PoissonSampledDpEvent", sampling_probability="1/50", event=ev("GaussianDpEvent", noise_multiplier="1")),
+        "SampledWithoutReplacementDpEvent": ev(
+            "SampledWithoutReplacementDpEvent", source_dataset_size=100, sample_size=2, event=ev("GaussianDpEvent", noise_multiplier="1")
+        ),
     }
     assert set(events) == set(MECHANISMS)
     queries = ({"delta": "1e-5"}, {"epsilon": "2"}, {"order": "5/2"})
