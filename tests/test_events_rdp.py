@@ -502,7 +502,7 @@ def test_kov_optimal_composition_lies_below_the_certified_delta():
         (ev("FancyDpEvent", x=1), "add-remove", r"unknown event class 'FancyDpEvent'"),
         (ev("NonPrivateDpEvent"), "add-remove", r"nothing to certify"),
         (ev("NoOpDpEvent"), "add-remove", r"nothing to certify"),
-        (ev("RepeatAndSelectDpEvent", event=ev("NoOpDpEvent"), mean=2, shape=1), "add-remove", r"not yet certified"),
+        (ev("RepeatAndSelectDpEvent", event=ev("NoOpDpEvent"), mean=2, shape=1), "add-remove", r"contains no mechanism"),
         (ev("RandomizedResponseDpEvent", noise_parameter=0.5, num_buckets=2), "add-remove", r"replace-one, replace-special only"),
         (ev("LaplaceDpEvent", noise_multiplier=-1.0), "add-remove", r"noise_multiplier.*must be in"),
         (ev("LaplaceDpEvent", noise_multiplier=float("nan")), "add-remove", r"NaN"),
@@ -574,6 +574,7 @@ def test_every_mechanism_certifies_and_verifies_under_each_relation():
         "SampledWithoutReplacementDpEvent": ev(
             "SampledWithoutReplacementDpEvent", source_dataset_size=100, sample_size=2, event=ev("GaussianDpEvent", noise_multiplier="1")
         ),
+        "RepeatAndSelectDpEvent": ev("RepeatAndSelectDpEvent", event=ev("LaplaceDpEvent", noise_multiplier="3"), mean=5, shape=1),
     }
     assert set(events) == set(MECHANISMS)
     queries = ({"delta": "1e-5"}, {"epsilon": "2"}, {"order": "5/2"})

@@ -62,7 +62,7 @@ def _leaf(relation: str):
         if relation not in mech.RELATIONS:
             allowed = ", ".join(r for r in RELATIONS if r in mech.RELATIONS)
             raise InputError(view.where, f"{cls} is certified under {allowed} only (as in dp_accounting's RdpAccountant), not {relation}")
-        return mech.read(view)
+        return mech.read_nested(view, relation) if getattr(mech, "NESTED", False) else mech.read(view)
 
     return leaf
 
@@ -145,7 +145,7 @@ def ledger_from_inputs(inputs: dict) -> Ledger:
         m = mech.from_texts(texts, where)
         if m.is_null():
             raise InputError(f"{where}.class", f"{m.describe()} is null (releases nothing): a ledger does not record it")
-        if relation not in m.RELATIONS:
+        if relation not in m.RELATIONS or getattr(m, "relation", relation) != relation:
             raise InputError(f"{where}.class", f"{m.CLASS} is not certified under {relation}")
         if m.texts() != {k: texts.get(k) for k in mech.PARAMS}:
             raise InputError(f"{where}.class", "parameters must be recorded in certify's spelling (lowest terms)")

@@ -16,6 +16,7 @@ from .laplace import Laplace
 from .permute_and_flip import PermuteAndFlip
 from .poisson_sampled import PoissonSampledGaussian
 from .randomized_response import RandomizedResponse
+from .repeat_and_select import RepeatAndSelect
 from .sampled_without_replacement import SampledWithoutReplacementGaussian
 from .tree_aggregation import TreeAggregation
 from .zcdp import ZCDp
@@ -36,5 +37,6 @@ MECHANISMS: dict[str, type[Mechanism]] = {
         TreeAggregation,
         PoissonSampledGaussian,
         SampledWithoutReplacementGaussian,
+        RepeatAndSelect,
     )
 }
