@@ -25,7 +25,7 @@ from certify.certificate import digest_of
 from certify.events.accountant import certified_value, certify_events
 from certify.events.ledger import ledger_of
 from certify.events.mechanisms import MECHANISMS
-from certify.events.parse import as_json
+from certify.event_tree import as_json
 from certify.verify import verify_document
 from fast_subset import fast_subset
 

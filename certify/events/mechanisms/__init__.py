@@ -1,6 +1,6 @@
 """The mechanisms of dp_accounting's event algebra, one module each, and the table from class name to mechanism.
 
-Composition nodes (Composed, SelfComposed, NoOp) are read by :mod:`certify.events.parse`; refused classes and
+Composition nodes (Composed, SelfComposed, NoOp) are read by :mod:`certify.event_tree`; refused classes and
 their reasons are in :mod:`.unsupported`.
 """
 

@@ -64,7 +64,7 @@ class Mechanism:
 
     @classmethod
     def read(cls, view) -> Mechanism:
-        """From an event view (:class:`certify.events.parse.EventView`): fields checked, numbers exact, notes kept."""
+        """From an event view (:class:`certify.event_tree.EventView`): fields checked, numbers exact, notes kept."""
         view.check_fields(cls.FIELDS, cls.OPTIONAL)
         values, notes = {}, {}
         for k in cls.PARAMS:

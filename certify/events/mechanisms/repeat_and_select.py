@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from ...balls import InputError, arb, ball, exact, exact_str, float_of, fmpq, require_in
 from ...renyi import delta_of_rdp
-from ..parse import EventView
+from ...event_tree import EventView
 from .base import Mechanism
 
 MAX_MEAN = fmpq(10) ** 15

@@ -30,7 +30,7 @@ import math
 from functools import lru_cache
 
 from ...balls import InputError, arb, ball, ctx, float_of, fmpq, workprec
-from ..parse import EventView
+from ...event_tree import EventView
 from .base import REPLACE_ONE, Mechanism, integer_in, positive
 
 #: the largest order at which the forward-difference branch (Thm 27) is used (dp_accounting's max_alpha)
