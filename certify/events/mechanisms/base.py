@@ -109,6 +109,24 @@ class Mechanism:
         return 2e-5 * max(1.0, prec / 256) ** 1.5
 
 
+class PureEpsilon(Mechanism):
+    """A mechanism read as one field ``epsilon`` >= 0 of an eps-DP guarantee (pure: its epsilon; null at 0); a
+    subclass gives its RDP bound."""
+
+    FIELDS = PARAMS = ("epsilon",)
+
+    @classmethod
+    def validate(cls, values, where):
+        nonnegative(values, "epsilon", where)
+        return values
+
+    def is_null(self) -> bool:
+        return self["epsilon"] == 0
+
+    def pure_epsilon(self, relation):
+        return ball(self["epsilon"])
+
+
 def positive(values: dict, name: str, where: str, hi=MAX_PARAM) -> fmpq:
     return require_in(f"{where}.{name}", values[name], 0, hi, "(]")
 
