@@ -45,6 +45,14 @@ class Mechanism:
     EQUATION: ClassVar[str] = ""
     UPPER_ONLY: ClassVar[str] = ""
 
+    def __hash__(self) -> int:
+        """Hashed once per object (a mechanism keys the float-curve memo on every query; hashing fmpq costs microseconds)."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((type(self).__name__, self.params, self.notes))
+            object.__setattr__(self, "_hash", h)
+        return h
+
     def __getitem__(self, name: str):
         for k, v in self.params:
             if k == name:
