@@ -187,3 +187,12 @@ def _code(doc) -> int:
 def test_bad_events_are_refused_naming_the_field(event, pattern):
     with pytest.raises(InputError, match=pattern):
         ledger_of(event, "add-remove")
+
+
+def test_verified_at_1x_2x_4x_precision():
+    from certify.verify import verify_text
+
+    for shape in (0, math.inf):
+        text = certify_events(ledger_of(rs(gauss("3"), 100, shape), "add-remove"), delta="1e-6").dumps()
+        for bits in (128, 256, 512):
+            assert verify_text(text, precision=bits).exit_code == 0, (shape, bits)

@@ -135,3 +135,24 @@ def test_bad_parameters_are_refused_naming_them(event, pattern):
 def test_work_is_bounded_at_the_largest_order():
     m = mech(wor(10**6, 1, "1/1000"))
     assert m.work_seconds(fmpq(4096), 256) < 1 and math.isfinite(m.work_seconds(fmpq(256), 4096))
+
+
+def test_verified_at_1x_2x_4x_precision_and_forgeries_refused():
+    from certify.certificate import digest_of
+    from certify.verify import verify_text
+
+    cert = certify_events(ledger_of(wor(1000, 10, "1", 100), "replace-one"), delta="1e-6")
+    text = cert.dumps()
+    for bits in (128, 256, 512):
+        assert verify_text(text, precision=bits).exit_code == 0, bits
+    doc = json.loads(text)
+    for field, value in (("event[0].sample_size", "5"), ("event[0].noise_multiplier", "2"), ("event[0].source_dataset_size", "2000")):
+        d = json.loads(text)
+        d["inputs"][field] = value
+        d["digest"] = digest_of(d)
+        try:
+            code = verify_document(d).exit_code
+        except InputError:
+            code = 2
+        assert code != 0, field
+    assert doc["inputs"]["event[0].class"] == "SampledWithoutReplacementDpEvent"
