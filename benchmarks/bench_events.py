@@ -28,7 +28,7 @@ def _clear():
     from certify.events.mechanisms import repeat_and_select as ras
     from certify.events.mechanisms import sampled_without_replacement as wor
 
-    for f in (wor._differences, wor._log_A_floats, ras._grid_curve, ras._tnb_choice, ras._poisson_delta_float, ras.gamma_lower):
+    for f in (wor._difference_table, wor._log_A_floats, ras._grid_curve, ras._tnb_choice, ras._poisson_delta_float, ras.gamma_lower):
         f.cache_clear()
     rdp._log_A_int_cached.cache_clear()
     rdp._log_A_frac_cached.cache_clear()

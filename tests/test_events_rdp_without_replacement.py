@@ -58,7 +58,7 @@ def ref_log_A(alpha: int, gamma: mp.mpf, sigma: mp.mpf) -> mp.mpf:
 CASES = [(1000, 10, "1", 2), (1000, 10, "1", 32), (100, 30, "7/10", 8), (60000, 256, "11/10", 100), (1000, 1, "20", 256), (1000, 500, "3", 300)]
 
 
-@pytest.mark.parametrize("n,m,sigma,alpha", fast_subset(CASES, keep=CASES[:4]))
+@pytest.mark.parametrize("n,m,sigma,alpha", fast_subset(CASES, keep=CASES[:3]))
 def test_rdp_encloses_the_theorem_tightly(n, m, sigma, alpha):
     mp.mp.dps = 50
     s = fmpq(*map(int, sigma.split("/"))) if "/" in sigma else fmpq(int(sigma))
@@ -124,6 +124,8 @@ def test_epsilon_matches_dp_accounting_and_verifies(tmp_path, capsys):
         (wor(10, 2.5, 1), "sample_size"),
         (wor(0, 0, 1), "source_dataset_size"),
         (wor(10, 2, 0), "noise_multiplier"),
+        (wor(10, 2, "1e-1000"), r"noise_multiplier.*in \[1/100, 10\^4\]"),
+        (wor(10, 2, 10**5), r"noise_multiplier.*in \[1/100, 10\^4\]"),
         ({**wor(10, 2, 1), "event": {"class_name": "LaplaceDpEvent", "noise_multiplier": 1}}, "GaussianDpEvent only"),
     ],
 )
@@ -133,7 +135,7 @@ def test_bad_parameters_are_refused_naming_them(event, pattern):
 
 
 def test_work_is_bounded_at_the_largest_order():
-    m = mech(wor(10**6, 1, "1/1000"))
+    m = mech(wor(10**6, 1, "1/100"))
     assert m.work_seconds(fmpq(4096), 256) < 1 and math.isfinite(m.work_seconds(fmpq(256), 4096))
 
 
@@ -156,3 +158,10 @@ def test_verified_at_1x_2x_4x_precision_and_forgeries_refused():
             code = 2
         assert code != 0, field
     assert doc["inputs"]["event[0].class"] == "SampledWithoutReplacementDpEvent"
+
+
+@pytest.mark.slow
+def test_extreme_noise_multipliers_certify_without_overflow():
+    for sigma in ("1/100", "10000"):
+        cert = certify_events(ledger_of(wor(1000, 10, sigma), "replace-one"), delta="1e-5")
+        assert float(certified_value(cert)) > 0

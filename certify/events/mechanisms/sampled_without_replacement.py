@@ -29,14 +29,17 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from ...balls import InputError, arb, ball, ctx, float_of, fmpq, workprec
+from ...balls import InputError, arb, ball, ctx, float_of, fmpq, require_in, workprec
 from ...event_tree import EventView
-from .base import REPLACE_ONE, Mechanism, integer_in, positive
+from .base import REPLACE_ONE, Mechanism, integer_in
 
 #: the largest order at which the forward-difference branch (Thm 27) is used (dp_accounting's max_alpha)
 DIFF_MAX = 256
 #: the largest dataset size accepted
 MAX_N = 10**15
+#: the noise multipliers accepted: below 1/100 the bound is astronomically large (no privacy to certify), above 10^4
+#: the forward differences' cancellation would cost more bits than a certificate's budget allows
+SIGMA_MIN, SIGMA_MAX = fmpq(1, 100), fmpq(10**4)
 
 
 def _extra_bits(sigma: fmpq) -> int:
@@ -44,10 +47,15 @@ def _extra_bits(sigma: fmpq) -> int:
     return int((DIFF_MAX + 1) * (2 + max(0.0, math.log2(max(1.0, float_of(sigma)))))) + 64
 
 
+def _differences(sigma: fmpq, prec: int) -> tuple:
+    """(Delta^0, ..., Delta^(DIFF_MAX+1)) as balls, accurate to about max(prec, 128) bits: the difference table of
+    f(k) = e^(k(k-1)/(2 sigma^2)), k = 0..DIFF_MAX+1 (element 0 after l passes = Delta^l), made once per sigma and
+    precision class (the float choice at 64 bits and the balls at 128 share one table)."""
+    return _difference_table(int(sigma.p), int(sigma.q), max(prec, 128))
+
+
 @lru_cache(maxsize=64)
-def _differences(sp: int, sq: int, prec: int) -> tuple:
-    """(Delta^0, ..., Delta^(DIFF_MAX+1)) as balls at ``prec`` bits (rounded from the higher working precision):
-    the difference table of f(k) = e^(k(k-1)/(2 sigma^2)), k = 0..DIFF_MAX+1 (element 0 after l passes = Delta^l)."""
+def _difference_table(sp: int, sq: int, prec: int) -> tuple:
     sigma = fmpq(sp, sq)
     L = DIFF_MAX + 1
     with workprec(prec + _extra_bits(sigma)):
@@ -57,7 +65,8 @@ def _differences(sp: int, sq: int, prec: int) -> tuple:
         for _ in range(L):
             row = [row[i + 1] - row[i] for i in range(len(row) - 1)]
             out.append(row[0])
-    return tuple(+d for d in out)  # unary plus rounds to the caller's precision
+    with workprec(prec):
+        return tuple(+d for d in out)  # unary plus rounds to prec bits (outward)
 
 
 def _log_A(alpha: int, gamma: fmpq, sigma: fmpq) -> arb:
@@ -68,7 +77,7 @@ def _log_A(alpha: int, gamma: fmpq, sigma: fmpq) -> arb:
     g = ball(gamma)
     e2 = 2 * c
     total = arb(1) + g * g * (alpha * (alpha - 1) // 2) * min_upper(4 * e2.expm1(), 2 * e2.exp())
-    deltas = _differences(int(sigma.p), int(sigma.q), ctx.prec) if alpha <= DIFF_MAX else None
+    deltas = _differences(sigma, ctx.prec) if alpha <= DIFF_MAX else None
     gj = g * g
     for j in range(3, alpha + 1):
         gj = gj * g
@@ -103,7 +112,7 @@ class SampledWithoutReplacementGaussian(Mechanism):
     def validate(cls, values, where):
         n = integer_in(values, "source_dataset_size", where, 1, MAX_N)
         integer_in(values, "sample_size", where, 0, int(n.p))
-        positive(values, "noise_multiplier", where)
+        require_in(f"{where}.noise_multiplier", values["noise_multiplier"], SIGMA_MIN, SIGMA_MAX, "[]", shown="in [1/100, 10^4]")
         return values
 
     @classmethod
@@ -160,7 +169,8 @@ class SampledWithoutReplacementGaussian(Mechanism):
     def work_seconds(self, alpha: fmpq, prec: int) -> float:
         a = int(alpha.p // alpha.q) + 1
         per = 4e-6 * max(1.0, prec / 256) ** 1.5
-        table = 3e-7 * (DIFF_MAX + 2) ** 2 * max(1.0, (prec + _extra_bits(self["noise_multiplier"])) / 256) ** 1.5 if a <= DIFF_MAX + 1 else 0
+        bits = max(prec, 128) + _extra_bits(self["noise_multiplier"])
+        table = 3e-7 * (DIFF_MAX + 2) ** 2 * max(1.0, bits / 256) ** 1.5 if a <= DIFF_MAX + 1 else 0
         return 2 * a * per + table
 
 
@@ -175,7 +185,7 @@ def _log_A_floats(gp: int, gq: int, sp: int, sq: int, needed: tuple) -> dict:
     top = max(needed)
     lf = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, top + 1))))) if top > DIFF_MAX else None  # log k!
     lg, c = math.log(float_of(gamma)), 1 / (2 * float_of(sigma) ** 2)
-    t2 = min(math.log(4) + math.log(math.expm1(2 * c)), math.log(2) + 2 * c)
+    t2 = min(math.log(4) + 2 * c + math.log(-math.expm1(-2 * c)), math.log(2) + 2 * c)  # log(e^2c - 1) without overflow
     for a in needed:
         if a <= DIFF_MAX:
             with workprec(64):
