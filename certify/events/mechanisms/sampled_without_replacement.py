@@ -19,7 +19,7 @@ the second form (obligation ``E-wor-forward-difference``) showing Delta^l >= 0 f
 is not certainly positive (cancellation) drops the branch: the bound stays valid, only looser.
 Fractional alpha: log A is bounded on the chord between floor(alpha) and ceil(alpha) (WBK19 Cor. 10: the
 cumulant generating function (alpha-1) RDP(alpha) of every pair is convex with value 0 at alpha = 1), as
-dp_accounting does. m = 0: null (NoOp); m = n: the Gaussian itself, alpha/(2 sigma^2).
+dp_accounting does. m = 0: null (NoOp); m = n: the Gaussian itself, alpha/(2 sigma^2). sigma in [1/100, 10^4].
 Rounding: every term a ball (Arb, outward); the forward differences at a precision raised by the bits their
 cancellation can cost. UPPER BOUND only. Not pure.
 """
