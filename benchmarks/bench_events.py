@@ -25,6 +25,11 @@ def _clear():
     from certify.poisson import choice, rdp
 
     accountant._curve.cache_clear()
+    from certify.events.mechanisms import repeat_and_select as ras
+    from certify.events.mechanisms import sampled_without_replacement as wor
+
+    for f in (wor._difference_table, wor._log_A_floats, ras._grid_curve, ras._tnb_choice, ras._poisson_delta_float, ras.gamma_lower):
+        f.cache_clear()
     rdp._log_A_int_cached.cache_clear()
     rdp._log_A_frac_cached.cache_clear()
     choice.clear_memo()
@@ -50,6 +55,21 @@ def cases(dpa):
         ("Tree(1.13, 1600) x10", g.SelfComposedDpEvent(g.SingleEpochTreeAggregationDpEvent(1.13, 1600), 10), rel.REPLACE_SPECIAL),
         ("Poisson(0.01, 1.1) x1000", g.SelfComposedDpEvent(g.PoissonSampledDpEvent(0.01, g.GaussianDpEvent(1.1)), 1000), rel.ADD_OR_REMOVE_ONE),
         ("Poisson(0.001, 0.8) x10^4", g.SelfComposedDpEvent(g.PoissonSampledDpEvent(0.001, g.GaussianDpEvent(0.8)), 10**4), rel.ADD_OR_REMOVE_ONE),
+        (
+            "WOR(60000, 256, 1.1) x1000",
+            g.SelfComposedDpEvent(g.SampledWithoutReplacementDpEvent(60000, 256, g.GaussianDpEvent(1.1)), 1000),
+            rel.REPLACE_ONE,
+        ),
+        (
+            "RepeatAndSelect(Gauss 4 x5, 10, 1)",
+            g.dp_event.RepeatAndSelectDpEvent(g.SelfComposedDpEvent(g.GaussianDpEvent(4.0), 5), 10, 1),
+            rel.ADD_OR_REMOVE_ONE,
+        ),
+        (
+            "RepeatAndSelect(Gauss 4 x5, 10, inf)",
+            g.dp_event.RepeatAndSelectDpEvent(g.SelfComposedDpEvent(g.GaussianDpEvent(4.0), 5), 10, float("inf")),
+            rel.ADD_OR_REMOVE_ONE,
+        ),
     ]
     events = []
     for i in range(1000):  # 1000 distinct events of six classes, replace-special (every class dp_accounting 0.6 supports there)

@@ -27,7 +27,7 @@ from .balls import InputError, float_above
 from .certificate import Certificate
 from .events.accountant import certified_value, certify_events, snap_orders
 from .events.ledger import Ledger, ledger_of, merge, parse_relation
-from .events.parse import from_library
+from .event_tree import from_library
 from .provenance import NOTE_SUFFIX
 
 __all__ = ["RdpAccountant", "calibrate_noise"]
@@ -137,7 +137,7 @@ def calibrate_noise(event_family, target_epsilon, target_delta, neighboring_rela
     """The smallest noise of an event family meeting (target_epsilon, target_delta), as a certified bracket.
 
     ``event_family``: the named-tuple JSON of an event whose noise fields hold ``"$noise"`` (a dp_accounting object cannot
-    hold the placeholder; build the dict with :func:`certify.events.parse.as_json` and put ``"$noise"`` in). Returns a
+    hold the placeholder; build the dict with :func:`certify.event_tree.as_json` and put ``"$noise"`` in). Returns a
     :class:`certify.events.calibrate.Calibration` (``s_fail``, ``s_pass`` exact, ``passing`` and ``failing``
     certificates). Floats for the targets are taken at their exact binary value."""
     from .events.calibrate import calibrate

@@ -46,4 +46,9 @@ def test_randomized_response_identity_refutes_a_wrong_claim():
 
 
 def test_catalogue_is_complete():
-    assert {ob.id for ob in obligations("events")} == set(FAST) | {"E-laplace-rdp"}
+    assert {ob.id for ob in obligations("events")} == set(FAST) | {"E-laplace-rdp", "E-wor-forward-difference"}
+
+
+@pytest.mark.slow
+def test_without_replacement_forward_difference_is_proved():
+    assert _get("E-wor-forward-difference").run().verdict == PROVED

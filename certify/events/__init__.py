@@ -1,6 +1,6 @@
 """dp_accounting's event algebra, certified by Rényi DP (``certify account``, ``certify.accounting``).
 
-Modules: :mod:`.parse` (the one reader of event trees, also used by :mod:`certify.poisson.ecosystem`),
+Modules (the event trees are read by :mod:`certify.event_tree`, shared with :mod:`certify.poisson.ecosystem`):
 :mod:`.mechanisms` (one module per mechanism: its RDP in balls, the theorem it evaluates), :mod:`.ledger` (the
 distinct mechanisms and counts of a release), :mod:`.certificates` (kind ``events/rdp`` and its checker),
 :mod:`.accountant` (the order's float choice and the producer), :mod:`.commands` (``certify account``),

@@ -22,9 +22,9 @@ binary floats dp_accounting held and are taken at their exact binary value, note
 Certified by RDP (--accountant rdp): Gaussian, Laplace, DiscreteLaplace, DiscreteGaussian (upper bound),
 RandomizedResponse (replace-one, replace-special), EpsilonDelta, ZCDp, ExponentialMechanism (upper bound),
 PermuteAndFlip (upper bound), SingleEpochTreeAggregation (replace-special), PoissonSampled(Gaussian)
-(add-remove, replace-special), and SelfComposed / Composed / NoOp of these. Refused with the reason:
-NonPrivate, SampledWithoutReplacement, RepeatAndSelect, MixtureOfGaussians, SampledWithReplacement,
-TruncatedSubsampledGaussian.
+(add-remove, replace-special), SampledWithoutReplacement(Gaussian) (replace-one; upper bound),
+RepeatAndSelect (upper bound), and SelfComposed / Composed / NoOp of these. Refused with the reason: NonPrivate,
+MixtureOfGaussians, SampledWithReplacement, TruncatedSubsampledGaussian.
 
 Exit status: 0 certified; 2 bad input (the message names the parameter or the event's path and class);
 3 undecided at the highest precision."""
