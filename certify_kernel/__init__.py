@@ -73,7 +73,9 @@ _MEMO: dict = {}
 
 
 def _derive(doc: dict, module):
-    key = document.canonical([doc["kind"], doc["precision"], doc["inputs"], doc["witnesses"]])
+    # the recorded rdp balls too: a fractional "integral" order reads which bound certify took (poisson._integral_or_chord)
+    balls = sorted((k, v.get("ball")) for k, v in doc["quantities"].items() if k.startswith("rdp[") and isinstance(v, dict))
+    key = document.canonical([doc["kind"], doc["precision"], doc["inputs"], doc["witnesses"], balls])
     if key not in _MEMO:
         if len(_MEMO) >= 8:
             _MEMO.clear()
