@@ -273,6 +273,9 @@ def derive(doc: dict) -> Derivation:
         der.failed.append(f"alpha: {alpha} must be in (1, 4096]")
     if der.failed:
         return der
+    relation = inputs["neighboring"]
+    if any(isinstance(c, dict) and not str(c.get("statement", "")).endswith(f"under {relation}") for c in doc["conclusions"]):
+        raise Malformed(f"conclusions: the statement must name the recorded relation ('under {relation}')")
     extra = _extra_delta(entries)
     _plan(doc, der, entries, query, alpha, extra is not None)
     if pure:
