@@ -211,7 +211,9 @@ def _plan(doc: dict, der: Derivation, entries: list, query: str, alpha: Fraction
     quoted = {"target_delta": (bound, t), "target_epsilon": (t, bound), "order": (a, bound)}[query]
     der.conclusions["dp"] = ("bound", tuple(h[0] for h in hyps), tuple(parse_exact(x, "quoted") for x in quoted))
     der.names = {"rdp", head} | {f"rdp[{i}]" for i in range(n)} | ({"alpha"} if query != "order" else set()) | ({"extra_delta"} if extra else set())
-    der.equations = {"rdp": EQ["rdp"], "extra_delta": EQ["extra_delta"], "alpha": "witness"} | {f"rdp[{i}]": MECHANISMS[e[0]][2] for i, e in enumerate(entries)}
+    der.equations = {"rdp": EQ["rdp"], "extra_delta": EQ["extra_delta"], "alpha": "witness"} | {
+        f"rdp[{i}]": MECHANISMS[e[0]][2] for i, e in enumerate(entries)
+    }
     if head != "rdp":
         der.equations[head] = EQ["convert"]
 

@@ -27,9 +27,8 @@ Each power integrates in closed form (completing the square, the erfc terms of M
   (A)  A_alpha = (2(1-q))^alpha [ sum_{j<=K} c_j (H(j, +1) + H(alpha-j, -1))  +-  |C(alpha,K+1)| 2^-K (H(0, +1) + H(alpha, -1)) ].
 
 At an integer alpha = n, c_j = C(n,j) 2^-n, the remainder is 0 and (A) is the sum of MTZ19 3.3-I (H(j,+1) + H(j,-1) = E(j)).
-Q(t) for |t| <= T: (1 -+ erf(|t|/sqrt 2))/2 by the all-positive series (numbers.erf_interval); beyond T: the asymptotic
-series (DLMF 7.12.1) M(t) = (1/t) sum_{i<N} (-1)^i (2i-1)!!/t^(2i), whose remainder is bounded in magnitude by the
-first neglected term (DLMF 7.12(i), real argument), T chosen so that the smallest term is below the working precision.
+Q(t) for |t| <= 8: (1 -+ erf(|t|/sqrt 2))/2 by the all-positive series (numbers.erf_interval); beyond: Laplace's
+continued fraction for the Mills ratio (DLMF 7.9.2), enclosed by evaluating it backward from an interval tail (``mills``).
 """
 
 from __future__ import annotations
@@ -45,21 +44,20 @@ from .numbers import Undecided, erf_interval, interval, working_precision
 MAX_TERMS = 1500
 
 
-def _mills_asymptotic(t):
-    """M(t) = Q(t)/phi(t) for an interval t > 0 by DLMF 7.12.1, the remainder bounded by the first neglected term (7.12(i))."""
-    inv = 1 / (t * t)
-    total, term, i, tol = iv.mpf(0), iv.mpf(1), 0, iv.mpf(2) ** (-iv.prec - 8)
-    while True:
-        total = total + term
-        nxt = -term * (2 * i + 1) * inv
-        i += 1
-        if abs(nxt).b <= total.a * tol:
-            break
-        if (2 * i + 1) * inv.b >= 1:
-            raise Undecided("the asymptotic series of the Gaussian tail is used below its range")
-        term = nxt
-    bound = abs(nxt).b
-    return (total + iv.mpf([-bound, bound])) / t
+def mills(t):
+    """M(t) = Q(t)/phi(t) for an interval t > 0 by Laplace's continued fraction (DLMF 7.9.2 at z = t/sqrt 2):
+    M = 1/(t + w_1), w_i = i/(t + w_(i+1)), every w_i > 0. Each map w -> i/(t + w) is monotone, so the true w_n lies
+    in [0, n/t] and evaluating backward from that interval encloses M; n doubles until the width is below 2^(16-prec)."""
+    n, tol = int((0.6 * iv.prec / float(t.a)) ** 2) + 16, iv.mpf(2) ** (16 - iv.prec)  # t itself is 2^-prec wide
+    while n <= 1 << 16:
+        w = iv.mpf([0, (n / t).b])
+        for i in range(n, 0, -1):
+            w = i / (t + w)
+        m = 1 / (t + w)
+        if m.delta <= m.a * tol:
+            return m
+        n *= 2
+    raise Undecided("the continued fraction of the Gaussian tail converges too slowly here")
 
 
 class _Split:
@@ -72,8 +70,8 @@ class _Split:
     def __init__(self, q: Fraction, sigma: Fraction):
         self.q, self.sigma, self.c = q, sigma, Fraction(1) / (2 * sigma * sigma)
         self._at: dict = {}
-        #: beyond |t| = T the asymptotic series reaches 2^-prec: its smallest term is about exp(-t^2/2)
-        self.T = math.sqrt(2 * math.log(2) * (iv.prec + 16)) + 2
+        #: beyond |t| = T the continued fraction (about (0.6 prec/t)^2 terms), below it the erf series
+        self.T = 8
 
     def consts(self):
         """(L, z0, psi) at the current working precision."""
@@ -92,9 +90,9 @@ class _Split:
         _, z0, psi = self.consts()
         t = (interval(m) - z0) / interval(self.sigma) * sign
         if t.a > self.T:
-            return psi * _mills_asymptotic(t)
+            return psi * mills(t)
         if t.b < -self.T:
-            return self.E(m) - psi * _mills_asymptotic(-t)
+            return self.E(m) - psi * mills(-t)
         if t.a < 0 < t.b:
             raise Undecided("a Gaussian tail argument straddles 0")
         x2 = float(t.b if t.a >= 0 else -t.a) ** 2
@@ -128,16 +126,19 @@ def terms_needed(alpha: Fraction, bits: int) -> int:
 
 
 def coefficients(alpha: Fraction, K: int) -> tuple[list, object]:
-    """(c_0..c_K of (P), |C(alpha,K+1)|) as intervals."""
+    """(c_0..c_K of (P), |C(alpha,K+1)|) as intervals, in O(K) operations.
+
+    C(alpha,k) C(k,j) = C(alpha,j) C(alpha-j,k-j) gives c_j = 2^-j C(alpha,j) T_j with T_j = sum_{i<=K-j} C(alpha-j,i) (-1/2)^i;
+    Pascal's rule C(b,i) = C(b-1,i) + C(b-1,i-1) gives T_j = T_(j+1)/2 + D_j (-1/2)^(K-j), D_j = C(alpha-j-1, K-j),
+    with T_K = 1, D_K = 1 and D_j = (alpha-j-1)/(K-j) D_(j+1) (a backward recurrence that halves its errors).
+    """
     b = _binomials(alpha, K + 1)
-    half, c = iv.mpf(0.5), []
-    scaled = [b[k] * (-half) ** k for k in range(K + 1)]  # C(alpha,k) (-1/2)^k
-    for j in range(K + 1):
-        total, binom = iv.mpf(0), 1
-        for k in range(j, K + 1):
-            total = total + scaled[k] * binom
-            binom = binom * (k + 1) // (k + 1 - j)  # C(k+1, j) from C(k, j)
-        c.append(total if j % 2 == 0 else -total)
+    a, T, D, c = interval(alpha), iv.mpf(1), iv.mpf(1), [None] * (K + 1)
+    c[K] = b[K] * iv.mpf(2) ** (-K)
+    for j in range(K - 1, -1, -1):
+        D = D * (a - j - 1) / (K - j)
+        T = T / 2 + D * (iv.mpf(-0.5) ** (K - j))
+        c[j] = b[j] * iv.mpf(2) ** (-j) * T
     return c, abs(b[K + 1])
 
 
