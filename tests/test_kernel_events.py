@@ -212,3 +212,52 @@ def test_forgeries_refused_by_both(case):
         _agree(label, d)
         n += 1
     assert n > 60
+
+
+# --------------------------------------------------------------------------------------------
+# events/rdp-fails (the failing side of a calibration)
+# --------------------------------------------------------------------------------------------
+FAMILIES = {
+    "laplace": E("SelfComposedDpEvent", count=10, event=E("LaplaceDpEvent", noise_multiplier="$noise")),
+    "poisson": E(
+        "SelfComposedDpEvent",
+        count=100,
+        event=E("PoissonSampledDpEvent", sampling_probability="1/100", event=E("GaussianDpEvent", noise_multiplier="$noise")),
+    ),
+}
+
+
+def calibrated(family: str, relation: str = "add-remove"):
+    """(passing, failing) certificates of the calibration of a family at (1, 1e-5)."""
+    from certify.accounting import calibrate_noise
+
+    r = calibrate_noise(FAMILIES[family], "1", "1e-5", relation)
+    return json.loads(r.passing.dumps()), json.loads(r.failing.dumps())
+
+
+def _fails_forgeries(doc):
+    yield from edits_of(doc, {"epsilon[2]", "epsilon[17]", "epsilon[4096]"})
+    for e in ({"target_epsilon": "1/2"}, {"target_epsilon": "100"}, {"target_delta": "1/2"}, {"event[0].count": "1"}, {"order": "2"}):
+        d = copy.deepcopy(doc)
+        d["inputs"].update(e)
+        yield f"inputs {e}", reseal(d)
+    noise = [k for k in doc["inputs"] if k.endswith("noise_multiplier")][0]
+    yield "regenerated at a larger noise (it passes)", regenerate(doc, inputs={noise: str(F(doc["inputs"][noise]) * 4)})
+    d = copy.deepcopy(doc)  # a smaller grid named in the statement, its quantities and claims dropped to match
+    d["conclusions"][0]["statement"] = d["conclusions"][0]["statement"].replace("integers 2..256", "integers 2..255")
+    yield "grid without 256", reseal(d)
+
+
+@pytest.mark.slow  # about 25 CPU s (two calibrations; the Poisson-sampled ledger's 270 orders up to 4096, both checkers)
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_calibration_certificates_and_forgeries(family):
+    passing, failing = calibrated(family)
+    assert failing["kind"] == "events/rdp-fails"
+    for doc in (passing, failing):
+        v = certify_kernel.check_document(copy.deepcopy(doc))
+        assert certify_verdict(doc) == 0 and v.status == 0, (doc["kind"], v.message)
+    forged = list(_fails_forgeries(failing))
+    if family == "poisson":  # each re-derivation costs a few CPU s here: the edits of recorded numbers only (one derivation)
+        forged = [(label, d) for label, d in forged if label.startswith("epsilon[")]
+    for label, d in forged:
+        _agree(label, d)
