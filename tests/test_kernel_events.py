@@ -261,3 +261,32 @@ def test_calibration_certificates_and_forgeries(family):
         forged = [(label, d) for label, d in forged if label.startswith("epsilon[")]
     for label, d in forged:
         _agree(label, d)
+
+
+@pytest.mark.slow  # about 6 s (a fresh kernel process per file)
+def test_command_line_and_verify_kernel_agree(tmp_path):
+    """`python -m certify_kernel FILE` and `certify verify --kernel FILE` give the same kernel verdict on genuine and
+    forged files of the new kinds (the default Rényi mode, events/rdp)."""
+    import contextlib
+    import io
+    import subprocess
+
+    from certify import cli
+
+    genuine = make("finite", "replace-one", {"delta": "1e-5"})
+    forged = copy.deepcopy(genuine)
+    forged["inputs"]["event[0].rho"] = "1/1000"  # a weaker mechanism claimed: the recorded rdp[0] no longer holds
+    from certify import api
+
+    default = api.dpsgd_epsilon(sampling="poisson", adjacency="add-remove", sampling_rate="0.01", noise_multiplier="1.1", steps=1000, delta="1e-5")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for name, doc in (("genuine", genuine), ("forged", reseal(forged)), ("default", default.certificate.to_json())):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(doc))
+        k = subprocess.run([sys.executable, "-m", "certify_kernel", str(path)], capture_output=True, text=True, env=env)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            cli.main(["verify", "--kernel", str(path)])
+        line = [x for x in out.getvalue().splitlines() if x.strip().startswith("kernel:")][0]
+        assert line.rstrip().endswith(f"(status {k.returncode})") and k.stdout.strip() in line, (name, line, k.stdout)
+        assert k.returncode == (4 if name == "forged" else 0), k.stdout
