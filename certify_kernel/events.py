@@ -64,6 +64,8 @@ _KEY = re.compile(r"event\[(0|[1-9][0-9]{0,4})\]\.([a-z_]+)(\.note)?")
 def _entry(inputs: dict, i: int, failed: list) -> tuple:
     """(class, count, {parameter: exact value}) of entry i, with its hypotheses checked (failures appended)."""
     cls = inputs.get(f"event[{i}].class")
+    if not isinstance(cls, str) or not cls.endswith("DpEvent"):
+        raise Malformed(f"inputs.event[{i}].class: missing or not an event class (entries are numbered 0, 1, ...)")
     if cls not in MECHANISMS:
         raise Undecided(f"event[{i}]: class {str(cls)[:40]!r} is not re-derived by the kernel")
     names, relations, _ = MECHANISMS[cls]
