@@ -35,9 +35,10 @@ from fractions import Fraction
 
 from mpmath import iv
 
+from . import fractional
 from .document import Derivation
 from .numbers import Malformed, Undecided, bounds, interval, log_interval, parse_exact, parse_int
-from .poisson import log_A, rdp as chord_rdp, rdp_integral
+from .poisson import MAX_WORK, _integral_or_chord, log_A, rdp as chord_rdp, rdp_integral
 from .provenance import check_notes
 
 KIND = "events/rdp"
@@ -222,8 +223,6 @@ def _plan(doc: dict, der: Derivation, entries: list, query: str, alpha: Fraction
 
 def _chooser(doc: dict, i: int):
     """The recorded min(integral, chord) of entry i (see poisson._integral_or_chord)."""
-    from .poisson import _integral_or_chord
-
     return lambda integral, chord: _integral_or_chord(doc, i, integral, chord)
 
 
@@ -251,9 +250,6 @@ def _convert(query: str, target: Fraction, alpha: Fraction, rdp, extra):
 
 def _affordable(entries: list, alpha: Fraction) -> None:
     """Decide the work before doing it: the Poisson-sampled entries' sums (MTZ19) and series (fractional)."""
-    from . import fractional
-    from .poisson import MAX_WORK
-
     pairs = {(v["sampling_probability"], v["noise_multiplier"]) for cls, _, v in entries if cls == "PoissonSampledDpEvent"}
     work = len(pairs) * (alpha.numerator // alpha.denominator + 2) * iv.prec
     if alpha.denominator != 1 and pairs:
