@@ -327,3 +327,23 @@ register(
     fields={"--delta": "target_delta", "--epsilon": "target_epsilon", "--grid": "grid"},
     precision_of=recorded_precision,
 )
+
+
+def summary_pld(cert: Certificate, seconds: float) -> str:
+    """The human summary of ``certify account --accountant pld``."""
+    from ..balls import lower_decimal
+
+    ins, q = cert.inputs, cert.quantities
+    n = sum(1 for k in ins if k.endswith(".class"))
+    lines = [f"certify account: {n} distinct mechanism(s), {ins['neighboring']} (kind {cert.kind}, grid h = {ins['grid']}, {seconds:.2f} s)"]
+    for i in range(n):
+        lines.append(f"  event[{i}] x {ins[f'event[{i}].count']}: {ins[f'event[{i}].class']}")
+    if "target_delta" in ins:
+        lines.append(f"  epsilon <= {upper_decimal(q['epsilon_upper'].value, 8)}   (certified: the release is (epsilon, {ins['target_delta']})-DP)")
+        lines.append(f"  epsilon >= {lower_decimal(q['epsilon_lower'].value, 8)}   (certified lower bound on the exact eps of the composed pairs)")
+    else:
+        lines.append(f"  delta <= {upper_decimal(q['delta_upper'].value, 8)}   (certified at epsilon = {ins['target_epsilon']})")
+        lines.append(f"  delta >= {lower_decimal(q['delta_lower'].value, 8)}   (certified lower bound on the exact delta of the composed pairs)")
+    for c in cert.conclusions:
+        lines.append(f"conclusion: {c.statement}")
+    return "\n".join(lines) + "\n"

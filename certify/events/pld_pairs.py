@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass
 
 from ..balls import InputError, arb, ball, float_of, fmpq
-from ..pld.curves import AtomsCurve, Curve
+from ..pld.curves import AtomsCurve, Curve, sign_of
 from ..pld.pairs import MixtureCurve
 from .mechanisms.base import ADD_REMOVE, REPLACE_ONE
 
@@ -71,12 +71,24 @@ class LaplaceCurve(Curve):
     def evaluator(self):
         c = (-ball(self.eps0) / 2).exp()
 
+        eps0 = self.eps0
+
         def f(gamma: fmpq):
             if gamma == 0:
                 return arb(1), arb(-1)
             g = arb(gamma)
             r = g.sqrt()
             pieces = [(1 - g, arb(-1)), (1 - r * c, -c / (2 * r)), (arb(0), arb(0))]
+            # the region: gamma < e^-eps0 (first piece), e^-eps0 < gamma < e^eps0 (middle), gamma > e^eps0 (zero);
+            # decided at more bits near a kink (sign_of), the max of all three otherwise
+            left = sign_of(lambda: (-ball(eps0)).exp() - arb(gamma))
+            right = sign_of(lambda: arb(gamma) - ball(eps0).exp())
+            if left > 0:
+                return pieces[0][0], pieces[0][1]
+            if right > 0:
+                return arb(0), arb(0)
+            if left < 0 and right < 0:
+                return pieces[1][0], pieces[1][1]
             return _max_piece(pieces)
 
         return f

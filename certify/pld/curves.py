@@ -59,15 +59,38 @@ class CurveProfile:
     members: tuple
 
 
-def _hinge(p: arb, qm: arb, g: arb) -> tuple[arb, arb]:
+#: extra bits tried, in turn, to decide on which side of a kink an exact point lies (a kink e^l with l a nonzero
+#: rational is irrational, so an exact rational point is decided at some precision; a point exactly at a rational kink
+#: never is, and then every slope between the two one-sided ones is a subgradient)
+DECIDE_EXTRA = (64, 256, 1024)
+
+
+def sign_of(fn: Callable[[], arb]) -> int:
+    """The sign of the number that ``fn()`` encloses at the current precision (+1, -1), retried at the current
+    precision plus each of DECIDE_EXTRA bits; 0 when still undecided (or exactly 0)."""
+    from ..balls import ctx, workprec
+
+    base = ctx.prec
+    for extra in (0,) + DECIDE_EXTRA:
+        with workprec(base + extra):
+            d = fn()
+            if d > 0:
+                return 1
+            if d < 0:
+                return -1
+    return 0
+
+
+def _hinge(p: arb, qm: arb, g: arb, decide: Callable[[], int]) -> tuple[arb, arb]:
     """A ball containing (p - g q)_+ and a ball containing a subgradient of gamma -> (p - gamma q)_+ at g:
-    -q where p - g q > 0 is decided, 0 where p - g q < 0 is decided, the union of both otherwise (at the kink
-    every s in [-q, 0] is a subgradient, and the lower endpoint of a tangent taken over the union is below
-    both tangent lines, each a global minorant)."""
+    -q where p - g q > 0 is decided, 0 where p - g q < 0 is decided (``decide()``: the sign at more bits when the
+    current ones do not tell), the union of both otherwise (exactly at the kink every s in [-q, 0] is a
+    subgradient, and the lower endpoint of a tangent taken over the union is below both tangent lines)."""
     d = p - g * qm
-    if d > 0:
-        return d, -qm
-    if d < 0:
+    sgn = 1 if d > 0 else (-1 if d < 0 else decide())
+    if sgn > 0:
+        return d.max(arb(0)), -qm
+    if sgn < 0:
         return arb(0), arb(0)
     return d.max(arb(0)), (-qm).union(arb(0))
 
@@ -100,8 +123,12 @@ class AtomsCurve(Curve):
         def f(gamma: fmpq) -> tuple[arb, arb]:
             g = arb(gamma)
             v, s = (m_inf if m_inf is not None else arb(0)), arb(0)
-            for p, qm in pq:
-                hv, hs = _hinge(p, qm, g)
+            for i, (p, qm) in enumerate(pq):
+
+                def decide(i=i):
+                    return sign_of(lambda: (lambda pi, qi: pi - arb(gamma) * qi)(*self.atoms()[i]))
+
+                hv, hs = _hinge(p, qm, g, decide)
                 v, s = v + hv, s + hs
             return v, s
 
