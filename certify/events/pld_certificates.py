@@ -224,9 +224,10 @@ def evaluate_events_pld(inputs: dict, witnesses: dict) -> Evaluation:
     return ev
 
 
-def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3") -> Certificate:
+def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3", notes: dict | None = None) -> Certificate:
     """The producer: plan, run, search the read-off points (target_delta), certificate. ``grid`` None: the finest
-    grid of :data:`certify.pld.accountant.GRID_LADDER` from 1e-3 up that fits the limits (a choice, recorded)."""
+    grid of :data:`certify.pld.accountant.GRID_LADDER` that fits the limits (a choice, recorded). ``notes``:
+    provenance notes of the target (``target_delta.note``), recorded as inputs."""
     from ..limits import check_produced
     from ..pld import readoff
     from ..pld.accountant import GRID_LADDER, parse_grid
@@ -238,7 +239,7 @@ def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3") ->
     query = "target_delta" if delta is not None else "target_epsilon"
     target = PARSERS[query](delta if delta is not None else epsilon, FLAGS[query])
     entries = entries_of(ledger)
-    grids = [parse_grid(grid, "--grid")] if grid is not None else [exact(g) for g in GRID_LADDER if exact(g) >= exact("1e-3")]
+    grids = [parse_grid(grid, "--grid")] if grid is not None else [exact(g) for g in GRID_LADDER]
     last = None
     for h in grids:
         try:
@@ -252,9 +253,9 @@ def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3") ->
         break
     else:
         raise InputError(
-            "--grid", f"no grid in [1e-3, 1/2] certifies this ledger within the PLD accountant's limits: {last.message if last else '-'}"
+            "--grid", f"no grid in [1e-4, 1/2] certifies this ledger within the PLD accountant's limits: {last.message if last else '-'}"
         )
-    inputs = {**ledger_inputs(ledger), query: exact_str(target), "grid": exact_str(h)}
+    inputs = {**ledger_inputs(ledger), query: exact_str(target), "grid": exact_str(h), **(notes or {})}
     w = pl.to_json()
     if query == "target_delta":
         eps_up = readoff.epsilon_pass(r.side(True), target, h)

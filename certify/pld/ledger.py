@@ -72,7 +72,7 @@ def plan(entries, delta: fmpq, h: fmpq) -> LedgerPlan:
     lays = {}
     for i, e in enumerate(entries):
         for d in directions(entries):
-            lay = discretise.layout_of(CurveProfile(d, (e.curve(d),)), h, eta, steps=e.count, target=float(delta))
+            lay = discretise.layout_of(CurveProfile("pair", (e.curve(d),)), h, eta, steps=e.count, target=float(delta))
             _check_layout(lay)
             lays[layout_name(i, d)] = lay
     tau = int((delta * (fmpq(1) * 2**K) / 2**30).floor())
@@ -133,19 +133,22 @@ def run(entries, pl: LedgerPlan, budget: float | None = None) -> LedgerRun:
                 f"this ledger at h = {pl.h} would take about {est:.3g} CPU s to compose and check (budget {budget:g} s); use a coarser grid",
             )
     out = LedgerRun(pl)
+    powers: dict = {}  # (profile, layout, side) -> its power: a symmetric pair's is shared by both directions
     for d in directions(entries):
         chains = {True: None, False: None}
         for i, e in enumerate(entries):
             name = layout_name(i, d)
-            prof = CurveProfile(d, (e.curve(d),))
+            prof = CurveProfile("pair", (e.curve(d),))  # one name for both directions: a symmetric pair's work is shared (memo)
             try:
                 both = one_steps(prof, pl.h, pl.layouts[name], pl.K)
             except discretise.DiscretisationError as err:
                 raise InputError("--grid", f"cannot discretise entry {i} at this grid: {err}") from None
             for pess, s in zip((True, False), both):
                 out.one_step[(name, pess)] = s
-                one = compose.from_one_step(s)
-                p = compose.power(one, e.count, pl.tau, (prof, str(pl.h), pl.layouts[name], pl.K, pess))
+                key = (prof, pl.layouts[name], e.count, pess)
+                if key not in powers:
+                    powers[key] = compose.power(compose.from_one_step(s), e.count, pl.tau, (prof, str(pl.h), pl.layouts[name], pl.K, pess))
+                p = powers[key]
                 chains[pess] = p if chains[pess] is None else compose.multiply(chains[pess], p, pl.tau)
         for pess in (True, False):
             out.composed[(d, pess)] = chains[pess]
