@@ -203,3 +203,6 @@ def noise_monotone() -> Outcome:
             ("the slope's other factors are positive", positive(al * (al - 1) / (2 * al - 1) / (w1 + w2))),
         ]
     )
+
+
+from . import pld_proofs  # noqa: E402,F401  (the PLD curves' obligations, registered under the same paper)

@@ -102,8 +102,9 @@ class AtomsCurve(Curve):
     ``atoms(prec)`` is a function returning [(p_i, q_i)] as balls at the current precision (the masses are
     often transcendental, e.g. e^eps / (1 + e^eps)); ``inf`` a function returning the ball of the P-mass where
     Q = 0 (or None); ``losses``: float privacy losses log(p_i / q_i) of the atoms (a choice: the window).
-    The hinge sum is exact (Bok / Zhu-Dong-Wang: H_gamma of a discrete pair is sum_y (P(y) - gamma Q(y))_+,
-    obligation ``PLD-atoms`` of :mod:`certify.pld.proofs`)."""
+    The hinge sum is exact: for a pair with finitely many outputs the supremum of P(A) - gamma Q(A) is attained at
+    A = {y: P(y) > gamma Q(y)}, so H_gamma = sum_y (P(y) - gamma Q(y))_+ (each hinge's slope change is obligation
+    ``PLD-hinge`` of :mod:`certify.pld.proofs`)."""
 
     key: tuple
     atoms: Callable = None
