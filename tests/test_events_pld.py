@@ -242,13 +242,27 @@ def test_discrete_laplace_T_fold():
 # ------------------------------------------------------------------------------------------------
 # Poisson-subsampled Gaussian: quadrature at T = 1, 2 (both directions)
 # ------------------------------------------------------------------------------------------------
+def _root(f, a, b):
+    """The root of f in [a, b] (f(a), f(b) of opposite signs) by bisection to the working precision."""
+    fa = f(a) > 0
+    for _ in range(mp.mp.prec + 10):
+        m = (a + b) / 2
+        if (f(m) > 0) == fa:
+            a = m
+        else:
+            b = m
+    return (a + b) / 2
+
+
 def _hockey(p, q, g, lo=-40, hi=40):
-    """H_g(P || Q) = int (p(x) - g q(x))_+ dx, the crossing found numerically (the ratio is monotone)."""
+    """H_g(P || Q) = int (p(x) - g q(x))_+ dx for a monotone likelihood ratio: the one crossing of p - g q found by a
+    bracketing root finder, the integral split there."""
     f = lambda x: p(x) - g * q(x)  # noqa: E731
-    xs = [mp.mpf(lo) + (mp.mpf(hi) - lo) * i / 400 for i in range(401)]
-    cut = [x for a, x in zip(xs, xs[1:]) if (f(a) > 0) != (f(x) > 0)]
-    pts = [mp.mpf(lo)] + [mp.findroot(f, x) for x in cut] + [mp.mpf(hi)]
-    return sum(mp.quad(lambda x: max(f(x), 0), [a, b]) for a, b in zip(pts, pts[1:]))
+    a, b = mp.mpf(lo), mp.mpf(hi)
+    if (f(a) > 0) == (f(b) > 0):
+        return mp.quad(lambda x: max(f(x), 0), [a, b])
+    c = _root(f, a, b)
+    return mp.quad(lambda x: max(f(x), 0), [a, c]) + mp.quad(lambda x: max(f(x), 0), [c, b])
 
 
 def _mix(q, D):
@@ -256,30 +270,60 @@ def _mix(q, D):
     return (lambda x: (1 - q) * phi(x) + q * phi(x - D)), phi
 
 
+def _mixture_curve(q, D, gamma, direction):
+    """H_gamma of one step in closed form (the threshold sets of the monotone likelihood ratio): remove (mixture over
+    N(0,1)): 1 - gamma for gamma <= 1 - q, else q Phibar(x1 - D) - (gamma - 1 + q) Phibar(x1) with
+    x1 = (log((gamma - 1 + q)/q) + D^2/2)/D; add (reversed): 0 for gamma (1 - q) >= 1, else
+    (1 - gamma (1-q)) Phi(x2) - gamma q Phi(x2 - D) with x2 = (log((1 - gamma(1-q))/(gamma q)) + D^2/2)/D.
+    Checked against the direct integral of (p - gamma q)_+ in the one-step test."""
+    if direction == "remove":
+        if gamma <= 1 - q:
+            return 1 - gamma
+        x1 = (mp.log((gamma - 1 + q) / q) + D**2 / 2) / D
+        return q * _Phi(D - x1) - (gamma - 1 + q) * _Phi(-x1)
+    if gamma * (1 - q) >= 1:
+        return mp.mpf(0)
+    x2 = (mp.log((1 - gamma * (1 - q)) / (gamma * q)) + D**2 / 2) / D
+    return (1 - gamma * (1 - q)) * _Phi(x2) - gamma * q * _Phi(x2 - D)
+
+
 def ref_poisson_delta(q, z, eps, T):
-    """max over the two directions of H_(e^eps) of the T-fold pair, T in {1, 2} (T = 2: the product identity
-    H_g(P^2||Q^2) = int p(y) H_(g q(y)/p(y))(P||Q) dy)."""
+    """max over the two directions of H_(e^eps) of the T-fold pair, T in {1, 2}. T = 1: the direct integral of
+    (p - gamma q)_+. T = 2: the product identity H_g(A^2||B^2) = int a(y) H_(g b(y)/a(y))(A||B) dy with the closed
+    one-step curve, the outer integral split where g b/a crosses 1 - q and 1/(1 - q) (the inner curve's kinks)."""
     q, D, g = mp.mpf(q), 1 / mp.mpf(z), mp.e ** mp.mpf(eps)
     P, Q = _mix(q, D)
     out = []
-    for A, B in ((P, Q), (Q, P)):
+    for (A, B), direction in (((P, Q), "remove"), ((Q, P), "add")):
         if T == 1:
             out.append(_hockey(A, B, g))
-        else:
-            out.append(mp.quad(lambda y: A(y) * _hockey(A, B, g * B(y) / A(y), -20, 20), [-12, 0, 12], maxdegree=4))
+            continue
+        cuts = []
+        for level in (1 - q, 1 / (1 - q)):
+            h = lambda y: mp.log(g * B(y) / A(y)) - mp.log(level)  # noqa: E731
+            if (h(mp.mpf(-14)) > 0) != (h(mp.mpf(14)) > 0):
+                cuts.append(_root(h, mp.mpf(-14), mp.mpf(14)))
+        pts = sorted([mp.mpf(-14), mp.mpf(14)] + cuts)
+        out.append(mp.quad(lambda y: A(y) * _mixture_curve(q, D, g * B(y) / A(y), direction), pts))
     return max(out)
 
 
-@pytest.mark.slow
 def test_poisson_subsampled_gaussian_one_step_by_quadrature():
     (lo, hi), _ = delta_bracket(poisson_gauss("1/5", "1/2"), "add-remove", "1", "1e-3")
     assert_in(lo, ref_poisson_delta("0.2", "0.5", 1, 1), hi, rel_width=0.005)
+    q, D = mp.mpf("0.2"), mp.mpf(2)  # the closed one-step curve used at T = 2 agrees with the direct integral
+    P, Q = _mix(q, D)
+    for gamma in (mp.mpf("0.5"), mp.mpf(1), mp.mpf(3)):
+        assert abs(_mixture_curve(q, D, gamma, "remove") - _hockey(P, Q, gamma)) < mp.mpf("1e-40")
+        assert abs(_mixture_curve(q, D, gamma, "add") - _hockey(Q, P, gamma)) < mp.mpf("1e-40")
 
 
 @pytest.mark.slow
 def test_poisson_subsampled_gaussian_two_steps_by_quadrature():
     (lo, hi), _ = delta_bracket(selfc(poisson_gauss("1/5", "1"), 2), "add-remove", "1/2", "1e-3")
-    assert_in(lo, ref_poisson_delta("0.2", "1", "0.5", 2), hi, rel_width=0.01)
+    with mp.workdps(30):  # a nested quadrature: 30 digits are plenty against a bracket of relative width 1e-5
+        ref = ref_poisson_delta("0.2", "1", "0.5", 2)
+    assert_in(lo, ref, hi, rel_width=0.01)
 
 
 POISSON_CASES = [("4/5", "1", "1", "0.0816951786585355"), ("7/10", "1/3", "1", "0.5356298793262404"), ("3/10", "1", "2", "0.0003341102928869332")]
