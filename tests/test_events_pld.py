@@ -458,3 +458,36 @@ def test_pld_accountant_interface():
     empty = PLDAccountant()
     empty.compose(E.PoissonSampledDpEvent(0.0, E.GaussianDpEvent(1.0)))
     assert empty.get_delta(0.0) == 0 and empty.get_epsilon(0.0) == 0  # test_poisson_subsampling_with_zero_probability
+
+
+# ------------------------------------------------------------------------------------------------
+# proof obligations of the curves (E-pld-*): proved, and a wrong claim refuted
+# ------------------------------------------------------------------------------------------------
+def _obligation(oid):
+    from certify.proofs import obligations
+
+    return next(ob for ob in obligations("events") if ob.id == oid)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("oid", ["E-pld-gaussian", "E-pld-laplace", "E-pld-discrete-laplace", "E-pld-kov"])
+def test_pld_obligations_are_proved(oid):
+    from certify.proofs.core import PROVED
+
+    out = _obligation(oid).run()
+    assert out.verdict == PROVED, out.detail
+
+
+@pytest.mark.slow
+def test_pld_obligations_refute_wrong_claims():
+    import sympy as sp
+
+    from certify.proofs.core import PROVED
+
+    r = sp.Symbol("r", positive=True)
+    assert _obligation("E-pld-discrete-laplace").run(claimed=1 / (1 - r)).verdict != PROVED
+    e, d = sp.symbols("epsilon delta", positive=True)
+    ep = sp.Symbol("epsilon_prime", nonnegative=True)
+    assert _obligation("E-pld-kov").run(claimed=d + (1 - d) * (sp.exp(e) - sp.exp(ep)) / (2 + sp.exp(e))).verdict != PROVED
+    b, l = sp.Symbol("b", positive=True), sp.Symbol("l", real=True)
+    assert _obligation("E-pld-laplace").run(claimed=1 - sp.exp(l) * sp.exp(-1 / (2 * b))).verdict != PROVED
