@@ -84,8 +84,10 @@ class Plan:
         K = w.get("K")
         if not isinstance(K, int) or isinstance(K, bool) or not 32 <= K <= MAX_K:
             raise InputError("witnesses.K", f"must be an integer in [32, {MAX_K}], got {K!r}"[:200])
-        t = exact(w.get("tau"), "tau") if w.get("tau") is not None else None
-        if t is None or t.q != 1 or t < 0:
+        if not isinstance(w.get("tau"), str):  # certify writes tau as exact text (a JSON string), never a JSON number
+            raise InputError("witnesses", "tau must be an integer >= 0 written as text, as certify writes it")
+        t = exact(w.get("tau"), "tau")
+        if t.q != 1 or t < 0:
             raise InputError("witnesses", "tau must be an integer >= 0")
         tau = int(t.p)
         layouts = w.get("layouts")
@@ -343,8 +345,10 @@ def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: t
             )
         profs = tuple(p for p in profs if p.name == pl.add_from)
     names = [p.name for p in profs]
-    if lower is not None and (not lower or any(n not in names for n in lower)):
-        raise InputError("witnesses", f"lower-bound profiles must be a nonempty subset of {names}, got {lower!r}")
+    if lower is not None and (not lower or any(n not in names for n in lower) or len(set(lower)) != len(lower)):
+        raise InputError("witnesses", f"lower-bound profiles must be a nonempty subset of {names}, each listed once, got {lower!r}")
+    if set(pl.layouts) - set(names):  # certify records a layout for each composed profile only
+        raise InputError("witnesses", f"layouts {sorted(set(pl.layouts) - set(names))} belong to no composed profile (composed: {names})")
     out = Run(pl)
     chains = []  # every chain is checked for size (compose.check_width) before any is composed
     for prof in profs:
