@@ -260,7 +260,11 @@ def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3", no
     if query == "target_delta":
         eps_up = readoff.epsilon_pass(r.side(True), target, h)
         if eps_up is None:
-            raise InputError("--grid", f"too coarse to certify anything at delta = {exact_str(target)}")
+            raise InputError(
+                "--delta",
+                f"no epsilon certifies delta = {exact_str(target)}: the pessimistic bound stays above it up to the largest loss "
+                f"of the grid (an (epsilon, delta) event's own delta, or a grid too coarse: try a finer --grid or a larger --delta)",
+            )
         eps_low = readoff.epsilon_fail(r.side(False), target, h, eps_up)
         w["epsilon_upper"], w["epsilon_lower"] = exact_str(eps_up), exact_str(eps_low)
     else:
