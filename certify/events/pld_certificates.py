@@ -192,8 +192,8 @@ def _plan_from(h: fmpq, witnesses: dict):
     return LedgerPlan(h, p.K, p.tau, p.layouts)
 
 
-WITNESSES_DELTA = {"K", "tau", "layouts", "epsilon_upper", "epsilon_lower"}
-WITNESSES_EPS = {"K", "tau", "layouts", "bound", "lower"}
+WITNESSES_DELTA = {"K", "tau", "layouts", "lower_directions", "epsilon_upper", "epsilon_lower"}
+WITNESSES_EPS = {"K", "tau", "layouts", "lower_directions", "bound", "lower"}
 
 
 def evaluate_events_pld(inputs: dict, witnesses: dict) -> Evaluation:
@@ -218,7 +218,10 @@ def evaluate_events_pld(inputs: dict, witnesses: dict) -> Evaluation:
             if not isinstance(text, str):
                 raise InputError(name, "must be exact text")
             exact_operand(text)
-    r = run(entries, pl, BUDGET_SECONDS)
+    lower = witnesses["lower_directions"]
+    if not (isinstance(lower, list) and all(isinstance(d, str) for d in lower)):
+        raise InputError("witnesses.lower_directions", "must be a list of direction names")
+    r = run(entries, pl, BUDGET_SECONDS, lower=tuple(lower))
     ev = Evaluation()
     fill(ev, ledger, r, query, target, eps_up, eps_low, h, bound, low)
     return ev
@@ -232,7 +235,7 @@ def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3", no
     from ..pld import readoff
     from ..pld.accountant import GRID_LADDER, parse_grid
     from ..pld.discretise import EXTRA_PREC
-    from ..pld.ledger import plan, run
+    from ..pld.ledger import directions, plan, run
 
     if (delta is None) == (epsilon is None):
         raise InputError("--delta", "give exactly one of --delta, --epsilon")
@@ -244,7 +247,7 @@ def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3", no
     for h in grids:
         try:
             pl = plan(entries, target if query == "target_delta" else fmpq(1, 10**10), h)
-            r = run(entries, pl, BUDGET_SECONDS - CHECKER_SECONDS)
+            r = run(entries, pl, BUDGET_SECONDS - CHECKER_SECONDS, lower=directions(entries)[:1])
         except InputError as err:
             if grid is not None or err.parameter not in ("--grid", "--steps"):
                 raise
@@ -265,10 +268,15 @@ def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3", no
                 f"no epsilon certifies delta = {exact_str(target)}: the pessimistic bound stays above it up to the largest loss "
                 f"of the grid (an (epsilon, delta) event's own delta, or a grid too coarse: try a finer --grid or a larger --delta)",
             )
+    else:
+        eps_up = target
+    _lower_from_decider(entries, r, eps_up, h)  # the optimistic product of the direction deciding the upper bound
+    w["lower_directions"] = [d for (d, s) in r.composed if not s]
+    if query == "target_delta":
         eps_low = readoff.epsilon_fail(r.side(False), target, h, eps_up)
         w["epsilon_upper"], w["epsilon_lower"] = exact_str(eps_up), exact_str(eps_low)
     else:
-        eps_up = eps_low = target
+        eps_low = target
     ev = Evaluation()
     bound, low = fill(ev, ledger, r, query, target, eps_up, eps_low, h)
     if query == "target_epsilon":
@@ -276,6 +284,25 @@ def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3", no
     cert = Certificate(KIND, inputs, ev, w, None, precision=pl.K + EXTRA_PREC)
     check_produced(cert, "--grid")
     return cert
+
+
+def _lower_from_decider(entries, r, eps: fmpq, h: fmpq) -> None:
+    """Keep the optimistic product of the direction whose pessimistic delta at ``eps`` is the largest (a choice on
+    midpoints, recorded as ``lower_directions``; any direction gives a valid lower bound)."""
+    from ..pld import readoff
+    from ..pld.discretise import EXTRA_PREC
+    from ..pld.ledger import add_lower, directions
+
+    dirs = directions(entries)
+    if len(dirs) == 1:
+        return
+    with workprec(r.plan.K + EXTRA_PREC):
+        ups = {d: readoff.delta_at(r.composed[(d, True)], eps, h).mid() for d in dirs}
+    decider = max(dirs, key=lambda d: ups[d])
+    if (decider, False) not in r.composed:
+        for d in dirs:
+            r.composed.pop((d, False), None)
+        add_lower(entries, r, decider)
 
 
 def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:

@@ -115,16 +115,24 @@ class LedgerRun:
     plan: LedgerPlan
     one_step: dict = field(default_factory=dict)  # (layout name, pessimistic) -> OneStep
     composed: dict = field(default_factory=dict)  # (direction, pessimistic) -> Pld
+    powers: dict = field(default_factory=dict)  # (profile, layout, count, side) -> power (shared by a symmetric pair's directions)
 
     def side(self, pessimistic: bool) -> list:
         return [v for (d, s), v in self.composed.items() if s == pessimistic]
 
 
-def run(entries, pl: LedgerPlan, budget: float | None = None) -> LedgerRun:
-    """Discretise every entry and direction both ways (checked), compose each direction's product. Deterministic.
+def run(entries, pl: LedgerPlan, budget: float | None = None, lower: tuple | None = None) -> LedgerRun:
+    """Discretise every entry and direction both ways (checked), compose each direction's pessimistic product and the
+    optimistic product of the directions in ``lower`` (default: all). Deterministic.
 
-    ``budget``: refuse (InputError naming --grid) before composing when :func:`run_seconds` exceeds it."""
+    A lower bound on the worst direction needs one direction only (the max over a subset is still below the max), so
+    the producer composes the optimistic side of the direction that decides the upper bound (:func:`add_lower`),
+    recorded as the witness ``lower_directions``. ``budget``: refuse (InputError naming --grid) before composing when
+    :func:`run_seconds` exceeds it."""
     check_plan(entries, pl)
+    dirs = directions(entries)
+    if lower is not None and (not lower or len(set(lower)) != len(lower) or any(d not in dirs for d in lower)):
+        raise InputError("witnesses.lower_directions", f"must list some of {list(dirs)} once each, got {list(lower)!r}"[:200])
     if budget is not None:
         est = run_seconds(entries, pl)
         if est > budget:
@@ -133,23 +141,35 @@ def run(entries, pl: LedgerPlan, budget: float | None = None) -> LedgerRun:
                 f"this ledger at h = {pl.h} would take about {est:.3g} CPU s to compose and check (budget {budget:g} s); use a coarser grid",
             )
     out = LedgerRun(pl)
-    powers: dict = {}  # (profile, layout, side) -> its power: a symmetric pair's is shared by both directions
-    for d in directions(entries):
-        chains = {True: None, False: None}
-        for i, e in enumerate(entries):
-            name = layout_name(i, d)
-            prof = CurveProfile("pair", (e.curve(d),))  # one name for both directions: a symmetric pair's work is shared (memo)
-            try:
-                both = one_steps(prof, pl.h, pl.layouts[name], pl.K)
-            except discretise.DiscretisationError as err:
-                raise InputError("--grid", f"cannot discretise entry {i} at this grid: {err}") from None
-            for pess, s in zip((True, False), both):
-                out.one_step[(name, pess)] = s
-                key = (prof, pl.layouts[name], e.count, pess)
-                if key not in powers:
-                    powers[key] = compose.power(compose.from_one_step(s), e.count, pl.tau, (prof, str(pl.h), pl.layouts[name], pl.K, pess))
-                p = powers[key]
-                chains[pess] = p if chains[pess] is None else compose.multiply(chains[pess], p, pl.tau)
-        for pess in (True, False):
-            out.composed[(d, pess)] = chains[pess]
+    for d in dirs:
+        _compose(entries, out, d, True)
+    for d in dirs if lower is None else lower:
+        _compose(entries, out, d, False)
     return out
+
+
+def add_lower(entries, r: LedgerRun, direction: str) -> None:
+    """Compose the optimistic product of ``direction`` into the run ``r`` (the producer's second step)."""
+    if (direction, False) not in r.composed:
+        _compose(entries, r, direction, False)
+
+
+def _compose(entries, out: LedgerRun, d: str, pess: bool) -> None:
+    pl = out.plan
+    chain = None
+    for i, e in enumerate(entries):
+        name = layout_name(i, d)
+        prof = CurveProfile("pair", (e.curve(d),))  # one name for both directions: a symmetric pair's work is shared (memo)
+        try:
+            both = one_steps(prof, pl.h, pl.layouts[name], pl.K)
+        except discretise.DiscretisationError as err:
+            raise InputError("--grid", f"cannot discretise entry {i} at this grid: {err}") from None
+        for side, s in zip((True, False), both):
+            out.one_step[(name, side)] = s
+        s = both[0] if pess else both[1]
+        key = (prof, pl.layouts[name], e.count, pess)
+        if key not in out.powers:
+            out.powers[key] = compose.power(compose.from_one_step(s), e.count, pl.tau, (prof, str(pl.h), pl.layouts[name], pl.K, pess))
+        p = out.powers[key]
+        chain = p if chain is None else compose.multiply(chain, p, pl.tau)
+    out.composed[(d, pess)] = chain
