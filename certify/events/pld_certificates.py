@@ -219,8 +219,8 @@ def evaluate_events_pld(inputs: dict, witnesses: dict) -> Evaluation:
                 raise InputError(name, "must be exact text")
             exact_operand(text)
     lower = witnesses["lower_directions"]
-    if not (isinstance(lower, list) and all(isinstance(d, str) for d in lower)):
-        raise InputError("witnesses.lower_directions", "must be a list of direction names")
+    if not (isinstance(lower, list) and lower and all(isinstance(d, str) for d in lower)):
+        raise InputError("witnesses.lower_directions", "must be a nonempty list of direction names")
     r = run(entries, pl, BUDGET_SECONDS, lower=tuple(lower))
     ev = Evaluation()
     fill(ev, ledger, r, query, target, eps_up, eps_low, h, bound, low)
@@ -235,7 +235,7 @@ def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3", no
     from ..pld import readoff
     from ..pld.accountant import GRID_LADDER, parse_grid
     from ..pld.discretise import EXTRA_PREC
-    from ..pld.ledger import directions, plan, run
+    from ..pld.ledger import plan, run
 
     if (delta is None) == (epsilon is None):
         raise InputError("--delta", "give exactly one of --delta, --epsilon")
@@ -247,7 +247,7 @@ def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3", no
     for h in grids:
         try:
             pl = plan(entries, target if query == "target_delta" else fmpq(1, 10**10), h)
-            r = run(entries, pl, BUDGET_SECONDS - CHECKER_SECONDS, lower=directions(entries)[:1])
+            r = run(entries, pl, BUDGET_SECONDS - CHECKER_SECONDS, lower=())  # the optimistic side once eps_up is known
         except InputError as err:
             if grid is not None or err.parameter not in ("--grid", "--steps"):
                 raise
@@ -294,15 +294,12 @@ def _lower_from_decider(entries, r, eps: fmpq, h: fmpq) -> None:
     from ..pld.ledger import add_lower, directions
 
     dirs = directions(entries)
-    if len(dirs) == 1:
-        return
-    with workprec(r.plan.K + EXTRA_PREC):
-        ups = {d: readoff.delta_at(r.composed[(d, True)], eps, h).mid() for d in dirs}
-    decider = max(dirs, key=lambda d: ups[d])
-    if (decider, False) not in r.composed:
-        for d in dirs:
-            r.composed.pop((d, False), None)
-        add_lower(entries, r, decider)
+    decider = dirs[0]
+    if len(dirs) > 1:
+        with workprec(r.plan.K + EXTRA_PREC):
+            ups = {d: readoff.delta_at(r.composed[(d, True)], eps, h).mid() for d in dirs}
+        decider = max(dirs, key=lambda d: ups[d])
+    add_lower(entries, r, decider)
 
 
 def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:

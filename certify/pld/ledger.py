@@ -131,7 +131,7 @@ def run(entries, pl: LedgerPlan, budget: float | None = None, lower: tuple | Non
     :func:`run_seconds` exceeds it."""
     check_plan(entries, pl)
     dirs = directions(entries)
-    if lower is not None and (not lower or len(set(lower)) != len(lower) or any(d not in dirs for d in lower)):
+    if lower is not None and (len(set(lower)) != len(lower) or any(d not in dirs for d in lower)):
         raise InputError("witnesses.lower_directions", f"must list some of {list(dirs)} once each, got {list(lower)!r}"[:200])
     if budget is not None:
         est = run_seconds(entries, pl)
