@@ -12,5 +12,5 @@ smallest noise of a family, kind ``events/rdp-fails``).
 KEY = "events"
 TITLE = "dp_accounting's event algebra in Rényi DP (certify.events)"
 COMMANDS = ("certify.events.commands",)
-KINDS = {"events/rdp": "certify.events.certificates", "events/rdp-fails": "certify.events.calibrate"}
+KINDS = {"events/rdp": "certify.events.certificates", "events/rdp-fails": "certify.events.calibrate", "events/pld": "certify.events.pld_certificates"}
 PROOFS = "certify.events.proofs"
