@@ -10,6 +10,12 @@ process, medians in milliseconds:
   * ``check``: ``certify verify`` of that certificate in-process (re-evaluation at the recorded order only);
 and both epsilons (ours is the certified upper bound rounded up; theirs a float estimate). ``ratio`` is
 dp_accounting's time over ours (> 1: the certified path is faster).
+
+PLD rows (one run each, ``--pld-grids``): a heterogeneous ledger of 1000 events (300 Gaussian(20), 200 Laplace(50),
+500 PoissonSampled(0.01, Gaussian(1.1)); add-remove) through dp_accounting's ``PLDAccountant`` and certify's
+(``certify.accounting.PLDAccountant``, kind ``events/pld``) at the same ``value_discretization_interval``; ``ratio`` is
+certify's time over dp_accounting's, and the certified bracket [epsilon_lower, epsilon_upper] is printed beside their
+float estimate.
 """
 
 from __future__ import annotations
@@ -25,6 +31,11 @@ def _clear():
     from certify.poisson import choice, rdp
 
     accountant._curve.cache_clear()
+    from certify.events.mechanisms import repeat_and_select as ras
+    from certify.events.mechanisms import sampled_without_replacement as wor
+
+    for f in (wor._difference_table, wor._log_A_floats, ras._grid_curve, ras._tnb_choice, ras._poisson_delta_float, ras.gamma_lower):
+        f.cache_clear()
     rdp._log_A_int_cached.cache_clear()
     rdp._log_A_frac_cached.cache_clear()
     choice.clear_memo()
@@ -50,6 +61,21 @@ def cases(dpa):
         ("Tree(1.13, 1600) x10", g.SelfComposedDpEvent(g.SingleEpochTreeAggregationDpEvent(1.13, 1600), 10), rel.REPLACE_SPECIAL),
         ("Poisson(0.01, 1.1) x1000", g.SelfComposedDpEvent(g.PoissonSampledDpEvent(0.01, g.GaussianDpEvent(1.1)), 1000), rel.ADD_OR_REMOVE_ONE),
         ("Poisson(0.001, 0.8) x10^4", g.SelfComposedDpEvent(g.PoissonSampledDpEvent(0.001, g.GaussianDpEvent(0.8)), 10**4), rel.ADD_OR_REMOVE_ONE),
+        (
+            "WOR(60000, 256, 1.1) x1000",
+            g.SelfComposedDpEvent(g.SampledWithoutReplacementDpEvent(60000, 256, g.GaussianDpEvent(1.1)), 1000),
+            rel.REPLACE_ONE,
+        ),
+        (
+            "RepeatAndSelect(Gauss 4 x5, 10, 1)",
+            g.dp_event.RepeatAndSelectDpEvent(g.SelfComposedDpEvent(g.GaussianDpEvent(4.0), 5), 10, 1),
+            rel.ADD_OR_REMOVE_ONE,
+        ),
+        (
+            "RepeatAndSelect(Gauss 4 x5, 10, inf)",
+            g.dp_event.RepeatAndSelectDpEvent(g.SelfComposedDpEvent(g.GaussianDpEvent(4.0), 5), 10, float("inf")),
+            rel.ADD_OR_REMOVE_ONE,
+        ),
     ]
     events = []
     for i in range(1000):  # 1000 distinct events of six classes, replace-special (every class dp_accounting 0.6 supports there)
@@ -73,7 +99,13 @@ def cases(dpa):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--pld-grids", default="1e-3,1e-4", help="grids of the PLD rows (comma-separated; empty: none)")
+    ap.add_argument("--pld-only", action="store_true", help="only the PLD rows")
     args = ap.parse_args(argv)
+    if args.pld_grids:
+        pld_rows([float(g) for g in args.pld_grids.split(",")])
+    if args.pld_only:
+        return 0
     import dp_accounting as dpa
     from dp_accounting.rdp import RdpAccountant as Theirs
 
@@ -107,6 +139,46 @@ def main(argv=None) -> int:
         assert code == 0, name
         print(f"{name:<38} {t_dp:9.1f} {t_us:10.1f} {t_ck:8.1f} {t_dp / t_us:6.2f}  {e_dp:18.10f} {e_us:16.10f}")
     return 0
+
+
+def pld_ledger(dpa):
+    g = dpa
+    return g.ComposedDpEvent(
+        [
+            g.SelfComposedDpEvent(g.GaussianDpEvent(20.0), 300),
+            g.SelfComposedDpEvent(g.LaplaceDpEvent(50.0), 200),
+            g.SelfComposedDpEvent(g.PoissonSampledDpEvent(0.01, g.GaussianDpEvent(1.1)), 500),
+        ]
+    )
+
+
+def pld_rows(grids, delta=1e-6) -> None:
+    """The PLD rows of the module docstring (one run each: the certified run takes seconds)."""
+    import dp_accounting as dpa
+    from dp_accounting.pld import PLDAccountant as Theirs
+
+    from certify.accounting import PLDAccountant as Ours
+    from certify.balls import ball_endpoints
+    from certify.pld import compose
+    from certify.pld.accountant import one_steps
+
+    event = pld_ledger(dpa)
+    print(f"{'PLD, 1000-event ledger, grid':<30} {'dp_acc s':>8} {'certify s':>9} {'ratio':>6}  {'eps dp_accounting':>18} {'certified bracket':>30}")
+    for h in grids:
+        t0 = time.perf_counter()
+        a = Theirs(value_discretization_interval=h)
+        a.compose(event)
+        e_dp = a.get_epsilon(delta)
+        t_dp = time.perf_counter() - t0
+        one_steps.cache_clear()
+        compose.clear_cache()
+        t0 = time.perf_counter()
+        b = Ours(value_discretization_interval=h)
+        b.compose(event)
+        e_us = b.get_epsilon(delta)
+        t_us = time.perf_counter() - t0
+        lo = float(ball_endpoints(b.certificate.quantities["epsilon_lower"].value)[0])
+        print(f"{'  h = ' + repr(h):<30} {t_dp:8.2f} {t_us:9.2f} {t_us / t_dp:6.1f}  {e_dp:18.10f}   [{lo:.8f}, {e_us:.8f}]")
 
 
 if __name__ == "__main__":

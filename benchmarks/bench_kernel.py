@@ -54,6 +54,28 @@ def certificates() -> dict:
         "poisson-fails example (270 orders)": json.loads(spec_for("dpsgd/renyi-poisson-fails").example().dumps()),
         "objpert Example 4.8 + C.13 (518 failures)": json.loads(spec_for("objpert/theorem-4.1").example().dumps()),
         "objpert Thm 4.1, N = 1500": certify_theorem_4_1(T.example_problem("1/100"), "1", iterations=1500).to_json(),
+        "poisson default q=0.02 s=0.6 T=5e4 (5/4)": poisson(sampling_rate="0.02", noise_multiplier="0.6", steps=50000, delta="1e-5"),
+        "poisson default Opacus CIFAR-10 (99/16)": poisson(sampling_rate="1/196", noise_multiplier="1.1", steps=19600, delta="1e-5"),
+        **events_certificates(),
+    }
+
+
+def events_certificates() -> dict:
+    from certify.accounting import calibrate_noise
+    from certify.events.accountant import certify_events
+    from certify.events.ledger import ledger_of
+
+    def e(cls, **fields):
+        return {"class_name": cls, **fields}
+
+    sampled = e("PoissonSampledDpEvent", sampling_probability="1/100", event=e("GaussianDpEvent", noise_multiplier="11/10"))
+    mixed = e("ComposedDpEvent", events=[e("SelfComposedDpEvent", count=1000, event=sampled), e("LaplaceDpEvent", noise_multiplier="2")])
+    finite = e("ComposedDpEvent", events=[e("ZCDpEvent", rho="1/100"), e("RandomizedResponseDpEvent", noise_parameter="1/2", num_buckets=4)])
+    laplace = e("SelfComposedDpEvent", count=10, event=e("LaplaceDpEvent", noise_multiplier="$noise"))
+    return {
+        "events/rdp Poisson x1000 + Laplace (69/8)": json.loads(certify_events(ledger_of(mixed, "add-remove"), delta="1e-5").dumps()),
+        "events/rdp zCDP + randomized response": json.loads(certify_events(ledger_of(finite, "replace-one"), delta="1e-5").dumps()),
+        "events/rdp-fails Laplace x10 (270 orders)": json.loads(calibrate_noise(laplace, "1", "1e-5").failing.dumps()),
     }
 
 

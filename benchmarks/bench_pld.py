@@ -1,17 +1,24 @@
-"""Benchmark: the certified PLD accountant side by side with dp_accounting's float PLD at the same grid.
+"""Benchmark: the certified PLD accountant side by side with dp_accounting's float PLD at the same grid and
+Opacus's PRV accountant.
 
 Usage:  python benchmarks/bench_pld.py [--steps 1000,10000,100000,1000000] [--grid 1e-4]
                                         [--q 0.01] [--sigma 2] [--delta 1e-6] [--contract poisson|fixed-size]
+                                        [--no-float] [--no-prv] [--markdown]
 
-Each T runs in a fresh subprocess (cold caches), so its wall time and peak RSS are its own. For each T it
-prints: certified eps_up / eps_low, eps_up/eps_low - 1, seconds and peak RSS (MiB); dp_accounting's
-pessimistic (connect-the-dots) and optimistic (privacy buckets) eps at the same grid, their seconds
-and their bracket; and the ratio of the two brackets. dp_accounting is float; ours is certified.
+Each T and each accountant runs in a fresh subprocess (cold caches), so its wall time and peak RSS are its own.
+For each T it prints: certified eps_low / eps_up, their gap and eps_up/eps_low - 1, seconds and peak RSS
+(MiB); dp_accounting's pessimistic (connect-the-dots) and optimistic (privacy buckets) eps at the same grid,
+their seconds, their sum ("both", the pair that brackets eps) and their bracket; Opacus's PRVAccountant (where
+installed) with its default eps_error 0.01 (the upper estimate it returns, its own [lower, upper] bracket, its
+mesh) and with the eps_error that makes its mesh equal to the grid; and the time ratios. dp_accounting and
+Opacus compute in floats; certify's bracket is certified. ``--markdown`` ends with the table rows of
+benchmarks/README.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -22,22 +29,47 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _timed(module, names: tuple[str, ...], acc: dict) -> None:
+    """Wrap module.<name> so that its wall time adds up in acc[name] (the breakdown of a run)."""
+    for name in names:
+        f = getattr(module, name)
+
+        def g(*a, _f=f, _n=name, **k):
+            t = time.perf_counter()
+            try:
+                return _f(*a, **k)
+            finally:
+                acc[_n] = acc.get(_n, 0.0) + time.perf_counter() - t
+
+        setattr(module, name, g)
+
+
 def _ours(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str) -> dict:
     sys.path.insert(0, ROOT)
     from certify.contract import FIXED_SIZE_REPLACE_ONE, POISSON_ADD_REMOVE
-    from certify.pld import certify_pld
+    from certify.pld import certify_pld, compose
 
+    acc: dict = {}
+    _timed(compose, ("power", "multiply", "round_up", "floor_div", "trim"), acc)
     c = POISSON_ADD_REMOVE if contract == "poisson" else FIXED_SIZE_REPLACE_ONE
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     cert = certify_pld(c, q, sigma, steps, delta, grid)
-    sec = time.perf_counter() - t
+    sec, cpu = time.perf_counter() - t, time.process_time() - cpu
     qs = cert.quantities
     up = float(qs["epsilon_upper"].value.upper().fmpq())  # display only
     lo = float(qs["epsilon_lower"].value.lower().fmpq())
+    rescale = acc.get("round_up", 0.0) + acc.get("floor_div", 0.0)
     return {
         "eps_up": up,
         "eps_low": lo,
         "seconds": sec,
+        "cpu_seconds": cpu,
+        "breakdown": {  # wall seconds: the exact products (FLINT) and the rest of multiply, rescaling, trimming, the rest
+            "products": acc.get("multiply", 0.0) - rescale - acc.get("trim", 0.0),
+            "rescale": rescale,
+            "trim": acc.get("trim", 0.0),
+            "other": sec - acc.get("power", 0.0),
+        },
         "budget": cert.budget,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
@@ -46,17 +78,39 @@ def _ours(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str) 
 def _float(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str) -> dict:
     from dp_accounting.pld import privacy_loss_distribution as PLD
 
+    if contract != "poisson":
+        raise SystemExit("dp_accounting side-by-side is for the Poisson contract (its fixed-size PLD differs)")
     out = {}
     for pess in (True, False):
-        t = time.perf_counter()
-        if contract == "poisson":
-            p = PLD.from_gaussian_mechanism(
-                float(sigma), sampling_prob=float(q), value_discretization_interval=float(grid), pessimistic_estimate=pess, use_connect_dots=pess
-            )
-        else:
-            raise SystemExit("dp_accounting side-by-side is for the Poisson contract (its fixed-size PLD differs)")
+        t, cpu = time.perf_counter(), time.process_time()
+        p = PLD.from_gaussian_mechanism(
+            float(sigma), sampling_prob=float(q), value_discretization_interval=float(grid), pessimistic_estimate=pess, use_connect_dots=pess
+        )
         e = p.self_compose(steps).get_epsilon_for_delta(float(delta))
-        out["pessimistic" if pess else "optimistic"] = {"eps": e, "seconds": time.perf_counter() - t}
+        out["pessimistic" if pess else "optimistic"] = {"eps": e, "seconds": time.perf_counter() - t, "cpu_seconds": time.process_time() - cpu}
+    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def _prv(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str) -> dict:
+    """Opacus's PRVAccountant (Gopi, Lee, Wutschitz 2021): what its ``get_epsilon`` runs, timed (the discrete PRV
+    and its epsilon bracket; get_epsilon returns the upper end), through the private ``_get_dprv``."""
+    import math
+
+    from opacus.accountants import PRVAccountant
+
+    if contract != "poisson":
+        raise SystemExit("Opacus's PRV accountant is for the Poisson contract")
+    d = float(delta)
+    out = {}
+    mesh_eps_error = float(grid) * math.sqrt(steps * math.log(12 / (d / 1000)) / 2)  # its mesh = eps_error / that root
+    for name, eps_error in (("default", 0.01), ("grid", mesh_eps_error)):
+        acc = PRVAccountant()
+        acc.history = [(float(sigma), float(q), steps)]
+        t = time.perf_counter()
+        lo, _, up = acc._get_dprv(eps_error=eps_error, delta_error=d / 1000).compute_epsilon(d, d / 1000, eps_error)
+        sec = time.perf_counter() - t
+        out[name] = {"eps": up, "eps_low": lo, "eps_up": up, "seconds": sec, "eps_error": eps_error}
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
@@ -69,50 +123,95 @@ def main() -> None:
     ap.add_argument("--sigma", default="2")
     ap.add_argument("--delta", default="1e-6")
     ap.add_argument("--contract", default="poisson", choices=["poisson", "fixed-size"])
-    ap.add_argument("--child", choices=["ours", "float"], help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=["ours", "float", "prv"], help=argparse.SUPPRESS)
     ap.add_argument("--no-float", action="store_true")
+    ap.add_argument("--no-prv", action="store_true")
+    ap.add_argument("--markdown", action="store_true", help="end with markdown table rows")
     a = ap.parse_args()
     if a.child:
-        f = _ours if a.child == "ours" else _float
+        f = {"ours": _ours, "float": _float, "prv": _prv}[a.child]
         print(json.dumps(f(a.contract, a.q, a.sigma, int(a.steps), a.delta, a.grid)))
         return
-    print(f"certified PLD vs dp_accounting float PLD: {a.contract}, q={a.q}, sigma={a.sigma}, delta={a.delta}, grid={a.grid}", flush=True)
+    print(
+        f"certified PLD vs dp_accounting float PLD and Opacus PRV: {a.contract}, q={a.q}, sigma={a.sigma}, delta={a.delta}, grid={a.grid}", flush=True
+    )
+    # not imported here: a child process inherits the parent's peak RSS (Linux keeps it across fork and exec)
+    have_prv = not a.no_prv and a.contract == "poisson" and importlib.util.find_spec("opacus") is not None
+    rows = []
     for T in [int(float(x)) for x in a.steps.split(",")]:
-        base = [
-            sys.executable,
-            __file__,
-            "--steps",
-            str(T),
-            "--grid",
-            a.grid,
-            "--q",
-            a.q,
-            "--sigma",
-            a.sigma,
-            "--delta",
-            a.delta,
-            "--contract",
-            a.contract,
-        ]
-        ours = json.loads(subprocess.run(base + ["--child", "ours"], capture_output=True, text=True, check=True).stdout)
+        base = [sys.executable, __file__, "--steps", str(T), "--grid", a.grid, "--q", a.q, "--sigma", a.sigma, "--delta", a.delta]
+        base += ["--contract", a.contract]
+
+        def child(name: str) -> dict:
+            return json.loads(subprocess.run(base + ["--child", name], capture_output=True, text=True, check=True).stdout)
+
+        ours = child("ours")
+        gap = ours["eps_up"] - ours["eps_low"]
         line = (
-            f"T={T:>8}: certified eps in [{ours['eps_low']:.6f}, {ours['eps_up']:.6f}] "
-            f"(eps_up/eps_low-1 = {ours['eps_up'] / ours['eps_low'] - 1:.2e}) {ours['seconds']:.2f} s, "
-            f"peak RSS {ours['peak_rss_mib']:.0f} MiB"
+            f"T={T:>8}: certified eps in [{ours['eps_low']:.6f}, {ours['eps_up']:.6f}] (gap {gap:.2e}, "
+            f"eps_up/eps_low-1 = {ours['eps_up'] / ours['eps_low'] - 1:.2e}) {ours['seconds']:.2f} s ({ours['cpu_seconds']:.2f} CPU s), "
+            f"peak RSS {ours['peak_rss_mib']:.0f} MiB\n    where: " + ", ".join(f"{k} {v:.2f} s" for k, v in ours["breakdown"].items())
         )
+        row = {"T": T, "ours": ours}
         if not a.no_float and a.contract == "poisson":
-            fl = json.loads(subprocess.run(base + ["--child", "float"], capture_output=True, text=True, check=True).stdout)
+            fl = row["float"] = child("float")
             pe, op = fl["pessimistic"], fl["optimistic"]
-            fsec = pe["seconds"] + op["seconds"]
+            both, fgap = pe["seconds"] + op["seconds"], pe["eps"] - op["eps"]
             line += (
-                f" | dp_accounting pess {pe['eps']:.6f} ({pe['seconds']:.2f} s), opt {op['eps']:.6f} "
-                f"({op['seconds']:.2f} s), float bracket {pe['eps'] - op['eps']:.4f} vs certified "
-                f"{ours['eps_up'] - ours['eps_low']:.2e} "
-                f"({(pe['eps'] - op['eps']) / max(ours['eps_up'] - ours['eps_low'], 1e-300):.0f}x narrower); "
-                f"time ratio {ours['seconds'] / fsec:.1f}x (vs pess+opt), "
-                f"{ours['seconds'] / pe['seconds']:.1f}x (vs pess only)"
+                f"\n    dp_accounting pess {pe['eps']:.6f} ({pe['seconds']:.2f} s), opt {op['eps']:.6f} ({op['seconds']:.2f} s), "
+                f"both {both:.2f} s; float bracket {fgap:.4f} ({fgap / max(gap, 1e-300):.0f}x the certified gap); "
+                f"certify / both {ours['seconds'] / both:.1f}x (CPU {ours['cpu_seconds'] / (pe['cpu_seconds'] + op['cpu_seconds']):.1f}x), "
+                f"/ pess {ours['seconds'] / pe['seconds']:.1f}x"
             )
+        if have_prv:
+            pr = row["prv"] = child("prv")
+            for name in ("default", "grid"):
+                v = pr[name]
+                line += (
+                    f"\n    Opacus PRV ({name}, eps_error {v['eps_error']:.3g}): eps {v['eps']:.6f} in its bracket [{v['eps_low']:.6f}, "
+                    f"{v['eps_up']:.6f}], {v['seconds']:.2f} s; certify / PRV {ours['seconds'] / v['seconds']:.1f}x"
+                )
+        rows.append(row)
         print(line, flush=True)
+    if a.markdown:
+        print()
+        print(
+            "| T | certified [eps_low, eps_up] | gap | certify s (CPU s) | products / rescale / trim / rest s | RSS MiB | dp_acc pess / opt eps |"
+            " pess / opt / both s | certify / both (CPU) |"
+            " PRV (0.01) eps [low, up] | PRV s | PRV (mesh = grid) s | certify / PRV (0.01) |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            o = r["ours"]
+            cells = [
+                f"{r['T']:.0e}".replace("e+0", "e"),
+                f"[{o['eps_low']:.6f}, {o['eps_up']:.6f}]",
+                f"{o['eps_up'] - o['eps_low']:.2e}",
+                f"{o['seconds']:.2f} ({o['cpu_seconds']:.2f})",
+                " / ".join(f"{v:.2f}" for v in o["breakdown"].values()),
+                f"{o['peak_rss_mib']:.0f}",
+            ]
+            if "float" in r:
+                pe, op = r["float"]["pessimistic"], r["float"]["optimistic"]
+                both = pe["seconds"] + op["seconds"]
+                cells += [
+                    f"{pe['eps']:.6f} / {op['eps']:.6f}",
+                    f"{pe['seconds']:.2f} / {op['seconds']:.2f} / {both:.2f}",
+                    f"{o['seconds'] / both:.1f}x ({o['cpu_seconds'] / (pe['cpu_seconds'] + op['cpu_seconds']):.1f}x)",
+                ]
+            else:
+                cells += ["-"] * 3
+            if "prv" in r:
+                d, g = r["prv"]["default"], r["prv"]["grid"]
+                cells += [
+                    f"{d['eps']:.4f} [{d['eps_low']:.4f}, {d['eps_up']:.4f}]",
+                    f"{d['seconds']:.2f}",
+                    f"{g['seconds']:.2f}",
+                    f"{o['seconds'] / d['seconds']:.1f}x",
+                ]
+            else:
+                cells += ["-"] * 4
+            print("| " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

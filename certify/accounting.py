@@ -23,14 +23,14 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .balls import InputError, float_above
+from .balls import InputError, ball_endpoints, float_above
 from .certificate import Certificate
 from .events.accountant import certified_value, certify_events, snap_orders
 from .events.ledger import Ledger, ledger_of, merge, parse_relation
-from .events.parse import from_library
+from .event_tree import from_library
 from .provenance import NOTE_SUFFIX
 
-__all__ = ["RdpAccountant", "calibrate_noise"]
+__all__ = ["RdpAccountant", "PLDAccountant", "calibrate_noise"]
 
 
 def _event_form(event):
@@ -118,6 +118,51 @@ class RdpAccountant:
         return d, _order_of(self.certificate)
 
 
+class PLDAccountant(RdpAccountant):
+    """Certified PLD accountant with dp_accounting's interface: ``PLDAccountant(neighboring_relation,
+    value_discretization_interval=1e-4)``, ``supports`` / ``compose`` / ``ledger`` / ``get_epsilon`` / ``get_delta``.
+
+    Each answer is the upper end of the certified two-sided bracket of kind ``events/pld``
+    (:mod:`certify.events.pld_certificates`) on the loss grid h = ``value_discretization_interval``, rounded up to a
+    float; ``.certificate`` holds the bracket (``epsilon_lower`` / ``delta_lower``: certified lower bounds of the
+    exact value of the composed dominating pairs). The grid is a choice of the accountant, not a privacy parameter
+    (every h gives a sound bracket): a float h is read at its shortest decimal (``repr``), so 1e-4 means 1/10000.
+    ``supports`` is False for an event without a certified PLD here (:mod:`certify.events.pld_pairs`)."""
+
+    def __init__(self, neighboring_relation="ADD_OR_REMOVE_ONE", value_discretization_interval=1e-4):
+        from .pld.accountant import parse_grid
+
+        super().__init__(None, neighboring_relation)
+        h = value_discretization_interval
+        self._grid = parse_grid(repr(h) if isinstance(h, float) else h, "value_discretization_interval")
+
+    @property
+    def value_discretization_interval(self):
+        return self._grid
+
+    def _read(self, event, count) -> Ledger:
+        from .events.pld_pairs import entries_of
+
+        ledger = super()._read(event, count)
+        entries_of(ledger)  # every mechanism has a certified pair under the relation (InputError naming it otherwise)
+        return ledger
+
+    def _query(self, name: str, value, **kw) -> float:
+        from .events.pld_certificates import certify_events_pld
+
+        target, note = from_library(value, name, "the caller")
+        ledger = self._ledger()
+        self.certificate = None
+        if ledger is None:
+            return 0.0
+        if name == "target_delta" and target == 0:
+            return math.inf  # the PLD accountant answers a delta > 0 (a pure ledger: use RdpAccountant's get_epsilon(0))
+        notes = {f"{name}{NOTE_SUFFIX}": note} if note else {}
+        self.certificate = certify_events_pld(ledger, grid=self._grid, notes=notes, **{kw["as"]: target})
+        q = self.certificate.quantities["epsilon_upper" if name == "target_delta" else "delta_upper"].value
+        return float_above(ball_endpoints(q)[1])
+
+
 def _order_of(cert) -> float:
     if cert is None or "alpha" not in cert.witnesses:
         return 0.0
@@ -137,7 +182,7 @@ def calibrate_noise(event_family, target_epsilon, target_delta, neighboring_rela
     """The smallest noise of an event family meeting (target_epsilon, target_delta), as a certified bracket.
 
     ``event_family``: the named-tuple JSON of an event whose noise fields hold ``"$noise"`` (a dp_accounting object cannot
-    hold the placeholder; build the dict with :func:`certify.events.parse.as_json` and put ``"$noise"`` in). Returns a
+    hold the placeholder; build the dict with :func:`certify.event_tree.as_json` and put ``"$noise"`` in). Returns a
     :class:`certify.events.calibrate.Calibration` (``s_fail``, ``s_pass`` exact, ``passing`` and ``failing``
     certificates). Floats for the targets are taken at their exact binary value."""
     from .events.calibrate import calibrate

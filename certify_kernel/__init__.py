@@ -11,19 +11,20 @@ its conclusions rest on and decides whether they hold. Verdicts (exit statuses a
 * 5 reject: consistent, but a hypothesis or a conclusion fails.
 
 Read in this order: ``numbers`` (parsing, decimals, intervals), ``document`` (shape, digest, comparisons),
-``provenance`` (notes), then one module per kind (``poisson``, ``poisson_fails``, ``objpert``), then this file.
+``provenance`` (notes), then one module per kind (``poisson`` with ``fractional``, ``poisson_fails``, ``objpert``,
+``events``, ``events_fails``), then this file.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import document, objpert, poisson, poisson_fails
+from . import document, events, events_fails, objpert, poisson, poisson_fails
 from .document import EXIT_INCONSISTENT, EXIT_INPUT, EXIT_NOT_PROVED, EXIT_OK, EXIT_UNDECIDED, Refused
 from .numbers import Malformed, Undecided, working_precision
 
 #: kind -> module with ``derive(doc) -> Derivation``
-KINDS = {poisson.KIND: poisson, poisson_fails.KIND: poisson_fails, objpert.KIND: objpert}
+KINDS = {poisson.KIND: poisson, poisson_fails.KIND: poisson_fails, objpert.KIND: objpert, events.KIND: events, events_fails.KIND: events_fails}
 #: bits of the kernel's intervals: well above the recorded precision, so its enclosures sit inside recorded balls
 EXTRA_BITS = 64
 
@@ -73,7 +74,10 @@ _MEMO: dict = {}
 
 
 def _derive(doc: dict, module):
-    key = document.canonical([doc["kind"], doc["precision"], doc["inputs"], doc["witnesses"]])
+    # the recorded rdp balls too: a fractional "integral" order reads which bound certify took (poisson._integral_or_chord)
+    balls = sorted((k, v.get("ball")) for k, v in doc["quantities"].items() if k.startswith("rdp[") and isinstance(v, dict))
+    # and the conclusions: events/rdp-fails reads its grid of orders from the statement
+    key = document.canonical([doc["kind"], doc["precision"], doc["inputs"], doc["witnesses"], balls, doc["conclusions"]])
     if key not in _MEMO:
         if len(_MEMO) >= 8:
             _MEMO.clear()

@@ -29,6 +29,7 @@ from mpmath import iv
 
 from .document import Derivation
 from .numbers import Malformed, Undecided, bounds, interval, parse_exact, parse_int, working_precision
+from .numbers import erf_interval as _erf
 
 KIND = "objpert/theorem-4.1"
 PROBLEM = ("n", "d", "mu", "zeta", "loss", "L1", "L2", "L3", "sigma", "u", "eta")
@@ -46,25 +47,6 @@ MAX_T = 60
 # --------------------------------------------------------------------------------------------
 # The Gaussian integrated tail Q1 (44)
 # --------------------------------------------------------------------------------------------
-def _erf(x):
-    """erf(x) for an interval x >= 0: (2/sqrt(pi)) e^(-x^2) sum_n 2^n x^(2n+1)/(1*3*...*(2n+1)) (all terms > 0).
-
-    After the term ratio 2x^2/(2n+3) drops below 1/2, the tail is at most twice the next term (added as [0, 2t]).
-    """
-    total, term, n, x2, tol = iv.mpf(0), x, 0, 2 * x * x, iv.mpf(2) ** (-iv.prec - 8)
-    while True:
-        total = total + term
-        ratio = x2 / (2 * n + 3)
-        term = term * ratio
-        n += 1
-        if ratio.b < 0.5 and term.b <= total.a * tol or n > 4 * float(x2.b) + 2 * iv.prec + 64:
-            break
-    if ratio.b >= 0.5:
-        raise Undecided("erf series did not converge")
-    total = total + iv.mpf([0, (2 * term).b])
-    return 2 / iv.sqrt(iv.pi) * iv.exp(-x * x) * total
-
-
 def _q1_series(ti, nonnegative: bool, magnitude: float, prec: int):
     """Q1 = phi - t Q over an interval (or exact point) ti of one sign, Q = (1 -+ erf(|t|/sqrt 2))/2 (44).
 

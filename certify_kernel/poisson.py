@@ -13,7 +13,11 @@ Written from Mironov, Talwar, Zhang (2019), "Rényi Differential Privacy of the 
 A_n - 1 = sum_{k>=2} w_k (exp(k(k-1)c) - 1) with w_k = C(n,k)(1-q)^(n-k) q^k (the weights sum to 1,
 c = 1/(2 sigma^2)); every term is >= 0, so the sum has no cancellation and log A_n = log1p(A_n - 1)
 keeps its relative accuracy for tiny q.
-The fractional mode "integral" (a quadrature) is not re-derived: the kernel answers "cannot decide".
+The fractional mode "integral" records min(the defining integral of MTZ19 Sec. 3.3, the chord); the kernel encloses
+the integral by ``fractional`` (a series with an explicit remainder) and takes the chord when the recorded ball
+is the chord's (both are upper bounds of eps_RDP: the integral is its value, the chord lies above the convex K).
+These enclosures may be wider than certify's balls: a recorded ball that only overlaps them is accepted (the
+conclusion is decided by the kernel's own enclosure; a disjoint ball is inconsistent).
 """
 
 from __future__ import annotations
@@ -23,9 +27,10 @@ from fractions import Fraction
 
 from mpmath import iv
 
-from .document import Derivation
+from . import fractional
+from .document import Derivation, recorded_ball
 from .provenance import check_notes
-from .numbers import Malformed, bounds, expm1_interval, interval, log1p_interval, log_interval, parse_exact, parse_int
+from .numbers import Malformed, Undecided, bounds, expm1_interval, interval, log1p_interval, log_interval, parse_exact, parse_int
 
 KIND = "dpsgd/renyi-poisson"
 CONTRACT = {
@@ -55,7 +60,30 @@ def _known_input(name: str, n: int) -> bool:
     """An input this kind records for n phases (a provenance ``.note`` is checked by provenance.check_notes)."""
     base = name[:-5] if name.endswith(".note") else name
     m = _PHASE_KEY.fullmatch(base)
-    return base in CONTRACT or base in ("phases", "source", "delta") or m is not None and int(m.group(1)) < n
+    return base in CONTRACT or base in ("phases", "source", "delta") + OPACUS or m is not None and int(m.group(1)) < n
+
+
+#: inputs recording how q and T were counted the way Opacus counts them (one phase only)
+OPACUS = ("batch_size", "dataset_size", "epochs")
+
+
+def check_opacus_counting(inputs: dict, phases: list) -> None:
+    """Opacus's counting, re-derived (Malformed if the recorded q, T disagree): a DataLoader of n examples in batches
+    of b becomes Poisson sampling at q = 1/ceil(n/b) (DPDataLoader), and E epochs are T = floor(E/q) steps."""
+    given = [k for k in OPACUS if k in inputs]
+    if not given:
+        return
+    if len(phases) != 1 or ("batch_size" in inputs) != ("dataset_size" in inputs):
+        raise Malformed(f"inputs.{given[0]}: recorded only for one phase, batch_size with dataset_size")
+    q, _, t = phases[0]
+    if "batch_size" in inputs:
+        b, n = parse_int(inputs["batch_size"], "inputs.batch_size"), parse_int(inputs["dataset_size"], "inputs.dataset_size")
+        if not 1 <= b <= n or q != Fraction(1, -(-n // b)):
+            raise Malformed("inputs.phase[0].sampling_rate: must be 1/ceil(dataset_size/batch_size) (Opacus's rule)")
+    if "epochs" in inputs:
+        e = parse_int(inputs["epochs"], "inputs.epochs")
+        if e < 1 or t != e * q.denominator // q.numerator:
+            raise Malformed("inputs.phase[0].steps: must be floor(epochs/sampling_rate) (Opacus's rule)")
 
 
 def _number(inputs: dict, key: str, failed: list) -> Fraction | None:
@@ -130,6 +158,34 @@ def rdp(alpha: Fraction, q: Fraction, sigma: Fraction):
     return (lo * log_A(n, q, sigma) + hi * log_A(n + 1, q, sigma)) / interval(alpha - 1)
 
 
+def rdp_integral(alpha: Fraction, q: Fraction, sigma: Fraction, precision: int):
+    """eps_RDP(alpha) = log(A_alpha)/(alpha-1) by the defining integral (MTZ19 Sec. 3.3; q = 1: A_alpha = exp(alpha(alpha-1)c))."""
+    if q == 1:
+        return interval(alpha / (2 * sigma * sigma))
+    key = (alpha, q, sigma, precision, iv.prec)
+    if key not in _INTEGRALS:
+        if len(_INTEGRALS) >= 32:
+            _INTEGRALS.clear()
+        bits = fractional.accuracy_bits(alpha, q, sigma, precision)
+        _INTEGRALS[key] = fractional.log_A(alpha, q, sigma, bits) / interval(alpha - 1)
+    return _INTEGRALS[key]
+
+
+#: the last integrals evaluated (a pure function of their key; a certificate's ball edits re-use them)
+_INTEGRALS: dict = {}
+
+
+def _integral_or_chord(doc: dict, i: int, integral, chord):
+    """The recorded min(integral, chord) of phase i: the chord's enclosure when the recorded ball misses the
+    integral's but meets the chord's (certify took the chord), else the integral's (an upper bound either way)."""
+    try:
+        lo, hi = recorded_ball(f"rdp[{i}]", doc["quantities"][f"rdp[{i}]"])
+    except (Malformed, KeyError, TypeError):
+        return integral
+    (ilo, ihi), (clo, chi) = bounds(integral), bounds(chord)
+    return chord if (ihi < lo or ilo > hi) and not (chi < lo or clo > hi) else integral
+
+
 def epsilon(total, alpha: Fraction, delta: Fraction):
     """(Balle20 Thm 21): eps = rdp_total + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1)."""
     return total + log_interval((alpha - 1) / alpha) - (log_interval(delta) + log_interval(alpha)) / interval(alpha - 1)
@@ -184,6 +240,8 @@ def derive(doc: dict) -> Derivation:
     if unknown:
         raise Malformed(f"inputs: unknown input(s) {', '.join(unknown)[:200]}")
     check_notes(doc["inputs"], der.failed)
+    if not der.failed:
+        check_opacus_counting(doc["inputs"], phases)
     got = _witnesses(doc["witnesses"], der)
     if der.failed or got is None:
         return der
@@ -191,18 +249,35 @@ def derive(doc: dict) -> Derivation:
     _plan(doc, der, phases, delta, bound)
     _equations(len(phases), alpha, mode, der)
     der.values["alpha"] = (alpha, alpha)
-    if alpha.denominator != 1 and mode == "integral":
-        der.unsure.append("fractional mode 'integral' (a quadrature) is not re-derived by the kernel")
+    distinct = sorted({(q, s) for q, s, _ in phases})
+    integral = alpha.denominator != 1 and mode == "integral"
+    if not _affordable(distinct, alpha, doc["precision"], integral, der):
         return der
-    distinct = {(q, s) for q, s, _ in phases}
-    if len(distinct) * (alpha.numerator // alpha.denominator + 2) * iv.prec > MAX_WORK:
-        der.unsure.append(f"{len(distinct)} distinct phases at alpha = {alpha} and {iv.prec} bits: too much work, not evaluated")
-        return der
-    cache = {pair: rdp(alpha, *pair) for pair in distinct}
+    chords = {pair: rdp(alpha, *pair) for pair in distinct}
+    if integral:
+        ints = {pair: rdp_integral(alpha, *pair, doc["precision"]) for pair in distinct}
+        der.loose = {"rdp_total", "epsilon"} | {f"rdp[{i}]" for i in range(len(phases))}
     total = iv.mpf(0)
     for i, (q, s, t) in enumerate(phases):
-        der.values[f"rdp[{i}]"] = bounds(cache[(q, s)])
-        total = total + t * cache[(q, s)]
+        value = _integral_or_chord(doc, i, ints[(q, s)], chords[(q, s)]) if integral else chords[(q, s)]
+        der.values[f"rdp[{i}]"] = bounds(value)
+        total = total + t * value
     der.values["rdp_total"] = bounds(total)
     der.values["epsilon"] = bounds(epsilon(total, alpha, delta))
     return der
+
+
+def _affordable(distinct: list, alpha: Fraction, precision: int, integral: bool, der: Derivation) -> bool:
+    """Decide the work before doing it: terms x bits of (MTZ19 3.3-I), and the terms K of fractional (P) (else: cannot decide)."""
+    work = len(distinct) * (alpha.numerator // alpha.denominator + 2) * iv.prec
+    if integral:
+        try:
+            K = max(fractional.terms_needed(alpha, fractional.accuracy_bits(alpha, q, s, precision)) for q, s in distinct)
+        except Undecided as err:
+            der.unsure.append(str(err))
+            return False
+        work += len(distinct) * K * (K + 400) * 30  # about 2e6 (1 s) at K = 135
+    if work > MAX_WORK:
+        der.unsure.append(f"{len(distinct)} distinct phases at alpha = {alpha} and {iv.prec} bits: too much work, not evaluated")
+        return False
+    return True

@@ -240,6 +240,7 @@ def test_certified_pld_bracket_contains_dp_accountings_estimate():
 # --------------------------------------------------------------------------------------------
 # Bad input: exit 2, one line naming the field, nothing written
 # --------------------------------------------------------------------------------------------
+LAPLACE = {"class_name": "LaplaceDpEvent", "noise_multiplier": 1.0}
 BAD = [
     (claim(contract=None), "contract"),
     (claim(contract={"sampling": "poisson"}), "contract.adjacency"),
@@ -258,7 +259,38 @@ BAD = [
         {"epsilon": "1", "delta": "1e-5", "contract": {"sampling": "fixed-size", "adjacency": "replace-one"}, "opacus_history": [[1.1, 0.01, 10]]},
         "contract",
     ),
-    ({"epsilon": "1", "delta": "1e-5", "contract": CONTRACT, "dp_event": {"class_name": "LaplaceDpEvent", "noise_multiplier": 1.0}}, "event"),
+    (
+        {"epsilon": "1", "delta": "1e-5", "contract": CONTRACT, "dp_event": {"class_name": "LaplaceDpEvent", "noise_multiplier": 1.0}},
+        "contract.sampling",
+    ),
+    (
+        {
+            "epsilon": "1",
+            "delta": "1e-5",
+            "contract": {"adjacency": "add-remove", "x": 1},
+            "dp_event": {"class_name": "LaplaceDpEvent", "noise_multiplier": 1.0},
+        },
+        "contract",
+    ),
+    (
+        {
+            "epsilon": "1",
+            "delta": "1e-5",
+            "contract": {"adjacency": "sideways"},
+            "dp_event": {"class_name": "LaplaceDpEvent", "noise_multiplier": 1.0},
+        },
+        "contract.adjacency",
+    ),
+    (
+        {
+            "epsilon": "1",
+            "delta": "1e-5",
+            "contract": {"adjacency": "add-remove"},
+            "dp_event": {"class_name": "LaplaceDpEvent", "noise_multiplier": -1.0},
+        },
+        "dp_event.noise_multiplier",
+    ),
+    ({"epsilon": "1", "delta": "1e-5", "contract": {"adjacency": "add-remove"}, "dp_event": {"class_name": "NonPrivateDpEvent"}}, "dp_event"),
     (claim(extra_field=1), "claim"),
     ('{"epsilon": NaN, "delta": "1e-5"}', "epsilon"),
     (
@@ -445,3 +477,60 @@ def test_abadi2016_moments_accountant_claims(name, epochs, published):
         tail = min((T * log_A_sum(lam + 1, "0.01", "4") + mp.log(10**5)) / lam for lam in range(1, 33))
         assert abs(tail - {100: mp.mpf("1.25857"), 400: mp.mpf("2.57587")}[epochs]) < mp.mpf("1e-5")
     assert verify_text(cert.dumps()).ok
+
+
+# --------------------------------------------------------------------------------------------
+# Event claims: any event of dp_accounting's algebra, audited by the certified event accountant
+# --------------------------------------------------------------------------------------------
+EVENT = {
+    "class_name": "ComposedDpEvent",
+    "events": [
+        {"class_name": "SelfComposedDpEvent", "count": 10, "event": {"class_name": "LaplaceDpEvent", "noise_multiplier": 20.0}},
+        {"class_name": "RepeatAndSelectDpEvent", "mean": 10, "shape": 1, "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 5.0}},
+    ],
+}
+
+
+def test_event_claim_holds_with_a_certificate_verify_accepts(tmp_path, capsys):
+    out = tmp_path / "cert.json"
+    doc = {"title": "counts and tuning", "epsilon": "3", "delta": "1e-6", "contract": {"adjacency": "add-remove"}, "dp_event": EVENT}
+    assert cli.main(["audit", write(tmp_path, doc), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "HOLDS" in text and "Rényi (event accountant)" in text and "RdpAccountant" in text and "upper bound only" in text
+    cert = json.loads(out.read_text())
+    assert cert["kind"] == "events/rdp" and verify_text(out.read_text()).exit_code == 0
+    # the restated headline is exactly the claim
+    assert any(c["name"] == "bound" and c["rhs"] == "3" for c in cert["claims"])
+
+
+def test_event_claim_above_the_certified_bound_is_not_certified(tmp_path, capsys):
+    doc = {"epsilon": "1", "delta": "1e-6", "contract": {"adjacency": "ADD_OR_REMOVE_ONE"}, "dp_event": EVENT}
+    assert cli.main(["audit", write(tmp_path, doc), "--json", "--no-floats"]) == 7
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["verdict"] == "not certified" and rep["attempts"][0]["accountant"] == "events-rdp"
+    assert float(Fraction(rep["attempts"][0]["epsilon_upper"])) > 2 and rep["claim"]["events"][0]["count"] == 10
+
+
+def test_event_claim_under_replace_special_and_dpsgd_event_without_sampling():
+    rr = {
+        "class_name": "SelfComposedDpEvent",
+        "count": 5,
+        "event": {"class_name": "RandomizedResponseDpEvent", "noise_parameter": "1/2", "num_buckets": 4},
+    }
+    c = loads_claim(json.dumps({"epsilon": "20", "delta": "1e-6", "contract": {"adjacency": "replace-special"}, "dp_event": rr}))
+    v = audit(c, use_pld=False)
+    assert v.exit_code == 0 and c.ledger.relation == "replace-special"
+    with pytest.raises(InputError, match="replace-one, replace-special only"):
+        loads_claim(json.dumps({"epsilon": "2", "delta": "1e-6", "contract": {"adjacency": "add-remove"}, "dp_event": rr}))
+    # DP-SGD steps stated without a sampling contract are read by the event accountant (PoissonSampled Gaussian, MTZ19)
+    steps = {
+        "class_name": "SelfComposedDpEvent",
+        "count": 100,
+        "event": {
+            "class_name": "PoissonSampledDpEvent",
+            "sampling_probability": "1/100",
+            "event": {"class_name": "GaussianDpEvent", "noise_multiplier": "1"},
+        },
+    }
+    c = loads_claim(json.dumps({"epsilon": "2", "delta": "1e-5", "contract": {"adjacency": "add-remove"}, "dp_event": steps}))
+    assert c.schedule is None and audit(c, use_pld=False).exit_code == 0

@@ -25,7 +25,7 @@ from certify.certificate import digest_of
 from certify.events.accountant import certified_value, certify_events
 from certify.events.ledger import ledger_of
 from certify.events.mechanisms import MECHANISMS
-from certify.events.parse import as_json
+from certify.event_tree import as_json
 from certify.verify import verify_document
 from fast_subset import fast_subset
 
@@ -416,7 +416,7 @@ def test_dp_accounting_supports():
     """DPA_TEST::test_supports: Gaussian and SelfComposed/Composed under add-remove and replace-one; Poisson-sampled
     Gaussian not under replace-one; randomized response not under add-remove; trees only under replace-special;
     SampledWithReplacement nowhere. (dp_accounting also folds a composition of Gaussians inside a PoissonSampledDpEvent and
-    certifies SampledWithoutReplacement under replace-one: refused here, see docs/events.md.)"""
+    SampledWithoutReplacement only of a single Gaussian, see docs/events.md.)"""
     dpa = pytest.importorskip("dp_accounting")
     rel = dpa.NeighboringRelation
     aor, ro, rs = (RdpAccountant(neighboring_relation=r) for r in (rel.ADD_OR_REMOVE_ONE, rel.REPLACE_ONE, rel.REPLACE_SPECIAL))
@@ -502,7 +502,7 @@ def test_kov_optimal_composition_lies_below_the_certified_delta():
         (ev("FancyDpEvent", x=1), "add-remove", r"unknown event class 'FancyDpEvent'"),
         (ev("NonPrivateDpEvent"), "add-remove", r"nothing to certify"),
         (ev("NoOpDpEvent"), "add-remove", r"nothing to certify"),
-        (ev("RepeatAndSelectDpEvent", event=ev("NoOpDpEvent"), mean=2, shape=1), "add-remove", r"not yet certified"),
+        (ev("RepeatAndSelectDpEvent", event=ev("NoOpDpEvent"), mean=2, shape=1), "add-remove", r"contains no mechanism"),
         (ev("RandomizedResponseDpEvent", noise_parameter=0.5, num_buckets=2), "add-remove", r"replace-one, replace-special only"),
         (ev("LaplaceDpEvent", noise_multiplier=-1.0), "add-remove", r"noise_multiplier.*must be in"),
         (ev("LaplaceDpEvent", noise_multiplier=float("nan")), "add-remove", r"NaN"),
@@ -571,6 +571,10 @@ def test_every_mechanism_certifies_and_verifies_under_each_relation():
         "PermuteAndFlipDpEvent": ev("PermuteAndFlipDpEvent", epsilon="1/2"),
         "SingleEpochTreeAggregationDpEvent": ev("SingleEpochTreeAggregationDpEvent", noise_multiplier="5", step_counts=[100, 50]),
         "PoissonSampledDpEvent": ev("PoissonSampledDpEvent", sampling_probability="1/50", event=ev("GaussianDpEvent", noise_multiplier="1")),
+        "SampledWithoutReplacementDpEvent": ev(
+            "SampledWithoutReplacementDpEvent", source_dataset_size=100, sample_size=2, event=ev("GaussianDpEvent", noise_multiplier="1")
+        ),
+        "RepeatAndSelectDpEvent": ev("RepeatAndSelectDpEvent", event=ev("LaplaceDpEvent", noise_multiplier="3"), mean=5, shape=1),
     }
     assert set(events) == set(MECHANISMS)
     queries = ({"delta": "1e-5"}, {"epsilon": "2"}, {"order": "5/2"})
@@ -637,9 +641,9 @@ def test_account_command_writes_a_certificate_verify_accepts(tmp_path, capsys):
     assert "certified epsilon <=" in capsys.readouterr().out
     assert cli.main(["verify", str(out)]) == 0
     assert cli.main(["account", str(path), "--delta", "0"]) == 2
-    assert cli.main(["account", str(path), "--delta", "1e-6", "--accountant", "pld"]) == 2
+    assert cli.main(["account", str(path), "--order", "2", "--accountant", "pld"]) == 2  # pld answers --delta or --epsilon
     err = capsys.readouterr().err
-    assert "not a pure mechanism" in err and "pld is not yet available" in err and "Traceback" not in err
+    assert "not a pure mechanism" in err and "is an option of --accountant rdp only" in err and "Traceback" not in err
     (tmp_path / "bad.json").write_text('{"class_name": "ComposedDpEvent", "events": null}')
     assert cli.main(["account", str(tmp_path / "bad.json"), "--epsilon", "1"]) == 2
     assert "ComposedDpEvent.events must be a list" in capsys.readouterr().err

@@ -256,7 +256,6 @@ TYPE_SWAPS = [
     ("objpert/theorem-4.1", ("theorem_C13", "first_passing_iterations"), "519"),
     ("objpert/calibration-4.13", ("threshold7_ceiling",), "467"),
     ("objpert/calibration-C13", ("theorem_C13", "failures", 0, "from"), "1"),
-    pytest.param("pld/dpsgd", ("tau",), 1374389, marks=PLD_FINDING, id="pld/dpsgd:tau"),  # certify writes "1374389"
     ("dpsgd/rho-bok", ("u_lower",), 0),  # certify writes "0"
     ("dpsgd/rho-bok", ("points", 0, "strip"), 5),  # certify writes "5"
     ("dpsgd/rho-bok", ("budget", "max_evaluations"), 2000),  # certify writes "2000"
@@ -512,13 +511,16 @@ PLD_WITNESSES = [
 ]
 
 
-@finding(
-    "PLD witnesses certify never writes are accepted: K that does not give the recorded precision (K + EXTRA_PREC), "
-    "a lower profile listed twice, a layout for a profile that is not computed"
-)
 @pytest.mark.parametrize("label, edit", PLD_WITNESSES, ids=[label for label, _ in PLD_WITNESSES])
 def test_pld_witnesses_are_as_certify_writes_them(label, edit):
-    assert refused(forged_text("pld/dpsgd", witnesses=edit))
+    """Fixed: a lower profile listed twice and a layout for a profile that is not composed are refused
+    (certify/pld/accountant.py run)."""
+    assert unforgeable_and_refused("pld/dpsgd", edit)
+
+
+def test_pld_tau_has_the_json_type_certify_writes():
+    """Fixed (was TYPE_SWAPS pld/dpsgd:tau): tau as a JSON integer is refused; certify writes "1374389"."""
+    assert unforgeable_and_refused("pld/dpsgd", _set(("tau",), 1374389))
 
 
 # Fixed (issue 21): the branch-and-bound's recorded search limits are not checked against the search they describe:

@@ -46,4 +46,10 @@ def test_randomized_response_identity_refutes_a_wrong_claim():
 
 
 def test_catalogue_is_complete():
-    assert {ob.id for ob in obligations("events")} == set(FAST) | {"E-laplace-rdp"}
+    pld = {"E-pld-gaussian", "E-pld-laplace", "E-pld-discrete-laplace", "E-pld-kov"}  # proved and refuted in tests/test_events_pld.py
+    assert {ob.id for ob in obligations("events")} == set(FAST) | {"E-laplace-rdp", "E-wor-forward-difference"} | pld
+
+
+@pytest.mark.slow
+def test_without_replacement_forward_difference_is_proved():
+    assert _get("E-wor-forward-difference").run().verdict == PROVED

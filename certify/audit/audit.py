@@ -24,6 +24,10 @@ Given a claim "(epsilon, delta)-DP for this run under this contract" (:mod:`cert
      and the summary says that the lower bound does not refute it.
 3. Otherwise **not certified**: the best certified upper bound exceeds the claim and nothing refutes it.
 
+An **event claim** (a ``dp_event`` with a contract that states only the neighbouring relation; any event the
+certified event accountant reads: :mod:`certify.events`) is decided by that accountant alone (kind ``events/rdp``):
+its certified epsilon at the claimed delta within the claim, the claim **holds**; otherwise it is not certified.
+
 Why a PLD lower bound refutes a Poisson + add/remove claim. The dominating pair of one step, remove
 direction, is P = (1-q) N(0,1) + q N(1/sigma, 1) vs Q = N(0,1) (add: the other order). Take a dataset in
 which every example but one has zero gradient and the remaining example x has the same clipped gradient
@@ -223,11 +227,39 @@ def _pld(claim: AuditClaim, phase: Phase, h: fmpq) -> Attempt:
     return a
 
 
+# --------------------------------------------------------------------------------------------
+# an event claim: the certified Rényi accountant of the event algebra (certify.events)
+# --------------------------------------------------------------------------------------------
+def _events(claim: AuditClaim) -> Attempt:
+    """The event accountant at the claimed delta; when its bound is within the claim, the certificate restated with
+    the claimed epsilon as its headline bound (issued only if the balls prove it)."""
+    from ..events.accountant import certified_value, certify_events
+
+    t0 = time.perf_counter()
+    delta = exact_str(claim.delta)
+    cert = certify_events(claim.ledger, delta=delta)
+    up = certified_value(cert)
+    proves = False
+    if up <= claim.epsilon:
+        restated = certify_events(claim.ledger, delta=delta, bound=exact_str(claim.epsilon))
+        if all(c.holds for c in restated.claims):
+            cert, proves = restated, True
+    alpha = cert.witnesses.get("alpha")
+    return Attempt("events-rdp", time.perf_counter() - t0, up, None, cert, alpha=alpha, proves=proves)
+
+
 def audit(claim: AuditClaim, grid=DEFAULT_GRID, use_pld: bool = True) -> Verdict:
     """Decide the claim (see the module docstring). Raises InputError for bad options, UndecidedError if
     a comparison stays undecided at every precision."""
     ladder = grid_ladder(grid) if use_pld else []
     v = Verdict(claim, NOT_CERTIFIED)
+    if claim.ledger is not None:
+        a = _events(claim)
+        v.attempts.append(a)
+        v.outcome = HOLDS if a.proves else NOT_CERTIFIED
+        if not a.proves:
+            v.skipped.append("PLD: an event claim is audited by the certified Rényi event accountant only")
+        return v
     try:
         a = _renyi(claim)
         v.attempts.append(a)

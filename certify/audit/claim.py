@@ -24,8 +24,11 @@ exact binary value and the certificate notes the conversion (:mod:`certify.poiss
 
 ``dp_event`` is the JSON form of dp_accounting's ``DpEvent.to_named_tuple()`` with each named tuple
 written as an object of its fields (``class_name`` names the event; ``module_name`` is optional and
-ignored). Supported events are those of :func:`certify.poisson.ecosystem.from_dp_event`; the neighbouring
-relation is the claim's adjacency (ADD_OR_REMOVE_ONE or REPLACE_ONE).
+ignored). With a DP-SGD contract (``sampling`` and ``adjacency``) the event must be DP-SGD steps, read by
+:func:`certify.poisson.ecosystem.from_dp_event` (ADD_OR_REMOVE_ONE or REPLACE_ONE). With a contract that states
+only the neighbouring relation, ``{"adjacency": "add-remove" | "replace-one" | "replace-special"}`` (dp_accounting's
+names also read), the event may be any event the certified event accountant reads (:mod:`certify.events`: Laplace,
+randomized response, repeat-and-select, compositions, ...): the claim is audited by that accountant.
 
 A claim without its contract is refused: an epsilon means nothing without the sampling scheme and the
 adjacency it was computed under. So are shuffled batches, unknown contracts, NaN/infinities, empty
@@ -40,6 +43,7 @@ from dataclasses import dataclass, field
 from ..balls import exact_in, InputError, exact_str, fmpq
 from ..contract import POISSON_ADD_REMOVE, Contract, parse_contract
 from ..inputfile import loads_strict, read_text
+from ..events.ledger import Ledger, ledger_of, parse_relation
 from ..poisson.ecosystem import from_dp_event, opacus_history
 from ..poisson.schedule import Schedule, parse_delta, parse_schedule
 
@@ -52,19 +56,26 @@ MAX_BYTES = 16 * 1024 * 1024
 
 @dataclass(frozen=True)
 class AuditClaim:
-    """A validated claim: (epsilon, delta)-DP of the run ``schedule`` under ``contract``."""
+    """A validated claim: (epsilon, delta)-DP of the run ``schedule`` under ``contract``, or (an event claim, contract
+    None) of the event ledger ``ledger`` under its neighbouring relation."""
 
     epsilon: fmpq
     delta: fmpq
-    contract: Contract
-    schedule: Schedule
+    contract: Contract | None
+    schedule: Schedule | None
     mechanism: str  #: "schedule", "opacus_history" or "dp_event"
     title: str = ""
     source: str = ""
     assumptions: tuple[str, ...] = field(default_factory=tuple)
+    ledger: Ledger | None = None  #: an event claim's ledger (certify.events)
+    event: object = None  #: an event claim's event as read (the JSON form), for the float cross-check
 
     def describe(self) -> str:
-        """One line: the run, phase by phase (exact values)."""
+        """One line: the run, phase by phase (exact values); an event ledger, mechanism by mechanism."""
+        if self.ledger is not None:
+            es = self.ledger.entries
+            parts = [f"{c} x {m.describe()}" for m, c in es[:4]]
+            return f"{len(es)} distinct mechanism(s): " + "; ".join(parts) + (f", ... ({len(es)} in all)" if len(es) > 4 else "")
         ph = self.schedule.phases
         parts = [f"q={show(p.sampling_rate)}, sigma={show(p.noise_multiplier)}, T={p.steps}" for p in ph[:4]]
         more = f", ... ({len(ph)} phases)" if len(ph) > 4 else ""
@@ -203,8 +214,11 @@ def parse_claim(exact_obj, float_obj=None) -> AuditClaim:
     if isinstance(exact_obj["delta"], (dict, list)) or exact_obj["delta"] is None:
         raise InputError("delta", "must be a number in (0, 1)")
     delta = parse_delta(exact_obj["delta"], "delta")
-    contract = _parse_contract(exact_obj.get("contract"))
     given = [m for m in MECHANISMS if m in exact_obj]
+    cobj = exact_obj.get("contract")
+    if given == ["dp_event"] and isinstance(cobj, dict) and "sampling" not in cobj:
+        return _event_claim(exact_obj, float_obj, epsilon, delta, cobj, tuple(assumptions))
+    contract = _parse_contract(cobj)
     if not given:
         raise InputError("schedule", f"missing: a claim needs its mechanism, one of {', '.join(MECHANISMS)}")
     if len(given) > 1:
@@ -223,7 +237,16 @@ def parse_claim(exact_obj, float_obj=None) -> AuditClaim:
     else:
         event = _event_of(float_obj["dp_event"], "dp_event")
         relation = "ADD_OR_REMOVE_ONE" if contract.adjacency == "add-remove" else "REPLACE_ONE"
-        schedule = from_dp_event(event, relation)
+        try:
+            schedule = from_dp_event(event, relation)
+        except InputError as err:
+            if "is not supported" not in err.message:
+                raise
+            raise InputError(
+                "contract.sampling",
+                f"the dp_event is not DP-SGD steps only ({err.message[:120]}): for any other event state the contract as "
+                '{"adjacency": ...} (its neighbouring relation) without sampling, and the event accountant audits it',
+            ) from None
         if schedule.contract != contract:
             c = schedule.contract
             raise InputError(
@@ -234,6 +257,19 @@ def parse_claim(exact_obj, float_obj=None) -> AuditClaim:
     if contract.sampling == "fixed-size" and any(p.sampling_rate >= 1 for p in schedule.phases):
         raise InputError(f"{mech}", "fixed-size sampling needs a sampling rate b/n < 1")
     return AuditClaim(epsilon, delta, contract, schedule, mech, exact_obj.get("title", ""), exact_obj.get("source", ""), tuple(assumptions))
+
+
+def _event_claim(exact_obj, float_obj, epsilon: fmpq, delta: fmpq, cobj: dict, assumptions: tuple) -> AuditClaim:
+    """An event claim: the ledger of ``dp_event`` (its floats at their exact binary values) under the relation."""
+    extra = set(cobj) - {"adjacency"}
+    if extra:
+        raise InputError("contract", f"unknown key(s) {', '.join(sorted(map(str, extra)))} (an event claim states only the adjacency)")
+    if "adjacency" not in cobj:
+        raise InputError("contract.adjacency", "missing: an event claim states its neighbouring relation")
+    relation = parse_relation(cobj["adjacency"], "contract.adjacency")
+    ledger = ledger_of(float_obj["dp_event"], relation, "dp_event")
+    title, source = exact_obj.get("title", ""), exact_obj.get("source", "")
+    return AuditClaim(epsilon, delta, None, None, "dp_event", title, source, assumptions, ledger=ledger, event=float_obj["dp_event"])
 
 
 def loads_claim(text: str, name: str = "claim") -> AuditClaim:

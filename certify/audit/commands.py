@@ -23,13 +23,16 @@ from .floats import cross_check
 from .statement import statement
 
 HELP = """\
-Decide a DP-SGD privacy claim "(epsilon, delta)-DP for this run under this accounting contract".
+Decide a DP-SGD privacy claim "(epsilon, delta)-DP for this run under this accounting contract", or a claim on
+any release described by dp_accounting's event algebra.
 
 The claim file (JSON) holds epsilon, delta, the contract {"sampling": "poisson"|"fixed-size",
 "adjacency": "add-remove"|"replace-one"} (required: a claim without its contract is refused), and one
 mechanism: "schedule" (phases of sampling_rate, noise_multiplier, steps; exact numbers), "opacus_history"
 ([[noise_multiplier, sample_rate, num_steps], ...]: Opacus's floats) or "dp_event" (dp_accounting's
 DpEvent.to_named_tuple() as JSON objects with "class_name"); optional "title", "source", "assumptions".
+An event claim states the contract as {"adjacency": "add-remove"|"replace-one"|"replace-special"} only: its
+dp_event may then be any event `certify account` reads, audited by the certified Rényi event accountant.
 
 The certified Rényi accountant is tried first (milliseconds); if it does not prove the claim, the certified
 PLD accountant (one phase, or phases of equal sampling rate and noise multiplier) at grids 100h, 10h, h (h = --grid).
@@ -79,7 +82,7 @@ def _dec_up(x: fmpq | None) -> str:
 
 
 def _attempt_line(a) -> str:
-    name = {"renyi": "Rényi (Poisson, MTZ19)", "bok": "Rényi (fixed-size, Bok)", "pld": "PLD"}[a.accountant]
+    name = {"renyi": "Rényi (Poisson, MTZ19)", "bok": "Rényi (fixed-size, Bok)", "pld": "PLD", "events-rdp": "Rényi (event accountant)"}[a.accountant]
     if a.accountant == "pld":
         name += f" grid {show(a.grid)}"
     bounds = f"epsilon <= {_dec_up(a.epsilon_upper)}"
@@ -102,7 +105,10 @@ def summary(v: Verdict, floats, seconds: float) -> str:
         L.append(f"  source: {cl.source}")
     L.append(f"  claim: ({show(cl.epsilon)}, {show(cl.delta)})-DP")
     L.append(f"  mechanism ({cl.mechanism.replace('_', ' ')}): {cl.describe()}")
-    L.append(f"  contract: {cl.contract.sampling} sampling, {cl.contract.adjacency} adjacency")
+    if cl.contract is not None:
+        L.append(f"  contract: {cl.contract.sampling} sampling, {cl.contract.adjacency} adjacency")
+    else:
+        L.append(f"  neighbouring relation: {cl.ledger.relation}")
     L.append("  certified accountants tried:")
     L += [_attempt_line(a) for a in v.attempts]
     for s in v.skipped:
@@ -163,12 +169,15 @@ def report(v: Verdict, floats, seconds: float) -> dict:
             "source": cl.source,
             "epsilon": exact_str(cl.epsilon),
             "delta": exact_str(cl.delta),
-            "contract": cl.contract.to_inputs(),
+            "contract": cl.contract.to_inputs() if cl.contract is not None else {"adjacency": cl.ledger.relation},
             "mechanism": cl.mechanism,
             "phases": [
                 {"sampling_rate": exact_str(p.sampling_rate), "noise_multiplier": exact_str(p.noise_multiplier), "steps": p.steps}
                 for p in cl.schedule.phases
-            ],
+            ]
+            if cl.schedule is not None
+            else [],
+            "events": [{"count": c, "event": m.describe()} for m, c in cl.ledger.entries] if cl.ledger is not None else [],
             "assumptions": list(cl.assumptions),
         },
         "attempts": [

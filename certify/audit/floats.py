@@ -63,8 +63,10 @@ def cross_check(claim: AuditClaim, grid: fmpq, pld: bool = True) -> tuple[str | 
     from dp_accounting.pld import pld_privacy_accountant
     from dp_accounting.rdp import rdp_privacy_accountant
 
-    rel = dpa.NeighboringRelation.ADD_OR_REMOVE_ONE if claim.contract.adjacency == "add-remove" else dpa.NeighboringRelation.REPLACE_ONE
     delta = float_of(claim.delta)
+    if claim.ledger is not None:  # an event claim: dp_accounting's RdpAccountant on the same event
+        return version, [_event_rdp(dpa, rdp_privacy_accountant, claim, delta)]
+    rel = dpa.NeighboringRelation.ADD_OR_REMOVE_ONE if claim.contract.adjacency == "add-remove" else dpa.NeighboringRelation.REPLACE_ONE
     out = []
     accountants = [("RdpAccountant (default orders)", lambda: rdp_privacy_accountant.RdpAccountant(neighboring_relation=rel))]
     if len(claim.schedule.phases) > MAX_FLOAT_PHASES:
@@ -86,3 +88,30 @@ def cross_check(claim: AuditClaim, grid: fmpq, pld: bool = True) -> tuple[str | 
         except Exception as err:  # a float library failing is reported, never fatal
             out.append(FloatValue(name, None, time.perf_counter() - t0, f"failed: {type(err).__name__}: {err}"[:200]))
     return version, out
+
+
+def _library_event(dpa, obj):
+    """dp_accounting's event object from the JSON form (class by name from ``dp_accounting.dp_event``)."""
+    if isinstance(obj, list):
+        return [_library_event(dpa, v) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    cls = getattr(dpa.dp_event, obj["class_name"])
+    return cls(**{k: _library_event(dpa, v) for k, v in obj.items() if k not in ("class_name", "module_name")})
+
+
+def _event_rdp(dpa, rdp_module, claim: AuditClaim, delta: float) -> FloatValue:
+    from ..events.mechanisms.base import DP_ACCOUNTING_NAMES
+
+    name = "RdpAccountant (default orders)"
+    t0 = time.perf_counter()
+    try:
+        rel = getattr(dpa.NeighboringRelation, DP_ACCOUNTING_NAMES[claim.ledger.relation])
+        acc = rdp_module.RdpAccountant(neighboring_relation=rel)
+        event = _library_event(dpa, claim.event)
+        if not acc.supports(event):
+            return FloatValue(name, None, time.perf_counter() - t0, "event not supported by this accountant")
+        acc.compose(event)
+        return FloatValue(name, float(acc.get_epsilon(delta)), time.perf_counter() - t0)
+    except Exception as err:  # a float library failing is reported, never fatal
+        return FloatValue(name, None, time.perf_counter() - t0, f"failed: {type(err).__name__}: {err}"[:200])

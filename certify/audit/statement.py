@@ -14,11 +14,23 @@ ACCOUNTANTS = {
     "bok": "Bok's certified Rényi accountant of fixed-size DP-SGD (Theorem 1), certificate kind dpsgd/renyi-bok",
     "pld": "the certified privacy-loss-distribution (lossless) accountant: exact integer composition of "
     "discretisations that provably dominate / are dominated by the contract's pair, certificate kind pld/dpsgd",
+    "events-rdp": "the certified Rényi accountant of dp_accounting's event algebra (each mechanism's theorem, Rényi "
+    "composition, conversion of Balle et al. 2020), certificate kind events/rdp",
+}
+RELATIONS = {
+    "add-remove": "whether any one record took part at all (adding or removing one record)",
+    "replace-one": "the value of any one record (replacing one record by any other; the dataset size is treated as public)",
+    "replace-special": "the value of any one record against a special (null) record (replacing one record by the special one)",
 }
 
 
 def protected(verdict: Verdict) -> str:
     c = verdict.claim.contract
+    if c is None:
+        return (
+            RELATIONS[verdict.claim.ledger.relation]
+            + ": the distribution of everything the events release changes by at most the stated (epsilon, delta)"
+        )
     if c.adjacency == "add-remove":
         return (
             "whether any one example took part in training at all (adding or removing one example changes the "
@@ -32,6 +44,15 @@ def protected(verdict: Verdict) -> str:
 
 def caveats(verdict: Verdict) -> list[str]:
     c = verdict.claim.contract
+    if c is None:
+        from ..events.certificates import caveats as upper_only
+
+        return upper_only(verdict.claim.ledger) + [
+            "each event is the mechanism its dp_accounting class describes, with the parameters stated (noise relative to "
+            "the sensitivity under the stated relation), run on the data as described; anything else done with the data is not covered",
+            "the privacy unit is one record: a person contributing several records is protected only through group privacy (weaker)",
+            "the floating-point samplers are assumed ideal",
+        ]
     out = []
     if c.sampling == "poisson":
         out.append(
@@ -65,7 +86,8 @@ def statement(verdict: Verdict) -> str:
     eps, dl = show(cl.epsilon), show(cl.delta)
     if verdict.outcome == HOLDS:
         a = verdict.deciding
-        lines.append(f"  This DP-SGD run ({cl.describe()}) is certified ({eps}, {dl})-differentially private.")
+        what = "This DP-SGD run" if cl.contract is not None else "This release"
+        lines.append(f"  {what} ({cl.describe()}) is certified ({eps}, {dl})-differentially private.")
         which = ACCOUNTANTS[a.accountant]
         if a.certificate is not None and a.certificate.kind == "dpsgd/renyi-bok-schedule":
             which = (
@@ -99,7 +121,10 @@ def statement(verdict: Verdict) -> str:
         else:
             lines.append(f"  The claim ({eps}, {dl})-DP is not certified: no certified accountant applied.")
     lines.append(f"  What is protected: {protected(verdict)}.")
-    lines.append(f"  {cl.contract.statement()}.")
+    if cl.contract is not None:
+        lines.append(f"  {cl.contract.statement()}.")
+    else:
+        lines.append(f"  Neighbouring relation: {cl.ledger.relation} (dp_accounting's NeighboringRelation).")
     lines.append("  Not covered / assumptions:")
     lines += [f"  - {c}." for c in caveats(verdict)]
     for a in cl.assumptions:

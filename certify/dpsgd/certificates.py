@@ -42,6 +42,7 @@ from ..certificate import Budget, Evaluation, reported_bound, witness_field, wit
 from ..limits import cap, refuse_above, scaled
 from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, contract_from_inputs
 from ..provenance import NOTE_SUFFIX, check_notes
+from ..validators import parse_delta, parse_steps  # noqa: F401  (re-exported: their home is certify.validators)
 from ..verify import register
 from .curvature import LEVELS, interval_key, kappa_neg
 from .mixture import MAX_NODES, J_zero, Rule, check_rule, point_bounds
@@ -381,14 +382,6 @@ def eps_ball(rho: arb, alpha: int, steps: int, delta: fmpq) -> arb:
     """(6): eps = T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1) (ball; upper = certified eps)."""
     al = arb(alpha)
     return steps * rho + (1 - 1 / al).log() - (ball(delta).log() + al.log()) / (alpha - 1)
-
-
-def parse_steps(value, name: str = "--steps") -> int:
-    return exact_in(value, name, 1, None, "[)", integer=True)
-
-
-def parse_delta(value, name: str = "--delta") -> fmpq:
-    return exact_in(value, name, 0, 1)
 
 
 def parse_gamma(value, name: str = "--gamma") -> fmpq:

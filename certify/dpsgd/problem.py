@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..limits import cap
 from ..balls import exact_in, InputError, exact_int, exact_str, fmpq, require_in
+from ..validators import SIGMA_MIN, parse_sigma  # noqa: F401  (re-exported: their home is certify.validators)
 
 ALPHA_MIN, ALPHA_MAX = 2, cap("renyi_order_bok")
 
@@ -20,7 +21,6 @@ ALPHA_MIN, ALPHA_MAX = 2, cap("renyi_order_bok")
 #: The witnesses of the u = 0 closed form grow like exp((alpha - 1) Delta^2 / 2); beyond the budget they
 #: leave the range 2^-2^20 .. 2^2^20 that certificates hold exactly (see certify.balls.MAX_EXPONENT).
 NOISE_BUDGET = 10**6
-SIGMA_MIN = fmpq(1, 500)  # the budget at alpha = 2: no alpha is admissible below it
 
 
 #: The baseline columns (Wang, Birrell) evaluate alternating sums whose cancellation grows with sigma
@@ -117,13 +117,6 @@ def parse_p(value, name: str = "--sampling-rate") -> fmpq:
     if p < P_MIN:
         raise InputError(name, f"must be at least 1e-40000 (the certificate records rho ~ p^2 and its tolerance as exact text), got {_short(p)}")
     return p
-
-
-def parse_sigma(value, name: str = "--noise-multiplier") -> fmpq:
-    s = exact_in(value, name, SIGMA_MIN, None, "[)", shown=">= 1/500 (= 0.002)")
-    if not s >= SIGMA_MIN:
-        raise InputError(name, f"must be >= {exact_str(SIGMA_MIN)} (= 0.002; at alpha the bound is 2 sqrt((alpha-1)/10^6)), got {_short(s)}")
-    return s
 
 
 def parse_batch(batch, dataset, bname: str = "--batch-size", nname: str = "--dataset-size") -> fmpq:

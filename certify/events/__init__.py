@@ -1,6 +1,6 @@
 """dp_accounting's event algebra, certified by Rényi DP (``certify account``, ``certify.accounting``).
 
-Modules: :mod:`.parse` (the one reader of event trees, also used by :mod:`certify.poisson.ecosystem`),
+Modules (the event trees are read by :mod:`certify.event_tree`, shared with :mod:`certify.poisson.ecosystem`):
 :mod:`.mechanisms` (one module per mechanism: its RDP in balls, the theorem it evaluates), :mod:`.ledger` (the
 distinct mechanisms and counts of a release), :mod:`.certificates` (kind ``events/rdp`` and its checker),
 :mod:`.accountant` (the order's float choice and the producer), :mod:`.commands` (``certify account``),
@@ -12,5 +12,5 @@ smallest noise of a family, kind ``events/rdp-fails``).
 KEY = "events"
 TITLE = "dp_accounting's event algebra in Rényi DP (certify.events)"
 COMMANDS = ("certify.events.commands",)
-KINDS = {"events/rdp": "certify.events.certificates", "events/rdp-fails": "certify.events.calibrate"}
+KINDS = {"events/rdp": "certify.events.certificates", "events/rdp-fails": "certify.events.calibrate", "events/pld": "certify.events.pld_certificates"}
 PROOFS = "certify.events.proofs"

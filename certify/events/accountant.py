@@ -23,12 +23,13 @@ from .mechanisms.base import Mechanism
 class Orders:
     """A set of candidate orders: exact rationals (the recordable choices) and their floats (computed once)."""
 
-    __slots__ = ("exact", "floats", "_array")
+    __slots__ = ("exact", "floats", "_array", "_constants")
 
     def __init__(self, exact, floats=None):
         self.exact = tuple(exact)
         self.floats = tuple(float_of(a) for a in self.exact) if floats is None else tuple(floats)
         self._array = None
+        self._constants = None
 
     def array(self):
         """The floats as a numpy array (made once)."""
@@ -37,6 +38,19 @@ class Orders:
 
             self._array = np.array(self.floats)
         return self._array
+
+    def constants(self):
+        """The per-order constants of the float conversion (made once): a - 1, 1/(a - 1),
+        c_eps = log(1 - 1/a) - log(a)/(a - 1) and c_delta = (a - 1) log(1 - 1/a) - log a, so that (C) of
+        :mod:`certify.renyi` is R + c_eps - log(delta)/(a - 1) and the log of (C') is (a - 1)(R - eps) + c_delta."""
+        if self._constants is None:
+            import numpy as np
+
+            a = self.array()
+            am1 = a - 1
+            l1 = np.log1p(-1 / a)
+            self._constants = (am1, 1 / am1, l1 - np.log(a) / am1, am1 * l1 - np.log(a))
+        return self._constants
 
     def __len__(self) -> int:
         return len(self.exact)
@@ -91,22 +105,30 @@ def _curve(mech, relation: str, orders: Orders, fine: bool = False):
 
 
 def _scores(ledger: Ledger, query: str, target: fmpq, orders: Orders, fine: bool):
+    """The float estimate of epsilon (at delta) or log delta (at epsilon) at each order: (C) / (C') of
+    :mod:`certify.renyi` with the per-order constants of :meth:`Orders.constants` (a choice only; +inf where not finite)."""
     import numpy as np
 
-    from .. import renyi
-
-    al = orders.array()
-    R = np.zeros(len(orders))
-    for m, c in ledger.entries:
-        R = R + float(c) * _curve(m, ledger.relation, orders, fine)
+    (m0, c0), *rest = ledger.entries
+    R = float(c0) * _curve(m0, ledger.relation, orders, fine)
+    for m, c in rest:
+        R += float(c) * _curve(m, ledger.relation, orders, fine)
+    am1, inv, c_eps, c_delta = orders.constants()
     extra = 1.0 - math.prod((1.0 - float_of(m.extra_delta)) ** float(c) for m, c in ledger.entries if m.extra_delta)
-    if query == "target_delta":
-        d = (float_of(target) - extra) / (1 - extra) if extra > 0 else None
-        log_d = math.log(d) if d is not None and d > 0 else (log_float(target) if d is None else -math.inf)
-        score = renyi.epsilons((al - 1) * R, al, log_d)
-    else:
-        score = renyi.log_deltas(R, al, float_of(target))
-    return np.where(np.isnan(score), np.inf, score)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if query == "target_delta":
+            d = (float_of(target) - extra) / (1 - extra) if extra > 0 else None
+            log_d = math.log(d) if d is not None and d > 0 else (log_float(target) if d is None else -math.inf)
+            score = R + c_eps - log_d * inv
+        else:
+            score = am1 * (R - float_of(target)) + c_delta
+    return np.where(np.isfinite(score), score, np.inf)
+
+
+@lru_cache(maxsize=1024)
+def _window(lo: int, hi: int) -> Orders:
+    """The orders ORDER_GRID[lo:hi] (one object per window: its arrays and constants are made once)."""
+    return Orders(ORDER_GRID.exact[lo:hi], ORDER_GRID.floats[lo:hi])
 
 
 def choose_order(ledger: Ledger, query: str, target: fmpq, orders: Orders | None = None) -> fmpq:
@@ -130,7 +152,7 @@ def choose_order(ledger: Ledger, query: str, target: fmpq, orders: Orders | None
     span = max(1.0, 0.1 * b)
     grid = ORDER_GRID.array()
     lo, hi = int(np.searchsorted(grid, b - span)), int(np.searchsorted(grid, b + span, side="right"))
-    near = Orders(ORDER_GRID.exact[lo:hi], ORDER_GRID.floats[lo:hi])
+    near = _window(lo, hi)
     if len(near):
         fine = _scores(ledger, query, target, near, True)
         j = int(np.argmin(fine))

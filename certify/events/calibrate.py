@@ -22,13 +22,13 @@ bracket is found by bisection on float estimates (a choice), then certified.
 from __future__ import annotations
 
 import copy
-import math
-from dataclasses import dataclass
 
 from ..balls import InputError, arb, ball, escalate, exact, exact_str, fmpq, require_in, upper_decimal
 from ..certificate import Budget, Certificate, Evaluation
 from ..renyi import EQ_CONVERT, epsilon_of_rdp
 from ..limits import scaled
+from ..poisson.calibrate import Calibration, dyadic
+from ..poisson.calibrate import parse_epsilon as parse_target_epsilon
 from ..verify import register
 from .certificates import EQ_COMPOSE, MAX_WORK_SECONDS, _hyp, parse_target_delta
 from .ledger import Ledger, is_ledger_input, ledger_from_inputs, ledger_inputs, ledger_of
@@ -43,7 +43,6 @@ NOISE_FIELDS = {
     "DiscreteGaussianDpEvent": "sigma",
 }
 REL_WIDTH = fmpq(1, 10**4)
-BITS = 40
 S_MIN, S_MAX = fmpq(1, 2**40), fmpq(2**40)
 
 
@@ -55,22 +54,6 @@ def _grid() -> tuple:
 
 def grid_text() -> str:
     return "integers 2..256 and " + ", ".join(str(a.p) for a in _grid() if a > 256)
-
-
-@dataclass
-class Calibration:
-    s_fail: fmpq
-    s_pass: fmpq
-    passing: Certificate
-    failing: Certificate
-
-    @property
-    def relative_width(self) -> fmpq:
-        return (self.s_pass - self.s_fail) / self.s_pass
-
-
-def parse_target_epsilon(value, name: str = "--epsilon") -> fmpq:
-    return require_in(name, exact(value, name), 0, 10**6, "(]", shown="in (0, 1e6]")
 
 
 def substitute(template, s: fmpq, name: str = "EVENT.json"):
@@ -193,13 +176,6 @@ def _is_fails_input(name: str) -> bool:
 # --------------------------------------------------------------------------------------------
 # the bracket
 # --------------------------------------------------------------------------------------------
-def _dyadic(x: float, up: bool) -> fmpq:
-    m, e = math.frexp(x)
-    k = BITS - e
-    num = math.ceil(x * 2.0**k) if up else math.floor(x * 2.0**k)
-    return fmpq(num, 2**k) if k >= 0 else fmpq(num * 2 ** (-k))
-
-
 def _float_eps(template, relation, s: fmpq, delta: fmpq) -> float:
     import numpy as np
 
@@ -231,7 +207,7 @@ def calibrate(template, epsilon, delta, relation="add-remove") -> Calibration:
         if lo < S_MIN:
             raise InputError("--epsilon", "every noise down to 2^-40 meets the target: the family does not depend on its noise")
     while (hi - lo) / hi > REL_WIDTH / 2:
-        mid = _dyadic(float((lo + hi) / 2), up=True)
+        mid = dyadic(float((lo + hi) / 2), up=True)
         if not lo < mid < hi:
             break
         if passes(mid):
@@ -246,7 +222,7 @@ def calibrate(template, epsilon, delta, relation="add-remove") -> Calibration:
         except InputError as err:
             if "would not prove" not in err.message:
                 raise
-            hi = _dyadic(float(hi) * (1 + float(REL_WIDTH) / 4), up=True)
+            hi = dyadic(float(hi) * (1 + float(REL_WIDTH) / 4), up=True)
     else:  # pragma: no cover - floats and balls agree to far better than 1e-5
         raise InputError("--epsilon", "the float choice and the balls disagree: could not certify the passing side")
     for _ in range(8):
@@ -256,11 +232,11 @@ def calibrate(template, epsilon, delta, relation="add-remove") -> Calibration:
         except InputError as err:
             if "would not prove" not in err.message:
                 raise
-            lo = _dyadic(float(lo) * (1 - float(REL_WIDTH) / 4), up=False)
+            lo = dyadic(float(lo) * (1 - float(REL_WIDTH) / 4), up=False)
     else:  # pragma: no cover
         raise InputError("--epsilon", "the float choice and the balls disagree: could not certify the failing side")
     assert certified_value(passing) <= target
-    return Calibration(lo, hi, passing, failing)
+    return Calibration(lo, hi, passing, failing, exact(passing.witnesses["alpha"], "alpha"))
 
 
 def summary(cal: Calibration, target: fmpq, delta: fmpq) -> str:

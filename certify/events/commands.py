@@ -22,9 +22,14 @@ binary floats dp_accounting held and are taken at their exact binary value, note
 Certified by RDP (--accountant rdp): Gaussian, Laplace, DiscreteLaplace, DiscreteGaussian (upper bound),
 RandomizedResponse (replace-one, replace-special), EpsilonDelta, ZCDp, ExponentialMechanism (upper bound),
 PermuteAndFlip (upper bound), SingleEpochTreeAggregation (replace-special), PoissonSampled(Gaussian)
-(add-remove, replace-special), and SelfComposed / Composed / NoOp of these. Refused with the reason:
-NonPrivate, SampledWithoutReplacement, RepeatAndSelect, MixtureOfGaussians, SampledWithReplacement,
-TruncatedSubsampledGaussian.
+(add-remove, replace-special), SampledWithoutReplacement(Gaussian) (replace-one; upper bound),
+RepeatAndSelect (upper bound), and SelfComposed / Composed / NoOp of these. Refused with the reason: NonPrivate,
+MixtureOfGaussians, SampledWithReplacement, TruncatedSubsampledGaussian.
+
+Certified by PLD (--accountant pld, kind events/pld: a two-sided bracket of the composed dominating pairs' exact
+epsilon or delta; --grid H, default the finest grid that fits): Gaussian (add-remove, replace-one), Laplace,
+DiscreteLaplace, PoissonSampled(Gaussian) (add-remove), RandomizedResponse (replace-one), EpsilonDelta (add-remove,
+replace-one), and SelfComposed / Composed / NoOp of these.
 
 Exit status: 0 certified; 2 bad input (the message names the parameter or the event's path and class);
 3 undecided at the highest precision."""
@@ -39,7 +44,8 @@ def register(sub) -> None:
         epilog="example: certify account event.json --neighboring add-remove --delta 1e-6",
     )
     p.add_argument("event", metavar="EVENT.json", help="the event: the JSON of DpEvent.to_named_tuple()")
-    p.add_argument("--accountant", default="rdp", metavar="A", help="rdp (default); pld is not yet available here")
+    p.add_argument("--accountant", default="rdp", metavar="A", help="rdp (default) or pld (the certified two-sided PLD bracket, kind events/pld)")
+    p.add_argument("--grid", default=None, metavar="H", help="--accountant pld: the loss-grid spacing h (default: the finest grid that fits)")
     p.add_argument(
         "--neighboring", default="add-remove", metavar="R", help="add-remove (default), replace-one or replace-special (dp_accounting's relation)"
     )
@@ -93,9 +99,11 @@ def cmd_account(args) -> int:
 
     if args.accountant not in ("rdp", "pld"):
         raise InputError("--accountant", f"must be rdp or pld, got {args.accountant!r}"[:200])
-    if args.accountant == "pld":
-        raise InputError("--accountant", "pld is not yet available for event ledgers (use --accountant rdp)")
     relation = parse_relation(args.neighboring, "--neighboring")
+    if args.accountant == "pld":
+        return _account_pld(args, relation)
+    if args.grid is not None:
+        raise InputError("--grid", "is an option of --accountant pld only")
     obj = load_event(args.event)
     if isinstance(obj, dict) and "dp_event" in obj and "class_name" not in obj:
         obj = obj["dp_event"]
@@ -105,6 +113,29 @@ def cmd_account(args) -> int:
         cert = certify_events(ledger, delta=args.delta, epsilon=args.epsilon, order=args.order)
     cli.check_range(cert)
     cli.emit(cert, summary(cert, ledger, time.perf_counter() - t0), args)
+    return 0
+
+
+def _account_pld(args, relation: str) -> int:
+    """``certify account --accountant pld``: kind ``events/pld`` (:mod:`certify.events.pld_certificates`)."""
+    from .ledger import ledger_of
+    from .pld_certificates import certify_events_pld, summary_pld
+
+    if args.order is not None:
+        raise InputError("--order", "is an option of --accountant rdp only (the PLD accountant answers --delta or --epsilon)")
+    if args.grid is not None:
+        from ..pld.accountant import parse_grid
+
+        parse_grid(args.grid, "--grid")
+    obj = load_event(args.event)
+    if isinstance(obj, dict) and "dp_event" in obj and "class_name" not in obj:
+        obj = obj["dp_event"]
+    t0 = time.perf_counter()
+    ledger = ledger_of(obj, relation)
+    with cli.Progress("certify account", every=2.0):
+        cert = certify_events_pld(ledger, delta=args.delta, epsilon=args.epsilon, grid=args.grid)
+    cli.check_range(cert)
+    cli.emit(cert, summary_pld(cert, time.perf_counter() - t0), args)
     return 0
 
 

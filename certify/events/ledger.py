@@ -1,7 +1,7 @@
 """A release's ledger: the distinct mechanisms of an event tree with their counts, under one neighbouring relation.
 
 Rényi divergences add under (adaptive) composition (Mironov 2017, Prop. 1), so the order of the events does not
-matter: :func:`ledger_of` reads the tree once (:func:`certify.events.parse.walk`) and keeps each distinct
+matter: :func:`ledger_of` reads the tree once (:func:`certify.event_tree.walk`) and keeps each distinct
 mechanism (same class, same exact parameters, same provenance notes) once with the sum of its counts. A mechanism
 not certified under the relation, an event class no theorem covers, NonPrivate and an empty ledger are refused with
 an InputError naming the event's path, its class and why.
@@ -21,7 +21,7 @@ from ..provenance import NOTE_SUFFIX, check_notes
 from .mechanisms import MECHANISMS
 from .mechanisms.base import DP_ACCOUNTING_NAMES, RELATIONS, Mechanism
 from .mechanisms.unsupported import REASONS
-from .parse import walk
+from ..event_tree import walk
 
 #: the most distinct mechanisms of one ledger
 MAX_ENTRIES = 10_000
@@ -62,7 +62,7 @@ def _leaf(relation: str):
         if relation not in mech.RELATIONS:
             allowed = ", ".join(r for r in RELATIONS if r in mech.RELATIONS)
             raise InputError(view.where, f"{cls} is certified under {allowed} only (as in dp_accounting's RdpAccountant), not {relation}")
-        return mech.read(view)
+        return mech.read_nested(view, relation) if getattr(mech, "NESTED", False) else mech.read(view)
 
     return leaf
 
@@ -72,7 +72,7 @@ def _too_many(n: int) -> str:
 
 
 def ledger_of(event, relation, name: str = "event", allow_empty: bool = False) -> Ledger:
-    """The ledger of an event tree (any form :mod:`certify.events.parse` reads) under ``relation``; null mechanisms
+    """The ledger of an event tree (any form :mod:`certify.event_tree` reads) under ``relation``; null mechanisms
     (sampling probability 0, epsilon 0, ...) are dropped like NoOp events; an empty ledger is refused unless
     ``allow_empty``."""
     relation = parse_relation(relation, "neighboring_relation")
@@ -145,7 +145,7 @@ def ledger_from_inputs(inputs: dict) -> Ledger:
         m = mech.from_texts(texts, where)
         if m.is_null():
             raise InputError(f"{where}.class", f"{m.describe()} is null (releases nothing): a ledger does not record it")
-        if relation not in m.RELATIONS:
+        if relation not in m.RELATIONS or getattr(m, "relation", relation) != relation:
             raise InputError(f"{where}.class", f"{m.CLASS} is not certified under {relation}")
         if m.texts() != {k: texts.get(k) for k in mech.PARAMS}:
             raise InputError(f"{where}.class", "parameters must be recorded in certify's spelling (lowest terms)")

@@ -203,3 +203,30 @@ def noise_monotone() -> Outcome:
             ("the slope's other factors are positive", positive(al * (al - 1) / (2 * al - 1) / (w1 + w2))),
         ]
     )
+
+
+@obligation(
+    PAPER,
+    "E-wor-forward-difference",
+    "WBK19 Thm 27 (certify.events.mechanisms.sampled_without_replacement)",
+    "for P = N(1, sigma^2), Q = N(0, sigma^2): E_Q[(P/Q)^k] = e^(k(k-1)/(2 sigma^2)) (a Gaussian integral), and "
+    "(X - 1)^l = sum_{k=0..l} (-1)^(l-k) C(l,k) X^k (binomial theorem, checked for l <= 10), so the forward difference "
+    "Delta^l = sum_k (-1)^(l-k) C(l,k) e^(k(k-1)/(2 sigma^2)) equals E_Q[(P/Q - 1)^l], which is >= 0 for even l",
+)
+def wor_forward_difference() -> Outcome:
+    sg = sp.Symbol("sigma", positive=True)
+    kk = sp.Symbol("k", positive=True)
+    X = sp.Symbol("X", positive=True)
+    q = sp.exp(-(x**2) / (2 * sg**2)) / (sg * sp.sqrt(2 * sp.pi))
+    ratio = sp.exp((2 * x - 1) / (2 * sg**2))  # p/q with p the density of N(1, sigma^2)
+    moment = sp.integrate(sp.simplify(q * sp.exp(kk * (2 * x - 1) / (2 * sg**2))), (x, -sp.oo, sp.oo), conds="none")
+    pieces = [
+        ("p/q", equal(sp.simplify(q.subs(x, x - 1) / q), ratio)),
+        ("E_Q[(P/Q)^k]", equal(sp.simplify(moment), sp.exp(kk * (kk - 1) / (2 * sg**2)))),
+    ]
+    for ll in range(1, 11):
+        pieces.append((f"binomial l={ll}", equal(sp.expand((X - 1) ** ll), sum((-1) ** (ll - j) * sp.binomial(ll, j) * X**j for j in range(ll + 1)))))
+    return combine(pieces)
+
+
+from . import pld_proofs  # noqa: E402,F401  (the PLD curves' obligations, registered under the same paper)

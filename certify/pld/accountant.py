@@ -23,10 +23,11 @@ from functools import lru_cache
 from ..balls import exact_in, InputError, exact, exact_str, fmpq
 from ..limits import BUDGET_SECONDS, CHECKER_SECONDS, OverCap, cap
 from ..contract import Contract
-from ..dpsgd.certificates import parse_delta
+from ..validators import parse_delta
 from . import compose, discretise
 from .discretise import Layout
-from .pairs import Profile, profiles, shift
+from .curves import CurveProfile
+from .pairs import Profile, bind, profiles, shift
 
 DEFAULT_GRID = "1e-4"
 #: the grids the accountant tries, finest first, when none is given (:func:`choose_grid`)
@@ -83,8 +84,10 @@ class Plan:
         K = w.get("K")
         if not isinstance(K, int) or isinstance(K, bool) or not 32 <= K <= MAX_K:
             raise InputError("witnesses.K", f"must be an integer in [32, {MAX_K}], got {K!r}"[:200])
-        t = exact(w.get("tau"), "tau") if w.get("tau") is not None else None
-        if t is None or t.q != 1 or t < 0:
+        if not isinstance(w.get("tau"), str):  # certify writes tau as exact text (a JSON string), never a JSON number
+            raise InputError("witnesses", "tau must be an integer >= 0 written as text, as certify writes it")
+        t = exact(w.get("tau"), "tau")
+        if t.q != 1 or t < 0:
             raise InputError("witnesses", "tau must be an integer >= 0")
         tau = int(t.p)
         layouts = w.get("layouts")
@@ -299,11 +302,17 @@ def run_seconds(pl: Plan, steps: int, chains: int) -> float:
     return sample + chains * atoms * 2e-8 * max(1.0, pl.K / 64)
 
 
-@lru_cache(maxsize=4)
-def _one_steps(members: tuple, name: str, q: fmpq, d: fmpq, h: fmpq, lay: Layout, K: int):
-    """(pessimistic, optimistic) one-step measures of a profile, from one shared set of curve samples."""
-    sm = discretise.sample(Profile(name, members), q, d, h, lay, K)
+@lru_cache(maxsize=8)
+def one_steps(profile: CurveProfile, h: fmpq, lay: Layout, K: int):
+    """(pessimistic, optimistic) one-step measures of a profile of curves (any mechanism's dominating pair,
+    :mod:`certify.pld.curves`), from one shared set of curve samples; memoised on the profile's exact identity."""
+    sm = discretise.sample_of(profile, h, lay, K)
     return discretise.pessimistic(sm, K), discretise.optimistic(sm, K)
+
+
+def _one_steps(members: tuple, name: str, q: fmpq, d: fmpq, h: fmpq, lay: Layout, K: int):
+    """:func:`one_steps` of a DP-SGD profile (member names) of the pair (q, Delta)."""
+    return one_steps(bind(Profile(name, members), q, d), h, lay, K)
 
 
 @dataclass
@@ -336,8 +345,10 @@ def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: t
             )
         profs = tuple(p for p in profs if p.name == pl.add_from)
     names = [p.name for p in profs]
-    if lower is not None and (not lower or any(n not in names for n in lower)):
-        raise InputError("witnesses", f"lower-bound profiles must be a nonempty subset of {names}, got {lower!r}")
+    if lower is not None and (not lower or any(n not in names for n in lower) or len(set(lower)) != len(lower)):
+        raise InputError("witnesses", f"lower-bound profiles must be a nonempty subset of {names}, each listed once, got {lower!r}")
+    if set(pl.layouts) - set(names):  # certify records a layout for each composed profile only
+        raise InputError("witnesses", f"layouts {sorted(set(pl.layouts) - set(names))} belong to no composed profile (composed: {names})")
     out = Run(pl)
     chains = []  # every chain is checked for size (compose.check_width) before any is composed
     for prof in profs:
@@ -356,7 +367,7 @@ def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: t
                 continue
             one = compose.from_one_step(s)
             compose.check_width(one, steps, pl.tau)
-            chains.append(((prof.name, pess), one, (prof.members, str(q), str(d), str(pl.h), lay, pl.K, pess)))
+            chains.append(((prof.name, pess), one, (bind(prof, q, d), str(pl.h), lay, pl.K, pess)))
     check_run_seconds(pl, run_seconds(pl, steps, len(chains)))  # after the width guards, before composing
     for name, one, key in chains:
         out.composed[name] = compose.power(one, steps, pl.tau, key)
@@ -388,3 +399,6 @@ def _guard_width(s, steps: int) -> None:
             f"the {steps}-fold composition would need about {est:.3g} atoms at this grid "
             f"(at most {compose.MAX_ATOMS}); use a coarser --grid or fewer steps",
         )
+
+
+_one_steps.cache_clear = one_steps.cache_clear  # the memo is one_steps'; callers that clear it by the old name keep working

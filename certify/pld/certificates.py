@@ -39,8 +39,7 @@ from __future__ import annotations
 from ..balls import exact_in, InputError, ball, exact, exact_str, fmpq, workprec, require_in
 from ..certificate import Budget, Certificate, Evaluation
 from ..contract import CONTRACT_FIELDS, contract_from_inputs, parse_contract
-from ..dpsgd.certificates import parse_steps
-from ..dpsgd.problem import parse_sigma
+from ..validators import parse_sigma, parse_steps
 from ..limits import cap
 from ..verify import register
 from . import readoff
@@ -216,7 +215,7 @@ def recorded_precision(witnesses: dict) -> int:
 
 
 #: the evaluator runs at the recorded K whatever the working precision, and its one-step measures and chains are
-#: memoised (:func:`certify.pld.accountant._one_steps`, :func:`certify.pld.compose.power`): the checker's fallback
+#: memoised (:func:`certify.pld.accountant.one_steps`, :func:`certify.pld.compose.power`): the checker's fallback
 #: at the recorded precision repeats only the read-off
 work.fallback_cost = False
 

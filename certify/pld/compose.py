@@ -13,6 +13,15 @@ computed EXACTLY by FLINT (``fmpz_poly`` multiplication: integers, no float FFT)
 * optimistic: floor of every coefficient (masses only shrink); the optimistic measures carry no +inf mass.
 The rounding error per product is below (number of atoms) * 2^-K of total mass.
 
+Speed of the products. ``a * a`` with the same object is FLINT's squaring (fmpz_poly_sqr: about 0.6x a
+product), which :func:`power` uses for every squaring. An exact product through numpy's float FFT (b-bit
+limbs small enough for an a-priori error bound below 1/2, then rounding) was measured against FLINT 3's
+product at the chains' sizes and not adopted (``benchmarks/bench_pld_products.py``, benchmarks/README.md):
+even with the limb size an optimistic constant allows, the transforms cost about what FLINT's product costs,
+and python-flint moves coefficients only through Python ints, which costs more than the product itself.
+The masses' bits (K) are the plan's (:mod:`certify.pld.accountant`), recorded in the certificate: a product
+at fewer bits would change every composed measure, which old certificates pin (tests/test_pld_speed_invariance.py).
+
 Truncation to a window after every product (the window is chosen by a deterministic rule on the exact
 integers, see :func:`trim`, so the checker re-derives the same window; any window is valid):
 * pessimistic: the mass of the lowest atoms (at most ``tau`` units) is moved UP onto the first kept atom
@@ -166,7 +175,9 @@ def multiply(a: Pld, b: Pld, tau: int) -> Pld:
     c = a.poly * b.poly
     if a.pessimistic:
         c = round_up(c, scale)
-        sa, sb = a.finite_mass(), b.finite_mass()
+        # the finite masses only where an infinite mass multiplies them, and once for a square (a is b)
+        sa = a.finite_mass() if b.inf else 0
+        sb = (sa if b is a else b.finite_mass()) if a.inf else 0
         raw = a.inf * sb + b.inf * sa + a.inf * b.inf
         inf = -((-raw) >> K)
     else:

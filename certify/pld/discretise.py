@@ -53,8 +53,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..balls import arb, ball, float_of, fmpq, fmpz, log1m_float, log_float, outward_rational, workprec
-from .pairs import Profile
+from ..balls import arb, ball, fmpq, fmpz, outward_rational, workprec
+from .curves import CurveProfile
 
 #: construction guard bits above K (approximate hull coordinates carry K + GUARD fractional bits)
 GUARD = 40
@@ -95,14 +95,6 @@ class OneStep:
 # ------------------------------------------------------------------------------------------------
 # Window (a float choice, recorded as integer indices)
 # ------------------------------------------------------------------------------------------------
-def _log_mix(l1q: float, lq: float, u: float) -> float:
-    """log(1 - q + q e^u) without overflow, from l1q = log(1 - q) and lq = log q (floats of the exact q, so that
-    q = 1e-400 or 1 - 1e-30 are no float 0 or 1)."""
-    a, b = l1q, lq + u
-    m = max(a, b)
-    return m + math.log(math.exp(a - m) + math.exp(b - m))
-
-
 #: tail mass of the dense core of the one-step grid: at most CORE_ETA, and at most 2^10 times the window's
 #: tail eta (so the strided region only holds mass far below delta / T); outside it every STRIDE-th point
 CORE_ETA = 1e-10
@@ -187,40 +179,54 @@ class Layout:
         return out
 
 
-def layout(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, eta: float, steps: int | None = None, target: float | None = None) -> Layout:
+def _bound(profile, q, delta) -> CurveProfile:
+    """A DP-SGD contract profile (member names) with its (q, Delta) as curves; a CurveProfile as it is."""
+    if isinstance(profile, CurveProfile):
+        return profile
+    from .pairs import bind
+
+    return bind(profile, q, delta)
+
+
+def layout(profile, q: fmpq, delta: fmpq, h: fmpq, eta: float, steps: int | None = None, target: float | None = None) -> Layout:
+    """:func:`layout_of` for a DP-SGD profile (:class:`certify.pld.pairs.Profile`) of the pair (q, Delta)."""
+    return layout_of(_bound(profile, q, delta), h, eta, steps, target)
+
+
+def layout_of(profile: CurveProfile, h: fmpq, eta: float, steps: int | None = None, target: float | None = None) -> Layout:
     """The window (tail mass ~eta), the dense core (tail mass ~max(eta, min(CORE_ETA, eta CORE_FACTOR)))
     and, when ``steps`` and the read-off level ``target`` (delta) are given, the graded bands inside that
     core (:func:`grades`). A choice; floats place indices only."""
-    lo, hi = window(profile, q, delta, h, eta)
+    lo, hi = window_of(profile, h, eta)
     core_eta = max(eta, min(CORE_ETA, eta * CORE_FACTOR))
-    clo, chi = window(profile, q, delta, h, core_eta)
+    clo, chi = window_of(profile, h, core_eta)
     clo, chi = max(lo, clo), min(hi, chi)
     gr = [(g, st) for g, st in grades(steps, target) if g > core_eta] if steps and target else []
     if not gr:
         return Layout(lo, hi, clo, chi, STRIDE)
-    wins = [window(profile, q, delta, h, g) for g, _ in gr[1:]] + [(clo, chi)]
+    wins = [window_of(profile, h, g) for g, _ in gr[1:]] + [(clo, chi)]
     wins = [(max(clo, a), min(chi, b)) for a, b in wins]
-    dlo, dhi = window(profile, q, delta, h, gr[0][0])
+    dlo, dhi = window_of(profile, h, gr[0][0])
     dlo, dhi = max(clo, dlo), min(chi, dhi)
     bands = tuple((a, b, st) for (a, b), (_, st) in zip(wins, gr))
     return Layout(lo, hi, dlo, dhi, STRIDE, bands)
 
 
-def window(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, eta: float) -> tuple[int, int]:
-    """Grid indices [lo, hi] covering the losses of each member up to tail mass ~eta (a choice).
+def window(profile, q: fmpq, delta: fmpq, h: fmpq, eta: float) -> tuple[int, int]:
+    """:func:`window_of` for a DP-SGD profile of the pair (q, Delta)."""
+    return window_of(_bound(profile, q, delta), h, eta)
+
+
+def window_of(profile: CurveProfile, h: fmpq, eta: float) -> tuple[int, int]:
+    """Grid indices [lo, hi] covering the losses of each member up to tail mass ~eta (a choice:
+    :meth:`certify.pld.curves.Curve.loss_range`), and loss 0.
 
     Outside the window the construction stays sound (the chord from (0, 1) and the mass at +inf take
     care of it); the window only decides tightness and size."""
-    lq, l1q, df = log_float(q), log1m_float(q), float_of(delta)
-    z = math.sqrt(2 * math.log(1 / max(eta, 1e-300))) + 1
     lo, hi = 0.0, 0.0
     for m in profile.members:
-        if m == "remove":  # P = mixture: losses in [log(1-q), L(Delta + z)]
-            lo = min(lo, l1q)
-            hi = max(hi, _log_mix(l1q, lq, df * z + df * df / 2))
-        else:  # P = N(0,1): losses in [-L(z), -log(1-q)]
-            lo = min(lo, -_log_mix(l1q, lq, df * z - df * df / 2))
-            hi = max(hi, -l1q)
+        a, b = m.loss_range(eta)
+        lo, hi = min(lo, a), max(hi, b)
     # indices in exact arithmetic: a grid h = 1e-400 is no float 0 (the span guard then refuses the layout)
     lo_q, hi_q = fmpq(*lo.as_integer_ratio()) / h, fmpq(*hi.as_integer_ratio()) / h
     return int(lo_q.floor()) - 1, int(hi_q.ceil()) + 1
@@ -311,7 +317,7 @@ class Samples:
     for every member the balls (v, s) of its f(t_j), f'(t_j): each member's tangent line at t_j is below
     that member's curve, hence below the max-profile, everywhere."""
 
-    profile: Profile
+    profile: CurveProfile
     idx: list[int]
     gammas: list[arb]
     t: list[fmpq]
@@ -319,25 +325,28 @@ class Samples:
     tangents: list[list[tuple[arb, arb]]]
 
 
-def sample(profile: Profile, q: fmpq, delta: fmpq, h: fmpq, lay: Layout, K: int) -> Samples:
-    from .pairs import curve_constants, value_and_slope
+def sample(profile, q: fmpq, delta: fmpq, h: fmpq, lay: Layout, K: int) -> Samples:
+    """:func:`sample_of` for a DP-SGD profile of the pair (q, Delta)."""
+    return sample_of(_bound(profile, q, delta), h, lay, K)
 
+
+def sample_of(profile: CurveProfile, h: fmpq, lay: Layout, K: int) -> Samples:
+    """One evaluation of every member curve per used grid point (:class:`Samples`), at K + CURVE_PREC bits."""
     idx = lay.indices()
     with workprec(K + EXTRA_PREC):
         gammas = _gamma_balls(idx, h)
     ts, ds, tans = [], [], []
     tb = tiny_bits(K)
-    members = profile.members
     zero = fmpq(0)
     with workprec(K + CURVE_PREC):
-        consts = curve_constants(q, delta)  # the same balls at every point: computed once
+        evals = [m.evaluator() for m in profile.members]  # constants of each curve: computed once per precision
         for g in gammas:
             t = g.lower().fmpq()
             if t < 0:
                 t = zero
             up, lines = None, []
-            for m in members:
-                v, sl = value_and_slope(m, q, delta, t, consts)
+            for ev in evals:
+                v, sl = ev(t)
                 u = outward_rational(v, True, tb)
                 up = u if up is None or u > up else up
                 lines.append((v, sl))

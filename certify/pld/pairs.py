@@ -45,10 +45,12 @@ global minorant.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from ..balls import arb, ball, fmpq
+from ..balls import arb, ball, float_of, fmpq, log1m_float, log_float
 from ..contract import Contract
+from .curves import Curve, CurveProfile
 
 
 @dataclass(frozen=True)
@@ -129,3 +131,47 @@ def value_and_slope(member: str, q: fmpq, delta: fmpq, gamma: fmpq, consts: tupl
         c1, c2 = (-x2 * r2).erfc() / 2, (-(x2 - d) * r2).erfc() / 2
         return gap * c1 - g * qb * c2, -(pb * c1 + qb * c2)
     raise ValueError(member)
+
+
+def _log_mix(l1q: float, lq: float, u: float) -> float:
+    """log(1 - q + q e^u) without overflow, from l1q = log(1 - q) and lq = log q (floats of the exact q, so that
+    q = 1e-400 or 1 - 1e-30 are no float 0 or 1)."""
+    a, b = l1q, lq + u
+    m = max(a, b)
+    return m + math.log(math.exp(a - m) + math.exp(b - m))
+
+
+@dataclass(frozen=True)
+class MixtureCurve(Curve):
+    """The curve of one direction (``member``: "remove" or "add", module docstring) of the pair
+    (1-q) N(0,1) + q N(Delta,1) vs N(0,1), as a :class:`certify.pld.curves.Curve` for the generic engine.
+    q = 1 is the Gaussian mechanism itself (N(Delta,1) vs N(0,1), both directions alike): the formulas of
+    :func:`value_and_slope` hold unchanged (1 - q = 0), only the window of :meth:`loss_range` differs."""
+
+    member: str
+    q: fmpq
+    delta: fmpq
+
+    def evaluator(self):
+        member, q, d = self.member, self.q, self.delta
+        consts = curve_constants(q, d)  # the same balls at every point of one precision: computed once
+        return lambda gamma: value_and_slope(member, q, d, gamma, consts)
+
+    def loss_range(self, eta: float) -> tuple[float, float]:
+        """Losses up to tail mass ~eta: remove, P = mixture: [log(1-q), L(Delta + z)]; add, P = N(0,1):
+        [-L(z), -log(1-q)], L(u) = log(1 - q + q e^(Delta u - Delta^2/2)), z = sqrt(2 log(1/eta)) + 1 (a choice).
+        q = 1: the Gaussian's loss Delta x - Delta^2/2 ~ N(Delta^2/2, Delta^2) (either direction): Delta^2/2 +- Delta z."""
+        df = float_of(self.delta)
+        z = math.sqrt(2 * math.log(1 / max(eta, 1e-300))) + 1
+        if self.q == 1:
+            c = df * df / 2
+            return c - df * z, c + df * z
+        lq, l1q = log_float(self.q), log1m_float(self.q)
+        if self.member == "remove":
+            return l1q, _log_mix(l1q, lq, df * z + df * df / 2)
+        return -_log_mix(l1q, lq, df * z - df * df / 2), -l1q
+
+
+def bind(profile: Profile, q: fmpq, delta: fmpq) -> CurveProfile:
+    """The contract's profile as curves of the generic engine (members = :class:`MixtureCurve` of (q, Delta))."""
+    return CurveProfile(profile.name, tuple(MixtureCurve(m, q, delta) for m in profile.members))

@@ -140,8 +140,8 @@ def _float_sigma(q: float, steps: int, log_delta: float, target: float, fraction
     return hi
 
 
-def _dyadic(x: float, up: bool) -> fmpq:
-    """A dyadic m/2^e next to x (above if ``up``) with BITS significant bits."""
+def dyadic(x: float, up: bool) -> fmpq:
+    """A dyadic m/2^e next to x (above if ``up``) with BITS significant bits (also the event calibration's)."""
     m, e = math.frexp(x)
     scale = 2**BITS
     n = math.ceil(m * scale) if up else math.floor(m * scale)
@@ -311,8 +311,8 @@ def calibrate(epsilon, delta, steps, sampling_rate, fractional: bool = False) ->
     tf = float_of(target)
     s_star = _float_sigma(qf, steps, log_delta, tf, fractional)
     for slack in (1e-6, 1e-5, 3e-5):
-        s_pass = _dyadic(s_star * (1 + slack), up=True)
-        s_fail = _dyadic(s_star * (1 - slack), up=False)
+        s_pass = dyadic(s_star * (1 + slack), up=True)
+        s_fail = dyadic(s_star * (1 - slack), up=False)
         if (s_pass - s_fail) / s_pass > REL_WIDTH:
             break
         ph_pass = Phase(q, s_pass, steps)

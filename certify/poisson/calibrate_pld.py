@@ -52,7 +52,7 @@ def _side(cert: Certificate, target: fmpq) -> str:
 def calibrate_pld(epsilon, delta, steps, sampling_rate, grid: str = "1e-4", progress=None) -> PldCalibration:
     """The certified PLD bracket (see the module docstring). ``progress(text)`` is called after each query."""
     from ..pld import certify_pld
-    from .calibrate import _dyadic, _float_sigma, parse_epsilon
+    from .calibrate import _float_sigma, dyadic, parse_epsilon
     from .schedule import parse_delta, parse_sampling_rate, parse_steps
 
     target, delta, steps, q = parse_epsilon(epsilon), parse_delta(delta), parse_steps(steps), parse_sampling_rate(sampling_rate)
@@ -72,14 +72,14 @@ def calibrate_pld(epsilon, delta, steps, sampling_rate, grid: str = "1e-4", prog
                 progress(f"calibrate-dpsgd --accountant pld: query {queries}: sigma ~ {float_of(s):.6g} {certs[s][0]}")
         return certs[s][0]
 
-    hi = _dyadic(s0, up=True)
+    hi = dyadic(s0, up=True)
     while query(hi) != "pass":
-        hi = _dyadic(float_of(hi) * 1.05, up=True)
-    lo = _dyadic(float_of(hi) * 0.93, up=False)
+        hi = dyadic(float_of(hi) * 1.05, up=True)
+    lo = dyadic(float_of(hi) * 0.93, up=False)
     while query(lo) != "fail":
         if certs[lo][0] == "pass":
             hi = lo
-        lo = _dyadic(float_of(lo) * 0.93, up=False)
+        lo = dyadic(float_of(lo) * 0.93, up=False)
     undecided: list[fmpq] = [s for s, (side, _) in certs.items() if side == "undecided"]
     while (hi - lo) / hi > REL_WIDTH:
         inside = [u for u in undecided if lo < u < hi]
@@ -90,7 +90,7 @@ def calibrate_pld(epsilon, delta, steps, sampling_rate, grid: str = "1e-4", prog
             a, b = lo, hi
         if (b - a) / b <= REL_WIDTH / 4:
             break
-        mid = _dyadic(math.sqrt(float_of(a) * float_of(b)), up=True)
+        mid = dyadic(math.sqrt(float_of(a) * float_of(b)), up=True)
         if not a < mid < b:
             break
         side = query(mid)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from ..balls import InputError, exact_str, fmpq
 from ..inputfile import load_json
 from ..contract import POISSON_ADD_REMOVE, Contract, parse_contract
-from ..events.parse import EventView, from_library, walk
+from ..event_tree import EventView, from_library, walk
 from ..provenance import ratio_note, replace_one_noise_note
 from .schedule import MAX_PHASES, Phase, Schedule, parse_noise_multiplier, parse_sampling_rate, parse_steps
 
@@ -116,7 +116,7 @@ def _gaussian_z(view: EventView) -> tuple[fmpq, str | None]:
 
 
 def _leaf(adjacency: str):
-    """The DP-SGD reading of one leaf: its key (contract, q, q_note, sigma, sigma_note) for :func:`certify.events.parse.walk`."""
+    """The DP-SGD reading of one leaf: its key (contract, q, q_note, sigma, sigma_note) for :func:`certify.event_tree.walk`."""
 
     def leaf(view: EventView) -> tuple:
         cls, where = view.cls, view.where

@@ -4,7 +4,9 @@ Two formats, told apart by the file name (``.csv``; ``.jsonl``, ``.ndjson``, ``.
 by the first non-blank character (``{`` means JSON Lines):
 
 * CSV with a header row. A ``command`` column names the sub-command (``dpsgd``, ``rho``, ``objpert``,
-  ...); every other column is a flag of that sub-command, named as the flag without its leading dashes
+  ``account``, ...); a column named after a positional argument gives it (``event``: the EVENT.json file of
+  ``account``, a path as on the command line; the sweep names the certificate after the file's content too, so
+  an edited file is a new query); every other column is a flag of that sub-command, named as the flag without its leading dashes
   and with underscores for dashes (``sampling_rate`` is ``--sampling-rate``, ``delta_S`` is
   ``--delta-S``, ``lambda`` is ``--lambda``). A cell is kept as the exact text written (never read as
   a number); an empty cell means the flag is not given; a flag without a value (``--utility``) is
@@ -20,6 +22,7 @@ summary and goes on. A file that cannot be read as a whole (unreadable, not CSV 
 
 from __future__ import annotations
 
+import argparse
 import csv
 import hashlib
 import io
@@ -163,14 +166,27 @@ def flag_table(subparser) -> dict[str, object]:
 TRUE, FALSE = ("true", "1", "yes"), ("false", "0", "no")
 
 
+def positionals(subparser) -> list:
+    """The positional arguments of a sub-command (e.g. ``account``'s EVENT.json, column ``event``), in order."""
+    return [a for a in subparser._actions if not a.option_strings and not isinstance(a, argparse._SubParsersAction)]
+
+
 def argv_for(q: Query, subparser, reserved: tuple[str, ...] = ()) -> list[str]:
-    """The flags of row ``q`` as argv (``--flag=value``, sorted by flag: the canonical form).
+    """The flags of row ``q`` as argv (``--flag=value``, sorted by flag: the canonical form), then the values of
+    the positional arguments (a column named after each one, e.g. ``event`` for ``account EVENT.json``).
 
     Raises InputError naming the column for an unknown flag, a reserved one (``--out``, set by the sweep)
     or a bad boolean."""
     table = flag_table(subparser)
     pairs: dict[str, str | None] = {}
+    places = {a.dest: a for a in positionals(subparser)}
+    given: dict[str, str] = {}
     for column, value in q.cells.items():
+        if column in places:
+            if not isinstance(value, str) or value.startswith("-"):
+                raise InputError(column, f"the {places[column].metavar or column} of '{q.command}' must be text not beginning with '-'")
+            given[column] = value
+            continue
         action = table.get(column)
         if action is None:
             raise InputError(column, f"'{q.command}' has no flag --{column.replace('_', '-')}")
@@ -189,7 +205,7 @@ def argv_for(q: Query, subparser, reserved: tuple[str, ...] = ()) -> list[str]:
         if isinstance(value, bool):
             raise InputError(column, f"{flag} takes a value, got {str(value).lower()}")
         pairs[flag] = value
-    return [f if v is None else f"{f}={v}" for f, v in sorted(pairs.items())]
+    return [f if v is None else f"{f}={v}" for f, v in sorted(pairs.items())] + [given[d] for d in places if d in given]
 
 
 def certificate_name(command: str, argv: list[str]) -> str:

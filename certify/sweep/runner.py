@@ -44,10 +44,11 @@ class Task:
 
     command: str
     argv: tuple[str, ...]
+    files: str = ""  #: sha256 of the input files the argv names (a positional EVENT.json): a changed file is a new query
 
     @property
     def certificate(self) -> str:
-        return certificate_name(self.command, list(self.argv))
+        return certificate_name(self.command, list(self.argv) + ([f"#files={self.files}"] if self.files else []))
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,27 @@ def task_for(q: Query, top: argparse.ArgumentParser | None = None) -> Task:
     if q.error is not None:
         raise InputError(f"row {q.row}", q.error)
     sub = subparser(q.command, top)
-    return Task(q.command, tuple(argv_for(q, sub, reserved=(OUT_FLAG, "--json"))))
+    argv = argv_for(q, sub, reserved=(OUT_FLAG, "--json"))
+    return Task(q.command, tuple(argv), _files_digest(q, sub))
+
+
+def _files_digest(q: Query, sub) -> str:
+    """sha256 over the contents of the files named by the row's positional arguments ("" when there are none);
+    an unreadable file is left to the command, which names it."""
+    import hashlib
+
+    from .queries import positionals
+
+    h, any_file = hashlib.sha256(), False
+    for a in positionals(sub):
+        path = q.cells.get(a.dest)
+        if isinstance(path, str) and os.path.isfile(path):
+            try:
+                h.update(read_text(path, a.dest, MAX_BYTES).encode())
+                any_file = True
+            except InputError:
+                continue
+    return h.hexdigest()[:32] if any_file else ""
 
 
 def _scratch() -> str:

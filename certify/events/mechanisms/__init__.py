@@ -1,6 +1,6 @@
 """The mechanisms of dp_accounting's event algebra, one module each, and the table from class name to mechanism.
 
-Composition nodes (Composed, SelfComposed, NoOp) are read by :mod:`certify.events.parse`; refused classes and
+Composition nodes (Composed, SelfComposed, NoOp) are read by :mod:`certify.event_tree`; refused classes and
 their reasons are in :mod:`.unsupported`.
 """
 
@@ -16,6 +16,8 @@ from .laplace import Laplace
 from .permute_and_flip import PermuteAndFlip
 from .poisson_sampled import PoissonSampledGaussian
 from .randomized_response import RandomizedResponse
+from .repeat_and_select import RepeatAndSelect
+from .sampled_without_replacement import SampledWithoutReplacementGaussian
 from .tree_aggregation import TreeAggregation
 from .zcdp import ZCDp
 
@@ -34,5 +36,7 @@ MECHANISMS: dict[str, type[Mechanism]] = {
         PermuteAndFlip,
         TreeAggregation,
         PoissonSampledGaussian,
+        SampledWithoutReplacementGaussian,
+        RepeatAndSelect,
     )
 }

@@ -45,6 +45,14 @@ class Mechanism:
     EQUATION: ClassVar[str] = ""
     UPPER_ONLY: ClassVar[str] = ""
 
+    def __hash__(self) -> int:
+        """Hashed once per object (a mechanism keys the float-curve memo on every query; hashing fmpq costs microseconds)."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((type(self).__name__, self.params, self.notes))
+            object.__setattr__(self, "_hash", h)
+        return h
+
     def __getitem__(self, name: str):
         for k, v in self.params:
             if k == name:
@@ -64,7 +72,7 @@ class Mechanism:
 
     @classmethod
     def read(cls, view) -> Mechanism:
-        """From an event view (:class:`certify.events.parse.EventView`): fields checked, numbers exact, notes kept."""
+        """From an event view (:class:`certify.event_tree.EventView`): fields checked, numbers exact, notes kept."""
         view.check_fields(cls.FIELDS, cls.OPTIONAL)
         values, notes = {}, {}
         for k in cls.PARAMS:
@@ -107,6 +115,24 @@ class Mechanism:
 
     def work_seconds(self, alpha: fmpq, prec: int) -> float:
         return 2e-5 * max(1.0, prec / 256) ** 1.5
+
+
+class PureEpsilon(Mechanism):
+    """A mechanism read as one field ``epsilon`` >= 0 of an eps-DP guarantee (pure: its epsilon; null at 0); a
+    subclass gives its RDP bound."""
+
+    FIELDS = PARAMS = ("epsilon",)
+
+    @classmethod
+    def validate(cls, values, where):
+        nonnegative(values, "epsilon", where)
+        return values
+
+    def is_null(self) -> bool:
+        return self["epsilon"] == 0
+
+    def pure_epsilon(self, relation):
+        return ball(self["epsilon"])
 
 
 def positive(values: dict, name: str, where: str, hi=MAX_PARAM) -> fmpq:

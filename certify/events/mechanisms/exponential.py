@@ -12,22 +12,13 @@ xi <= 0 from the same paper, capped at eps; we do not rely on that refinement). 
 from __future__ import annotations
 
 from ...balls import ball, float_of
-from .base import Mechanism, nonnegative, rr_eps_floats, rr_eps_rdp
+from .base import PureEpsilon, rr_eps_floats, rr_eps_rdp
 
 
-class ExponentialMechanism(Mechanism):
+class ExponentialMechanism(PureEpsilon):
     CLASS = "ExponentialMechanismDpEvent"
-    FIELDS = PARAMS = ("epsilon",)
     EQUATION = "CR21 Sec. 3 (eps-BR => eps^2/8-zCDP) and KOV15 (eps-DP); upper bound"
     UPPER_ONLY = "the exponential mechanism's RDP is bounded by min(alpha eps^2/8, randomized response's): an upper bound only"
-
-    @classmethod
-    def validate(cls, values, where):
-        nonnegative(values, "epsilon", where)
-        return values
-
-    def is_null(self) -> bool:
-        return self["epsilon"] == 0
 
     def rdp(self, alpha, relation):
         e = self["epsilon"]
@@ -40,6 +31,3 @@ class ExponentialMechanism(Mechanism):
 
         e = float_of(self["epsilon"])
         return np.minimum(alphas * e * e / 8, rr_eps_floats(alphas, e))
-
-    def pure_epsilon(self, relation):
-        return ball(self["epsilon"])

@@ -9,29 +9,17 @@ not checked that identity, so we do not rely on it.) Pure: eps.
 
 from __future__ import annotations
 
-from ...balls import ball, float_of
-from .base import Mechanism, nonnegative, rr_eps_floats, rr_eps_rdp
+from ...balls import float_of
+from .base import PureEpsilon, rr_eps_floats, rr_eps_rdp
 
 
-class PermuteAndFlip(Mechanism):
+class PermuteAndFlip(PureEpsilon):
     CLASS = "PermuteAndFlipDpEvent"
-    FIELDS = PARAMS = ("epsilon",)
     EQUATION = "MS20 (eps-DP) + KOV15; upper bound"
     UPPER_ONLY = "permute-and-flip's RDP is bounded by that of randomized response with the same eps: an upper bound only"
-
-    @classmethod
-    def validate(cls, values, where):
-        nonnegative(values, "epsilon", where)
-        return values
-
-    def is_null(self) -> bool:
-        return self["epsilon"] == 0
 
     def rdp(self, alpha, relation):
         return rr_eps_rdp(alpha, self["epsilon"])
 
     def rdp_floats(self, alphas, relation):
         return rr_eps_floats(alphas, float_of(self["epsilon"]))
-
-    def pure_epsilon(self, relation):
-        return ball(self["epsilon"])

@@ -13,7 +13,7 @@ Orders up to 4096. Not pure.
 from __future__ import annotations
 
 from ...balls import InputError, arb, float_of, fmpq, require_in
-from ..parse import EventView
+from ...event_tree import EventView
 from .base import ADD_REMOVE, REPLACE_SPECIAL, Mechanism, positive
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 REASONS = {
     "NonPrivateDpEvent": "is a non-private operation: nothing to certify (its epsilon is infinite)",
     "UnsupportedDpEvent": "is an operation without a DP description: nothing to certify",
-    "SampledWithoutReplacementDpEvent": (
-        "is not yet certified by the event accountant (Wang-Balle-Kasiviswanathan 2019 Thm 27 is not implemented); "
-        "for DP-SGD with fixed-size batches under replace-one use `certify dpsgd` (Bok's bound)"
+    "SampledWithReplacementDpEvent": (
+        "has no Rényi bound we can certify: dp_accounting accounts it by neither accountant, and the published amplification "
+        "results for sampling with replacement (Balle-Barthe-Gaboardi 2018) are (epsilon, delta) bounds, not a Rényi curve"
     ),
-    "RepeatAndSelectDpEvent": "is not yet certified (Papernot-Steinke 2022 Thms 2 and 6 are not implemented)",
-    "SampledWithReplacementDpEvent": "has no Rényi bound in dp_accounting and none is certified here",
     "MixtureOfGaussiansDpEvent": "has no Rényi bound in dp_accounting (PLD only); not certified by the Rényi accountant",
-    "TruncatedSubsampledGaussianDpEvent": "has no Rényi bound in dp_accounting (PLD only); not certified by the Rényi accountant",
+    "TruncatedSubsampledGaussianDpEvent": (
+        "has no published Rényi bound (its analysis, arXiv:2508.15089, gives a privacy loss distribution only); not certified by the Rényi accountant"
+    ),
 }

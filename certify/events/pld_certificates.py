@@ -1,0 +1,378 @@
+"""Certificate kind ``events/pld``: a dp_accounting event ledger, certified by the generic PLD engine, and its checker.
+
+Inputs (exact text): the ledger (:func:`certify.events.ledger.ledger_inputs`), ``grid`` (the loss-grid spacing h) and
+one query: ``target_delta`` (epsilon at delta) or ``target_epsilon`` (delta at epsilon). Witnesses (choices, never
+re-made): ``K``, ``tau``, ``layouts`` (one per entry and direction, named ``<i>/remove`` and ``<i>/add``; the add
+direction only when some pair is not symmetric), and for ``target_delta`` the read-off points ``epsilon_upper``
+(eps_pass) and ``epsilon_lower`` (eps_fail).
+
+The evaluator re-runs :func:`certify.pld.ledger.run` (each mechanism's curve, :mod:`certify.events.pld_pairs`,
+discretised both ways with its checks in balls; the per-direction products, exact with outward rounding) and reads
+off at the recorded points (:mod:`certify.pld.readoff`). Quantities: ``margin_upper[<i>/<dir>]`` /
+``margin_lower[<i>/<dir>]`` (the one-step checks), ``epsilon_upper``, ``epsilon_lower`` (exact; for
+``target_epsilon`` both are the target), ``delta_upper`` (worst direction, pessimistic products, at epsilon_upper)
+and ``delta_lower`` (optimistic, at epsilon_lower): the two-sided bracket of the exact optimal value of the
+composed dominating pairs. Claims: ``dominates[...]`` / ``dominated[...]`` (margins >= 0), then ``privacy``
+(delta_upper <= target delta; for ``target_epsilon``: delta_upper <= the recorded decimal ``bound``) and
+``tightness`` (delta_lower > target delta, when epsilon_lower > 0). Conclusions: ``dp`` "(eps, delta)-DP" (resting
+on every ``dominates``), ``tightness`` (on every ``dominated``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..balls import InputError, ball, exact, exact_str, fmpq, upper_decimal, workprec
+from ..certificate import Budget, Certificate, Evaluation, exact_operand
+from ..limits import BUDGET_SECONDS, CHECKER_SECONDS
+from ..provenance import check_notes
+from ..verify import register
+from .ledger import Ledger, is_ledger_input, ledger_from_inputs, ledger_inputs
+from .pld_pairs import entries_of
+
+KIND = "events/pld"
+QUERIES = ("target_delta", "target_epsilon")
+FLAGS = {"target_delta": "--delta", "target_epsilon": "--epsilon"}
+
+
+def parse_target_delta(value, name: str = "--delta") -> fmpq:
+    from ..pld.accountant import parse_pld_delta
+
+    return parse_pld_delta(value, name)
+
+
+def parse_target_epsilon(value, name: str = "--epsilon") -> fmpq:
+    from ..balls import require_in
+
+    return require_in(name, exact(value, name), 0, 1000, "[]")
+
+
+PARSERS = {"target_delta": parse_target_delta, "target_epsilon": parse_target_epsilon}
+
+_OTHER = re.compile(r"(target_delta|target_epsilon|grid)(\.note)?")
+
+
+def is_input(name: str) -> bool:
+    return is_ledger_input(name) or _OTHER.fullmatch(name) is not None
+
+
+def parse_inputs(inputs: dict) -> tuple[Ledger, str, fmpq, fmpq, list]:
+    """(ledger, query, target, h, entries) from a certificate's inputs; InputError naming the field otherwise."""
+    from ..pld.accountant import parse_grid
+
+    if not isinstance(inputs, dict):
+        raise InputError("inputs", "must be an object")
+    given = [q for q in QUERIES if q in inputs]
+    if len(given) != 1:
+        raise InputError("target_delta", "exactly one of target_delta, target_epsilon must be recorded")
+    query = given[0]
+    target = PARSERS[query](inputs[query], query)
+    h = parse_grid(inputs.get("grid"), "grid")
+    check_notes({k: v for k, v in inputs.items() if _OTHER.fullmatch(k)}, {query})
+    ledger = ledger_from_inputs(inputs)
+    return ledger, query, target, h, entries_of(ledger)
+
+
+def caveats(ledger: Ledger) -> str:
+    dl = [m for m, _ in ledger.entries if m.CLASS == "DiscreteLaplaceDpEvent"]
+    return "; DiscreteLaplace: the pair of a shift by the sensitivity (as dp_accounting)" if dl else ""
+
+
+def fill(
+    ev: Evaluation,
+    ledger: Ledger,
+    r,
+    query: str,
+    target: fmpq,
+    eps_up: fmpq,
+    eps_low: fmpq,
+    h: fmpq,
+    bound: str | None = None,
+    low: str | None = None,
+) -> tuple[str, str | None]:
+    """Quantities, claims, conclusions of a ledger run (producer and checker alike). Returns the decimals of the
+    delta bracket of a target_epsilon query (recorded as the witnesses ``bound`` and ``lower``)."""
+    from ..pld import readoff
+    from ..pld.discretise import EXTRA_PREC
+
+    K = r.plan.K
+    for (name, pess), s in r.one_step.items():
+        tag = "upper" if pess else "lower"
+        bits = K + 64
+        m = fmpq(int((s.checks["margin"] * (fmpq(1) * 2**bits)).floor()), 2**bits)
+        ev.add(
+            f"margin_{tag}[{name}]",
+            ball(m),
+            "discretise: pessimistic check" if pess else "discretise: optimistic check",
+            "min over the used grid points of " + ("g_up - upper(curve) (>= 0: dominates)" if pess else "lower(tangent) - g_low (>= 0: dominated)"),
+        )
+    ev.add("epsilon_upper", ball(eps_up), "readoff: eps_pass" if query == "target_delta" else "query", "epsilon of the upper bound (exact)")
+    ev.add("epsilon_lower", ball(eps_low), "readoff: eps_fail" if query == "target_delta" else "query", "epsilon of the lower bound (exact)")
+    with workprec(K + EXTRA_PREC):
+        du = readoff.delta_upper(r.side(True), eps_up, h)
+        dl = readoff.delta_lower(r.side(False), eps_low, h)
+    ev.add(
+        "delta_upper",
+        du,
+        "readoff: pessimistic products",
+        "m_inf + sum m_i (1 - e^(eps - l_i))_+ of the composed pessimistic measures (worst direction)",
+    )
+    ev.add("delta_lower", dl, "readoff: optimistic products", "the same read-off of the composed optimistic measures (worst direction)")
+    for name, pess in r.one_step:
+        tag = "upper" if pess else "lower"
+        ev.claim(
+            f"{'dominates' if pess else 'dominated'}[{name}]",
+            f"the {'pessimistic' if pess else 'optimistic'} one-step measure of {name} "
+            + ("dominates the pair's curve" if pess else "is dominated by the pair's curve")
+            + " for every gamma >= 0",
+            f"margin_{tag}[{name}]",
+            ">=",
+            "0",
+            "discretise",
+        )
+    n, total, rel = len(ledger.entries), ledger.total, ledger.relation
+    what = f"the composition of {total} event(s) ({n} distinct mechanism(s); {rel}; certified PLD, grid {exact_str(h)})" + caveats(ledger)
+    eu, el = exact_str(eps_up), exact_str(eps_low)
+    if query == "target_delta":
+        d = exact_str(target)
+        ev.claim("privacy", f"delta_up(epsilon_upper) <= {d}: {what} is ({eu}, {d})-DP", "delta_upper", "<=", d, "readoff")
+        ev.conclude("dp", f"the release is ({eu}, {d})-DP under {rel}", "privacy", [c.name for c in ev.claims if c.name.startswith("dominates[")])
+        if eps_low > 0:
+            ev.claim(
+                "tightness",
+                f"delta_low(epsilon_lower) > {d}: the exact eps({d}) of the composed pairs exceeds {el}",
+                "delta_lower",
+                ">",
+                d,
+                "readoff",
+            )
+            ev.conclude(
+                "tightness",
+                f"the exact epsilon at delta = {d} of the composed dominating pairs exceeds {el}",
+                "tightness",
+                [c.name for c in ev.claims if c.name.startswith("dominated[")],
+            )
+    else:
+        bound = upper_decimal(du, 10) if bound is None else bound
+        ev.claim("privacy", f"delta_up({eu}) <= {bound}: {what} is ({eu}, {bound})-DP", "delta_upper", "<=", bound, "readoff")
+        ev.conclude("dp", f"the release is ({eu}, {bound})-DP under {rel}", "privacy", [c.name for c in ev.claims if c.name.startswith("dominates[")])
+        low = (_lower_decimal(dl) if dl > 0 else "0") if low is None else low
+        if low != "0":
+            ev.claim(
+                "tightness", f"delta_low({el}) >= {low}: the exact delta of the composed pairs is at least {low}", "delta_lower", ">=", low, "readoff"
+            )
+            ev.conclude(
+                "tightness",
+                f"the exact delta at epsilon = {el} of the composed dominating pairs is at least {low}",
+                "tightness",
+                [c.name for c in ev.claims if c.name.startswith("dominated[")],
+            )
+    ev.budget = Budget.of(
+        {
+            "composed_atoms": {f"{d}/{'pessimistic' if s else 'optimistic'}": str(c.atoms) for (d, s), c in sorted(r.composed.items())},
+            "width": "one-step discretisation (connect-the-dots vs tangents) + 2^-K rounding + truncation (<= tau per product) + bisection 2^-24",
+        }
+    )
+    return bound, low
+
+
+def _lower_decimal(x) -> str:
+    from ..balls import lower_decimal
+
+    return lower_decimal(x, 10)
+
+
+def _plan_from(h: fmpq, witnesses: dict):
+    from ..pld.accountant import Plan
+    from ..pld.ledger import LedgerPlan
+
+    if not isinstance(witnesses, dict):
+        raise InputError("witnesses", "must be an object")
+    p = Plan.from_json(h, {k: witnesses.get(k) for k in ("K", "tau", "layouts")})
+    return LedgerPlan(h, p.K, p.tau, p.layouts)
+
+
+WITNESSES_DELTA = {"K", "tau", "layouts", "lower_directions", "epsilon_upper", "epsilon_lower"}
+WITNESSES_EPS = {"K", "tau", "layouts", "lower_directions", "bound", "lower"}
+
+
+def evaluate_events_pld(inputs: dict, witnesses: dict) -> Evaluation:
+    """The checker's evaluator: re-runs the recorded plan, reads off at the recorded points (never searches)."""
+    from ..pld.ledger import run
+
+    ledger, query, target, h, entries = parse_inputs(inputs)
+    need = WITNESSES_DELTA if query == "target_delta" else WITNESSES_EPS
+    if not isinstance(witnesses, dict) or set(witnesses) != need:
+        raise InputError("witnesses", f"must be exactly {{{', '.join(sorted(need))}}}")
+    pl = _plan_from(h, witnesses)
+    bound = low = None
+    if query == "target_delta":
+        eps_up = exact(witnesses["epsilon_upper"], "epsilon_upper")
+        eps_low = exact(witnesses["epsilon_lower"], "epsilon_lower")
+        if eps_up < 0 or eps_low < 0 or eps_up > 10**6 or eps_low > eps_up:
+            raise InputError("witnesses", "read-off points must satisfy 0 <= epsilon_lower <= epsilon_upper <= 10^6")
+    else:
+        eps_up = eps_low = target
+        bound, low = witnesses["bound"], witnesses["lower"]
+        for name, text in (("bound", bound), ("lower", low)):
+            if not isinstance(text, str):
+                raise InputError(name, "must be exact text")
+            exact_operand(text)
+    lower = witnesses["lower_directions"]
+    if not (isinstance(lower, list) and lower and all(isinstance(d, str) for d in lower)):
+        raise InputError("witnesses.lower_directions", "must be a nonempty list of direction names")
+    r = run(entries, pl, BUDGET_SECONDS, lower=tuple(lower))
+    ev = Evaluation()
+    fill(ev, ledger, r, query, target, eps_up, eps_low, h, bound, low)
+    return ev
+
+
+def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3", notes: dict | None = None) -> Certificate:
+    """The producer: plan, run, search the read-off points (target_delta), certificate. ``grid`` None: the finest
+    grid of :data:`certify.pld.accountant.GRID_LADDER` that fits the limits (a choice, recorded). ``notes``:
+    provenance notes of the target (``target_delta.note``), recorded as inputs."""
+    from ..limits import check_produced
+    from ..pld import readoff
+    from ..pld.accountant import GRID_LADDER, parse_grid
+    from ..pld.discretise import EXTRA_PREC
+    from ..pld.ledger import plan, run
+
+    if (delta is None) == (epsilon is None):
+        raise InputError("--delta", "give exactly one of --delta, --epsilon")
+    query = "target_delta" if delta is not None else "target_epsilon"
+    target = PARSERS[query](delta if delta is not None else epsilon, FLAGS[query])
+    entries = entries_of(ledger)
+    grids = [parse_grid(grid, "--grid")] if grid is not None else [exact(g) for g in GRID_LADDER]
+    last = None
+    for h in grids:
+        try:
+            pl = plan(entries, target if query == "target_delta" else fmpq(1, 10**10), h)
+            r = run(entries, pl, BUDGET_SECONDS - CHECKER_SECONDS, lower=())  # the optimistic side once eps_up is known
+        except InputError as err:
+            if grid is not None or err.parameter not in ("--grid", "--steps"):
+                raise
+            last = err
+            continue
+        break
+    else:
+        raise InputError(
+            "--grid", f"no grid in [1e-4, 1/2] certifies this ledger within the PLD accountant's limits: {last.message if last else '-'}"
+        )
+    inputs = {**ledger_inputs(ledger), query: exact_str(target), "grid": exact_str(h), **(notes or {})}
+    w = pl.to_json()
+    if query == "target_delta":
+        eps_up = readoff.epsilon_pass(r.side(True), target, h)
+        if eps_up is None:
+            raise InputError(
+                "--delta",
+                f"no epsilon certifies delta = {exact_str(target)}: the pessimistic bound stays above it up to the largest loss "
+                f"of the grid (an (epsilon, delta) event's own delta, or a grid too coarse: try a finer --grid or a larger --delta)",
+            )
+    else:
+        eps_up = target
+    _lower_from_decider(entries, r, eps_up, h)  # the optimistic product of the direction deciding the upper bound
+    w["lower_directions"] = [d for (d, s) in r.composed if not s]
+    if query == "target_delta":
+        eps_low = readoff.epsilon_fail(r.side(False), target, h, eps_up)
+        w["epsilon_upper"], w["epsilon_lower"] = exact_str(eps_up), exact_str(eps_low)
+    else:
+        eps_low = target
+    ev = Evaluation()
+    bound, low = fill(ev, ledger, r, query, target, eps_up, eps_low, h)
+    if query == "target_epsilon":
+        w["bound"], w["lower"] = bound, low
+    cert = Certificate(KIND, inputs, ev, w, None, precision=pl.K + EXTRA_PREC)
+    check_produced(cert, "--grid")
+    return cert
+
+
+def _lower_from_decider(entries, r, eps: fmpq, h: fmpq) -> None:
+    """Keep the optimistic product of the direction whose pessimistic delta at ``eps`` is the largest (a choice on
+    midpoints, recorded as ``lower_directions``; any direction gives a valid lower bound)."""
+    from ..pld import readoff
+    from ..pld.discretise import EXTRA_PREC
+    from ..pld.ledger import add_lower, directions
+
+    dirs = directions(entries)
+    decider = dirs[0]
+    if len(dirs) > 1:
+        with workprec(r.plan.K + EXTRA_PREC):
+            ups = {d: readoff.delta_at(r.composed[(d, True)], eps, h).mid() for d in dirs}
+        decider = max(dirs, key=lambda d: ups[d])
+    add_lower(entries, r, decider)
+
+
+def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
+    """Work model of ``events/pld``: :func:`certify.pld.ledger.run_seconds` of the recorded plan."""
+    from ..pld.ledger import run_seconds
+
+    _, _, _, h, entries = parse_inputs(inputs)
+    return run_seconds(entries, _plan_from(h, witnesses)), "witnesses.layouts"
+
+
+work.fallback_cost = False
+
+WORK = {KIND: work}
+
+
+def recorded_precision(witnesses: dict) -> int:
+    from ..pld.discretise import EXTRA_PREC
+
+    K = witnesses["K"]
+    if type(K) is not int:
+        raise ValueError("K must be an integer")
+    return K + EXTRA_PREC
+
+
+def validate(inputs: dict) -> None:
+    parse_inputs(inputs)
+
+
+def _example() -> Certificate:
+    from .ledger import ledger_of
+
+    event = {
+        "class_name": "ComposedDpEvent",
+        "events": [
+            {"class_name": "SelfComposedDpEvent", "count": 10, "event": {"class_name": "LaplaceDpEvent", "noise_multiplier": "20"}},
+            {"class_name": "GaussianDpEvent", "noise_multiplier": "5"},
+            {
+                "class_name": "PoissonSampledDpEvent",
+                "sampling_probability": "1/100",
+                "event": {"class_name": "GaussianDpEvent", "noise_multiplier": "1"},
+            },
+        ],
+    }
+    return certify_events_pld(ledger_of(event, "add-remove"), delta="1e-6", grid="1e-2")
+
+
+register(
+    KIND,
+    evaluate_events_pld,
+    validate,
+    is_input,
+    WITNESSES_DELTA | WITNESSES_EPS,
+    example=_example,
+    fields={"--delta": "target_delta", "--epsilon": "target_epsilon", "--grid": "grid"},
+    precision_of=recorded_precision,
+)
+
+
+def summary_pld(cert: Certificate, seconds: float) -> str:
+    """The human summary of ``certify account --accountant pld``."""
+    from ..balls import lower_decimal
+
+    ins, q = cert.inputs, cert.quantities
+    n = sum(1 for k in ins if k.endswith(".class"))
+    lines = [f"certify account: {n} distinct mechanism(s), {ins['neighboring']} (kind {cert.kind}, grid h = {ins['grid']}, {seconds:.2f} s)"]
+    for i in range(n):
+        lines.append(f"  event[{i}] x {ins[f'event[{i}].count']}: {ins[f'event[{i}].class']}")
+    if "target_delta" in ins:
+        lines.append(f"  epsilon <= {upper_decimal(q['epsilon_upper'].value, 8)}   (certified: the release is (epsilon, {ins['target_delta']})-DP)")
+        lines.append(f"  epsilon >= {lower_decimal(q['epsilon_lower'].value, 8)}   (certified lower bound on the exact eps of the composed pairs)")
+    else:
+        lines.append(f"  delta <= {upper_decimal(q['delta_upper'].value, 8)}   (certified at epsilon = {ins['target_epsilon']})")
+        lines.append(f"  delta >= {lower_decimal(q['delta_lower'].value, 8)}   (certified lower bound on the exact delta of the composed pairs)")
+    for c in cert.conclusions:
+        lines.append(f"conclusion: {c.statement}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,192 @@
+"""Dominating pairs of dp_accounting's mechanisms for the certified PLD accountant, as hockey-stick curves.
+
+:func:`pair_of` ``(mechanism, relation) -> (remove, add)``: two :class:`certify.pld.curves.Curve` (the same object
+for a symmetric pair), or an InputError naming the class and why. Gamma = e^eps throughout; each curve is
+f(gamma) = H_gamma(P || Q), its theorem cited below, each identity an obligation of :mod:`certify.events.proofs`
+(``E-pld-*``).
+
+* GaussianDpEvent(z): P = N(Delta, 1), Q = N(0, 1) with Delta = 1/z (add/remove) or 2/z (replace-one: dp_accounting's
+  convention, the replaced record moves the mean from -1 to +1): Balle, Wang (2018), Thm 8 (the analytic Gaussian):
+  delta(eps) = Phi(-eps/Delta + Delta/2) - e^eps Phi(-eps/Delta - Delta/2). The curve is
+  :class:`certify.pld.pairs.MixtureCurve` at q = 1 (its "remove" formula with q = 1 IS this closed form: obligation
+  ``E-pld-gaussian``); symmetric.
+* LaplaceDpEvent(b), add/remove: P = Lap(0, b), Q = Lap(1, b), eps0 = 1/b; the loss is eps0 on x <= 0, -eps0 on
+  x >= 1 and linear between, and (Koufogiannis, Han, Pappas 2015; dp_accounting's LaplacePrivacyLoss)
+  f(gamma) = max(1 - gamma, 1 - sqrt(gamma) e^(-eps0/2), 0) (obligation ``E-pld-laplace``); symmetric.
+* RandomizedResponseDpEvent(p, k), replace-one: P = (a, b, b, ...), Q = (b, a, b, ...), a = 1 - p + p/k, b = p/k
+  (the worst pair: two inputs in different buckets); finite support, f = sum_y (P(y) - gamma Q(y))_+ exactly.
+* EpsilonDeltaDpEvent(eps, delta), any relation: the pair of Kairouz, Oh, Viswanath (2015), Thm 2.1 (every
+  (eps, delta)-DP mechanism's pair is a post-processing of it, hence dominated): four outputs,
+  P = (delta, (1-delta) e^eps/(1+e^eps), (1-delta)/(1+e^eps), 0), Q the reverse; symmetric.
+* DiscreteLaplaceDpEvent(t, D), add/remove: P = DLap(t), Q = DLap(t) + D (the shift by the sensitivity, as
+  dp_accounting's DiscreteLaplacePrivacyLoss), D + 1 loss values t D, t(D - 2x) (0 < x < D), -t D with the
+  masses of the geometric series (obligation ``E-pld-discrete-laplace``); symmetric.
+* PoissonSampledDpEvent(q, GaussianDpEvent(z)), add/remove: the mixture pairs of :mod:`certify.pld.pairs`
+  (remove: (1-q) N(0,1) + q N(Delta,1) vs N(0,1); add: the reverse; Delta = 1/z), both directions composed.
+Refused (PLD): the rest, naming why (DiscreteGaussianDpEvent: its exact profile needs an infinite lattice sum that
+certify does not enclose, and the continuous Gaussian is not a proven hockey-stick bound for it; PLD by dp_accounting
+of REPLACE_SPECIAL: not certified here).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..balls import InputError, arb, ball, float_of, fmpq
+from ..pld.curves import AtomsCurve, Curve, sign_of
+from ..pld.pairs import MixtureCurve
+from .mechanisms.base import ADD_REMOVE, REPLACE_ONE
+
+#: the relations the PLD accountant certifies, per event class (dp_accounting's PLDAccountant supports these and
+#: REPLACE_SPECIAL for some; REPLACE_SPECIAL is refused here)
+PLD_RELATIONS = {
+    "GaussianDpEvent": (ADD_REMOVE, REPLACE_ONE),
+    "LaplaceDpEvent": (ADD_REMOVE,),
+    "DiscreteLaplaceDpEvent": (ADD_REMOVE,),
+    "RandomizedResponseDpEvent": (REPLACE_ONE,),
+    "EpsilonDeltaDpEvent": (ADD_REMOVE, REPLACE_ONE),
+    "PoissonSampledDpEvent": (ADD_REMOVE,),
+}
+
+#: why an event class certified by the Rényi accountant has no certified PLD here
+NO_PLD = {
+    "DiscreteGaussianDpEvent": "has no certified PLD here: its profile is an infinite lattice sum certify does not enclose yet "
+    "(the continuous Gaussian's curve is not a proven hockey-stick bound for it); use --accountant rdp",
+    "ZCDpEvent": "has no PLD (a zCDP budget is not a pair of distributions; dp_accounting's PLDAccountant refuses it too); use --accountant rdp",
+    "ExponentialMechanismDpEvent": "has no PLD in dp_accounting's PLDAccountant nor here; use --accountant rdp",
+    "PermuteAndFlipDpEvent": "has no PLD in dp_accounting's PLDAccountant nor here; use --accountant rdp",
+    "SingleEpochTreeAggregationDpEvent": "has no PLD in dp_accounting's PLDAccountant nor here; use --accountant rdp",
+}
+
+
+@dataclass(frozen=True)
+class LaplaceCurve(Curve):
+    """f(gamma) = max(1 - gamma, 1 - sqrt(gamma) e^(-eps0/2), 0) for Lap(0, b) vs Lap(1, b), eps0 = 1/b (module
+    docstring). Value: a ball of the max; slope: that of the piece decided largest (-1, -e^(-eps0/2)/(2 sqrt gamma),
+    0), or the union of the pieces not decided smaller (each piece's tangent is a minorant of the max)."""
+
+    eps0: fmpq
+
+    def evaluator(self):
+        c = (-ball(self.eps0) / 2).exp()
+
+        eps0 = self.eps0
+
+        def f(gamma: fmpq):
+            if gamma == 0:
+                return arb(1), arb(-1)
+            g = arb(gamma)
+            r = g.sqrt()
+            pieces = [(1 - g, arb(-1)), (1 - r * c, -c / (2 * r)), (arb(0), arb(0))]
+            # the region: gamma < e^-eps0 (first piece), e^-eps0 < gamma < e^eps0 (middle), gamma > e^eps0 (zero);
+            # decided at more bits near a kink (sign_of), the max of all three otherwise
+            left = sign_of(lambda: (-ball(eps0)).exp() - arb(gamma))
+            right = sign_of(lambda: arb(gamma) - ball(eps0).exp())
+            if left > 0:
+                return pieces[0][0], pieces[0][1]
+            if right > 0:
+                return arb(0), arb(0)
+            if left < 0 and right < 0:
+                return pieces[1][0], pieces[1][1]
+            return _max_piece(pieces)
+
+        return f
+
+    def loss_range(self, eta: float) -> tuple[float, float]:
+        e = float_of(self.eps0)
+        return -e, e
+
+
+def _max_piece(pieces):
+    """(ball of max v_i, a ball containing the slope of a maximal piece) for pieces (v_i, s_i)."""
+    v = pieces[0][0]
+    for p, _ in pieces[1:]:
+        v = v.max(p)
+    cands = [(pv, ps) for pv, ps in pieces if not any(o > pv for o, _ in pieces)]
+    s = cands[0][1]
+    for _, ps in cands[1:]:
+        s = s.union(ps)
+    return v, s
+
+
+def _rr_curve(p: fmpq, k: fmpq) -> AtomsCurve:
+    a, b = 1 - p + p / k, p / k
+    atoms = [(a, b), (b, a)] + ([((k - 2) * b, (k - 2) * b)] if k > 2 else [])
+    la = math.log(float_of(a) / float_of(b))
+    return AtomsCurve(("rr", a, b, k), lambda: [(ball(x), ball(y)) for x, y in atoms], None, (la, -la, 0.0))
+
+
+def _kov_curve(eps: fmpq, delta: fmpq) -> AtomsCurve:
+    def atoms():
+        e = ball(eps).exp()
+        A = (1 - ball(delta)) * e / (1 + e)
+        B = (1 - ball(delta)) / (1 + e)
+        return [(A, B), (B, A)]
+
+    e = float_of(eps)
+    return AtomsCurve(("kov", eps, delta), atoms, (lambda: ball(delta)) if delta > 0 else None, (e, -e))
+
+
+def _dlap_curve(t: fmpq, D: int) -> AtomsCurve:
+    """P = DLap(t), Q = P shifted by D: P(x <= 0) = 1/(1+r), Q(x <= 0) = r^D/(1+r), the mirror at x >= D, and
+    P(x) = c r^x, Q(x) = c r^(D-x) for 0 < x < D; r = e^-t, c = (1-r)/(1+r)."""
+
+    def atoms():
+        r = (-ball(t)).exp()
+        rD = (-ball(t) * D).exp()
+        out = [(1 / (1 + r), rD / (1 + r)), (rD / (1 + r), 1 / (1 + r))]
+        c = -(-ball(t)).expm1() / (1 + r)
+        for x in range(1, D):
+            out.append((c * (-ball(t) * x).exp(), c * (-ball(t) * (D - x)).exp()))
+        return out
+
+    tf = float_of(t)
+    return AtomsCurve(("dlap", t, D), atoms, None, tuple(tf * (D - 2 * x) for x in range(D + 1)))
+
+
+def pair_of(mech, relation: str, where: str = "event") -> tuple[Curve, Curve]:
+    """(remove, add) curves of a mechanism under ``relation`` (module docstring); InputError naming the class and why."""
+    cls = mech.CLASS
+    if cls in NO_PLD:
+        raise InputError(where, f"{cls} {NO_PLD[cls]}")
+    rels = PLD_RELATIONS.get(cls)
+    if rels is None:
+        raise InputError(where, f"{cls} has no certified PLD here; use --accountant rdp")
+    if relation not in rels:
+        raise InputError(
+            where,
+            f"{cls} is certified by the PLD accountant under {', '.join(rels)} only, not {relation} "
+            "(dp_accounting's PLDAccountant supports no other, or certify does not certify its REPLACE_SPECIAL pair)",
+        )
+    if cls == "GaussianDpEvent":
+        z = mech["noise_multiplier"]
+        c = MixtureCurve("remove", fmpq(1), (1 if relation == ADD_REMOVE else 2) / z)
+        return c, c
+    if cls == "LaplaceDpEvent":
+        c = LaplaceCurve(1 / mech["noise_multiplier"])
+        return c, c
+    if cls == "RandomizedResponseDpEvent":
+        c = _rr_curve(mech["noise_parameter"], mech["num_buckets"])
+        return c, c
+    if cls == "EpsilonDeltaDpEvent":
+        c = _kov_curve(mech["epsilon"], mech["delta"])
+        return c, c
+    if cls == "DiscreteLaplaceDpEvent":
+        c = _dlap_curve(mech["noise_parameter"], int(mech["sensitivity"].p))
+        return c, c
+    if cls == "PoissonSampledDpEvent":
+        q, d = mech["sampling_probability"], 1 / mech["noise_multiplier"]
+        return MixtureCurve("remove", q, d), MixtureCurve("add", q, d)
+    raise InputError(where, f"{cls} has no certified PLD here")  # pragma: no cover
+
+
+def entries_of(ledger, name: str = "event"):
+    """The ledger's entries for the generic engine (:class:`certify.pld.ledger.Entry`), in ledger order."""
+    from ..pld.ledger import Entry
+
+    out = []
+    for i, (m, c) in enumerate(ledger.entries):
+        r, a = pair_of(m, ledger.relation, f"{name}[{i}]")
+        out.append(Entry(r, a, c))
+    return out

@@ -1,0 +1,175 @@
+"""Heterogeneous composition: a ledger of different mechanisms' dominating pairs on one grid, composed by products.
+
+A ledger is a list of :class:`Entry` (a mechanism's two ordered dominating pairs as curves, ``remove`` and ``add``,
+the same object for a symmetric pair, and its count). Every one-step measure is built on the same grid h and the
+same K (:func:`certify.pld.accountant.one_steps`), each entry's count by :func:`certify.pld.compose.power` and the
+entries by :func:`certify.pld.compose.multiply`, with the same truncation threshold tau. Why the product bounds the
+composition: domination of curves composes factor by factor, for any (also adaptive) sequence of mechanisms
+(Zhu, Dong, Wang 2022, Theorem 10; :mod:`certify.pld.discretise`, "Why only curves matter": the identity there
+holds for DIFFERENT pairs (P1, Q1), (P2, Q2)), and every rounding and truncation of the products moves the
+read-off in the intended direction (:mod:`certify.pld.compose`).
+
+Directions. Under add/remove the two neighbouring datasets differ in the same direction for every mechanism of
+the release, so the release is dominated by the product of the ``remove`` pairs or by the product of the ``add``
+pairs, and delta(eps) is the larger of the two (what dp_accounting's PLD does); when every entry is symmetric
+(``remove is add``) both products are one and only ``remove`` is composed. Under replace-one every pair given
+here is symmetric.
+
+Plan (choices, recorded): K = :func:`certify.pld.accountant.bits_for` (delta), tau = delta 2^(K-30) per product,
+per entry and direction a layout of tail mass eta = delta 2^-20 / T (T the ledger's total count), graded for the
+entry's own count. ``run`` is deterministic given the plan (the checker re-runs it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..balls import InputError, fmpq
+from . import compose, discretise
+from .accountant import _check_layout, bits_for, one_steps, sample_seconds, MAX_K
+from .curves import Curve, CurveProfile
+
+DIRECTIONS = ("remove", "add")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One distinct mechanism of a ledger: its ``remove`` and ``add`` curves (the same for a symmetric pair)."""
+
+    remove: Curve
+    add: Curve
+    count: int
+
+    def curve(self, direction: str) -> Curve:
+        return self.remove if direction == "remove" else self.add
+
+
+def directions(entries) -> tuple[str, ...]:
+    """("remove",) when every pair is symmetric, else ("remove", "add")."""
+    return ("remove",) if all(e.remove is e.add or e.remove == e.add for e in entries) else DIRECTIONS
+
+
+def layout_name(i: int, direction: str) -> str:
+    return f"{i}/{direction}"
+
+
+@dataclass
+class LedgerPlan:
+    h: fmpq
+    K: int
+    tau: int
+    layouts: dict  # layout_name(i, direction) -> Layout
+
+    def to_json(self) -> dict:
+        return {"K": self.K, "tau": str(self.tau), "layouts": {k: v.to_json() for k, v in self.layouts.items()}}
+
+
+def plan(entries, delta: fmpq, h: fmpq) -> LedgerPlan:
+    """The choices of a ledger run (module docstring); layouts checked against the one-step caps."""
+    K = min(bits_for(delta), MAX_K)
+    total = sum(e.count for e in entries)
+    eta = max(float(delta) * 2.0**-20 / total, 1e-300)
+    lays = {}
+    for i, e in enumerate(entries):
+        for d in directions(entries):
+            lay = discretise.layout_of(CurveProfile("pair", (e.curve(d),)), h, eta, steps=e.count, target=float(delta))
+            _check_layout(lay)
+            lays[layout_name(i, d)] = lay
+    tau = int((delta * (fmpq(1) * 2**K) / 2**30).floor())
+    return LedgerPlan(h, K, tau, lays)
+
+
+def check_plan(entries, pl: LedgerPlan) -> None:
+    """The recorded layouts must be exactly one per entry and direction (InputError naming the witness)."""
+    want = {layout_name(i, d) for i in range(len(entries)) for d in directions(entries)}
+    if set(pl.layouts) != want:
+        raise InputError("witnesses.layouts", f"must hold exactly the layouts {sorted(want)[:8]}{'...' if len(want) > 8 else ''}")
+    for lay in pl.layouts.values():
+        _check_layout(lay, "witnesses.layouts")
+
+
+def run_seconds(entries, pl: LedgerPlan) -> float:
+    """Upper estimate of :func:`run`'s CPU seconds: the sampling (:func:`certify.pld.accountant.sample_seconds`),
+    and per direction and side, each entry's power (as :func:`certify.pld.accountant.run_seconds` models it) plus
+    one product with the running chain (at most the sum of the spans times the counts, capped at MAX_ATOMS atoms)."""
+    from types import SimpleNamespace
+
+    sample = sample_seconds(SimpleNamespace(layouts=pl.layouts, K=pl.K))
+    dirs = directions(entries)
+    atoms = 0
+    for d in dirs:
+        run_span = 0
+        for i, e in enumerate(entries):
+            lay = pl.layouts[layout_name(i, d)]
+            span = lay.hi - lay.lo + 1
+            for j in range(max(e.count, 1).bit_length()):
+                a = compose.MAX_ATOMS if j > 40 else min(compose.MAX_ATOMS, span << j)
+                atoms += a * (2 if (e.count >> j) & 1 else 1)
+            run_span = min(compose.MAX_ATOMS, run_span + span * e.count)
+            atoms += run_span
+    return sample + 2 * atoms * 2e-8 * max(1.0, pl.K / 64)
+
+
+@dataclass
+class LedgerRun:
+    plan: LedgerPlan
+    one_step: dict = field(default_factory=dict)  # (layout name, pessimistic) -> OneStep
+    composed: dict = field(default_factory=dict)  # (direction, pessimistic) -> Pld
+    powers: dict = field(default_factory=dict)  # (profile, layout, count, side) -> power (shared by a symmetric pair's directions)
+
+    def side(self, pessimistic: bool) -> list:
+        return [v for (d, s), v in self.composed.items() if s == pessimistic]
+
+
+def run(entries, pl: LedgerPlan, budget: float | None = None, lower: tuple | None = None) -> LedgerRun:
+    """Discretise every entry and direction both ways (checked), compose each direction's pessimistic product and the
+    optimistic product of the directions in ``lower`` (default: all). Deterministic.
+
+    A lower bound on the worst direction needs one direction only (the max over a subset is still below the max), so
+    the producer composes the optimistic side of the direction that decides the upper bound (:func:`add_lower`),
+    recorded as the witness ``lower_directions``. ``budget``: refuse (InputError naming --grid) before composing when
+    :func:`run_seconds` exceeds it."""
+    check_plan(entries, pl)
+    dirs = directions(entries)
+    if lower is not None and (len(set(lower)) != len(lower) or any(d not in dirs for d in lower)):
+        raise InputError("witnesses.lower_directions", f"must list some of {list(dirs)} once each, got {list(lower)!r}"[:200])
+    if budget is not None:
+        est = run_seconds(entries, pl)
+        if est > budget:
+            raise InputError(
+                "--grid",
+                f"this ledger at h = {pl.h} would take about {est:.3g} CPU s to compose and check (budget {budget:g} s); use a coarser grid",
+            )
+    out = LedgerRun(pl)
+    for d in dirs:
+        _compose(entries, out, d, True)
+    for d in dirs if lower is None else lower:
+        _compose(entries, out, d, False)
+    return out
+
+
+def add_lower(entries, r: LedgerRun, direction: str) -> None:
+    """Compose the optimistic product of ``direction`` into the run ``r`` (the producer's second step)."""
+    if (direction, False) not in r.composed:
+        _compose(entries, r, direction, False)
+
+
+def _compose(entries, out: LedgerRun, d: str, pess: bool) -> None:
+    pl = out.plan
+    chain = None
+    for i, e in enumerate(entries):
+        name = layout_name(i, d)
+        prof = CurveProfile("pair", (e.curve(d),))  # one name for both directions: a symmetric pair's work is shared (memo)
+        try:
+            both = one_steps(prof, pl.h, pl.layouts[name], pl.K)
+        except discretise.DiscretisationError as err:
+            raise InputError("--grid", f"cannot discretise entry {i} at this grid: {err}") from None
+        for side, s in zip((True, False), both):
+            out.one_step[(name, side)] = s
+        s = both[0] if pess else both[1]
+        key = (prof, pl.layouts[name], e.count, pess)
+        if key not in out.powers:
+            out.powers[key] = compose.power(compose.from_one_step(s), e.count, pl.tau, (prof, str(pl.h), pl.layouts[name], pl.K, pess))
+        p = out.powers[key]
+        chain = p if chain is None else compose.multiply(chain, p, pl.tau)
+    out.composed[(d, pess)] = chain

@@ -1,0 +1,313 @@
+"""Kind ``events/rdp``: a release described by dp_accounting's event algebra, certified by Rényi DP.
+
+The certificate records a ledger: the neighbouring relation and, per distinct mechanism i, its class, count c_i and
+exact parameters; one query (``target_delta``, ``target_epsilon`` or ``order``); the witnessed order alpha. Written
+from the papers each mechanism cites (alpha > 1; D_alpha(P||Q) = log(sum P^alpha Q^(1-alpha))/(alpha-1), Mironov 2017
+Def. 3, for the finite ones):
+
+  GaussianDpEvent(z)               alpha/(2 z^2)                                      (Mironov17 Table II)
+  LaplaceDpEvent(b)                log(alpha/(2alpha-1) e^((alpha-1)/b) + (alpha-1)/(2alpha-1) e^(-alpha/b))/(alpha-1)
+                                                                                      (Mironov17 Prop. 6); pure: 1/b
+  RandomizedResponseDpEvent(p, k)  output the input bucket w.p. 1-p, else a uniform one: a = 1-p+p/k, b = p/k;
+                                   replace-one: log(a^alpha b^(1-alpha) + b^alpha a^(1-alpha) + (k-2) b)/(alpha-1);
+                                   replace-special (against the uniform output): the larger of
+                                   log(((ak)^x + (k-1)(bk)^x)/k)/(alpha-1) at x = alpha and x = 1-alpha;
+                                   pure: log(a/b), resp. max(log(ak), -log(bk))          (Mironov17 Sec. 6 and Def. 3)
+  EpsilonDeltaDpEvent(eps, delta)  binary randomized response at eps: log((e^(alpha eps) + e^((1-alpha) eps))/(1+e^eps))/(alpha-1),
+                                   its delta outside the curve (KOV15 Thm 2.1); pure (delta = 0): eps
+  ZCDpEvent(rho, xi)               xi + rho alpha                                     (BS16 Def. 1.1)
+  PoissonSampledDpEvent(q, Gaussian(z))  MTZ19 Sec. 3.3 (``poisson``, ``fractional``); add-remove, replace-special
+
+  (Mironov17 Prop. 1)  rdp = sum_i c_i rdp_i;  (KOV15) extra_delta = 1 - prod_i (1 - delta_i)^c_i;
+  (Balle20 Thm 21)     epsilon = max(0, rdp + log((alpha-1)/alpha) - (log delta' + log alpha)/(alpha-1)),
+                       delta' = (delta - extra_delta)/(1 - extra_delta);
+                       delta = extra + (1 - extra) min(1, exp((alpha-1)(rdp - eps + log((alpha-1)/alpha)) - log alpha));
+  (Dwork-Roth 2014 Sec. 3.5)  pure queries (target_delta = 0): epsilon = sum_i c_i eps_i.
+
+Any other event class (DiscreteGaussian, DiscreteLaplace, ExponentialMechanism, PermuteAndFlip, tree aggregation):
+"cannot decide" (exit 3).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from mpmath import iv
+
+from . import fractional
+from .document import Derivation
+from .numbers import Malformed, Undecided, bounds, interval, log_interval, parse_exact, parse_int
+from .poisson import MAX_WORK, _integral_or_chord, log_A, rdp as chord_rdp, rdp_integral
+from .provenance import check_notes
+
+KIND = "events/rdp"
+AR, R1, RS = "add-remove", "replace-one", "replace-special"
+ANY = (AR, R1, RS)
+#: class -> (parameters in the recorded order, relations, equation label of rdp[i] / epsilon[i])
+MECHANISMS = {
+    "GaussianDpEvent": (("noise_multiplier",), ANY, "Mironov17 Table II"),
+    "LaplaceDpEvent": (("noise_multiplier",), ANY, "Mironov17 Prop. 6"),
+    "RandomizedResponseDpEvent": (("noise_parameter", "num_buckets"), (R1, RS), "Mironov17 Sec. 6 (randomized response)"),
+    "EpsilonDeltaDpEvent": (("epsilon", "delta"), ANY, "KOV15 + Mironov17 (randomized response)"),
+    "ZCDpEvent": (("rho", "xi"), ANY, "BS16 Def. 1.1"),
+    "PoissonSampledDpEvent": (("sampling_probability", "noise_multiplier"), (AR, RS), "MTZ19 Sec. 3.3 (certify.poisson.rdp)"),
+}
+EQ = {"rdp": "Mironov17 Prop. 1", "extra_delta": "KOV15 (delta outside the Rényi curve)", "convert": "Balle20 Thm 21"}
+EQ_PURE = "Dwork-Roth 2014 Sec. 3.5 (basic composition)"
+MAX_ENTRIES, MAX_COUNT, MAX_PARAM, MAX_BITS = 10_000, 10**18, Fraction(10**6), 8000
+_KEY = re.compile(r"event\[(0|[1-9][0-9]{0,4})\]\.([a-z_]+)(\.note)?")
+
+
+# --------------------------------------------------------------------------------------------
+# The ledger
+# --------------------------------------------------------------------------------------------
+def _entry(inputs: dict, i: int, failed: list) -> tuple:
+    """(class, count, {parameter: exact value}) of entry i, with its hypotheses checked (failures appended)."""
+    cls = inputs.get(f"event[{i}].class")
+    if not isinstance(cls, str) or not cls.endswith("DpEvent"):
+        raise Malformed(f"inputs.event[{i}].class: missing or not an event class (entries are numbered 0, 1, ...)")
+    if cls not in MECHANISMS:
+        raise Undecided(f"event[{i}]: class {str(cls)[:40]!r} is not re-derived by the kernel")
+    names, relations, _ = MECHANISMS[cls]
+    count = parse_int(inputs.get(f"event[{i}].count"), f"inputs.event[{i}].count")
+    values = {n: parse_exact(inputs.get(f"event[{i}].{n}"), f"inputs.event[{i}].{n}") for n in names}
+    if any(max(v.numerator.bit_length(), v.denominator.bit_length()) > MAX_BITS for v in values.values()):
+        raise Malformed(f"event[{i}]: a parameter longer than {MAX_BITS} bits")
+    if not 1 <= count <= MAX_COUNT:
+        failed.append(f"event[{i}].count: must be an integer in [1, 1e18]")
+    if inputs.get("neighboring") not in relations:
+        failed.append(f"event[{i}]: {cls} is certified under {', '.join(relations)} only")
+    for n, v in values.items():
+        if not _admissible(cls, n, v):
+            failed.append(f"event[{i}].{n}: {v} is outside the mechanism's range")
+    return cls, count, values
+
+
+def _admissible(cls: str, name: str, v: Fraction) -> bool:
+    """The parameter ranges of each theorem (noise > 0, probabilities in range, integers where counted)."""
+    if name in ("noise_multiplier",):
+        return 0 < v <= 10**12
+    if name in ("noise_parameter", "sampling_probability"):
+        return 0 < v <= 1 if name == "noise_parameter" else 0 <= v <= 1
+    if name == "num_buckets":
+        return v.denominator == 1 and 1 <= v <= 10**12
+    if name == "delta":
+        return 0 <= v < 1
+    return 0 <= v <= MAX_PARAM  # epsilon, rho, xi
+
+
+def read_ledger(inputs: dict, failed: list) -> list:
+    """The entries [(class, count, values)], every input key known; the relation is one of the three."""
+    if inputs.get("neighboring") not in ANY:
+        raise Malformed(f"inputs.neighboring: must be one of {', '.join(ANY)}")
+    n = sum(1 for k in inputs if k.endswith("].class") and k.startswith("event["))
+    if not 1 <= n <= MAX_ENTRIES:
+        raise Malformed(f"inputs: 1 to {MAX_ENTRIES} mechanisms")
+    entries = [_entry(inputs, i, failed) for i in range(n)]
+    for key in inputs:
+        m = _KEY.fullmatch(key)
+        if key in ("neighboring", "target_delta", "target_epsilon", "order") or key[:-5] in ("target_delta", "target_epsilon", "order"):
+            continue
+        cls = entries[int(m.group(1))][0] if m and int(m.group(1)) < n else None
+        if cls is None or m.group(2) not in MECHANISMS[cls][0] + ("class", "count") or m.group(3) and m.group(2) in ("class", "count"):
+            raise Malformed(f"inputs: unknown input {key[:60]}")
+    check_notes(inputs, failed)
+    return entries
+
+
+# --------------------------------------------------------------------------------------------
+# One application of each mechanism at alpha
+# --------------------------------------------------------------------------------------------
+def _rr(alpha: Fraction, p: Fraction, k: int, relation: str):
+    """Randomized response's Rényi divergence (Mironov17 Sec. 6, Def. 3), a = 1-p+p/k, b = p/k."""
+    if k == 1 or p == 1:
+        return iv.mpf(0)
+    a, b, al = interval(1 - p + p / k), interval(p / k), interval(alpha)
+    if relation == R1:
+        s = iv.exp(al * iv.log(a) + (1 - al) * iv.log(b)) + iv.exp(al * iv.log(b) + (1 - al) * iv.log(a)) + (k - 2) * b
+        return iv.log(s) / interval(alpha - 1)
+    sides = [iv.log((iv.exp(x * iv.log(a * k)) + (k - 1) * iv.exp(x * iv.log(b * k))) / k) for x in (al, 1 - al)]
+    return _max(*sides) / interval(alpha - 1)
+
+
+def _max(x, y):
+    return iv.mpf([max(x.a, y.a), max(x.b, y.b)])
+
+
+def rdp_of(cls: str, v: dict, alpha: Fraction, relation: str, chosen):
+    """rdp_i at alpha by the table of the module docstring (``chosen`` picks the recorded integral-or-chord bound)."""
+    al = interval(alpha)
+    if cls == "GaussianDpEvent":
+        return interval(alpha / (2 * v["noise_multiplier"] ** 2))
+    if cls == "LaplaceDpEvent":
+        b = interval(v["noise_multiplier"])
+        s = al / (2 * al - 1) * iv.exp((al - 1) / b) + (al - 1) / (2 * al - 1) * iv.exp(-al / b)
+        return iv.log(s) / interval(alpha - 1)
+    if cls == "RandomizedResponseDpEvent":
+        return _rr(alpha, v["noise_parameter"], int(v["num_buckets"]), relation)
+    if cls == "EpsilonDeltaDpEvent":
+        e = interval(v["epsilon"])
+        return iv.log((iv.exp(al * e) + iv.exp((1 - al) * e)) / (1 + iv.exp(e))) / interval(alpha - 1)
+    if cls == "ZCDpEvent":
+        return interval(v["xi"] + v["rho"] * alpha)
+    q, z = v["sampling_probability"], v["noise_multiplier"]
+    if q == 0:
+        return iv.mpf(0)
+    if alpha.denominator == 1:
+        return log_A(int(alpha), q, z) / (int(alpha) - 1)
+    return chosen(rdp_integral(alpha, q, z, PRECISION[0]), chord_rdp(alpha, q, z))
+
+
+#: the certificate's recorded precision (set by derive; the integral's accuracy aims inside certify's balls)
+PRECISION = [128]
+
+
+def pure_of(cls: str, v: dict, relation: str):
+    """The pure epsilon of one application, or None for a mechanism that is not pure."""
+    if cls == "LaplaceDpEvent":
+        return 1 / interval(v["noise_multiplier"])
+    if cls == "EpsilonDeltaDpEvent" and v["delta"] == 0:
+        return interval(v["epsilon"])
+    if cls != "RandomizedResponseDpEvent":
+        return None
+    p, k = v["noise_parameter"], int(v["num_buckets"])
+    if k == 1 or p == 1:
+        return iv.mpf(0)
+    a, b = 1 - p + p / k, p / k
+    return log_interval(a / b) if relation == R1 else _max(log_interval(a * k), -log_interval(b * k))
+
+
+# --------------------------------------------------------------------------------------------
+# The query, the plan of the certificate, and the values
+# --------------------------------------------------------------------------------------------
+def _query(inputs: dict, failed: list) -> tuple[str, Fraction]:
+    given = [q for q in ("target_delta", "target_epsilon", "order") if q in inputs]
+    if len(given) != 1:
+        raise Malformed("inputs: exactly one of target_delta, target_epsilon, order")
+    query, target = given[0], parse_exact(inputs[given[0]], f"inputs.{given[0]}")
+    ok = {"target_delta": 0 <= target < 1, "target_epsilon": 0 <= target <= 10**6}.get(query, 1 < target <= 4096 and target.denominator < 10**12)
+    if not ok:
+        failed.append(f"inputs.{query}: {target} is outside its range")
+    return query, target
+
+
+def _plan(doc: dict, der: Derivation, entries: list, query: str, alpha: Fraction | None, extra: bool) -> None:
+    """Quantity names, equations, claims and the conclusion, as the kind records them (certify's layout)."""
+    n, bound, t = len(entries), doc["witnesses"]["bound"], doc["inputs"][query]
+    der.quotable = {Fraction(n), Fraction(sum(c for _, c, _ in entries))}
+    if query == "target_delta" and parse_exact(t, "target_delta") == 0:
+        der.names = {"epsilon"} | {f"epsilon[{i}]" for i in range(n)}
+        der.equations = {"epsilon": EQ_PURE} | {f"epsilon[{i}]": MECHANISMS[e[0]][2] for i, e in enumerate(entries)}
+        der.claims["bound"] = ("epsilon", "<=", bound)
+        der.conclusions["dp"] = ("bound", (), (parse_exact(bound, "bound"),))
+        return
+    head = {"target_delta": "epsilon", "target_epsilon": "delta", "order": "rdp"}[query]
+    a = doc["witnesses"]["alpha"] if query != "order" else t
+    hyps = {"target_delta": [("hyp:delta>0", t, ">", "0"), ("hyp:delta<1", t, "<", "1")], "target_epsilon": [("hyp:epsilon>=0", t, ">=", "0")]}
+    hyps = hyps.get(query, []) + [("hyp:alpha>1", a, ">", "1"), ("hyp:alpha<=4096", a, "<=", "4096")]
+    if extra and query == "target_delta":
+        hyps.append(("hyp:delta>extra_delta", t, ">", "extra_delta"))
+    for name, lhs, rel, rhs in hyps:
+        der.claims[name] = (lhs, rel, rhs)
+    der.claims["bound"] = (head, "<=", bound)
+    quoted = {"target_delta": (bound, t), "target_epsilon": (t, bound), "order": (a, bound)}[query]
+    der.conclusions["dp"] = ("bound", tuple(h[0] for h in hyps), tuple(parse_exact(x, "quoted") for x in quoted))
+    der.names = {"rdp", head} | {f"rdp[{i}]" for i in range(n)} | ({"alpha"} if query != "order" else set()) | ({"extra_delta"} if extra else set())
+    der.equations = {"rdp": EQ["rdp"], "extra_delta": EQ["extra_delta"], "alpha": "witness"} | {
+        f"rdp[{i}]": MECHANISMS[e[0]][2] for i, e in enumerate(entries)
+    }
+    if head != "rdp":
+        der.equations[head] = EQ["convert"]
+
+
+def _chooser(doc: dict, i: int):
+    """The recorded min(integral, chord) of entry i (see poisson._integral_or_chord)."""
+    return lambda integral, chord: _integral_or_chord(doc, i, integral, chord)
+
+
+def _extra_delta(entries: list):
+    """(KOV15) 1 - prod_i (1 - delta_i)^c_i, or None when no entry has a delta."""
+    deltas = [(c, v["delta"]) for cls, c, v in entries if cls == "EpsilonDeltaDpEvent" and v["delta"] != 0]
+    if not deltas:
+        return None
+    return 1 - iv.exp(sum((c * iv.log(interval(1 - d)) for c, d in deltas), iv.mpf(0)))
+
+
+def _convert(query: str, target: Fraction, alpha: Fraction, rdp, extra):
+    """(Balle20 Thm 21) epsilon at delta' (floored at 0), or delta at epsilon (capped at 1, then + extra_delta)."""
+    al, shift = interval(alpha), log_interval((alpha - 1) / alpha)
+    if query == "target_delta":
+        d = interval(target) if extra is None else (interval(target) - extra) / (1 - extra)
+        if d.a <= 0:
+            raise Undecided("delta' = (delta - extra_delta)/(1 - extra_delta) is not provably positive")
+        e = rdp + shift - (iv.log(d) + iv.log(al)) / (al - 1)
+        return iv.mpf([max(e.a, 0), max(e.b, 0)])
+    d = iv.exp((al - 1) * (rdp - interval(target) + shift) - iv.log(al))
+    d = iv.mpf([min(d.a, 1), min(d.b, 1)])
+    return d if extra is None else extra + (1 - extra) * d
+
+
+def _affordable(entries: list, alpha: Fraction) -> None:
+    """Decide the work before doing it: the Poisson-sampled entries' sums (MTZ19) and series (fractional)."""
+    pairs = {(v["sampling_probability"], v["noise_multiplier"]) for cls, _, v in entries if cls == "PoissonSampledDpEvent"}
+    work = len(pairs) * (alpha.numerator // alpha.denominator + 2) * iv.prec
+    if alpha.denominator != 1 and pairs:
+        work += len(pairs) * 30 * max(fractional.terms_needed(alpha, PRECISION[0] + 64) + 1, 1) * 600
+    if work > MAX_WORK:
+        raise Undecided(f"{len(pairs)} Poisson-sampled mechanisms at alpha = {alpha}: too much work, not evaluated")
+
+
+def derive(doc: dict) -> Derivation:
+    """Everything the kernel needs to judge an events/rdp certificate (see document.Derivation)."""
+    der, inputs, w = Derivation(), doc["inputs"], doc["witnesses"]
+    entries = read_ledger(inputs, der.failed)
+    query, target = _query(inputs, der.failed)
+    pure = query == "target_delta" and target == 0
+    need = {"bound"} if pure or query == "order" else {"alpha", "bound"}
+    if not isinstance(w, dict) or set(w) != need or not all(isinstance(x, str) for x in w.values()):
+        raise Malformed(f"witnesses: must be exactly {sorted(need)} (text)")
+    parse_exact(w["bound"], "witnesses.bound")
+    alpha = target if query == "order" else (None if pure else parse_exact(w["alpha"], "witnesses.alpha"))
+    if alpha is not None and not 1 < alpha <= 4096:
+        der.failed.append(f"alpha: {alpha} must be in (1, 4096]")
+    if der.failed:
+        return der
+    relation = inputs["neighboring"]
+    if any(isinstance(c, dict) and not str(c.get("statement", "")).endswith(f"under {relation}") for c in doc["conclusions"]):
+        raise Malformed(f"conclusions: the statement must name the recorded relation ('under {relation}')")
+    extra = _extra_delta(entries)
+    _plan(doc, der, entries, query, alpha, extra is not None)
+    if pure:
+        _pure(der, entries, inputs["neighboring"])
+        return der
+    PRECISION[0] = doc["precision"]
+    _affordable(entries, alpha)
+    if any(cls == "PoissonSampledDpEvent" for cls, _, _ in entries) and alpha.denominator != 1:
+        der.loose = {"rdp", "epsilon", "delta", "extra_delta"} | {f"rdp[{i}]" for i in range(len(entries))}
+    total = iv.mpf(0)
+    for i, (cls, c, v) in enumerate(entries):
+        r = rdp_of(cls, v, alpha, inputs["neighboring"], _chooser(doc, i))
+        der.values[f"rdp[{i}]"] = bounds(r)
+        total = total + c * r
+    der.values["rdp"] = bounds(total)
+    if query != "order":
+        der.values["alpha"] = (alpha, alpha)
+        head = "epsilon" if query == "target_delta" else "delta"
+        der.values[head] = bounds(_convert(query, target, alpha, total, extra))
+    if extra is not None:
+        der.values["extra_delta"] = bounds(extra)
+    return der
+
+
+def _pure(der: Derivation, entries: list, relation: str) -> None:
+    """(Dwork-Roth 2014 Sec. 3.5) epsilon = sum_i c_i eps_i; a mechanism that is not pure: the hypothesis fails."""
+    total = iv.mpf(0)
+    for i, (cls, c, v) in enumerate(entries):
+        e = pure_of(cls, v, relation)
+        if e is None:
+            der.failed.append(f"event[{i}]: {cls} is not a pure mechanism (target_delta = 0 asks for pure DP)")
+            return
+        der.values[f"epsilon[{i}]"] = bounds(e)
+        total = total + c * e
+    der.values["epsilon"] = bounds(total)

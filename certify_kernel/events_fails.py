@@ -1,0 +1,77 @@
+"""Kind ``events/rdp-fails``: the failing side of a calibration of an event ledger. At every integer order a of the
+grid G that the conclusion names (``integers A..B and x, y, ...``), the ledger's Rényi bound converted at delta exceeds
+the target epsilon:
+
+  epsilon(a) = sum_i c_i rdp_i(a) + log((a-1)/a) - (log delta + log a)/(a-1) > epsilon_target   for every a in G,
+
+with rdp_i from ``events`` (Mironov17 Prop. 1 for the sum, Balle20 Thm 21 for the conversion), so the calibration
+accountant (the minimum over G) does not certify (epsilon_target, delta). (epsilon, delta) events are not calibrated.
+Each order is evaluated at the kernel's working precision, so that its enclosures sit inside certify's balls (an edited
+ball that excludes the value is then disjoint from them: inconsistent).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from mpmath import iv
+
+from . import events
+from .document import Derivation
+from .numbers import Malformed, Undecided, bounds, log_interval, parse_exact, working_precision
+from .poisson import MAX_WORK
+from .poisson_fails import grid
+
+KIND = "events/rdp-fails"
+BITS = 0  # 0: the working precision (twice the recorded one plus 64 bits), so enclosures sit inside certify's balls
+
+
+def _grid(doc: dict) -> list[int]:
+    """The grid the conclusion names: '... (min over integers A..B and x, y, ... of the Rényi bound) ...'."""
+    c = doc["conclusions"][0] if doc["conclusions"] and isinstance(doc["conclusions"][0], dict) else {}
+    text = str(c.get("statement", ""))
+    start, end = text.find("min over "), text.find(" of the Rényi bound")
+    if start < 0 or end < start:
+        raise Malformed("conclusions: the statement must name the grid of orders ('min over integers A..B and ...')")
+    return grid(text[start + len("min over ") : end])
+
+
+def _epsilon(entries: list, a: int, relation: str, delta: Fraction):
+    """epsilon(a) of the module docstring at the integer order a."""
+    alpha = Fraction(a)
+    total = sum((c * events.rdp_of(cls, v, alpha, relation, None) for cls, c, v in entries), iv.mpf(0))
+    return total + log_interval(alpha - 1) - log_interval(alpha) - (log_interval(delta) + log_interval(alpha)) / (a - 1)
+
+
+def _plan(der: Derivation, orders: list, d: str, t: str, target: Fraction, delta: Fraction) -> None:
+    der.names = {f"epsilon[{a}]" for a in orders}
+    der.equations = {f"epsilon[{a}]": events.EQ["convert"] for a in orders}
+    der.quotable = {Fraction(a) for a in orders}
+    der.claims = {"hyp:delta>0": (d, ">", "0"), "hyp:delta<1": (d, "<", "1")}
+    der.claims.update({f"fails[{a}]": (f"epsilon[{a}]", ">", t) for a in orders})
+    names = list(der.claims)
+    der.conclusions["fails"] = (names[-1], tuple(names[:-1]), (target, delta))
+
+
+def derive(doc: dict) -> Derivation:
+    """Everything the kernel needs to judge an events/rdp-fails certificate."""
+    der, inputs = Derivation(), doc["inputs"]
+    if doc["witnesses"] != {} or "order" in inputs or "target_delta" not in inputs or "target_epsilon" not in inputs:
+        raise Malformed("an events/rdp-fails certificate records target_delta and target_epsilon, and no witness")
+    entries = events.read_ledger(inputs, der.failed)
+    delta, target = parse_exact(inputs["target_delta"], "target_delta"), parse_exact(inputs["target_epsilon"], "target_epsilon")
+    if not 0 < delta < 1 or not 0 <= target <= 10**6:
+        der.failed.append("target_delta must be in (0, 1) and target_epsilon in [0, 1e6]")
+    if any(cls == "EpsilonDeltaDpEvent" and v["delta"] != 0 for cls, _, v in entries):
+        der.failed.append("calibration does not cover (epsilon, delta) events (their delta lies outside the Rényi curve)")
+    orders = _grid(doc)
+    if der.failed:
+        return der
+    _plan(der, orders, inputs["target_delta"], inputs["target_epsilon"], target, delta)
+    pairs = {(v["sampling_probability"], v["noise_multiplier"]) for cls, _, v in entries if cls == "PoissonSampledDpEvent"}
+    if len(pairs) * sum(orders) * (BITS or iv.prec) > 4 * MAX_WORK:
+        raise Undecided(f"{len(pairs)} Poisson-sampled mechanisms at {len(orders)} orders: too much work, not evaluated")
+    with working_precision(BITS or iv.prec):
+        for a in orders:
+            der.values[f"epsilon[{a}]"] = bounds(_epsilon(entries, a, inputs["neighboring"], delta))
+    return der
