@@ -44,7 +44,7 @@ from ..provenance import NOTE_SUFFIX, check_notes
 from ..verify import register
 from .curvature import LEVELS, interval_key, kappa_neg
 from .mixture import MAX_NODES, J_zero, Rule, check_rule, point_bounds
-from .problem import ALPHA_MAX, ALPHA_MIN, Problem, parse_alpha, parse_batch, parse_p, parse_sigma
+from .problem import ALPHA_MAX, ALPHA_MIN, Problem, parse_alpha, parse_batch, parse_delta, parse_p, parse_sigma, parse_steps  # noqa: F401  (re-exported)
 from .search import HALF, SearchLimits, SearchResult, default_gamma, prop2a_sides, prop2b_sides
 from .small_p import small_p_bounds
 
@@ -332,14 +332,6 @@ def eps_ball(rho: arb, alpha: int, steps: int, delta: fmpq) -> arb:
     """(6): eps = T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1) (ball; upper = certified eps)."""
     al = arb(alpha)
     return steps * rho + (1 - 1 / al).log() - (ball(delta).log() + al.log()) / (alpha - 1)
-
-
-def parse_steps(value, name: str = "--steps") -> int:
-    return exact_in(value, name, 1, None, "[)", integer=True)
-
-
-def parse_delta(value, name: str = "--delta") -> fmpq:
-    return exact_in(value, name, 0, 1)
 
 
 def parse_gamma(value, name: str = "--gamma") -> fmpq:

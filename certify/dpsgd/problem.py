@@ -138,3 +138,13 @@ def parse_batch(batch, dataset, bname: str = "--batch-size", nname: str = "--dat
 def make_problem(alpha, p, sigma) -> Problem:
     """Parse and validate (alpha, p, sigma); the Problem itself checks the noise budget at alpha."""
     return Problem(parse_alpha(alpha), parse_p(p), parse_sigma(sigma))
+
+
+def parse_steps(value, name: str = "--steps") -> int:
+    """The number of DP-SGD steps T: an exact integer >= 1."""
+    return exact_in(value, name, 1, None, "[)", integer=True)
+
+
+def parse_delta(value, name: str = "--delta") -> fmpq:
+    """The target delta: exact, 0 < delta < 1."""
+    return exact_in(value, name, 0, 1)

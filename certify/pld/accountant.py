@@ -23,7 +23,7 @@ from functools import lru_cache
 from ..balls import exact_in, InputError, exact, exact_str, fmpq
 from ..limits import BUDGET_SECONDS, CHECKER_SECONDS, OverCap, cap
 from ..contract import Contract
-from ..dpsgd.certificates import parse_delta
+from ..dpsgd.problem import parse_delta
 from . import compose, discretise
 from .discretise import Layout
 from .pairs import Profile, profiles, shift

@@ -39,7 +39,7 @@ from __future__ import annotations
 from ..balls import exact_in, InputError, ball, exact, exact_str, fmpq, workprec, require_in
 from ..certificate import Budget, Certificate, Evaluation
 from ..contract import CONTRACT_FIELDS, contract_from_inputs, parse_contract
-from ..dpsgd.certificates import parse_steps
+from ..dpsgd.problem import parse_steps
 from ..dpsgd.problem import parse_sigma
 from ..limits import cap
 from ..verify import register
