@@ -121,9 +121,10 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=7, help="processes (cold) and calls (warm) per case; medians")
     ap.add_argument("--root", default=ROOT, help="the certify source tree to measure (default: this repository)")
     args = ap.parse_args(argv)
-    py = sys.executable
+    root, py = os.path.abspath(args.root), sys.executable
     with tempfile.TemporaryDirectory() as tmp:
-        env = _env(os.path.join(tmp, "pycache"), os.path.abspath(args.root))
+        env = _env(os.path.join(tmp, "pycache"), root)
+        os.chdir(tmp)  # children put their working folder first on sys.path: it must hold no other certify
         subprocess.run([py, "-c", MAKE_CERTIFICATES, tmp], env=env, check=True)
         interp = cold([py, "-c", "pass"], env, args.runs)
         rows = [("interpreter (python -c pass)", interp, None)]
@@ -141,7 +142,7 @@ def main(argv=None) -> int:
                 continue
             setup, body = code.split("\n", 1)
             rows.append((f"{label}: first call", cold([py, "-c", code], env, args.runs), warm(setup, body, env, args.runs)))
-    print(f"Cold starts, CPU milliseconds (median of {args.runs}; tree {os.path.abspath(args.root)})\n")
+    print(f"Cold starts, CPU milliseconds (median of {args.runs}; tree {root})\n")
     print("| case | cold | warm | interpreter | cold / (warm + interpreter) | cold, wall ms |")
     print("|---|---:|---:|---:|---:|---:|")
     for label, (c, wall), w in rows:
