@@ -1,6 +1,6 @@
 """Cold starts: a first query and a fresh ``certify verify`` in a new process, against the same work warm.
 
-    python benchmarks/bench_coldstart.py [--runs 7] [--root PATH]
+    python benchmarks/bench_coldstart.py [--runs 7] [--root PATH] [--baseline PATH]
 
 For each case, in the same run:
   * cold: CPU time (user + system) of a new ``python`` process doing it once (``python -m certify verify CERT --quiet`` for a
@@ -17,10 +17,11 @@ The floats libraries' first calls on the same events, when installed: dp_account
 The row ``interpreter + python-flint`` is the floor of any certify process: ``python -c "import flint"``.
 
 Child processes run with ``PYTHONPATH=ROOT`` (default: this repository; ``--root /other/checkout`` measures
-another tree) and a bytecode cache in a temporary folder (``PYTHONPYCACHEPREFIX``), as an installed package
+another tree; ``--baseline /checkout/of/main`` adds that tree's cold figures, measured in turn with the first's)
+and a bytecode cache in a temporary folder (``PYTHONPYCACHEPREFIX``), as an installed package
 has: without one, every run would compile every imported module again. Milliseconds of CPU time, which other
 load on a shared machine barely changes (these processes are single-threaded but for torch's; the last column
-is the cold wall time, for the record).
+are the cold wall time, for the record, and the baseline tree's cold CPU time).
 """
 
 from __future__ import annotations
@@ -93,17 +94,21 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def cold(argv: list[str], env: dict, runs: int) -> tuple[float, float]:
-    """Medians (ms) of the CPU time and the wall time of a new process running ``argv``, after one process that
-    fills the bytecode cache."""
-    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    cpu, wall = [], []
-    for _ in range(runs):
-        c, t = _children_cpu(), time.perf_counter()
+def cold(argv: list[str], envs: list[dict], runs: int) -> list[tuple[float, float]]:
+    """For each environment (a source tree), medians (ms) of the CPU time and the wall time of a new process running
+    ``argv``, after one process that fills the bytecode cache; the trees take turns, run after run, so that they
+    share the machine's load alike."""
+    for env in envs:
         subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        wall.append(time.perf_counter() - t)
-        cpu.append(_children_cpu() - c)
-    return 1e3 * statistics.median(cpu), 1e3 * statistics.median(wall)
+    cpu: list[list[float]] = [[] for _ in envs]
+    wall: list[list[float]] = [[] for _ in envs]
+    for _ in range(runs):
+        for k, env in enumerate(envs):
+            c, t = _children_cpu(), time.perf_counter()
+            subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            wall[k].append(time.perf_counter() - t)
+            cpu[k].append(_children_cpu() - c)
+    return [(1e3 * statistics.median(c), 1e3 * statistics.median(w)) for c, w in zip(cpu, wall)]
 
 
 def warm(setup: str, body: str, env: dict, runs: int) -> float:
@@ -120,36 +125,41 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7, help="processes (cold) and calls (warm) per case; medians")
     ap.add_argument("--root", default=ROOT, help="the certify source tree to measure (default: this repository)")
+    ap.add_argument("--baseline", metavar="PATH", help="another certify tree (e.g. a checkout of main) measured cold alongside")
     args = ap.parse_args(argv)
     root, py = os.path.abspath(args.root), sys.executable
+    trees = [root] + ([os.path.abspath(args.baseline)] if args.baseline else [])
     with tempfile.TemporaryDirectory() as tmp:
-        env = _env(os.path.join(tmp, "pycache"), root)
+        envs = [_env(os.path.join(tmp, f"pycache{k}"), tree) for k, tree in enumerate(trees)]
+        env = envs[0]
         os.chdir(tmp)  # children put their working folder first on sys.path: it must hold no other certify
         subprocess.run([py, "-c", MAKE_CERTIFICATES, tmp], env=env, check=True)
-        interp = cold([py, "-c", "pass"], env, args.runs)
-        rows = [("interpreter (python -c pass)", interp, None)]
-        rows.append(("interpreter + python-flint", cold([py, "-c", "import flint"], env, args.runs), None))
+        interp = cold([py, "-c", "pass"], [env], args.runs)[0]
+        rows = [("interpreter (python -c pass)", [interp], None)]
+        rows.append(("interpreter + python-flint", cold([py, "-c", "import flint"], [env], args.runs), None))
         for name in ("renyi-poisson", "objpert", "pld"):
             cert = os.path.join(tmp, f"{name}.json")
             body = f"cli.main(['verify', {cert!r}, '--quiet'])"
-            fresh = cold([py, "-m", "certify", "verify", cert, "--quiet"], env, args.runs)
+            fresh = cold([py, "-m", "certify", "verify", cert, "--quiet"], envs, args.runs)
             rows.append((f"certify verify ({name})", fresh, warm("from certify import cli", body, env, args.runs)))
         setup, body = QUERY.splitlines()
-        rows.append(("certify: first Rényi query (api)", cold([py, "-c", QUERY], env, args.runs), warm(setup, body, env, args.runs)))
+        rows.append(("certify: first Rényi query (api)", cold([py, "-c", QUERY], envs, args.runs), warm(setup, body, env, args.runs)))
         for label, module, code in (("dp_accounting RdpAccountant", "dp_accounting", DPA), ("Opacus RDPAccountant", "opacus", OPACUS)):
             if not installed(module, env):
                 print(f"({label}: {module} not installed, skipped)")
                 continue
             setup, body = code.split("\n", 1)
-            rows.append((f"{label}: first call", cold([py, "-c", code], env, args.runs), warm(setup, body, env, args.runs)))
+            rows.append((f"{label}: first call", cold([py, "-c", code], [env], args.runs), warm(setup, body, env, args.runs)))
     print(f"Cold starts, CPU milliseconds (median of {args.runs}; tree {root})\n")
-    print("| case | cold | warm | interpreter | cold / (warm + interpreter) | cold, wall ms |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for label, (c, wall), w in rows:
+    extra = f" before: cold ({trees[1]}) |" if len(trees) > 1 else ""
+    print(f"| case | cold | warm | interpreter | cold / (warm + interpreter) | cold, wall ms |{extra}")
+    print("|---|---:|---:|---:|---:|---:|" + ("---:|" if extra else ""))
+    for label, measured, w in rows:
+        (c, wall), before = measured[0], (f" {measured[1][0]:.0f} |" if len(measured) > 1 else " |" if extra else "")
         if w is None:
-            print(f"| {label} | {c:.0f} | | | | {wall:.0f} |")
+            print(f"| {label} | {c:.0f} | | | | {wall:.0f} |{before}")
         else:
-            print(f"| {label} | {c:.0f} | {w:.1f} | {interp[0]:.0f} | {c / (w + interp[0]):.2f} | {wall:.0f} |")
+            print(f"| {label} | {c:.0f} | {w:.1f} | {interp[0]:.0f} | {c / (w + interp[0]):.2f} | {wall:.0f} |{before}")
     return 0
 
 
