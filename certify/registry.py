@@ -20,9 +20,9 @@ OPTIONAL hooks, all plain data so that reading them imports nothing heavy:
 ``TITLE``     the paper's heading in ``proofs/REPORT.md``;
 
 The hooks are read WITHOUT importing the entry module (:func:`hooks`: each is a literal assignment at the top
-level of its source, before its first function or class, ``__name__`` allowed), so that ``certify verify`` imports only the module of the
-certificate's kind and a sub-command only its own module (a fresh process starts in a fraction of the time of
-importing every paper). A module already imported, or whose hooks are not literals, is read by importing it.
+level of its source, before its first function or class, ``__name__`` allowed), so that ``certify verify``
+imports only the module of the certificate's kind and a sub-command only its own module. A module already
+imported, or whose hooks are not literals, is read by importing it.
 A package ``__init__`` holding hooks should still stay cheap to import (no side-effect imports: the registry,
 not the import of a package, is what makes its kinds known).
 """
@@ -34,7 +34,6 @@ import importlib
 import re
 import sys
 from functools import lru_cache
-from types import ModuleType
 
 #: the hook names an entry module may define (see the module docstring)
 HOOKS = ("KEY", "TITLE", "COMMANDS", "KINDS", "PROOFS", "TABLES")
@@ -57,17 +56,13 @@ ENTRIES = (
 )
 
 
-def modules() -> list[ModuleType]:
-    """The entry modules, imported (for callers that need more than the hooks)."""
-    return [importlib.import_module(name) for name in ENTRIES]
-
-
 def hooks(name: str) -> dict:
     """The hooks of the entry module ``name`` (hook name -> value), read from its source without importing it.
 
-    Imported already: its attributes. Otherwise each top-level assignment ``HOOK = <literal>`` of the source before
-    its first function or class is evaluated with :func:`ast.literal_eval` (``__name__`` stands for the module's name); a module without a source
-    file or with a hook that is not a literal is imported instead (same values, only slower)."""
+    Imported already: its attributes. Otherwise each top-level assignment ``HOOK = <literal>`` of the source
+    before its first function or class is evaluated with :func:`ast.literal_eval` (``__name__`` stands for the
+    module's name); a module without a source file or with a hook that is not a literal is imported instead
+    (same values, only slower)."""
     module = sys.modules.get(name)
     if module is None:
         origin = _source_file(name)
