@@ -8,7 +8,7 @@ For each case, in the same run:
     import api; api.dpsgd_epsilon(...)"`` for the first Rényi query, Poisson sampling q = 0.01, sigma = 1.1,
     T = 1000, delta = 1e-5); median of ``--runs`` processes, after one process that writes the bytecode cache;
   * warm: the CPU time of the same call in one process after a first call (median of ``--runs`` calls; certify's memos of the
-    Poisson accountant are cleared before each, so that a warm call does the query's work, not a memo lookup);
+    Poisson and PLD accountants are cleared before each, so that a warm call does the work, not a memo lookup);
   * interpreter: ``python -c pass`` (the interpreter's own start, site packages included);
   * ratio: cold / (warm + interpreter); issue 24 asks for at most 1.5.
 The floats libraries' first calls on the same events, when installed: dp_accounting's ``RdpAccountant``
@@ -70,9 +70,12 @@ import io, json, sys, time, contextlib
 runs = int(sys.argv[1])
 setup, body = sys.argv[2], sys.argv[3]
 exec(setup)
-def clear():
+def clear():  # the process-level memos of the Poisson and PLD accountants: a warm call redoes the work
     if "certify.poisson.accountant" in sys.modules:
         sys.modules["certify.poisson.accountant"].clear_memo()
+    if "certify.pld.accountant" in sys.modules:
+        sys.modules["certify.pld.accountant"]._one_steps.cache_clear()
+        sys.modules["certify.pld.compose"].clear_cache()
 out = io.StringIO()
 times = []
 for i in range(runs + 1):
@@ -112,7 +115,7 @@ def cold(argv: list[str], envs: list[dict], runs: int) -> list[tuple[float, floa
 
 
 def warm(setup: str, body: str, env: dict, runs: int) -> float:
-    """Median in-process CPU time (ms) of ``body`` after a first call (memos of the Poisson accountant cleared)."""
+    """Median in-process CPU time (ms) of ``body`` after a first call (memos of the Poisson and PLD accountants cleared)."""
     out = subprocess.run([sys.executable, "-c", WARM, str(runs), setup, body], env=env, capture_output=True, text=True, check=True)
     return 1e3 * statistics.median(json.loads(out.stdout.strip().splitlines()[-1])[1:])
 
