@@ -4,9 +4,9 @@
 
 (Rényi composition over the phases of the schedule, Mironov 2017 Prop. 1; the conversion of Balle et
 al. 2020, Thm 21; eps_RDP of MTZ 2019, :mod:`certify.poisson.rdp`). Any alpha > 1 gives a valid bound;
-alpha is *chosen* by floats in log space (:mod:`certify.poisson.choice`, numpy, memoised per (q, sigma) and
-per query): every integer order 2..256 and a coarse grid to 4096, then fractional orders a +- j/16 around the
-best integer (by the integral estimate in the default mode, :func:`default_fractional`; the chord's values in chord
+alpha is *chosen* by floats in log space (:mod:`certify.poisson.order_choice`, plain Python, memoised per query):
+the best order of the grid 2..256 and a coarse grid to 4096 (binary search on the slope), then fractional orders
+a +- j/16 around the best integer (by the integral estimate in the default mode, :func:`default_fractional`; the chord's values in chord
 mode). The certificate records alpha exactly; the checker re-evaluates at it only.
 """
 
