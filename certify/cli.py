@@ -302,7 +302,9 @@ def emit(cert: Certificate, summary: str, args) -> None:
         sys.stdout.write(f"certificate written to {args.out} (check it with: certify verify {args.out})\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``certify`` parser: every sub-command (``--help``, an unknown command), or with ``command`` only that
+    sub-command when the registry names the module adding it (a fresh ``certify verify`` imports no paper)."""
     parser = _Parser(
         prog="certify",
         description=(
@@ -317,9 +319,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     from . import registry
 
-    for name in registry.command_modules():  # every entry's COMMANDS, in --help order
+    for name in registry.command_modules(command):  # every entry's COMMANDS (or the command's), in --help order
         importlib.import_module(name).register(sub)
     return parser
+
+
+def _command(argv: list[str]) -> str | None:
+    """The sub-command ``argv`` names when it comes first (the top-level options take no value); None when an
+    option comes first (``--help``, ``--version``: the whole parser answers them)."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
 
 
 _LONG_NUMBER = re.compile(r"\d{41,}")
@@ -339,7 +347,7 @@ def main(argv=None) -> int:
 
     previous = signals.install()
     try:
-        parser = build_parser()
+        parser = build_parser(_command(sys.argv[1:] if argv is None else list(argv)))
         args = parser.parse_args(argv)
         check_empty_values(parser, args)
         check_paths(args)

@@ -7,7 +7,7 @@ from .balls import int_flag
 
 # registry hooks (see certify/registry.py)
 KEY = "plot"
-COMMANDS = (__name__,)
+COMMANDS = {"plot": __name__}
 
 
 def register(sub) -> None:

@@ -9,8 +9,9 @@ Prop. 12, and Asoodeh et al. 2021):
     delta(alpha)   = exp((alpha - 1)(R(alpha) - epsilon + log((alpha - 1)/alpha)) - log alpha),       (C')
 
 (C') being (C) solved for delta (the right side of (C) decreases strictly in delta). Every alpha > 1 gives a valid
-pair; the order is *chosen* by floats (:func:`epsilons`, :func:`log_deltas`: numpy, imported by the caller only
-when a choice is made), recorded exactly as a witness, and the checker evaluates the balls at that order only.
+pair; the order is *chosen* by floats (:func:`epsilon_float` at one order and :func:`argmin_unimodal`, plain Python;
+:func:`epsilons`, :func:`log_deltas` on numpy arrays of orders, numpy imported only then), recorded exactly as a
+witness, and the checker evaluates the balls at that order only.
 
 Rounding: the functions below are ball expressions of their inputs: the upper endpoint of the result bounds the
 exact value whenever the upper endpoint of ``rdp`` bounds R(alpha) (both are increasing in R) and ``delta``
@@ -18,6 +19,8 @@ exact value whenever the upper endpoint of ``rdp`` bounds R(alpha) (both are inc
 """
 
 from __future__ import annotations
+
+import math
 
 from .balls import arb, ball, fmpq
 
@@ -43,8 +46,26 @@ def delta_of_rdp(rdp: arb, alpha: fmpq, epsilon) -> arb:
 
 
 # --------------------------------------------------------------------------------------------
-# floats: the choice of the order only (numpy arrays from the caller; nothing here is a bound)
+# floats: the choice of the order only (nothing here is a bound)
 # --------------------------------------------------------------------------------------------
+def epsilon_float(K: float, alpha: float, log_delta: float) -> float:
+    """(C) in floats at one order, K = (alpha - 1) R(alpha): +inf where it is not finite (:func:`epsilons` on arrays)."""
+    e = K / (alpha - 1) + math.log1p(-1 / alpha) - (log_delta + math.log(alpha)) / (alpha - 1)
+    return e if math.isfinite(e) else math.inf
+
+
+def argmin_unimodal(f, lo: int, hi: int) -> int:
+    """argmin over the integers in [lo, hi] of a unimodal ``f``, by binary search on the sign of
+    f(m + 1) - f(m) (a choice only: for a function that is not unimodal it returns a local minimum)."""
+    while lo < hi:
+        m = (lo + hi) // 2
+        if f(m + 1) < f(m):
+            lo = m + 1
+        else:
+            hi = m
+    return lo
+
+
 def epsilons(K, alphas, log_delta: float):
     """(C) in floats at each order, K = (alpha - 1) R(alpha): +inf where it is not finite."""
     import numpy as np

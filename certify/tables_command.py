@@ -14,7 +14,7 @@ from .limits import cap
 
 # registry hooks (see certify/registry.py)
 KEY = "tables"
-COMMANDS = (__name__,)
+COMMANDS = {"tables": __name__}
 
 
 def register(sub) -> None:

@@ -22,7 +22,7 @@ from .verify import EXIT_INCONSISTENT, EXIT_OK, EXIT_STOPPED_EARLY, check_precis
 
 # registry hooks (see certify/registry.py)
 KEY = "verify"
-COMMANDS = (__name__,)
+COMMANDS = {"verify": __name__}
 
 
 def register(sub) -> None:

@@ -18,4 +18,4 @@ from .claim import AuditClaim, load_claim, loads_claim, parse_claim  # noqa: F40
 
 # registry hooks (see certify/registry.py)
 KEY = "audit"
-COMMANDS = ("certify.audit.commands",)
+COMMANDS = {"audit": "certify.audit.commands"}

@@ -9,18 +9,10 @@ Modules follow the paper: :mod:`.problem` (inputs of (5)), :mod:`.mixture` (poin
 proof obligations of the paper's hand calculations), :mod:`.tables_hook` (Tables 1-6 for ``certify tables``).
 """
 
-import sys
-
-# rho is of order p^2: at p = 1e-2200 it is ~1e-4400, whose exact dyadic endpoints need ~4500 decimal digits in the
-# certificate's exact text, beyond Python's default int-to-str limit of 4300 digits (a ValueError, i.e. a crash).
-# Raise the limit (bounded: 100000 digits still refuses absurd conversions) for producer and checker alike.
-if 0 < sys.get_int_max_str_digits() < 100_000:
-    sys.set_int_max_str_digits(100_000)
-
 # registry hooks (see certify/registry.py)
 KEY = "bok"
 TITLE = "Bok (2026), Renyi vs lossless accountants for DP-SGD"
-COMMANDS = ("certify.dpsgd.commands",)
+COMMANDS = {"rho": "certify.dpsgd.commands", "dpsgd": "certify.dpsgd.commands"}
 KINDS = {
     "dpsgd/rho-bok": "certify.dpsgd.certificates",
     "dpsgd/renyi-bok": "certify.dpsgd.certificates",

@@ -42,11 +42,11 @@ from ..certificate import Budget, Evaluation, reported_bound, witness_field, wit
 from ..limits import cap, refuse_above, scaled
 from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, contract_from_inputs
 from ..provenance import NOTE_SUFFIX, check_notes
-from ..validators import parse_delta, parse_steps  # noqa: F401  (re-exported: their home is certify.validators)
+from ..validators import parse_delta, parse_steps, steps_of_epochs  # noqa: F401  (re-exported: their home is certify.validators)
 from ..verify import register
 from .curvature import LEVELS, interval_key, kappa_neg
 from .mixture import MAX_NODES, J_zero, Rule, check_rule, point_bounds
-from .problem import ALPHA_MAX, ALPHA_MIN, Problem, parse_alpha, parse_batch, parse_p, parse_sigma
+from .problem import ALPHA_MAX, ALPHA_MIN, Problem, parse_alpha, parse_batch, parse_delta, parse_p, parse_sigma, parse_steps  # noqa: F401  (re-exported)
 from .search import HALF, SearchLimits, SearchResult, default_gamma, prop2a_sides, prop2b_sides
 from .small_p import small_p_bounds
 
@@ -387,18 +387,6 @@ def eps_ball(rho: arb, alpha: int, steps: int, delta: fmpq) -> arb:
 def parse_gamma(value, name: str = "--gamma") -> fmpq:
     """The branch-and-bound tolerance gamma on rho: exact, 0 < gamma <= 1."""
     return exact_in(value, name, 0, 1, "(]")
-
-
-def steps_of_epochs(epochs, rate: fmpq, name: str = "--epochs") -> tuple[int, int]:
-    """(E, T): E epochs at sampling rate ``rate`` are T = floor(E / rate) steps, as Opacus counts them
-    (``get_noise_multiplier(epochs=E, sample_rate=rate)`` takes int(E / rate) steps); E an integer >= 1, and
-    T must be at most ``limits.cap("steps")`` (exact: floor of an exact rational, no rounding)."""
-    e = exact_int(epochs, name)
-    require_in(name, e, 1, cap("steps"), "[]", integer=True)
-    t = int((fmpq(e) / rate).floor())
-    if t > cap("steps"):
-        raise InputError(name, f"gives {t} steps, at most {cap('steps')} accepted")
-    return e, t
 
 
 def check_batch(inputs: dict, p: fmpq, names=("batch_size", "dataset_size")) -> None:

@@ -10,9 +10,8 @@ from ..contract import FIXED_SIZE_REPLACE_ONE
 from .. import cli
 from ..poisson.commands import add_contract_options, derivation_line, emit, run_contract
 from ..poisson.schedule import Phase
-from .accountant import certify_dpsgd, certify_rho
-from .certificates import parse_delta, parse_steps, steps_of_epochs
-from .problem import Problem, check_baseline_sigma, parse_alpha, parse_batch, parse_p, parse_sigma
+from ..validators import steps_of_epochs
+from .problem import Problem, check_baseline_sigma, parse_alpha, parse_batch, parse_delta, parse_p, parse_sigma, parse_steps
 
 _SAMPLING_HELP = "sampling rate p = b/n in (0, 1), exact (0.01, 1/100); or give --batch-size and --dataset-size instead (p = b/n exactly)"
 
@@ -167,6 +166,8 @@ RANGE_HINTS = {
 
 
 def cmd_rho(args) -> int:
+    from .accountant import certify_rho  # the branch-and-bound: imported by the commands that run it only
+
     prob = Problem(parse_alpha(args.alpha), *(_p_from(args)[:1]), parse_sigma(args.noise_multiplier))
     with _budget(args):
         out = certify_rho(prob, _gamma(args), args.cache_dir)
@@ -198,6 +199,8 @@ def cmd_dpsgd(args) -> int:
     alpha = None if args.alpha is None else parse_alpha(args.alpha)
     if args.accountant != "bok":
         return _cmd_baseline(args, p, sigma, steps, delta, alpha, extra)
+    from .accountant import certify_dpsgd  # the branch-and-bound: not imported for the other accountants
+
     with _budget(args):
         out = certify_dpsgd(p, sigma, steps, delta, alpha, _gamma(args), args.cache_dir, extra)
     cli.check_range(out.certificate, RANGE_HINTS)

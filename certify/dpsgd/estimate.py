@@ -12,6 +12,7 @@ import math
 from functools import lru_cache
 
 from ..balls import float_of, log_float
+from ..renyi import argmin_unimodal  # noqa: F401  (re-exported: the one binary search on the slope)
 from .problem import ALPHA_MAX, ALPHA_MIN, Problem, max_alpha
 from .mixture import log_integrand_float, log_p_float
 
@@ -57,18 +58,6 @@ def eps_float(prob: Problem, steps: int, log_delta: float) -> float:
     """Float estimate of (6) at alpha; ``log_delta`` = log(delta) (delta itself may underflow a float)."""
     al = prob.alpha
     return _f_int(steps) * rho_float(prob) + math.log1p(-1 / al) - (log_delta + math.log(al)) / (al - 1)
-
-
-def argmin_unimodal(f, lo: int, hi: int) -> int:
-    """argmin over the integers in [lo, hi] of a unimodal ``f``, by binary search on the sign of
-    f(m + 1) - f(m) (a choice only: for a function that is not unimodal it returns a local minimum)."""
-    while lo < hi:
-        m = (lo + hi) // 2
-        if f(m + 1) < f(m):
-            lo = m + 1
-        else:
-            hi = m
-    return lo
 
 
 @lru_cache(maxsize=4096)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..limits import cap
 from ..balls import exact_in, InputError, exact_int, exact_str, fmpq, require_in
-from ..validators import SIGMA_MIN, parse_sigma  # noqa: F401  (re-exported: their home is certify.validators)
+from ..validators import SIGMA_MIN, parse_delta, parse_sigma, parse_steps  # noqa: F401  (re-exported: their home is certify.validators)
 
 ALPHA_MIN, ALPHA_MAX = 2, cap("renyi_order_bok")
 

@@ -11,6 +11,6 @@ smallest noise of a family, kind ``events/rdp-fails``).
 # registry hooks (see certify/registry.py)
 KEY = "events"
 TITLE = "dp_accounting's event algebra in Rényi DP (certify.events)"
-COMMANDS = ("certify.events.commands",)
+COMMANDS = {"account": "certify.events.commands", "calibrate-event": "certify.events.commands"}
 KINDS = {"events/rdp": "certify.events.certificates", "events/rdp-fails": "certify.events.calibrate", "events/pld": "certify.events.pld_certificates"}
 PROOFS = "certify.events.proofs"

@@ -9,7 +9,7 @@ evaluators the checker uses), ``tables`` (the published privacy numbers re-deriv
 # registry hooks (see certify/registry.py)
 KEY = "watkins-arora"
 TITLE = "Watkins & Arora (2026), gradient descent on perturbed objectives"
-COMMANDS = ("certify.objpert.commands",)
+COMMANDS = {"objpert": "certify.objpert.commands", "calibrate": "certify.objpert.commands", "gaussian-benchmark": "certify.objpert.commands"}
 KINDS = {
     "objpert/theorem-4.1": "certify.objpert.certificates",
     "objpert/gaussian-benchmark": "certify.objpert.certificates",

@@ -11,6 +11,6 @@ The certificate kind keeps its name ``referee/objpert-rdp`` and the proofs repor
 # registry hooks (see certify/registry.py)
 KEY = "referee"
 TITLE = "Referee report on arXiv:2411.13682 (objective perturbation, Corollary 5.2)"
-COMMANDS = ("certify.objpert_rdp.commands",)
+COMMANDS = {"objpert-rdp": "certify.objpert_rdp.commands"}
 KINDS = {"referee/objpert-rdp": "certify.objpert_rdp.certificates"}
 PROOFS = "certify.objpert_rdp.proofs"

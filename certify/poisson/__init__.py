@@ -10,7 +10,7 @@ histories, dp_accounting events), :mod:`.commands` (the ``certify dpsgd`` contra
 # registry hooks (see certify/registry.py)
 KEY = "mtz-poisson"
 TITLE = "Mironov, Talwar, Zhang (2019), the sampled Gaussian mechanism (certify.poisson)"
-COMMANDS = ("certify.poisson.commands",)
+COMMANDS = {"calibrate-dpsgd": "certify.poisson.commands"}
 KINDS = {
     "dpsgd/renyi-poisson": "certify.poisson.certificates",
     "dpsgd/renyi-poisson-fails": "certify.poisson.calibrate",

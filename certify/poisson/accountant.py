@@ -4,9 +4,9 @@
 
 (Rényi composition over the phases of the schedule, Mironov 2017 Prop. 1; the conversion of Balle et
 al. 2020, Thm 21; eps_RDP of MTZ 2019, :mod:`certify.poisson.rdp`). Any alpha > 1 gives a valid bound;
-alpha is *chosen* by floats in log space (:mod:`certify.poisson.choice`, numpy, memoised per (q, sigma) and
-per query): every integer order 2..256 and a coarse grid to 4096, then fractional orders a +- j/16 around the
-best integer (by the integral estimate in the default mode, :func:`default_fractional`; the chord's values in chord
+alpha is *chosen* by floats in log space (:mod:`certify.poisson.order_choice`, plain Python, memoised per query):
+the best order of the grid 2..256 and a coarse grid to 4096 (binary search on the slope), then fractional orders
+a +- j/16 around the best integer (by the integral estimate in the default mode, :func:`default_fractional`; the chord's values in chord
 mode). The certificate records alpha exactly; the checker re-evaluates at it only.
 """
 
@@ -62,7 +62,7 @@ def default_fractional(schedule: Schedule) -> str:
 def choose_alpha(schedule: Schedule, delta: fmpq, fractional: str | None = None) -> fmpq:
     """The Rényi order minimising the float estimate of epsilon (memoised): a choice, recorded exactly."""
     # floats only for the choice: a rate below the float range is treated as 1e-300 (any alpha is valid)
-    from .choice import choose  # numpy: imported only when a choice is made
+    from .order_choice import choose  # plain Python floats: no numpy for one query
 
     fractional = default_fractional(schedule) if fractional is None else fractional
     key = tuple((max(float_of(p.sampling_rate), 1e-300), float_of(p.noise_multiplier), p.steps) for p in schedule.phases)
@@ -83,12 +83,13 @@ def _evaluated(schedule: Schedule, delta: fmpq, alpha: fmpq, epsilon_bound: str 
 def clear_memo() -> None:
     """Forget every memoised value (float choices, ball sums, evaluations): for cold measurements and tests."""
     from ..certificate import exact_operand
-    from . import certificates, choice, rdp
+    from . import certificates, choice, order_choice, rdp
 
     _evaluated.cache_clear()
     certificates._parse_inputs.cache_clear()
     exact_operand.cache_clear()
     choice.clear_memo()
+    order_choice.clear_memo()
     rdp._log_A_int_cached.cache_clear()
     rdp._log_A_frac_cached.cache_clear()
 

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from ..balls import InputError, exact_in, exact_str, fmpq, require_in, exact_int
-from ..dpsgd.certificates import parse_delta as dpsgd_delta, parse_steps as dpsgd_steps, steps_of_epochs
+from ..validators import parse_delta as dpsgd_delta, parse_steps as dpsgd_steps, steps_of_epochs
 from ..inputfile import loads_strict, read_text
 from ..contract import CONTRACT_FIELDS, POISSON_ADD_REMOVE, Contract, contract_from_inputs, parse_contract
 from ..provenance import NOTE_SUFFIX, check_notes

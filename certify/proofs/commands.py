@@ -12,7 +12,7 @@ from .core import FALSE, UNDECIDED, report_markdown, run, table_text
 
 # registry hooks (see certify/registry.py)
 KEY = "proofs"
-COMMANDS = (__name__,)
+COMMANDS = {"proofs": __name__}
 
 
 def _default_report() -> str:

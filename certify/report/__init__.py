@@ -21,4 +21,4 @@ Python API::
 
 # registry hooks (see certify/registry.py)
 KEY = "report"
-COMMANDS = ("certify.report.commands",)
+COMMANDS = {"report": "certify.report.commands"}

@@ -8,4 +8,4 @@
 
 # registry hooks (see certify/registry.py)
 KEY = "sweep"
-COMMANDS = ("certify.sweep.commands",)
+COMMANDS = {"sweep": "certify.sweep.commands"}
