@@ -35,18 +35,17 @@ from ..balls import (
     exact_int,
     exact_str,
     fmpq,
-    require_in,
     upper_decimal,
 )
 from ..certificate import Budget, Evaluation, reported_bound, witness_field, witness_int_text
-from ..limits import cap, refuse_above, scaled
+from ..limits import refuse_above, scaled
 from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, contract_from_inputs
 from ..provenance import NOTE_SUFFIX, check_notes
 from ..validators import parse_delta, parse_steps, steps_of_epochs  # noqa: F401  (re-exported: their home is certify.validators)
 from ..verify import register
 from .curvature import LEVELS, interval_key, kappa_neg
 from .mixture import MAX_NODES, J_zero, Rule, check_rule, point_bounds
-from .problem import ALPHA_MAX, ALPHA_MIN, Problem, parse_alpha, parse_batch, parse_delta, parse_p, parse_sigma, parse_steps  # noqa: F401  (re-exported)
+from .problem import ALPHA_MAX, ALPHA_MIN, Problem, parse_alpha, parse_batch, parse_p, parse_sigma  # noqa: F401  (re-exported)
 from .search import HALF, SearchLimits, SearchResult, default_gamma, prop2a_sides, prop2b_sides
 from .small_p import small_p_bounds
 
