@@ -1,0 +1,535 @@
+"""Hostile input against every flag and file argument of every command, read from the parser itself.
+
+The inventory below names every option and positional argument of every sub-command of ``certify`` with its kind
+(a number, an integer, a word of a closed set, an argparse choice, a switch, an input file, an output file, a
+folder); :func:`test_the_inventory_is_the_parser` fails when a command or flag is added without a line here, so
+the corpus grows with the tool. Each case asserts: the exit status (2 for a refusal), exactly one stderr line
+naming the parameter (and its admissible range where it has one), no traceback, no file left behind, a bounded
+time; the slow cases run in one subprocess per command under ``RLIMIT_AS`` = 2 GiB (memory bounded, a crash or
+hang kills only it). ``python -m certify_kernel FILE`` is driven the same way, in subprocesses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+import pytest
+
+from fast_subset import fast_subset
+from test_hostile import ROOT, run_inprocess
+
+#: an event ledger (10 Gaussian steps), a family for calibrate-event, a DP-SGD claim, a sweep query file
+EVENT = {"class_name": "SelfComposedDpEvent", "count": 10, "event": {"class_name": "GaussianDpEvent", "noise_multiplier": "2"}}
+FAMILY = {"class_name": "SelfComposedDpEvent", "count": 10, "event": {"class_name": "GaussianDpEvent", "noise_multiplier": "$noise"}}
+CLAIM = os.path.join(ROOT, "examples", "claims", "opacus_mnist.json")
+QUERIES = "command,noise_multiplier,epsilon\ngaussian-benchmark,5,1\n"
+
+POISSON = ["--sampling", "poisson", "--sampling-rate", "1/100", "--noise-multiplier", "2", "--delta", "1e-6"]
+
+#: command -> a cheap valid command line ({EVENT}, {FAMILY}, {CERT}, {CLAIM}, {QUERIES} are files; {D} the test's folder)
+BASES = {
+    "objpert": ["objpert", "--example", "4.8"],
+    "calibrate": ["calibrate", "--epsilon", "1", "--delta", "1e-7", "--n", "1000000", "--d", "10000"],
+    "gaussian-benchmark": ["gaussian-benchmark", "--noise-multiplier", "5", "--epsilon", "1"],
+    "rho": ["rho", "--alpha", "8", "--sampling-rate", "1/100", "--noise-multiplier", "2"],
+    "dpsgd": ["dpsgd", "--sampling", "fixed-size", "--sampling-rate", "1/100", "--noise-multiplier", "2", "--steps", "100", "--delta", "1e-6"],
+    "objpert-rdp": ["objpert-rdp", "--L", "1", "--nu", "2", "--s", "1/4", "--lambda", "1", "--alpha", "3"],
+    "tables": ["tables", "--paper", "bok", "--check", "--cache-dir", ""],
+    "plot": ["plot", "--figure", "5", "--out-dir", "{D}/figures", "--cache-dir", ""],
+    "proofs": ["proofs", "--paper", "bok", "--report", "{D}/REPORT.md"],
+    "verify": ["verify", "{CERT}"],
+    "calibrate-dpsgd": ["calibrate-dpsgd", "--epsilon", "1", "--delta", "1e-5", "--steps", "100", "--sampling-rate", "1/100"],
+    "audit": ["audit", "{CLAIM}", "--no-pld", "--no-floats"],
+    "sweep": ["sweep", "{QUERIES}", "--out", "{D}/sweep", "--executor", "local", "--workers", "1"],
+    "account": ["account", "{EVENT}", "--delta", "1e-6"],
+    "calibrate-event": ["calibrate-event", "{FAMILY}", "--epsilon", "1", "--delta", "1e-5"],
+    "report": ["report", "{CERT}", "--out", "{D}/report.html"],
+}
+
+#: (command, flag) -> the command line a flag needs to mean something (its own value is replaced or appended)
+VARIANTS = {
+    ("objpert", "--L1"): ["objpert", "--n", "1000000", "--d", "10000", "--mu", "1/100", "--zeta", "1", "--loss", "custom", "--L1", "1", "--L2", "1/4"]
+    + ["--L3", "1/10", "--sigma", "1/100", "--u", "5", "--epsilon", "1"],
+    ("objpert", "--sigma"): ["objpert", "--example", "4.8", "--sigma", "1e-5"],
+    ("objpert", "--delta-S"): ["objpert", "--example", "4.8", "--utility"],
+    ("calibrate", "--L1"): ["calibrate", "--epsilon", "1", "--delta", "1e-7", "--n", "1000000", "--d", "10000", "--loss", "custom"]
+    + ["--L1", "1", "--L2", "1/4", "--L3", "1/10"],
+    ("rho", "--batch-size"): ["rho", "--alpha", "8", "--batch-size", "6", "--dataset-size", "600", "--noise-multiplier", "2"],
+    ("dpsgd", "--grid"): ["dpsgd", "--accountant", "pld", "--grid", "1e-2", "--steps", "100", *POISSON],
+    ("dpsgd", "--batch-size"): ["dpsgd", "--sampling", "fixed-size", "--batch-size", "6", "--dataset-size", "600", "--noise-multiplier", "2"]
+    + ["--steps", "100", "--delta", "1e-6"],
+    ("dpsgd", "--epochs"): ["dpsgd", "--accountant", "renyi", "--epochs", "1", *POISSON],
+    ("dpsgd", "--adjacency"): ["dpsgd", "--accountant", "renyi", "--steps", "100", "--adjacency", "add-remove", *POISSON],
+    ("dpsgd", "--fractional-orders"): ["dpsgd", "--accountant", "renyi", "--steps", "100", *POISSON],
+    ("dpsgd", "--schedule"): ["dpsgd", "--delta", "1e-6", "--schedule", "{D}/none.json"],
+    ("dpsgd", "--opacus-history"): ["dpsgd", "--delta", "1e-6", "--opacus-history", "{D}/none.json"],
+    ("calibrate-dpsgd", "--grid"): ["calibrate-dpsgd", "--epsilon", "1", "--delta", "1e-5", "--steps", "10", "--sampling-rate", "1/100"]
+    + ["--accountant", "pld", "--grid", "1e-2"],
+    ("account", "--epsilon"): ["account", "{EVENT}", "--epsilon", "1"],
+    ("account", "--order"): ["account", "{EVENT}", "--order", "8"],
+    ("plot", "--run"): ["plot", "--run", "{CERT}", "--out", "{D}/run.png"],
+    ("plot", "--out"): ["plot", "--run", "{CERT}", "--out", "{D}/run.png"],
+}
+#: the variants of a few flags that read another flag's value (--dataset-size with --batch-size ...)
+for _c, _f, _like in [
+    ("rho", "--dataset-size", "--batch-size"),
+    ("dpsgd", "--dataset-size", "--batch-size"),
+    ("objpert", "--L2", "--L1"),
+    ("objpert", "--L3", "--L1"),
+    ("calibrate", "--L2", "--L1"),
+    ("calibrate", "--L3", "--L1"),
+    ("objpert", "--comparator-norm", "--delta-S"),
+    ("objpert", "--beta", "--delta-S"),
+    ("objpert", "--gradient-norm", "--delta-S"),
+]:
+    VARIANTS[(_c, _f)] = VARIANTS[(_c, _like)]
+
+NUMBER, INTEGER, WORD, CHOICE, SWITCH, IN_FILE, OUT_FILE, DIRECTORY = "number", "integer", "word", "choice", "switch", "in", "out", "dir"
+
+#: every option and positional argument of every command, with its kind
+FLAGS = {
+    "objpert": {
+        **dict.fromkeys(["--n", "--d", "--mu", "--zeta", "--L1", "--L2", "--L3", "--eta", "--noise-multiplier", "--sigma", "--u"], NUMBER),
+        **dict.fromkeys(["--iterations", "--epsilon", "--delta", "--target-delta", "--delta-S", "--comparator-norm", "--beta"], NUMBER),
+        "--gradient-norm": NUMBER,
+        "--example": CHOICE,
+        "--loss": CHOICE,
+        "--utility": SWITCH,
+        "--json": SWITCH,
+        "--out": OUT_FILE,
+    },
+    "calibrate": {
+        **dict.fromkeys(["--epsilon", "--delta", "--delta-S", "--comparator-norm", "--n", "--d", "--zeta", "--L1", "--L2", "--L3"], NUMBER),
+        "--loss": CHOICE,
+        "--method": CHOICE,
+        "--json": SWITCH,
+        "--out": OUT_FILE,
+    },
+    "gaussian-benchmark": {"--noise-multiplier": NUMBER, "--epsilon": NUMBER, "--json": SWITCH, "--out": OUT_FILE},
+    "rho": {
+        **dict.fromkeys(["--alpha", "--sampling-rate", "--batch-size", "--dataset-size", "--noise-multiplier", "--gamma", "--max-seconds"], NUMBER),
+        "--max-evaluations": INTEGER,
+        "--cache-dir": DIRECTORY,
+        "--json": SWITCH,
+        "--out": OUT_FILE,
+    },
+    "dpsgd": {
+        **dict.fromkeys(
+            ["--steps", "--delta", "--alpha", "--grid", "--sampling-rate", "--batch-size", "--dataset-size", "--noise-multiplier"], NUMBER
+        ),
+        **dict.fromkeys(["--gamma", "--max-seconds", "--epochs"], NUMBER),
+        "--max-evaluations": INTEGER,
+        "--accountant": CHOICE,
+        "--fractional-orders": CHOICE,
+        "--sampling": WORD,
+        "--adjacency": WORD,
+        "--schedule": IN_FILE,
+        "--opacus-history": IN_FILE,
+        "--cache-dir": DIRECTORY,
+        "--json": SWITCH,
+        "--out": OUT_FILE,
+    },
+    "objpert-rdp": {
+        **dict.fromkeys(["--L", "--nu", "--s", "--lambda", "--alpha", "--epsilon", "--delta"], NUMBER),
+        "--json": SWITCH,
+        "--out": OUT_FILE,
+    },
+    "tables": {
+        "--paper": CHOICE,
+        "--tables-dir": DIRECTORY,
+        "--check": SWITCH,
+        "--report-only": SWITCH,
+        "--cache-dir": DIRECTORY,
+        "--jobs": INTEGER,
+        "--scheduler": WORD,
+    },
+    "plot": {"--figure": INTEGER, "--run": IN_FILE, "--out": OUT_FILE, "--out-dir": DIRECTORY, "--tables-dir": DIRECTORY, "--cache-dir": DIRECTORY},
+    "proofs": {"--paper": CHOICE, "--report": OUT_FILE, "--no-report": SWITCH},
+    "verify": {"file": IN_FILE, "--precision": INTEGER, "--quiet": SWITCH, "--kernel": SWITCH},
+    "calibrate-dpsgd": {
+        **dict.fromkeys(["--epsilon", "--delta", "--steps", "--sampling-rate", "--grid"], NUMBER),
+        "--sampling": WORD,
+        "--adjacency": WORD,
+        "--accountant": CHOICE,
+        "--orders": CHOICE,
+        "--json": SWITCH,
+        "--out": OUT_FILE,
+        "--out-fail": OUT_FILE,
+    },
+    "audit": {
+        "claim": IN_FILE,
+        "--out": OUT_FILE,
+        "--evidence": OUT_FILE,
+        "--json": SWITCH,
+        "--grid": NUMBER,
+        "--no-pld": SWITCH,
+        "--no-floats": SWITCH,
+    },
+    "sweep": {"queries": IN_FILE, "--out": DIRECTORY, "--workers": INTEGER, "--scheduler": WORD, "--executor": CHOICE},
+    "account": {
+        "event": IN_FILE,
+        "--accountant": WORD,
+        "--neighboring": WORD,
+        "--delta": NUMBER,
+        "--epsilon": NUMBER,
+        "--order": NUMBER,
+        "--json": SWITCH,
+        "--out": OUT_FILE,
+    },
+    "calibrate-event": {
+        "event": IN_FILE,
+        "--epsilon": NUMBER,
+        "--delta": NUMBER,
+        "--neighboring": WORD,
+        "--json": SWITCH,
+        "--out": OUT_FILE,
+        "--out-fail": OUT_FILE,
+    },
+    "report": {"file": IN_FILE, "--out": OUT_FILE},
+}
+
+#: what the error line of an input file names (the metavar of a positional argument)
+FILE_NAMES = {"file": ("FILE", "CERT", "certificate"), "claim": ("CLAIM",), "queries": ("QUERIES",), "event": ("EVENT.json", "event")}
+
+UNREADABLE = ["1/0", "0/0", "", "nan", "inf", "\u0661\u0662", "x" * 10_000]
+EXTREME = ["-0", "1e400", "1e-400", "9" * 10_000]
+#: values for a word of a closed set (--sampling, --neighboring ...): none of them is admissible
+WORDS = UNREADABLE + ["-0", "1e400", "poisson-ish", "\udcff", "é" * 10_000]
+#: flags whose refusal names another spelling of the same option
+ALIASES = {("objpert", "--target-delta"): ("--delta",)}
+
+#: what the corpus found and this helper may not fix (another helper's file): (command, flag) -> (values, reason);
+#: each is a strict xfail, so that the fix turns it into a failure to remove here
+KNOWN = {
+    ("dpsgd", "--epochs"): (
+        {"1/0", "0/0", "nan", "inf", "\u0661\u0662", "x" * 10_000},
+        "an unreadable --epochs is refused without its admissible range (certify/poisson/schedule.py reads it with exact_int, not exact_in)",
+    ),
+    ("tables", "--scheduler"): (
+        set(WORDS) - {""},
+        "tables writes its 'bok: Tables 1-6 ...' header line on stderr before --scheduler is found unreachable: two lines "
+        "(certify/tables_command.py / certify/dpsgd/tables.py check the address only when the first cell is sent)",
+    ),
+}
+
+
+def known(cases):
+    """``cases`` with the strict xfail of :data:`KNOWN` on the cases it lists."""
+    out = []
+    for c in cases:
+        values, marks = (c.values, list(c.marks)) if hasattr(c, "values") else (c, [])  # a pytest.param of fast_subset
+        bad, reason = KNOWN.get(tuple(values[:2]), (set(), ""))
+        if values[2] in bad:
+            marks.append(pytest.mark.xfail(strict=True, reason=reason))
+        out.append(pytest.param(*values, marks=marks) if marks else c)
+    return out
+
+
+def test_the_inventory_is_the_parser():
+    """Every command and every option or positional argument of the parser has a line in FLAGS (and no stale one)."""
+    from certify import cli
+
+    parser = cli.build_parser()
+    seen = {}
+    for action in parser._actions:  # argparse keeps no public list of a parser's actions
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                seen[name] = {max(a.option_strings, key=len) if a.option_strings else a.dest: a for a in sub._actions if "-h" not in a.option_strings}
+    assert sorted(seen) == sorted(FLAGS) == sorted(BASES)
+    for name, actions in seen.items():
+        assert sorted(actions) == sorted(FLAGS[name]), name
+        for flag, a in actions.items():
+            kind = FLAGS[name][flag]
+            assert (kind == SWITCH) == (a.nargs == 0), (name, flag)
+            assert (kind == CHOICE) == bool(a.choices) or (name, flag) == ("plot", "--figure"), (name, flag)
+
+
+def _files(d: str) -> dict[str, str]:
+    """The valid input files of the base command lines, written in ``d``."""
+    from certify import verify
+
+    paths = {"EVENT": f"{d}/event.json", "FAMILY": f"{d}/family.json", "CERT": f"{d}/cert.json", "QUERIES": f"{d}/q.csv", "CLAIM": CLAIM}
+    with open(paths["EVENT"], "w") as fh:
+        json.dump(EVENT, fh)
+    with open(paths["FAMILY"], "w") as fh:
+        json.dump(FAMILY, fh)
+    with open(paths["CERT"], "w") as fh:
+        fh.write(verify.spec_for("dpsgd/renyi-poisson").example().dumps())
+    with open(paths["QUERIES"], "w") as fh:
+        fh.write(QUERIES)
+    return paths
+
+
+def command_line(command: str, flag: str, value: str, d: str, files: dict[str, str]) -> list[str]:
+    """The base (or variant) command line of ``flag`` with ``value`` in its place (a positional argument replaced)."""
+    argv = list(VARIANTS.get((command, flag), BASES[command]))
+    for key, path in files.items():
+        argv = [a.replace("{" + key + "}", path) for a in argv]
+    argv = [a.replace("{D}", d) for a in argv]
+    if not flag.startswith("-"):  # a positional file argument: the base's first file
+        i = next(i for i, a in enumerate(argv) if i > 0 and not a.startswith("-") and not argv[i - 1].startswith("-"))
+        argv[i] = value
+    elif flag in argv:
+        argv[argv.index(flag) + 1] = value
+    else:
+        argv += [f"{flag}={value}"]  # '=' so that a value starting with '-' is read as the value
+    return argv
+
+
+def listing(d: str) -> set[str]:
+    return {os.path.relpath(os.path.join(r, f), d) for r, ds, fs in os.walk(d) for f in fs + ds}
+
+
+def names_of(command: str, flag: str) -> tuple[str, ...]:
+    return FILE_NAMES.get(flag, (flag,))
+
+
+def check_refusal(rc, out, err, names, before, after, range_words=("must be", "admissible", "in [", "in (", "one of", "expected")) -> str:
+    """Exit 2, no traceback, exactly one stderr line naming one of ``names`` (and, when ``range_words``, saying what
+    is admissible), nothing left behind; returns the line."""
+    out, err = (t.encode("utf-8", "backslashreplace").decode("utf-8") for t in (out, err))  # a lone surrogate echoed (pytest-xdist)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2, (rc, err[-600:])
+    assert "Traceback" not in out + err
+    assert len(lines) == 1, err[-1000:]
+    assert any(f"error: {n}" in lines[0] or f"error: argument {n}" in lines[0] or f"{n}:" in lines[0] for n in names), lines[0][:300]
+    if range_words:
+        assert any(w in lines[0] for w in range_words), lines[0][:300]
+    assert after == before, after ^ before
+    return lines[0]
+
+
+# ------------------------------------------------------------------------------------------------ values
+VALUE_CASES = [(c, f, v) for c, flags in FLAGS.items() for f, kind in flags.items() if kind in (NUMBER, INTEGER) for v in UNREADABLE + EXTREME]
+WORD_CASES = [(c, f, v) for c, flags in FLAGS.items() for f, kind in flags.items() if kind == WORD for v in WORDS]
+#: the fast suite: the new commands' and flags' unreadable values, one of each kind elsewhere
+NEW = {"account", "calibrate-event", "report", "calibrate-dpsgd"}
+NEW_FLAGS = {("dpsgd", "--epochs"), ("dpsgd", "--batch-size"), ("dpsgd", "--dataset-size"), ("calibrate-dpsgd", "--grid"), ("plot", "--figure")}
+FAST_VALUES = [c for c in VALUE_CASES if c[2] in ("1/0", "", "\u0661\u0662") or (c[2] in UNREADABLE and (c[0] in NEW or c[:2] in NEW_FLAGS))]
+FAST_WORDS = [c for c in WORD_CASES if c[2] in ("", "nan", "poisson-ish", "\udcff")]
+
+
+def _id(x):
+    if not isinstance(x, str):
+        return None
+    return x.encode("unicode_escape").decode("ascii") if len(x) <= 16 else f"{len(x)}-chars"  # ids stay ASCII (pytest-xdist)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = str(tmp_path_factory.mktemp("inputs"))
+    return _files(d)
+
+
+@pytest.mark.parametrize("command,flag,value", known(fast_subset([c for c in VALUE_CASES if c[2] in UNREADABLE], keep=FAST_VALUES)), ids=_id)
+def test_unreadable_value_is_refused_naming_the_flag_and_its_range(command, flag, value, files, tmp_path):
+    d = str(tmp_path)
+    argv = command_line(command, flag, value, d, files)
+    t0 = time.process_time()
+    rc, out, err = run_inprocess(argv, seconds=30)
+    check_refusal(rc, out, err, ALIASES.get((command, flag), (flag,)), set(), listing(d))
+    assert time.process_time() - t0 < 5
+
+
+@pytest.mark.parametrize("command,flag,value", known(fast_subset(WORD_CASES, keep=FAST_WORDS)), ids=_id)
+def test_word_outside_its_closed_set_is_refused(command, flag, value, files, tmp_path):
+    d = str(tmp_path)
+    rc, out, err = run_inprocess(command_line(command, flag, value, d, files), seconds=30)
+    check_refusal(rc, out, err, (flag,), set(), listing(d), range_words=None)
+
+
+def test_account_pld_is_refused_or_runs(files, tmp_path):
+    """--accountant pld: "not yet" (exit 2, naming --accountant) until the PLD event accountant lands, then a result."""
+    rc, out, err = run_inprocess(["account", files["EVENT"], "--delta", "1e-6", "--accountant", "pld"], seconds=60)
+    if rc == 2 and "not yet" in err:
+        check_refusal(rc, out, err, ("--accountant",), set(), set(), range_words=None)
+    else:
+        assert rc == 0 and "Traceback" not in err, err
+
+
+# ------------------------------------------------------------------------------------------------ files
+def _deep(n: int = 100_000) -> bytes:
+    return b"[" * n + b"]" * n
+
+
+#: hostile file kinds (None: a special file made by :func:`make_file`); the contents are what a reader must refuse
+FILE_KINDS = {
+    "directory": None,
+    "fifo": None,
+    "dev-zero-link": None,
+    "deep": _deep(),
+    "deep-object": b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
+    "not-utf8": b'{"class_name": "\xff\xfe"}\n',
+    "encoded-surrogate": b'{"class_name": "\xed\xa0\x80"}\n',
+    "surrogate-escape": b'{"class_name": "GaussianDpEvent", "noise_multiplier": "\\ud800"}\n',
+    "duplicate-key": b'{"class_name": "GaussianDpEvent", "noise_multiplier": "2", "noise_multiplier": "9"}\n',
+    "empty": b"",
+}
+
+
+def make_file(kind: str, path: str) -> None:
+    if kind == "directory":
+        os.mkdir(path)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero-link":
+        os.symlink("/dev/zero", path)
+    else:
+        with open(path, "wb") as fh:
+            fh.write(FILE_KINDS[kind])
+
+
+#: the file arguments test_hostile_files.py drives already (verify FILE, audit CLAIM, --schedule, --opacus-history, sweep)
+COVERED_ELSEWHERE = {("verify", "file"), ("audit", "claim"), ("dpsgd", "--schedule"), ("dpsgd", "--opacus-history"), ("sweep", "queries")}
+FILE_ARGS = [(c, f) for c, flags in FLAGS.items() for f, kind in flags.items() if kind == IN_FILE]
+FILE_CASES = [(c, f, k) for c, f in FILE_ARGS if (c, f) not in COVERED_ELSEWHERE for k in FILE_KINDS] + [
+    ("verify", "file", k) for k in FILE_KINDS if k not in ("surrogate-escape", "duplicate-key")
+]
+VERIFY_KERNEL = ["verify", "--kernel"]
+
+
+@pytest.mark.parametrize("command,flag,kind", FILE_CASES, ids=_id)
+def test_hostile_input_file(command, flag, kind, files, tmp_path):
+    """Every file argument as a directory, a FIFO without a writer, a link to /dev/zero, 100,000-deep JSON, bytes that
+    are not UTF-8, a lone surrogate, a repeated key, an empty file: exit 2, one line naming it, within the limit."""
+    d = str(tmp_path)
+    path = os.path.join(d, "input.json")
+    make_file(kind, path)
+    argv = command_line(command, flag, path, d, files)
+    if command == "verify":
+        argv = VERIFY_KERNEL + argv[1:]  # the new --kernel path reads the same file
+    before = listing(d)
+    t0 = time.monotonic()
+    rc, out, err = run_inprocess(argv, seconds=20)
+    assert time.monotonic() - t0 < 20
+    check_refusal(rc, out, err, names_of(command, flag), before, listing(d), range_words=None)
+
+
+#: events that a reader must refuse (or certify) without a traceback: (name, event JSON, what the line must say)
+EVENTS = [
+    ("events-null", {"class_name": "ComposedDpEvent", "events": None}, "must be a list"),
+    ("field-missing", {"class_name": "GaussianDpEvent"}, "lacks the field"),
+    ("field-__class__", {"class_name": "GaussianDpEvent", "noise_multiplier": "2", "__class__": "x"}, "__class__"),
+    ("class-__class__", {"class_name": "__class__"}, "unknown event class"),
+    ("class-not-text", {"class_name": 7}, "class_name"),
+    ("count-1e30", {"class_name": "SelfComposedDpEvent", "count": 10**30, "event": EVENT["event"]}, "more than 10^18"),
+    ("count-float-1e30", {"class_name": "SelfComposedDpEvent", "count": 1e30, "event": EVENT["event"]}, "more than 10^18"),
+    ("count-negative", {"class_name": "SelfComposedDpEvent", "count": -1, "event": EVENT["event"]}, "non-negative integer"),
+    ("count-fraction", {"class_name": "SelfComposedDpEvent", "count": "1/2", "event": EVENT["event"]}, "non-negative integer"),
+    ("noise-1e400-float", {"class_name": "GaussianDpEvent", "noise_multiplier": 1e400}, "NaN and infinities"),
+    ("noise-1e400", {"class_name": "GaussianDpEvent", "noise_multiplier": "1e400"}, "must be in"),
+    ("noise-1/0", {"class_name": "GaussianDpEvent", "noise_multiplier": "1/0"}, "noise_multiplier"),
+    ("noise-list", {"class_name": "GaussianDpEvent", "noise_multiplier": [[["2"]]]}, "expected a number"),
+    ("noise-bool", {"class_name": "GaussianDpEvent", "noise_multiplier": True}, "boolean"),
+    ("no-mechanism", {"class_name": "ComposedDpEvent", "events": [{"class_name": "NoOpDpEvent"}]}, "no mechanism"),
+    ("a-list", [], "expected an event"),
+    ("null", None, "expected an event"),
+    ("deep-101", json.loads('{"class_name": "SelfComposedDpEvent", "count": 1, "event": ' * 30 + json.dumps(EVENT) + "}" * 30), None),
+    ("tiny-laplace", {"class_name": "LaplaceDpEvent", "noise_multiplier": "1e-400"}, None),
+    (
+        "tiny-poisson",
+        {
+            "class_name": "PoissonSampledDpEvent",
+            "sampling_probability": "1e-400",
+            "event": {"class_name": "GaussianDpEvent", "noise_multiplier": "1e-400"},
+        },
+        None,
+    ),
+    (
+        "huge-bound",
+        {
+            "class_name": "PoissonSampledDpEvent",
+            "sampling_probability": "1/100",
+            "event": {"class_name": "GaussianDpEvent", "noise_multiplier": "1e-400"},
+        },
+        "EVENT.json",
+    ),
+]
+KNOWN_EVENTS = {
+    "tiny-laplace": "ZeroDivisionError in the float order choice (certify/events/mechanisms/laplace.py rdp_floats: 1 / float('1e-400'))",
+    "huge-bound": "ZeroDivisionError in the float order choice (certify/poisson/choice.py log_A_floats, via mechanisms/poisson_sampled.py)",
+    "tiny-poisson": "ZeroDivisionError in the float order choice (certify/poisson/choice.py log_A_floats, via mechanisms/poisson_sampled.py)",
+}
+
+
+@pytest.mark.parametrize(
+    "name,event,want",
+    EVENTS,
+    ids=[e[0] for e in EVENTS],
+)
+@pytest.mark.parametrize("command", ["account", "calibrate-event"])
+def test_hostile_event(command, name, event, want, tmp_path, request):
+    """An event file that is valid JSON but not a valid ledger: exit 2 naming the event's path (or a result), one line."""
+    if command == "account" and name in KNOWN_EVENTS:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN_EVENTS[name]))
+    d = str(tmp_path)
+    path = os.path.join(d, "e.json")
+    if command == "calibrate-event":  # the family's placeholder where the event has a noise multiplier
+        event = json.loads(json.dumps(event).replace('"noise_multiplier": "2"', '"noise_multiplier": "$noise"'))
+    with open(path, "w") as fh:
+        json.dump(event, fh)
+    argv = ["account", path, "--delta", "1e-6"] if command == "account" else ["calibrate-event", path, "--epsilon", "1", "--delta", "1e-5"]
+    before = listing(d)
+    rc, out, err = run_inprocess(argv + ["--out", os.path.join(d, "c.json")], seconds=30)
+    assert "Traceback" not in err
+    if rc == 0:
+        return  # a result (an extreme but certifiable ledger)
+    line = check_refusal(rc, out, err, ("event", "EVENT.json"), before, listing(d), range_words=None)
+    if want and command == "account":
+        assert want in line, line
+
+
+def test_cyclic_and_shared_events_are_refused_or_walked_once():
+    """A ledger built in Python may contain itself (a cycle) or share one sub-event many times (a DAG of 10^30 leaves):
+    the cycle is refused naming the nesting limit, the DAG walked once per distinct object."""
+    from certify.balls import InputError
+    from certify.events.ledger import ledger_of, parse_relation
+
+    relation = parse_relation("add-remove", "--neighboring")
+    cyclic = {"class_name": "ComposedDpEvent", "events": []}
+    cyclic["events"].append(cyclic)
+    with pytest.raises(InputError, match="nested more than 100 levels"):
+        ledger_of(cyclic, relation)
+    loop = {"class_name": "SelfComposedDpEvent", "count": 2, "event": None}
+    loop["event"] = loop
+    with pytest.raises(InputError, match="nested more than 100 levels"):
+        ledger_of(loop, relation)
+    shared = EVENT
+    for _ in range(60):  # 2^60 * 10 Gaussian steps in 61 objects
+        shared = {"class_name": "ComposedDpEvent", "events": [shared, shared]}
+    t0 = time.process_time()
+    with pytest.raises(InputError, match="more than 10\\^18"):
+        ledger_of(shared, relation)
+    assert time.process_time() - t0 < 1
+
+
+# ------------------------------------------------------------------------------------------------ outputs
+OUT_ARGS = [(c, f) for c, flags in FLAGS.items() for f, kind in flags.items() if kind == OUT_FILE]
+SPECIALS = ["/dev/null", "fifo", "directory", "dev-null-link", ""]
+
+
+@pytest.mark.parametrize("special", SPECIALS, ids=["dev-null", "fifo", "directory", "dev-null-link", "empty"])
+@pytest.mark.parametrize("command,flag", OUT_ARGS, ids=_id)
+def test_special_output_is_refused_before_any_work(command, flag, special, files, tmp_path):
+    """Every output file option as /dev/null, a FIFO, a folder, a link to a device, '': refused before any work (under
+    1 CPU s), naming the option; the special file is still what it was."""
+    d = str(tmp_path)
+    path = {"fifo": f"{d}/fifo", "directory": f"{d}/directory", "dev-null-link": f"{d}/link"}.get(special, special)
+    if special == "fifo":
+        os.mkfifo(path)
+    elif special == "directory":
+        os.mkdir(path)
+    elif special == "dev-null-link":
+        os.symlink("/dev/null", path)
+    mode = os.stat(path).st_mode if path else None
+    argv = command_line(command, flag, path, d, files)
+    before = listing(d)
+    t0 = time.process_time()
+    rc, out, err = run_inprocess(argv, seconds=20)
+    assert time.process_time() - t0 < 1.5, "refused after the work"
+    check_refusal(rc, out, err, (flag,), before, listing(d), range_words=None)
+    if path:
+        assert os.stat(path).st_mode == mode
