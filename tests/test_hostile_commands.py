@@ -14,6 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import subprocess
+import sys
 import time
 
 import pytest
@@ -533,3 +536,98 @@ def test_special_output_is_refused_before_any_work(command, flag, special, files
     check_refusal(rc, out, err, (flag,), before, listing(d), range_words=None)
     if path:
         assert os.stat(path).st_mode == mode
+
+
+# ------------------------------------------------------------------------------------------------ floats
+def _certificate_with_a_float(files, d) -> str:
+    with open(files["CERT"]) as fh:
+        text = fh.read()
+    assert '"phase[0].noise_multiplier": "11/10"' in text
+    path = os.path.join(d, "float.json")
+    with open(path, "w") as fh:
+        fh.write(text.replace('"phase[0].noise_multiplier": "11/10"', '"phase[0].noise_multiplier": 1.1'))
+    return path
+
+
+@pytest.mark.parametrize(
+    "argv,names",
+    [
+        (["verify", "{F}"], ("certificate",)),
+        (["verify", "--kernel", "{F}"], ("certificate",)),
+        (["report", "{F}", "--out", "{D}/r.html"], ("certificate",)),
+        (["plot", "--run", "{F}", "--out", "{D}/r.png"], ("--run",)),
+    ],
+    ids=["verify", "verify-kernel", "report", "plot-run"],
+)
+def test_a_float_in_a_certificate_is_refused(argv, names, files, tmp_path):
+    """A certificate holds exact text: a JSON float where an exact number is required is refused, naming the file."""
+    d = str(tmp_path)
+    path = _certificate_with_a_float(files, d)
+    before = listing(d)
+    rc, out, err = run_inprocess([a.replace("{F}", path).replace("{D}", d) for a in argv], seconds=20)
+    line = check_refusal(rc, out, err, names, before, listing(d), range_words=None)
+    assert "float" in line
+
+
+def test_a_float_in_a_schedule_or_claim_is_its_decimal_text(tmp_path):
+    """A person's schedule or claim may write 0.01 as a JSON number: it is read as the decimal text written (1/100),
+    never as the binary float 0.01000000000000000020816681711721685...; recorded so in the certificate."""
+    schedule = tmp_path / "s.json"
+    schedule.write_text('[{"sampling_rate": 0.01, "noise_multiplier": 1.1, "steps": 10}]')
+    out_path = tmp_path / "cert.json"
+    rc, out, err = run_inprocess(
+        ["dpsgd", "--schedule", str(schedule), "--delta", "1e-5", "--sampling", "poisson", "--out", str(out_path)], seconds=30
+    )
+    assert rc == 0, err
+    inputs = json.loads(out_path.read_text())["inputs"]
+    assert inputs["phase[0].sampling_rate"] == "1/100" and inputs["phase[0].noise_multiplier"] == "11/10", inputs
+    with open(CLAIM) as fh:
+        claim = json.load(fh)
+    claim["epsilon"] = 1.19
+    (tmp_path / "c.json").write_text(json.dumps(claim))
+    rc, out, err = run_inprocess(["audit", str(tmp_path / "c.json"), "--no-pld", "--no-floats", "--json"], seconds=60)
+    assert rc in (0, 7) and "Traceback" not in err, err
+    assert '"epsilon": "119/100"' in out
+
+
+# ------------------------------------------------------------------------------------------------ python -m certify_kernel
+TWO_GIB = 2 << 30
+
+
+def limit_memory():
+    """preexec_fn of the subprocess cases: address space at most 2 GiB (a huge allocation fails instead of swapping)."""
+    resource.setrlimit(resource.RLIMIT_AS, (TWO_GIB, TWO_GIB))
+
+
+def run_limited(argv: list[str], timeout: float = 30, cwd: str = ROOT) -> tuple[subprocess.CompletedProcess | None, float]:
+    """``argv`` in a subprocess under RLIMIT_AS = 2 GiB; (the completed process or None on a timeout, wall seconds)."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, preexec_fn=limit_memory, env=env)
+    except subprocess.TimeoutExpired:
+        return None, time.monotonic() - t0
+    return r, time.monotonic() - t0
+
+
+KERNEL_KINDS = [k for k in FILE_KINDS if k != "surrogate-escape"] + ["float", "missing"]
+KNOWN_KERNEL = {
+    "fifo": "python -m certify_kernel opens its FILE with a blocking open(): a FIFO without a writer hangs (certify_kernel/__main__.py)",
+}
+
+
+@pytest.mark.parametrize("kind", fast_subset(KERNEL_KINDS, keep=["dev-zero-link", "deep", "float"]))
+def test_kernel_entry_point_refuses_hostile_files(kind, files, tmp_path, request):
+    """``python -m certify_kernel FILE``: exit 2 (or 4) with one line, within 10 s and 2 GiB, for every hostile file."""
+    path = str(tmp_path / "input.json")
+    if kind == "float":
+        path = _certificate_with_a_float(files, str(tmp_path))
+    elif kind != "missing":
+        make_file(kind, path)
+    if kind in KNOWN_KERNEL:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN_KERNEL[kind]))
+    r, seconds = run_limited([sys.executable, "-m", "certify_kernel", path], timeout=10)
+    assert r is not None, f"python -m certify_kernel ran past 10 s on a {kind}"
+    assert r.returncode in (2, 4), (r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr and "MemoryError" not in r.stderr, r.stderr[-800:]
+    assert len((r.stdout + r.stderr).strip().splitlines()) == 1, (r.stdout, r.stderr)
