@@ -211,6 +211,11 @@ KNOWN = {
         {"1/0", "0/0", "nan", "inf", "\u0661\u0662", "x" * 10_000},
         "an unreadable --epochs is refused without its admissible range (certify/poisson/schedule.py reads it with exact_int, not exact_in)",
     ),
+    ("calibrate", "--L1"): (
+        {"9" * 10_000},
+        "calibrate --L1 99...9 (10,000 digits) is refused as 'inputs: E_opt (12) would be about 2^-1195791 ...; admissible: "
+        "less extreme inputs', naming no flag (certify/objpert/calibrate.py passes no hint to cli.check_range)",
+    ),
     ("tables", "--scheduler"): (
         set(WORDS) - {""},
         "tables writes its 'bok: Tables 1-6 ...' header line on stderr before --scheduler is found unreachable: two lines "
@@ -335,6 +340,25 @@ def test_unreadable_value_is_refused_naming_the_flag_and_its_range(command, flag
     rc, out, err = run_inprocess(argv, seconds=30)
     check_refusal(rc, out, err, ALIASES.get((command, flag), (flag,)), set(), listing(d))
     assert time.process_time() - t0 < 5
+
+
+EXTREME_CASES = [c for c in VALUE_CASES if c[2] in EXTREME]
+FAST_EXTREME = [c for c in EXTREME_CASES if c[0] in NEW or c[:2] in NEW_FLAGS or c[:2] in KNOWN]
+
+
+@pytest.mark.parametrize("command,flag,value", known(fast_subset(EXTREME_CASES, keep=FAST_EXTREME)), ids=_id)
+def test_extreme_value_ends_in_a_result_or_a_refusal_naming_the_flag(command, flag, value, files, tmp_path):
+    """-0, 1e400, 1e-400, a 10,000-digit integer: a result, a refusal (exit 2, one line naming a parameter) or exit 6;
+    never a traceback, an "undecided" (exit 3), a long run, or a file left by a failed run."""
+    d = str(tmp_path)
+    argv = command_line(command, flag, value, d, files)
+    t0 = time.process_time()
+    rc, out, err = run_inprocess(argv, seconds=60)
+    assert "Traceback" not in out + err and rc in (0, 2, 6), (rc, err[-500:])
+    if rc == 2:
+        check_refusal(rc, out, err, ALIASES.get((command, flag), (flag,)) + ("--", "EVENT.json"), set(), listing(d), range_words=None)
+        assert "inputs:" not in err, err  # a refusal names the flag that asks for it
+    assert time.process_time() - t0 < 20
 
 
 @pytest.mark.parametrize("command,flag,value", known(fast_subset(WORD_CASES, keep=FAST_WORDS)), ids=_id)
@@ -631,3 +655,64 @@ def test_kernel_entry_point_refuses_hostile_files(kind, files, tmp_path, request
     assert r.returncode in (2, 4), (r.returncode, r.stdout, r.stderr)
     assert "Traceback" not in r.stderr and "MemoryError" not in r.stderr, r.stderr[-800:]
     assert len((r.stdout + r.stderr).strip().splitlines()) == 1, (r.stdout, r.stderr)
+
+
+# ------------------------------------------------------------------------------------------------ the full corpus (slow)
+def _worker(command: str, d: str) -> None:
+    """Every numeric flag of ``command`` against every hostile value, in this process (run by :func:`test_full_corpus`
+    under RLIMIT_AS); one JSON line per case, then {"end": true} (a crash or a kill shows as a missing end)."""
+    files = _files(d)
+    for flag, kind in FLAGS[command].items():
+        if kind not in (NUMBER, INTEGER):
+            continue
+        for value in UNREADABLE + EXTREME:
+            if value in KNOWN.get((command, flag), ((), ""))[0]:
+                continue  # a strict xfail of the fast tests
+            case = os.path.join(d, "case")
+            os.makedirs(case)
+            argv = command_line(command, flag, value, case, files)
+            problem = None
+            t0 = time.process_time()
+            try:
+                rc, out, err = run_inprocess(argv, seconds=30)
+                lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith(("certify", "bok"))]  # progress lines aside
+                errors = [ln for ln in err.splitlines() if ln.startswith("certify: error") or ln.startswith("certify: undecided")]
+                if "Traceback" in out + err or lines:
+                    problem = f"stray stderr: {err[-300:]}"
+                elif value in UNREADABLE:
+                    try:
+                        check_refusal(rc, out, err, ALIASES.get((command, flag), (flag,)), set(), set(os.listdir(case)))
+                    except AssertionError as e:
+                        problem = f"exit {rc}: {str(e)[:300]}"
+                elif rc not in (0, 2, 6):
+                    problem = f"exit {rc}: {err[-300:]}"
+                elif rc == 2 and (len(errors) != 1 or "--" not in errors[0] and "EVENT" not in errors[0]):
+                    problem = f"refusal without one line naming a parameter: {err[-300:]}"
+                elif rc != 0 and os.listdir(case):
+                    problem = f"left {os.listdir(case)}"
+            except BaseException as e:  # a traceback, the time limit, a MemoryError
+                problem = f"{type(e).__name__}: {str(e)[:300]}"
+            seconds = time.process_time() - t0
+            if problem is None and seconds > 20:
+                problem = f"{seconds:.0f} CPU s"
+            print(json.dumps({"flag": flag, "value": _id(value), "problem": problem}), flush=True)
+            subprocess.run(["rm", "-rf", case], check=True)
+    print(json.dumps({"end": True}), flush=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [c for c in FLAGS if any(k in (NUMBER, INTEGER) for k in FLAGS[c].values())])
+def test_full_corpus(command, tmp_path):
+    """Every numeric flag x every hostile value (the extremes included), in one subprocess per command under
+    RLIMIT_AS = 2 GiB: exit 0/2/6, one line naming the parameter, no traceback, no file left, under 20 CPU s each."""
+    r, _ = run_limited([sys.executable, os.path.abspath(__file__), "worker", command, str(tmp_path)], timeout=3000)
+    assert r is not None, "the corpus worker ran past 3000 s"
+    lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+    assert r.returncode == 0 and lines and lines[-1] == {"end": True}, (r.returncode, lines[-1:], r.stderr[-1500:])
+    bad = [c for c in lines[:-1] if c["problem"]]
+    assert not bad, bad[:8]
+
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "worker":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    _worker(sys.argv[2], sys.argv[3])
