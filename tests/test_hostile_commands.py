@@ -570,11 +570,26 @@ def test_hostile_event(command, name, event, want, tmp_path, request):
     before = listing(d)
     rc, out, err = run_inprocess(argv + ["--out", os.path.join(d, "c.json")], seconds=30)
     assert "Traceback" not in err
-    if rc == 0:
-        return  # a result (an extreme but certifiable ledger)
+    if rc == 0:  # a result (an extreme but certifiable ledger): nothing on stderr but progress lines
+        assert not [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("certify ")], err
+        return
     line = check_refusal(rc, out, err, ("event", "EVENT.json"), before, listing(d), range_words=None)
     if want and command == "account":
         assert want in line, line
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="numpy's 'RuntimeWarning: divide by zero' of the float order choice is printed on stderr beside the result or the "
+    "refusal (certify/events/mechanisms/gaussian.py rdp_floats: alphas / (2 z^2) with z = 0.0)",
+)
+def test_a_tiny_gaussian_noise_prints_no_warning(tmp_path):
+    """In a subprocess: pytest would catch the warning in-process."""
+    path = tmp_path / "e.json"
+    path.write_text('{"class_name": "GaussianDpEvent", "noise_multiplier": "1e-400"}')
+    r, _ = run_limited([sys.executable, "-m", "certify", "account", str(path), "--epsilon", "1"], timeout=60)
+    assert r is not None and r.returncode in (0, 2) and "Traceback" not in r.stderr, r and r.stderr
+    assert len(r.stderr.strip().splitlines()) <= 1 and "Warning" not in r.stderr, r.stderr
 
 
 def test_cyclic_and_shared_events_are_refused_or_walked_once():
