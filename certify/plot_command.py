@@ -40,7 +40,12 @@ def run(args) -> int:
     if args.run is not None:
         from .run_plot import run as run_plot
 
-        return run_plot(args)
+        try:
+            return run_plot(args)
+        except InputError as err:  # the certificate's reader names it FILE / certificate: here it is --run's
+            if err.parameter not in ("FILE", "certificate"):
+                raise
+            raise InputError("--run", err.message) from None
 
     from .dpsgd.plots import plot
 

@@ -9,7 +9,7 @@ import time
 
 from .. import cli
 from ..inputfile import load_json
-from ..balls import InputError, lower_decimal, upper_decimal
+from ..balls import InputError, exact_in, lower_decimal, upper_decimal
 
 MAX_FILE = 64 * 1024 * 1024
 
@@ -100,6 +100,13 @@ def cmd_account(args) -> int:
     if args.accountant not in ("rdp", "pld"):
         raise InputError("--accountant", f"must be rdp or pld, got {args.accountant!r}"[:200])
     relation = parse_relation(args.neighboring, "--neighboring")
+    for flag, value, lo, hi, ends in (
+        ("--delta", args.delta, 0, 1, "[)"),
+        ("--epsilon", args.epsilon, 0, 10**6, "[]"),
+        ("--order", args.order, 1, 4096, "(]"),
+    ):
+        if value is not None:  # decided before the file is read; an unreadable value is refused with its range
+            exact_in(value, flag, lo, hi, ends)
     if args.accountant == "pld":
         return _account_pld(args, relation)
     if args.grid is not None:
@@ -111,7 +118,9 @@ def cmd_account(args) -> int:
     ledger = ledger_of(obj, relation)
     with cli.Progress("certify account", every=2.0):
         cert = certify_events(ledger, delta=args.delta, epsilon=args.epsilon, order=args.order)
-    cli.check_range(cert)
+    cli.check_range(
+        cert, {name: ("EVENT.json", "events whose bound stays below 2^1048576 (larger noise, smaller counts)") for name in cert.quantities}
+    )
     cli.emit(cert, summary(cert, ledger, time.perf_counter() - t0), args)
     return 0
 
@@ -140,16 +149,16 @@ def _account_pld(args, relation: str) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    from ..balls import exact, exact_str
-    from .calibrate import calibrate, parse_target_epsilon
+    from ..balls import exact_str
+    from .calibrate import calibrate
     from .calibrate import summary as cal_summary
     from .ledger import parse_relation
 
     if args.out_fail:
         cli.check_writable(args.out_fail, "--out-fail")
     relation = parse_relation(args.neighboring, "--neighboring")
-    target = parse_target_epsilon(args.epsilon)
-    delta = exact(args.delta, "--delta")
+    target = exact_in(args.epsilon, "--epsilon", 0, 10**6, "(]", shown="in (0, 1e6]")  # calibrate.parse_target_epsilon, with the range
+    delta = exact_in(args.delta, "--delta", 0, 1)
     template = load_event(args.event)
     with cli.Progress("certify calibrate-event", every=2.0):
         cal = calibrate(template, target, delta, relation)
