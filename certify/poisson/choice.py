@@ -26,9 +26,7 @@ import numpy as np
 from .. import renyi
 from .rdp import ALPHA_MAX, COARSE, DENSE_MAX, ORDERS
 
-FRACTION_STEPS = 16  # fractional orders tried: a + j/16
-FINE_STEPS = 80  # integral mode, then: c + j/80 around the chosen c (multiples of 1/16 and of 1/10)
-FINE_GAIN = 1e-4  # ... kept only when the float estimate of eps gains more than this, relative
+from .order_choice import FINE_GAIN, FINE_STEPS, FRACTION_STEPS  # noqa: F401  (one rule, written in order_choice)
 
 _ORDERS = np.array(ORDERS, dtype=np.int64)
 _LGAMMA = np.array([math.lgamma(n + 1) for n in range(ALPHA_MAX + 2)])  # log n!

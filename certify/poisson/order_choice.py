@@ -13,7 +13,8 @@ The estimates are those of :mod:`certify.poisson.choice`, at one order at a time
 with K(alpha) = sum_i T_i log A_alpha(q_i, sigma_i). The order: the integer order of :data:`~.rdp.ORDERS`
 minimising eps, found by binary search on the sign of eps(next order) - eps(order)
 (:func:`certify.renyi.argmin_unimodal`: eps is unimodal in alpha in practice; on a curve that is not, the search
-returns a local minimum, still a valid order), then likewise among a +- j/16 (j = 1..15) around it, with K at a
+returns a local minimum, still a valid order), then likewise among a +- j/16 (j = 1..15) around it (and in
+``integral`` mode the orders c +- j/80 around that choice, as :mod:`certify.poisson.choice` does), with K at a
 fractional order the chord of K between its integer neighbours, or the smaller of the chord and the integral in
 ``integral`` mode. Any alpha > 1 gives a valid certified bound: the certificate records the order exactly and the
 checker never redoes this.
@@ -28,6 +29,8 @@ from ..renyi import argmin_unimodal, epsilon_float
 from .rdp import DENSE_MAX, ORDERS
 
 FRACTION_STEPS = 16  # fractional orders tried: a + j/16
+FINE_STEPS = 80  # integral mode, then: c + j/80 around the chosen c (multiples of 1/16 and of 1/10)
+FINE_GAIN = 1e-4  # ... kept only when the float estimate of eps gains more than this, relative
 
 #: most grid points of one trapezoid estimate; beyond it the chord alone estimates that order (a choice only)
 MAX_TRAPEZOID_POINTS = 1_000_000
@@ -129,9 +132,37 @@ def choose(phases: tuple[tuple[float, float, int], ...], log_delta: float, fract
         return epsilon_float(k, al, log_delta)
 
     j = argmin_unimodal(eps, 0, len(nums) - 1)
+    num, den = best_a, 1
     if nums[j] % n and eps(j) < best_e - 1e-12 * abs(best_e):
-        return nums[j], n
-    return best_a, 1
+        num, den, best_e = nums[j], n, eps(j)
+    if fractional == "integral":
+        num, den = _finer(phases, num, den, best_e, log_delta)
+    return num, den
+
+
+def _finer(phases, num: int, den: int, best_e: float, log_delta: float) -> tuple[int, int]:
+    """Integral mode: the orders c + j/80 (0 < |j| <= 13) around the chosen c = num/den, kept only when the estimate
+    gains more than :data:`FINE_GAIN` relative: the rule of :func:`certify.poisson.choice._finer` (which
+    says why: the eightieths hold the float libraries' tenths), one order at a time."""
+    m = FINE_STEPS
+    centre = num * (m // den)
+    best_j, best_f = 0, best_e
+    for j in range(-13, 14):
+        c = centre + j
+        if j == 0 or not m < c <= DENSE_MAX * m:
+            continue
+        a0, al = c // m, c / m
+        t = al - a0
+        k = (1 - t) * _K_int(phases, a0) + t * _K_int(phases, min(a0 + 1, DENSE_MAX))
+        k = min(k, sum(t_ * log_A_frac(al, q, s) for q, s, t_ in phases))  # min ignores a nan integral
+        e = epsilon_float(k, al, log_delta)
+        if e < best_f:
+            best_j, best_f = j, e
+    if best_j and best_f < best_e - FINE_GAIN * abs(best_e):
+        c = centre + best_j
+        g = math.gcd(c, m)
+        return c // g, m // g
+    return num, den
 
 
 def clear_memo() -> None:
