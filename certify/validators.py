@@ -7,7 +7,7 @@ lived before: ``dpsgd.certificates.parse_steps`` / ``parse_delta``, ``dpsgd.prob
 
 from __future__ import annotations
 
-from .balls import InputError, exact_in, exact_int, exact_str, fmpq, require_in
+from .balls import InputError, exact_in, exact_str, fmpq
 from .limits import cap
 
 #: the smallest noise multiplier of Bok's accountant: the budget at alpha = 2 (no alpha is admissible below it)
@@ -42,8 +42,7 @@ def steps_of_epochs(epochs, rate: fmpq, name: str = "--epochs") -> tuple[int, in
     """(E, T): E epochs at sampling rate ``rate`` are T = floor(E / rate) steps, as Opacus counts them
     (``get_noise_multiplier(epochs=E, sample_rate=rate)`` takes int(E / rate) steps); E an integer >= 1, and
     T must be at most ``limits.cap("steps")`` (exact: floor of an exact rational, no rounding)."""
-    e = exact_int(epochs, name)
-    require_in(name, e, 1, cap("steps"), "[]", integer=True)
+    e = exact_in(epochs, name, 1, cap("steps"), "[]", integer=True)
     t = int((fmpq(e) / rate).floor())
     if t > cap("steps"):
         raise InputError(name, f"gives {t} steps, at most {cap('steps')} accepted")

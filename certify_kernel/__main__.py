@@ -16,6 +16,9 @@ def main(argv: list[str]) -> int:
         return EXIT_INPUT
     path = argv[0]
     try:
+        if os.path.exists(path) and not os.path.isfile(path):  # a FIFO, a device or a directory is never opened (a FIFO would block)
+            print(f"{path}: not a regular file", file=sys.stderr)
+            return EXIT_INPUT
         if os.path.getsize(path) > MAX_BYTES:
             print(f"{path}: file too large (at most {MAX_BYTES} bytes)", file=sys.stderr)
             return EXIT_INPUT

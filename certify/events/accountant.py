@@ -101,7 +101,16 @@ def _curve(mech, relation: str, orders: Orders, fine: bool = False):
     import numpy as np
 
     al = orders.array()
-    return np.asarray((mech.rdp_floats_fine if fine else mech.rdp_floats)(al, relation), dtype=float)
+    try:
+        with np.errstate(all="ignore"):  # an infinite or undefined float estimate is +inf below: a choice, never a bound
+            curve = np.asarray((mech.rdp_floats_fine if fine else mech.rdp_floats)(al, relation), dtype=float)
+    except (ZeroDivisionError, OverflowError):  # a parameter whose float is 0 or inf (say a noise of 1e-400)
+        raise InputError(
+            "EVENT.json",
+            f"{mech.CLASS}: a parameter is too extreme for the float choice of the order (its binary float is 0 or infinite); "
+            "admissible: noise multipliers and sampling probabilities of at least 1e-300 and at most 1e300",
+        ) from None
+    return np.where(np.isnan(curve), np.inf, curve)
 
 
 def _scores(ledger: Ledger, query: str, target: fmpq, orders: Orders, fine: bool):
