@@ -84,9 +84,12 @@ _MANTISSAS = (8, 5, 4, 25, 2)
 
 
 def gap(cert: Certificate) -> fmpq | None:
-    """eps_up / eps_low - 1 of a ``pld/dpsgd`` certificate (upper ball endpoints); None when eps_low = 0."""
+    """eps_up / eps_low - 1 of a ``pld/dpsgd`` certificate (outward endpoints); 0 when eps_up = 0 (the bracket is
+    [0, 0]), None when eps_low = 0 < eps_up (no lower bound)."""
     q = cert.quantities
     up, lo = q["epsilon_upper"].value.upper().fmpq(), q["epsilon_lower"].value.lower().fmpq()
+    if up <= 0:
+        return fmpq(0)
     return None if lo <= 0 else up / lo - 1
 
 
@@ -147,7 +150,7 @@ def _auto_grid(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, derive_ad
         if g is not None and g <= TIGHT_GAP:
             break
         h = exact(cert.inputs["grid"])
-        want = float(h) / 8 if g is None else float(h) * (float(GAP_MARGIN * TIGHT_GAP) / float(g)) ** (1 / GAP_EXPONENT)
+        want = float(h) / 8 if g is None else float(h) * (GAP_MARGIN * float(TIGHT_GAP) / float(g)) ** (1 / GAP_EXPONENT)
         nxt = next((x for x in _finer_grids(h, want) if _affordable(c, q, sigma, T, delta, x, derive_add)), None)
         if nxt is None:
             break
