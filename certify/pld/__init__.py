@@ -11,7 +11,8 @@ Python API (stable):
 
 * ``certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid="1e-4") -> Certificate``
   (``grid=None``: the accountant chooses the finest grid of ``accountant.GRID_LADDER`` that fits its limits
-  and the checker's work budget, :mod:`certify.limits`) with quantities ``epsilon_upper`` (the run is
+  and the checker's work budget, :mod:`certify.limits`, then refines it from the measured gap until
+  eps_up / eps_low - 1 <= TIGHT_GAP = 1e-3 or the budget is met, :func:`_auto_grid`) with quantities ``epsilon_upper`` (the run is
   (epsilon_upper, delta)-DP), ``epsilon_lower`` (a certified lower bound on the exact eps(delta) of the
   composed dominating pair), ``delta_upper`` / ``delta_lower`` at those points; headline claim ``privacy``.
 * ``delta_interval(contract, sampling_rate, noise_multiplier, steps, epsilon, grid="1e-4")
@@ -58,7 +59,8 @@ def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DE
 
     ``grid`` None: the accountant chooses the finest grid of :data:`~.accountant.GRID_LADDER` (1e-4 first) whose
     run fits the one-step caps, the composition's width and the checker's work budget (:func:`certify.limits`),
-    and certifies something there; no such grid is a refusal naming the parameter (exit 2).
+    and certifies something there (no such grid is a refusal naming the parameter, exit 2); then refines the
+    grid from the measured gap (:func:`_auto_grid`; :func:`tightness_note` says when the budget stopped it).
     ``derive_add`` (Poisson): None (default) reads the add direction off the remove chains when the float
     estimate of eps is at most about 19.4 (:data:`~.accountant.MAX_EPS_BITS`) and composes both directions
     beyond; True always derives, False never (the pre-issue-13 path; kept for comparison and old certificates)."""
