@@ -75,8 +75,10 @@ def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DE
 TIGHT_GAP = fmpq(1, 1000)
 #: a user-given grid whose bracket is wider than this (or whose lower bound is 0) gets a warning line
 COARSE_GAP = fmpq(1, 10)
-#: at most this many refined runs after the first one (each within the checker's budget: the work cap)
-MAX_REFINEMENTS = 2
+#: the work cap of the refinement: at most MAX_REFINEMENTS refined runs after the first one, each within the
+#: checker's budget (BUDGET_SECONDS by the work model), all of them together within AUTO_SECONDS (work model)
+MAX_REFINEMENTS = 5
+AUTO_SECONDS = 2 * BUDGET_SECONDS
 #: measured: the gap shrinks like h^1.5 to h^1.9 when h halves (q = 1e-3, sigma = 0.6, T = 5000, delta = 1e-8:
 #: 2.2e-2, 8.2e-3, 2.6e-3, 7.0e-4 at h = 2e-4 .. 2.5e-5); the next grid assumes the slower rate, with a margin
 GAP_EXPONENT = 1.5
@@ -110,14 +112,16 @@ def _finer_grids(h: fmpq, want: float) -> list[fmpq]:
     return [first] + [g for g in reversed(out) if g > first]
 
 
-def _affordable(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq, derive_add) -> bool:
-    """Whether a run at grid h fits the one-step caps and the checker's budget by the work model
-    (:func:`certify.pld.accountant.run_seconds`, pessimistic chains + one optimistic chain): decided before any work."""
+def _run_estimate(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq, derive_add) -> float | None:
+    """Estimated CPU seconds of a run at grid h by the work model (:func:`certify.pld.accountant.run_seconds`,
+    pessimistic chains + one optimistic chain), None when it exceeds the one-step caps or the checker's budget:
+    decided before any work."""
     try:
         pl = plan(c, q, sigma, T, delta, h, derive_add=derive_add)
     except InputError:
-        return False
-    return run_seconds(pl, T, len(pl.layouts) + 1) + CHECKER_SECONDS <= BUDGET_SECONDS
+        return None
+    est = run_seconds(pl, T, len(pl.layouts) + 1)
+    return est if est + CHECKER_SECONDS <= BUDGET_SECONDS else None
 
 
 def _auto_grid(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, derive_add) -> Certificate:
@@ -126,8 +130,9 @@ def _auto_grid(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, derive_ad
     First the finest grid of GRID_LADDER that runs. Then, while eps_up / eps_low - 1 > TIGHT_GAP, at most
     MAX_REFINEMENTS times: the next grid from the measured gap (gap ~ h^GAP_EXPONENT, so
     h' = h (GAP_MARGIN TIGHT_GAP / gap)^(1/GAP_EXPONENT); h / 8 when eps_low = 0), rounded down to a decimal grid,
-    or the finest decimal grid between it and h whose run fits the checker's budget (the work cap: none fits,
-    the last certificate is returned; :func:`tightness_note` says so). Every certificate is sound; refining only
+    or the finest decimal grid between it and h whose run fits the checker's budget and keeps the refinement's
+    total within AUTO_SECONDS (the work cap: none fits, the last certificate is returned; :func:`tightness_note`
+    says so). Every certificate is sound; refining only
     narrows the bracket (the lower bound's bias is about T h^2: the optimistic one-step curve lies below the
     true one at every grid point by about h^2/4 of the local loss density)."""
     last = None
@@ -147,13 +152,19 @@ def _auto_grid(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, derive_ad
             f"(at most {MAX_ONE_STEP_POINTS} one-step grid points, {MAX_ATOMS} atoms, {BUDGET_SECONDS:g} CPU s to check); "
             f"at the coarsest grid: {last.message if last is not None else '-'}",
         )
+    spent = 0.0
     for _ in range(MAX_REFINEMENTS):
         g = gap(cert)
         if g is not None and g <= TIGHT_GAP:
             break
         h = exact(cert.inputs["grid"])
         want = float(h) / 8 if g is None else float(h) * (GAP_MARGIN * float(TIGHT_GAP) / float(g)) ** (1 / GAP_EXPONENT)
-        nxt = next((x for x in _finer_grids(h, want) if _affordable(c, q, sigma, T, delta, x, derive_add)), None)
+        nxt = None
+        for x in _finer_grids(h, want):
+            est = _run_estimate(c, q, sigma, T, delta, x, derive_add)
+            if est is not None and spent + est <= AUTO_SECONDS:
+                nxt, spent = x, spent + est
+                break
         if nxt is None:
             break
         try:
@@ -176,7 +187,8 @@ def tightness_note(cert: Certificate, auto: bool) -> str | None:
             return None
         return (
             f"warning: the auto grid stopped at h = {h} with {shown} (aim {float(TIGHT_GAP):g}): a finer grid would exceed the "
-            f"checker's budget of {BUDGET_SECONDS:g} CPU s (the work cap); the bounds are certified, the bracket is wider"
+            f"work cap ({BUDGET_SECONDS:g} CPU s to check a run, {MAX_REFINEMENTS} refinements, {AUTO_SECONDS:g} s in all); "
+            "the bounds are certified, the bracket is wider"
         )
     if g is not None and g <= COARSE_GAP:
         return None
