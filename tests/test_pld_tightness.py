@@ -12,8 +12,10 @@ import mpmath as mp
 import pytest
 import reference_pld as R
 
+from certify.balls import exact
 from certify.contract import POISSON_ADD_REMOVE
-from certify.pld import COARSE_GAP, TIGHT_GAP, certify_pld, gap, tightness_note
+from certify.pld import COARSE_GAP, GRID_LADDER, TIGHT_GAP, certify_pld, gap, tightness_note
+from certify.verify import verify_text
 from fast_subset import fast_subset
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -66,8 +68,8 @@ def test_audit_case_is_refined_far_beyond_the_first_grid():
     auto = certify_pld(POISSON_ADD_REMOVE, "0.001", "0.6", 50000, "1e-8", grid=None)
     lo1, up1 = _bounds(first)
     lo, up = _bounds(auto)
-    assert lo1 < 6.3  # the finding, reproduced
-    assert lo <= mp.mpf("6.6017") <= up + mp.mpf("1e-4")  # up is within 1e-4 of the published truth
+    assert lo1 < exact("6.3")  # the finding, reproduced
+    assert lo <= exact("6.6017") <= up + exact("1e-4")  # the audit's truth, to its 5 digits
     assert gap(auto) * 5 < gap(first)
     note = tightness_note(auto, auto=True)
     assert (gap(auto) <= TIGHT_GAP) == (note is None)
@@ -103,3 +105,12 @@ def test_cli_prints_one_warning_line_for_a_coarse_grid():
     lines = [ln for ln in r.stderr.splitlines() if "warning" in ln]
     assert len(lines) == 1 and "too coarse for a useful lower bound" in lines[0]
     assert "Traceback" not in r.stderr
+
+
+def test_refined_grid_is_recorded_and_verified():
+    """q = 1e-3, sigma = 20, T = 100: eps_low = 0 at h = 1e-4 (the losses span a few cells); the accountant refines
+    to a decimal grid off the ladder, records it as the input ``grid``, and ``certify verify`` re-checks it."""
+    cert = certify_pld(POISSON_ADD_REMOVE, "1e-3", "20", 100, "1e-5", grid=None)
+    assert cert.inputs["grid"] not in {str(exact(g)) for g in GRID_LADDER}
+    assert gap(cert) <= TIGHT_GAP
+    assert verify_text(cert.dumps()).ok
