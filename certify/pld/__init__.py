@@ -83,8 +83,8 @@ AUTO_SECONDS = 2 * BUDGET_SECONDS
 #: 2.2e-2, 8.2e-3, 2.6e-3, 7.0e-4 at h = 2e-4 .. 2.5e-5); the next grid assumes the slower rate, with a margin
 GAP_EXPONENT = 1.5
 GAP_MARGIN = 0.7
-#: mantissas of the grids the refinement picks from (h = m 10^-k, exact decimals)
-_MANTISSAS = (8, 5, 4, 25, 2)
+#: the grids the refinement picks from: h = m 10^-k for m in 1, 2, 2.5, 4, 5, 8 (written m 10 when m is 1 or 2.5)
+_MANTISSAS = (10, 8, 5, 4, 25, 2)
 
 
 def gap(cert: Certificate) -> fmpq | None:
@@ -98,7 +98,7 @@ def gap(cert: Certificate) -> fmpq | None:
 
 
 def _finer_grids(h: fmpq, want: float) -> list[fmpq]:
-    """The decimal grids m 10^-k (m in 2, 2.5, 4, 5, 8) strictly below h in the order tried: the coarsest one at or
+    """The decimal grids m 10^-k (m in 1, 2, 2.5, 4, 5, 8) strictly below h in the order tried: the coarsest one at or
     below ``want`` first, then the coarser ones up to h (cheaper, less tight)."""
     out = []
     for k in range(1, 12):
