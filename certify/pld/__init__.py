@@ -11,7 +11,8 @@ Python API (stable):
 
 * ``certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid="1e-4") -> Certificate``
   (``grid=None``: the accountant chooses the finest grid of ``accountant.GRID_LADDER`` that fits its limits
-  and the checker's work budget, :mod:`certify.limits`) with quantities ``epsilon_upper`` (the run is
+  and the checker's work budget, :mod:`certify.limits`, then refines it from the measured gap until
+  eps_up / eps_low - 1 <= TIGHT_GAP = 1e-3 or the budget is met, :func:`_auto_grid`) with quantities ``epsilon_upper`` (the run is
   (epsilon_upper, delta)-DP), ``epsilon_lower`` (a certified lower bound on the exact eps(delta) of the
   composed dominating pair), ``delta_upper`` / ``delta_lower`` at those points; headline claim ``privacy``.
 * ``delta_interval(contract, sampling_rate, noise_multiplier, steps, epsilon, grid="1e-4")
@@ -25,8 +26,8 @@ from ..balls import InputError, UndecidedError, exact, exact_in, exact_str, fmpq
 from ..certificate import Certificate
 from ..contract import Contract, parse_contract
 from . import readoff
-from ..limits import BUDGET_SECONDS, check_produced
-from .accountant import DEFAULT_GRID, GRID_LADDER, MAX_ATOMS, MAX_ONE_STEP_POINTS, derives_add, parse_grid, parse_pld_delta, plan, run
+from ..limits import BUDGET_SECONDS, CHECKER_SECONDS, check_produced
+from .accountant import DEFAULT_GRID, GRID_LADDER, MAX_ATOMS, MAX_ONE_STEP_POINTS, derives_add, parse_grid, parse_pld_delta, plan, run, run_seconds
 from .certificates import KIND, make_certificate, parse_pld_sigma, parse_pld_steps, parse_rate
 from .discretise import EXTRA_PREC
 
@@ -36,7 +37,7 @@ TITLE = "Certified PLD accountant: the algebra of its soundness argument"
 KINDS = {"pld/dpsgd": "certify.pld.certificates"}
 PROOFS = "certify.pld.proofs"
 
-__all__ = ["certify_pld", "delta_interval", "KIND", "DEFAULT_GRID"]
+__all__ = ["certify_pld", "delta_interval", "gap", "tightness_note", "KIND", "DEFAULT_GRID"]
 
 
 def _contract(contract) -> Contract:
@@ -58,7 +59,8 @@ def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DE
 
     ``grid`` None: the accountant chooses the finest grid of :data:`~.accountant.GRID_LADDER` (1e-4 first) whose
     run fits the one-step caps, the composition's width and the checker's work budget (:func:`certify.limits`),
-    and certifies something there; no such grid is a refusal naming the parameter (exit 2).
+    and certifies something there (no such grid is a refusal naming the parameter, exit 2); then refines the
+    grid from the measured gap (:func:`_auto_grid`; :func:`tightness_note` says when the budget stopped it).
     ``derive_add`` (Poisson): None (default) reads the add direction off the remove chains when the float
     estimate of eps is at most about 19.4 (:data:`~.accountant.MAX_EPS_BITS`) and composes both directions
     beyond; True always derives, False never (the pre-issue-13 path; kept for comparison and old certificates)."""
@@ -69,22 +71,128 @@ def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DE
     return _certify_at(c, q, sigma, T, delta, h, derive_add)
 
 
+#: the tightness the auto grid aims at: eps_up / eps_low - 1 <= TIGHT_GAP (issue 24, item 4)
+TIGHT_GAP = fmpq(1, 1000)
+#: a user-given grid whose bracket is wider than this (or whose lower bound is 0) gets a warning line
+COARSE_GAP = fmpq(1, 10)
+#: the work cap of the refinement: at most MAX_REFINEMENTS refined runs after the first one, each within the
+#: checker's budget (BUDGET_SECONDS by the work model), all of them together within AUTO_SECONDS (work model)
+MAX_REFINEMENTS = 5
+AUTO_SECONDS = 2 * BUDGET_SECONDS
+#: measured: the gap shrinks like h^1.5 to h^1.9 when h halves (q = 1e-3, sigma = 0.6, T = 5000, delta = 1e-8:
+#: 2.2e-2, 8.2e-3, 2.6e-3, 7.0e-4 at h = 2e-4 .. 2.5e-5); the next grid assumes the slower rate, with a margin
+GAP_EXPONENT = 1.5
+GAP_MARGIN = 0.7
+#: the grids the refinement picks from: h = m 10^-k for m in 1, 2, 2.5, 4, 5, 8 (written m 10 when m is 1 or 2.5)
+_MANTISSAS = (10, 8, 5, 4, 25, 2)
+
+
+def gap(cert: Certificate) -> fmpq | None:
+    """eps_up / eps_low - 1 of a ``pld/dpsgd`` certificate (outward endpoints); 0 when eps_up = 0 (the bracket is
+    [0, 0]), None when eps_low = 0 < eps_up (no lower bound)."""
+    q = cert.quantities
+    up, lo = q["epsilon_upper"].value.upper().fmpq(), q["epsilon_lower"].value.lower().fmpq()
+    if up <= 0:
+        return fmpq(0)
+    return None if lo <= 0 else up / lo - 1
+
+
+def _finer_grids(h: fmpq, want: float) -> list[fmpq]:
+    """The decimal grids m 10^-k (m in 1, 2, 2.5, 4, 5, 8) strictly below h in the order tried: the coarsest one at or
+    below ``want`` first, then the coarser ones up to h (cheaper, less tight)."""
+    out = []
+    for k in range(1, 12):
+        for m in _MANTISSAS:
+            g = fmpq(m, 10 ** (k + (1 if m >= 10 else 0)))
+            if g < h:
+                out.append(g)
+    out = sorted(set(out), reverse=True)  # coarse to fine
+    at_or_below = [g for g in out if float(g) <= want]
+    first = at_or_below[0] if at_or_below else out[-1]
+    return [first] + [g for g in reversed(out) if g > first]
+
+
+def _run_estimate(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq, derive_add) -> float | None:
+    """Estimated CPU seconds of a run at grid h by the work model (:func:`certify.pld.accountant.run_seconds`,
+    pessimistic chains + one optimistic chain), None when it exceeds the one-step caps or the checker's budget:
+    decided before any work."""
+    try:
+        pl = plan(c, q, sigma, T, delta, h, derive_add=derive_add)
+    except InputError:
+        return None
+    est = run_seconds(pl, T, len(pl.layouts) + 1)
+    return est if est + CHECKER_SECONDS <= BUDGET_SECONDS else None
+
+
 def _auto_grid(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, derive_add) -> Certificate:
-    """:func:`certify_pld` at the finest grid of GRID_LADDER that runs (a choice, recorded as the input ``grid``)."""
+    """:func:`certify_pld` with the grid chosen by the accountant (a choice, recorded as the input ``grid``).
+
+    First the finest grid of GRID_LADDER that runs. Then, while eps_up / eps_low - 1 > TIGHT_GAP, at most
+    MAX_REFINEMENTS times: the next grid from the measured gap (gap ~ h^GAP_EXPONENT, so
+    h' = h (GAP_MARGIN TIGHT_GAP / gap)^(1/GAP_EXPONENT); h / 8 when eps_low = 0), rounded down to a decimal grid,
+    or the finest decimal grid between it and h whose run fits the checker's budget and keeps the refinement's
+    total within AUTO_SECONDS (the work cap: none fits, the last certificate is returned; :func:`tightness_note`
+    says so). Every certificate is sound; refining only
+    narrows the bracket (the lower bound's bias is about T h^2: the optimistic one-step curve lies below the
+    true one at every grid point by about h^2/4 of the local loss density)."""
     last = None
+    cert = None
     for g in GRID_LADDER:
         try:
-            return _certify_at(c, q, sigma, T, delta, exact(g), derive_add)
+            cert = _certify_at(c, q, sigma, T, delta, exact(g), derive_add)
+            break
         except InputError as err:
             if err.parameter not in ("--grid", "--steps"):
                 raise
             last = err
-    raise InputError(
-        "--steps" if last is not None and last.parameter == "--steps" else "--noise-multiplier",
-        f"no loss grid in [{GRID_LADDER[0]}, {GRID_LADDER[-1]}] certifies this run within the PLD accountant's limits "
-        f"(at most {MAX_ONE_STEP_POINTS} one-step grid points, {MAX_ATOMS} atoms, {BUDGET_SECONDS:g} CPU s to check); "
-        f"at the coarsest grid: {last.message if last is not None else '-'}",
-    )
+    if cert is None:
+        raise InputError(
+            "--steps" if last is not None and last.parameter == "--steps" else "--noise-multiplier",
+            f"no loss grid in [{GRID_LADDER[0]}, {GRID_LADDER[-1]}] certifies this run within the PLD accountant's limits "
+            f"(at most {MAX_ONE_STEP_POINTS} one-step grid points, {MAX_ATOMS} atoms, {BUDGET_SECONDS:g} CPU s to check); "
+            f"at the coarsest grid: {last.message if last is not None else '-'}",
+        )
+    spent = 0.0
+    for _ in range(MAX_REFINEMENTS):
+        g = gap(cert)
+        if g is not None and g <= TIGHT_GAP:
+            break
+        h = exact(cert.inputs["grid"])
+        want = float(h) / 8 if g is None else float(h) * (GAP_MARGIN * float(TIGHT_GAP) / float(g)) ** (1 / GAP_EXPONENT)
+        nxt = None
+        for x in _finer_grids(h, want):
+            est = _run_estimate(c, q, sigma, T, delta, x, derive_add)
+            if est is not None and spent + est <= AUTO_SECONDS:
+                nxt, spent = x, spent + est
+                break
+        if nxt is None:
+            break
+        try:
+            cert = _certify_at(c, q, sigma, T, delta, nxt, derive_add)
+        except InputError as err:  # the work model erred low: keep the certificate in hand
+            if err.parameter not in ("--grid", "--steps"):
+                raise
+            break
+    return cert
+
+
+def tightness_note(cert: Certificate, auto: bool) -> str | None:
+    """One warning line (or None) about the bracket's width: a user-given grid too coarse for a useful lower
+    bound (gap > COARSE_GAP or eps_low = 0), or an auto grid that stopped at the work cap above TIGHT_GAP."""
+    g = gap(cert)
+    h = cert.inputs["grid"]
+    shown = "eps_low = 0" if g is None else f"eps_up/eps_low - 1 = {float(g):.3g}"
+    if auto:
+        if g is not None and g <= TIGHT_GAP:
+            return None
+        return (
+            f"warning: the auto grid stopped at h = {h} with {shown} (aim {float(TIGHT_GAP):g}): a finer grid would exceed the "
+            f"work cap ({BUDGET_SECONDS:g} CPU s to check a run, {MAX_REFINEMENTS} refinements, {AUTO_SECONDS:g} s in all); "
+            "the bounds are certified, the bracket is wider"
+        )
+    if g is not None and g <= COARSE_GAP:
+        return None
+    return f"warning: --grid {h} is too coarse for a useful lower bound ({shown}); omit --grid to let the accountant choose a grid"
 
 
 def _certify_at(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq, derive_add) -> Certificate:

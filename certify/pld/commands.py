@@ -7,12 +7,13 @@ Called from :mod:`certify.dpsgd.commands` after the common flags are parsed; tak
 
 from __future__ import annotations
 
+import sys
 import time
 
 from .. import cli
 from ..balls import exact_str, fmpq, lower_decimal, upper_decimal
 from ..contract import Contract, parse_contract
-from . import certify_pld
+from . import certify_pld, tightness_note
 
 
 def summary(cert, seconds: float) -> str:
@@ -41,5 +42,8 @@ def run_pld(args, contract: Contract, p: fmpq, sigma: fmpq, steps: int, delta: f
     c = parse_contract(contract.sampling, contract.adjacency, "pld")
     grid = getattr(args, "grid", None)  # None: the accountant chooses its grid (certify.pld.certify_pld)
     cert = certify_pld(c, exact_str(p), exact_str(sigma), steps, exact_str(delta), grid)
+    note = tightness_note(cert, auto=grid is None)
+    if note is not None:  # one stderr line: a grid too coarse for a useful lower bound, or the auto grid's work cap
+        sys.stderr.write(f"certify: {note}\n")
     getattr(args, "emit", cli.emit)(cert, summary(cert, time.perf_counter() - t0), args)  # certify dpsgd's compact --json
     return 0
