@@ -137,7 +137,11 @@ def _auto_grid(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, derive_ad
     true one at every grid point by about h^2/4 of the local loss density)."""
     last = None
     cert = None
+    coarsest = None  # the coarsest grid's certificate, once a grid has had too many atoms (a finer grid has more)
     for g in GRID_LADDER:
+        if coarsest is not None and g == GRID_LADDER[-1]:
+            cert = coarsest
+            break
         try:
             cert = _certify_at(c, q, sigma, T, delta, exact(g), derive_add)
             break
@@ -145,6 +149,14 @@ def _auto_grid(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, derive_ad
             if err.parameter not in ("--grid", "--steps"):
                 raise
             last = err
+        if last.parameter == "--steps" and coarsest is None and g != GRID_LADDER[-1]:
+            try:  # if even the coarsest grid has too many atoms, no grid runs: refused at once, not after the whole ladder
+                coarsest = _certify_at(c, q, sigma, T, delta, exact(GRID_LADDER[-1]), derive_add)
+            except InputError as err:
+                if err.parameter not in ("--grid", "--steps"):
+                    raise
+                last = err
+                break
     if cert is None:
         raise InputError(
             "--steps" if last is not None and last.parameter == "--steps" else "--noise-multiplier",
