@@ -64,6 +64,18 @@ def start(args, cwd=ROOT, session=False):
     return subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=session)
 
 
+def catches_sigterm(pid: int) -> bool:
+    """Whether process ``pid`` has a handler for SIGTERM (the SigCgt mask of /proc/PID/status)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
+    except OSError:
+        return False
+    return False
+
+
 def signal_after(p, sig, seconds: float, ready=None, group=False):
     """Send ``sig`` after ``seconds`` (or once ``ready()`` is true), with ``group`` to the whole process group (a
     terminal's Ctrl-C reaches every process of the foreground group); return (stdout, stderr, the descendants seen)."""
@@ -102,7 +114,9 @@ def check_ended(p, sig, err, seen, tmp_path, sweep=False):
 def test_signal_during_the_imports_ends_with_one_line(sig, tmp_path):
     report = tmp_path / "r.md"
     p = start(["proofs", "--report", report])
-    out, err, seen = signal_after(p, sig, 0.4)  # after the interpreter started (nothing can catch a signal before)
+    # once certify catches SIGTERM (signals.early(), before the imports of the command), never before: nothing can
+    # catch a signal while the interpreter itself starts, which takes more than any fixed delay on a loaded machine
+    out, err, seen = signal_after(p, sig, 0.0, ready=lambda: catches_sigterm(p.pid))
     check_ended(p, sig, err, seen, tmp_path)
     assert not report.exists()
 

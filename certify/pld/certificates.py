@@ -175,9 +175,30 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
     if not (isinstance(lower, list) and all(isinstance(x, str) for x in lower)):
         raise InputError("witnesses", "lower_profiles must be a list of profile names")
     r = run(contract, q, sigma, steps, pl, lower=tuple(lower))
+    check_searched(r, pl, delta, h, eps_up, eps_low, tuple(lower))
     ev = Evaluation()
     fill(ev, r, delta, eps_up, eps_low, h)
     return ev
+
+
+def check_searched(r, pl: Plan, delta: fmpq, h: fmpq, eps_up: fmpq, eps_low: fmpq, lower: tuple) -> None:
+    """The read-off points and the lower profile are the ones the producer's searches leave (:func:`certify.pld._certify_at`):
+    the dyadic bisections of :func:`readoff.epsilon_pass` / :func:`readoff.epsilon_fail` and the direction deciding
+    eps_up, re-run on the re-derived composed measures (exact and deterministic: balls at the recorded precision), so
+    a bracket the balls merely confirm, but no search leaves, is a file certify never writes."""
+    if readoff.epsilon_pass(r.side(True), delta, h) != eps_up:
+        raise InputError("witnesses", "epsilon_upper is not the point the read-off search leaves (readoff.epsilon_pass)")
+    names = tuple(pl.layouts)
+    if len(names) > 1:
+        with workprec(pl.K + EXTRA_PREC):
+            ups = {n: readoff.delta_at(r.composed[(n, True)], eps_up, h).mid() for n in names}
+        want = (max(names, key=lambda n: ups[n]),)
+    else:
+        want = names
+    if lower != want:
+        raise InputError("witnesses", f"lower_profiles must be {list(want)}: the direction that decides epsilon_upper")
+    if readoff.epsilon_fail(r.side(False), delta, h, eps_up) != eps_low:
+        raise InputError("witnesses", "epsilon_lower is not the point the read-off search leaves (readoff.epsilon_fail)")
 
 
 def make_certificate(inputs: dict, pl: Plan, r, delta: fmpq, eps_up: fmpq, eps_low: fmpq, h: fmpq, lower: tuple) -> Certificate:
