@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from ..balls import InputError, arb, ball, ball_endpoints, ctx, exact, exact_str, fmpq, require_in, upper_decimal
-from ..certificate import Budget, Evaluation, exact_operand
+from ..certificate import Budget, Evaluation, exact_operand, reported_bound
 from ..provenance import check_notes
 from ..renyi import EQ_CONVERT, delta_of_rdp, epsilon_of_rdp
 from ..limits import BUDGET_SECONDS
@@ -98,7 +98,7 @@ def evaluate(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None, bound
                 raise InputError("target_delta", f"0 asks for pure DP, but event[{i}] {m.CLASS} is not a pure mechanism: give a delta > 0")
             eps = eps + c * ev.add(f"epsilon[{i}]", e, m.EQUATION, f"pure epsilon of one {m.describe()}")
         eps = ev.add("epsilon", eps, EQ_PURE, "sum_i count_i epsilon[i]: the composition is (epsilon, 0)-DP; upper endpoint is the certified epsilon")
-        bound = upper_decimal(eps, 10) if bound is None else bound
+        bound = upper_decimal(eps, 10) if bound is None else reported_bound(bound, eps, 10, "bound")
         ev.claim("bound", f"{what} is ({bound}, 0)-DP (pure; basic composition){caveat}", "epsilon", "<=", bound, EQ_PURE)
         ev.conclude("dp", f"the release is ({bound}, 0)-DP under {rel}", "bound", [])
         ev.budget = Budget.of({"epsilon width (upper - lower)": _width(eps)})
@@ -156,7 +156,8 @@ def evaluate(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None, bound
             "min(1, exp((alpha-1)(rdp - epsilon + log((alpha-1)/alpha)) - log alpha)) (+ extra_delta); upper endpoint is the certified delta",
         )
         head = "delta"
-    bound = upper_decimal(value, 10) if bound is None else bound
+    # the headline is the one certify writes: the ball's upper decimal, or a calibration's claimed exact epsilon
+    bound = upper_decimal(value, 10) if bound is None else reported_bound(bound, value, 10, "bound", claimed=query == "target_delta")
     if query == "order":
         statement = f"{what} satisfies (alpha, rdp)-RDP with alpha = {a}, rdp = {bound}{caveat}"
         concl = f"the release is ({a}, {bound})-RDP under {rel}"
