@@ -72,6 +72,23 @@ def check_work(ledger: Ledger, alpha: fmpq, prec: int) -> None:
         )
 
 
+#: RepeatAndSelectDpEvents nested deeper than this are refused: PS22's bound evaluates the inner curve at two orders,
+#: so each level doubles the work (and the work model itself, and the float choice of the order): decided first
+MAX_NESTING = 8
+
+
+def nesting(ledger: Ledger) -> int:
+    """How deep RepeatAndSelectDpEvents nest in ``ledger`` (0: none); linear in the ledger's size."""
+    inner = [m["inner"] for m, _ in ledger.entries if m.CLASS == "RepeatAndSelectDpEvent"]
+    return max((1 + nesting(x) for x in inner), default=0)
+
+
+def check_nesting(ledger: Ledger) -> None:
+    """InputError (naming ``event``) when RepeatAndSelectDpEvents nest deeper than MAX_NESTING."""
+    if nesting(ledger) > MAX_NESTING:
+        raise InputError("event", f"RepeatAndSelectDpEvents nest more than {MAX_NESTING} deep (each level doubles the work)")
+
+
 def _hyp(ev: Evaluation, name: str, statement: str, lhs: str, rel: str, rhs: str, values=None) -> None:
     if not ev.claim(name, statement, lhs, rel, rhs, "hypothesis", values=values):
         raise InputError(name[4:], f"hypothesis fails: {statement}")
@@ -200,7 +217,9 @@ def parse_inputs(inputs: dict) -> tuple[Ledger, str, fmpq]:
     query = given[0]
     target = PARSERS[query](inputs[query], query)
     check_notes({k: v for k, v in inputs.items() if _OTHER.fullmatch(k)}, {query})
-    return ledger_from_inputs(inputs), query, target
+    ledger = ledger_from_inputs(inputs)
+    check_nesting(ledger)
+    return ledger, query, target
 
 
 def evaluate_events_rdp(inputs: dict, witnesses: dict) -> Evaluation:
@@ -225,6 +244,7 @@ def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
     """Work model of ``events/rdp``: each distinct mechanism's own estimate at the recorded order (its
     ``work_seconds``: a closed form, or the Poisson binomial sum / quadrature) at ``prec`` bits."""
     ledger = ledger_from_inputs(inputs)
+    check_nesting(ledger)
     alpha = parse_order(witnesses["alpha"], "witnesses.alpha") if "alpha" in witnesses else fmpq(2)
     return sum(m.work_seconds(alpha, prec) for m, _ in ledger.entries), "inputs.event"
 
