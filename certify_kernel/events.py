@@ -24,6 +24,9 @@ Def. 3, for the finite ones):
                        delta = extra + (1 - extra) min(1, exp((alpha-1)(rdp - eps + log((alpha-1)/alpha)) - log alpha));
   (Dwork-Roth 2014 Sec. 3.5)  pure queries (target_delta = 0): epsilon = sum_i c_i eps_i.
 
+The prose certify writes (statements, descriptions, the budget) is re-derived word for word (``_texts``), and every
+number must be spelt as certify writes it (``spelt``): the kernel accepts only a file certify could have written.
+
 Any other event class (DiscreteGaussian, DiscreteLaplace, ExponentialMechanism, PermuteAndFlip, tree aggregation):
 "cannot decide" (exit 3).
 """
