@@ -83,10 +83,18 @@ def load(text: str | bytes) -> dict:
     if len(text) > MAX_BYTES:
         raise Refused(EXIT_INPUT, f"certificate: file too large ({len(text)} bytes; at most {MAX_BYTES})")
     try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as err:  # JSONDecodeError, bad UTF-8, over-long integers, deep nesting
+        doc = json.loads(text, object_pairs_hook=_unique)
+    except (ValueError, RecursionError) as err:  # JSONDecodeError, bad UTF-8, over-long integers, deep nesting, a key twice
         raise Refused(EXIT_INPUT, f"certificate: not valid JSON ({str(err)[:100]})") from None
     return check_shape(doc)
+
+
+def _unique(pairs: list) -> dict:
+    """A JSON object whose keys are all distinct: a key written twice shows a reader one value and the parser another."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise ValueError("a key is written twice in one object")
+    return obj
 
 
 def check_shape(doc) -> dict:

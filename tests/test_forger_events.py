@@ -11,7 +11,8 @@ Findings fixed here: the kernel accepted prose certify never writes (a conclusio
 description naming another noise, a claim quoting another count or relation, any budget), numbers spelt otherwise
 than certify ("0.01", "2/200", "1e2", alpha "8.875"), a ledger listing one mechanism twice, a null Poisson event
 (q = 0), and an ``events/rdp-fails`` file whose statement names a smaller grid of orders than the calibration's (the
-kernel read the grid from that prose: noise of any size then "failed" at orders 2..4). ``certify verify`` accepted
+kernel read the grid from that prose: noise of any size then "failed" at orders 2..4), and a file with a key written
+twice (the kernel kept the last value, a reader sees the first). ``certify verify`` accepted
 any looser headline decimal (``bound``) than the one certify writes. ``certify account`` wrote RepeatAndSelect
 certificates that ``certify verify`` refused (inner ledger text over 4096 characters), and spent minutes (doubling
 with each level) before refusing RepeatAndSelect events nested 20 deep. Findings left: strict xfails with reasons.
@@ -268,6 +269,15 @@ def test_repeat_and_select_and_sampling_fields_respelt():
         both_refuse(forged(genuine("repeat-and-select"), inputs), kernel_may_abstain=True)
     for inputs in ({"event[0].sample_size": "1e1"}, {"event[0].noise_multiplier": "2/1"}, {"neighboring": "add-remove"}):
         both_refuse(forged(genuine("without-replacement"), inputs), kernel_may_abstain=True)
+
+
+def test_duplicate_keys_in_the_file_refused():
+    """A key written twice: json.loads keeps the last value (so the digest matches), a reader or another parser may
+    take the first (noise 50 shown, noise 5 checked). certify verify refused it (not its bytes); the kernel accepted."""
+    text = text_of(genuine("gaussian+poisson"))
+    forged_text = text.replace('"event[0].noise_multiplier": "5"', '"event[0].noise_multiplier": "50",\n    "event[0].noise_multiplier": "5"')
+    assert forged_text != text and json.loads(forged_text) == json.loads(text)
+    assert certify_says(forged_text) in (2, 4) and kernel_says(forged_text) in (2, 4)
 
 
 def test_fails_on_a_smaller_grid_refused():
