@@ -73,6 +73,9 @@ class Derivation:
     #: quantities the kernel may enclose more loosely than certify's ball: overlapping it is enough (a disjoint ball
     #: is inconsistent), since every claim is decided from the kernel's own enclosure, never from the recorded ball
     loose: set = field(default_factory=set)
+    #: the exact prose a kind re-derives ("quantity:NAME" description, "claim:NAME" / "conclusion:NAME" statement,
+    #: "budget" the whole budget object): a recorded text that differs is inconsistent (a reader sees only checked words)
+    texts: dict = field(default_factory=dict)
 
 
 def load(text: str | bytes) -> dict:
@@ -80,10 +83,18 @@ def load(text: str | bytes) -> dict:
     if len(text) > MAX_BYTES:
         raise Refused(EXIT_INPUT, f"certificate: file too large ({len(text)} bytes; at most {MAX_BYTES})")
     try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as err:  # JSONDecodeError, bad UTF-8, over-long integers, deep nesting
+        doc = json.loads(text, object_pairs_hook=_unique)
+    except (ValueError, RecursionError) as err:  # JSONDecodeError, bad UTF-8, over-long integers, deep nesting, a key twice
         raise Refused(EXIT_INPUT, f"certificate: not valid JSON ({str(err)[:100]})") from None
     return check_shape(doc)
+
+
+def _unique(pairs: list) -> dict:
+    """A JSON object whose keys are all distinct: a key written twice shows a reader one value and the parser another."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise ValueError("a key is written twice in one object")
+    return obj
 
 
 def check_shape(doc) -> dict:
@@ -155,6 +166,8 @@ def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list)
         diff = sorted(set(recorded) ^ der.names)
         problems.append(f"quantities: the recorded set differs from the kind's ({', '.join(diff)[:200]})")
         return
+    if "budget" in der.texts and doc["budget"] != der.texts["budget"]:
+        problems.append("budget: not the kind's budget (its keys and texts are re-derived)")
     quotable = quotable_numbers(doc, der)
     for name in sorted(recorded):
         try:
@@ -165,6 +178,9 @@ def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list)
         stray = stray_numbers(recorded[name].get("description", ""), quotable) if isinstance(recorded[name].get("description", ""), str) else ["?"]
         if stray:
             problems.append(f"quantity {name}: its description quotes number(s) that nothing checks: {', '.join(stray)[:100]}")
+            continue
+        if not _same_text(recorded[name].get("description"), der, f"quantity:{name}"):
+            problems.append(f"quantity {name}: its description is not the one the kernel re-derives")
             continue
         if name in der.equations and recorded[name]["equation"] != der.equations[name]:
             problems.append(f"quantity {name}: equation {str(recorded[name]['equation'])[:60]!r}, the kernel evaluates {der.equations[name]!r}")
@@ -289,6 +305,9 @@ def compare_claims(doc: dict, der: Derivation, problems: list, unsure: list) -> 
         if want is not None and (c["relation"] != want[1] or not _same(c["lhs"], want[0], der) or not _same(c["rhs"], want[2], der)):
             problems.append(f"claim {name}: states {c['lhs']} {c['relation']} {c['rhs']}, the kernel expects {' '.join(map(str, want))}")
             continue
+        if not _same_text(c["statement"], der, f"claim:{name}"):
+            problems.append(f"claim {name}: its statement is not the one the kernel re-derives")
+            continue
         try:
             holds = decide(c["lhs"], c["relation"], c["rhs"], der)
         except Undecided as err:
@@ -305,6 +324,11 @@ def compare_claims(doc: dict, der: Derivation, problems: list, unsure: list) -> 
     if missing:
         problems.append(f"claims: missing {', '.join(missing)[:200]}")
     return decided
+
+
+def _same_text(recorded, der: Derivation, key: str) -> bool:
+    """The recorded prose is the kind's re-derived text, where the kind re-derives it (else any checked prose)."""
+    return key not in der.texts or recorded == der.texts[key]
 
 
 def _same(recorded, wanted, der: Derivation) -> bool:
@@ -328,6 +352,9 @@ def compare_conclusions(doc: dict, der: Derivation, decided: dict, problems: lis
         claim, hyps, quoted = der.conclusions[c["name"]]
         if c["claim"] != claim or c["hypotheses"] != list(hyps) or not isinstance(c["statement"], str):
             problems.append(f"conclusion {c['name']}: rests on other claims than the kernel's ({claim}; {', '.join(hyps)})")
+            continue
+        if not _same_text(c["statement"], der, f"conclusion:{c['name']}"):
+            problems.append(f"conclusion {c['name']}: its statement is not the one the kernel re-derives")
             continue
         said = numbers_in(c["statement"])
         absent = [str(v) for v in quoted if v not in said] + stray_numbers(c["statement"], quotable_numbers(doc, der))

@@ -24,6 +24,9 @@ Def. 3, for the finite ones):
                        delta = extra + (1 - extra) min(1, exp((alpha-1)(rdp - eps + log((alpha-1)/alpha)) - log alpha));
   (Dwork-Roth 2014 Sec. 3.5)  pure queries (target_delta = 0): epsilon = sum_i c_i eps_i.
 
+The prose certify writes (statements, descriptions, the budget) is re-derived word for word (``_texts``), and every
+number must be spelt as certify writes it (``spelt``): the kernel accepts only a file certify could have written.
+
 Any other event class (DiscreteGaussian, DiscreteLaplace, ExponentialMechanism, PermuteAndFlip, tree aggregation):
 "cannot decide" (exit 3).
 """
@@ -36,8 +39,8 @@ from fractions import Fraction
 from mpmath import iv
 
 from . import fractional
-from .document import Derivation
-from .numbers import Malformed, Undecided, bounds, interval, log_interval, parse_exact, parse_int
+from .document import Derivation, recorded_ball
+from .numbers import Malformed, Undecided, bounds, interval, log_interval, parse_exact, parse_int, printed
 from .poisson import MAX_WORK, _integral_or_chord, log_A, rdp as chord_rdp, rdp_integral
 from .provenance import check_notes
 
@@ -71,7 +74,8 @@ def _entry(inputs: dict, i: int, failed: list) -> tuple:
         raise Undecided(f"event[{i}]: class {str(cls)[:40]!r} is not re-derived by the kernel")
     names, relations, _ = MECHANISMS[cls]
     count = parse_int(inputs.get(f"event[{i}].count"), f"inputs.event[{i}].count")
-    values = {n: parse_exact(inputs.get(f"event[{i}].{n}"), f"inputs.event[{i}].{n}") for n in names}
+    values = {n: spelt(inputs.get(f"event[{i}].{n}"), f"inputs.event[{i}].{n}") for n in names}
+    spelt(inputs.get(f"event[{i}].count"), f"inputs.event[{i}].count")
     if any(max(v.numerator.bit_length(), v.denominator.bit_length()) > MAX_BITS for v in values.values()):
         raise Malformed(f"event[{i}]: a parameter longer than {MAX_BITS} bits")
     if not 1 <= count <= MAX_COUNT:
@@ -84,12 +88,21 @@ def _entry(inputs: dict, i: int, failed: list) -> tuple:
     return cls, count, values
 
 
+def spelt(text, name: str) -> Fraction:
+    """An exact number in the one spelling certify writes ("5", "1/100": an integer or a fraction in lowest terms);
+    another spelling of the same number ("0.01", "2/200", "1e2", "0100") is not what certify writes: Malformed."""
+    v = parse_exact(text, name)
+    if text != str(v):
+        raise Malformed(f"{name}: {str(text)[:40]!r} is not certify's spelling of {str(v)[:40]}")
+    return v
+
+
 def _admissible(cls: str, name: str, v: Fraction) -> bool:
     """The parameter ranges of each theorem (noise > 0, probabilities in range, integers where counted)."""
     if name in ("noise_multiplier",):
         return 0 < v <= 10**12
     if name in ("noise_parameter", "sampling_probability"):
-        return 0 < v <= 1 if name == "noise_parameter" else 0 <= v <= 1
+        return 0 < v < 1 if name == "noise_parameter" else 0 < v <= 1  # p = 1 or q = 0 releases nothing: not recorded
     if name == "num_buckets":
         return v.denominator == 1 and 1 <= v <= 10**12
     if name == "delta":
@@ -105,6 +118,8 @@ def read_ledger(inputs: dict, failed: list) -> list:
     if not 1 <= n <= MAX_ENTRIES:
         raise Malformed(f"inputs: 1 to {MAX_ENTRIES} mechanisms")
     entries = [_entry(inputs, i, failed) for i in range(n)]
+    if len({(cls, tuple(sorted(v.items()))) for cls, _, v in entries}) != n:
+        raise Malformed("inputs: two entries record the same mechanism (a ledger lists each once, with its count)")
     for key in inputs:
         m = _KEY.fullmatch(key)
         if key in ("neighboring", "target_delta", "target_epsilon", "order") or key[:-5] in ("target_delta", "target_epsilon", "order"):
@@ -185,7 +200,7 @@ def _query(inputs: dict, failed: list) -> tuple[str, Fraction]:
     given = [q for q in ("target_delta", "target_epsilon", "order") if q in inputs]
     if len(given) != 1:
         raise Malformed("inputs: exactly one of target_delta, target_epsilon, order")
-    query, target = given[0], parse_exact(inputs[given[0]], f"inputs.{given[0]}")
+    query, target = given[0], spelt(inputs[given[0]], f"inputs.{given[0]}")
     ok = {"target_delta": 0 <= target < 1, "target_epsilon": 0 <= target <= 10**6}.get(query, 1 < target <= 4096 and target.denominator < 10**12)
     if not ok:
         failed.append(f"inputs.{query}: {target} is outside its range")
@@ -219,6 +234,61 @@ def _plan(doc: dict, der: Derivation, entries: list, query: str, alpha: Fraction
     }
     if head != "rdp":
         der.equations[head] = EQ["convert"]
+
+
+#: the descriptions certify writes for the quantities whose names are fixed
+DESCRIPTIONS = {
+    "alpha": "Rényi order (chosen by float estimates; any alpha > 1 is valid)",
+    "rdp": "sum_i count_i rdp[i] (Rényi composition); upper endpoint bounds the release's RDP at alpha",
+    "extra_delta": "1 - prod_i (1 - delta_i)^count_i of the (epsilon, delta) events",
+    "epsilon": "max(0, rdp + log((alpha-1)/alpha) - (log delta' + log alpha)/(alpha-1)), delta' the delta left to the Rényi curve; "
+    "upper endpoint is the certified epsilon",
+    "delta": "min(1, exp((alpha-1)(rdp - epsilon + log((alpha-1)/alpha)) - log alpha)) (+ extra_delta); upper endpoint is the certified delta",
+}
+PURE_EPSILON = "sum_i count_i epsilon[i]: the composition is (epsilon, 0)-DP; upper endpoint is the certified epsilon"
+HYPOTHESES = {
+    "hyp:delta>0": "delta = {t} > 0",
+    "hyp:delta<1": "delta = {t} < 1",
+    "hyp:epsilon>=0": "epsilon = {t} >= 0",
+    "hyp:alpha>1": "Rényi order alpha = {a} > 1",
+    "hyp:alpha<=4096": "Rényi order alpha = {a} <= 4096",
+    "hyp:delta>extra_delta": "delta = {t} > extra_delta (the (epsilon, delta) events' own delta)",
+}
+
+
+def _texts(doc: dict, der: Derivation, entries: list, query: str, pure: bool) -> None:
+    """The prose certify writes, re-derived (document.Derivation.texts): every statement, description and the budget.
+    The headline bound is the head quantity's recorded upper decimal, or (epsilon at delta) a claimed exact bound."""
+    inputs, w, rel = doc["inputs"], doc["witnesses"], doc["inputs"]["neighboring"]
+    t, bound, n = inputs[query], w["bound"], len(entries)
+    a = w.get("alpha", t)
+    what = f"the composition of {sum(c for _, c, _ in entries)} event(s) ({n} distinct mechanism(s); {rel})"
+    kinds = [f"{cls}(" + ", ".join(f"{k}={inputs[f'event[{i}].{k}']}" for k in MECHANISMS[cls][0]) + ")" for i, (cls, _, _) in enumerate(entries)]
+    head = "epsilon" if pure else {"target_delta": "epsilon", "target_epsilon": "delta", "order": "rdp"}[query]
+    if pure:
+        der.texts.update({f"quantity:epsilon[{i}]": f"pure epsilon of one {k}" for i, k in enumerate(kinds)})
+        der.texts.update({"quantity:epsilon": PURE_EPSILON, "claim:bound": f"{what} is ({bound}, 0)-DP (pure; basic composition)"})
+        der.texts["conclusion:dp"] = f"the release is ({bound}, 0)-DP under {rel}"
+    else:
+        der.texts.update({f"quantity:{q}": DESCRIPTIONS[q] for q in der.names if q in DESCRIPTIONS})
+        der.texts.update({f"quantity:rdp[{i}]": f"Rényi divergence bound of one {k} at alpha" for i, k in enumerate(kinds)})
+        der.texts.update({f"claim:{h}": HYPOTHESES[h].format(t=t, a=a) for h in der.claims if h in HYPOTHESES})
+        at = f"(Rényi bound at alpha = {a})"
+        said = {
+            "order": f"satisfies (alpha, rdp)-RDP with alpha = {a}, rdp = {bound}",
+            "target_delta": f"is (epsilon, delta)-DP with epsilon = {bound}, delta = {t} {at}",
+            "target_epsilon": f"is (epsilon, delta)-DP with epsilon = {t}, delta = {bound} {at}",
+        }
+        der.texts["claim:bound"] = f"{what} {said[query]}"
+        pair = {"order": f"({a}, {bound})-RDP", "target_delta": f"({bound}, {t})-DP", "target_epsilon": f"({t}, {bound})-DP"}[query]
+        der.texts["conclusion:dp"] = f"the release is {pair} under {rel}"
+    recorded = doc["quantities"].get(head)
+    claimed = query == "target_delta" and not pure and bound == str(parse_exact(bound, "witnesses.bound"))
+    if not isinstance(recorded, dict) or (bound != recorded.get("upper") and not claimed):
+        raise Malformed(f"witnesses.bound: neither the recorded upper decimal of {head} nor a claimed exact bound")
+    lo, hi = recorded_ball(head, recorded)
+    width = {f"{head} width (upper - lower)": printed(hi - lo, up=True, digits=3)}
+    der.texts["budget"] = width if pure else {"alpha": "recorded order (any alpha > 1 is valid; the checker never searches)"} | width
 
 
 def _chooser(doc: dict, i: int):
@@ -268,7 +338,7 @@ def derive(doc: dict) -> Derivation:
     if not isinstance(w, dict) or set(w) != need or not all(isinstance(x, str) for x in w.values()):
         raise Malformed(f"witnesses: must be exactly {sorted(need)} (text)")
     parse_exact(w["bound"], "witnesses.bound")
-    alpha = target if query == "order" else (None if pure else parse_exact(w["alpha"], "witnesses.alpha"))
+    alpha = target if query == "order" else (None if pure else spelt(w["alpha"], "witnesses.alpha"))
     if alpha is not None and not 1 < alpha <= 4096:
         der.failed.append(f"alpha: {alpha} must be in (1, 4096]")
     if der.failed:
@@ -278,6 +348,7 @@ def derive(doc: dict) -> Derivation:
         raise Malformed(f"conclusions: the statement must name the recorded relation ('under {relation}')")
     extra = _extra_delta(entries)
     _plan(doc, der, entries, query, alpha, extra is not None)
+    _texts(doc, der, entries, query, pure)
     if pure:
         _pure(der, entries, inputs["neighboring"])
         return der

@@ -18,12 +18,14 @@ from mpmath import iv
 
 from . import events
 from .document import Derivation
-from .numbers import Malformed, Undecided, bounds, log_interval, parse_exact, working_precision
+from .numbers import Malformed, Undecided, bounds, log_interval, working_precision
 from .poisson import MAX_WORK
 from .poisson_fails import grid
 
 KIND = "events/rdp-fails"
 BITS = 0  # 0: the working precision (twice the recorded one plus 64 bits), so enclosures sit inside certify's balls
+#: the calibration accountant's grid (docs/events.md): a certificate over another grid is not the failing side of it
+GRID = "integers 2..256 and 288, 320, 384, 448, 512, 640, 768, 896, 1024, 1280, 1536, 2048, 2560, 3072, 4096"
 
 
 def _grid(doc: dict) -> list[int]:
@@ -33,7 +35,9 @@ def _grid(doc: dict) -> list[int]:
     start, end = text.find("min over "), text.find(" of the Rényi bound")
     if start < 0 or end < start:
         raise Malformed("conclusions: the statement must name the grid of orders ('min over integers A..B and ...')")
-    return grid(text[start + len("min over ") : end])
+    if text[start + len("min over ") : end] != GRID:
+        raise Malformed("conclusions: the grid of orders is not the calibration accountant's")
+    return grid(GRID)
 
 
 def _epsilon(entries: list, a: int, relation: str, delta: Fraction):
@@ -51,6 +55,15 @@ def _plan(der: Derivation, orders: list, d: str, t: str, target: Fraction, delta
     der.claims.update({f"fails[{a}]": (f"epsilon[{a}]", ">", t) for a in orders})
     names = list(der.claims)
     der.conclusions["fails"] = (names[-1], tuple(names[:-1]), (target, delta))
+    # the prose certify writes, re-derived (document.Derivation.texts)
+    der.texts = {
+        "claim:hyp:delta>0": f"delta = {d} > 0",
+        "claim:hyp:delta<1": f"delta = {d} < 1",
+        "budget": {"orders": f"all {len(orders)} orders of the grid re-evaluated (no search)"},
+    }
+    der.texts.update({f"claim:fails[{a}]": f"at alpha = {a} the Rényi bound exceeds epsilon = {t}" for a in orders})
+    der.texts.update({f"quantity:epsilon[{a}]": f"the Rényi bound at alpha = {a} (Mironov17 Prop. 1)" for a in orders})
+    der.texts["conclusion:fails"] = f"the calibration accountant (min over {GRID} of the Rényi bound) does not certify ({t}, {d})-DP for this ledger"
 
 
 def derive(doc: dict) -> Derivation:
@@ -59,7 +72,7 @@ def derive(doc: dict) -> Derivation:
     if doc["witnesses"] != {} or "order" in inputs or "target_delta" not in inputs or "target_epsilon" not in inputs:
         raise Malformed("an events/rdp-fails certificate records target_delta and target_epsilon, and no witness")
     entries = events.read_ledger(inputs, der.failed)
-    delta, target = parse_exact(inputs["target_delta"], "target_delta"), parse_exact(inputs["target_epsilon"], "target_epsilon")
+    delta, target = events.spelt(inputs["target_delta"], "target_delta"), events.spelt(inputs["target_epsilon"], "target_epsilon")
     if not 0 < delta < 1 or not 0 <= target <= 10**6:
         der.failed.append("target_delta must be in (0, 1) and target_epsilon in [0, 1e6]")
     if any(cls == "EpsilonDeltaDpEvent" and v["delta"] != 0 for cls, _, v in entries):

@@ -13,9 +13,9 @@ import math
 from functools import lru_cache
 
 from ..balls import InputError, ball_endpoints, escalate, exact_str, float_of, fmpq, log_float
-from ..certificate import Certificate
+from ..certificate import MAX_TEXT, Certificate
 from ..poisson.rdp import COARSE
-from .certificates import FLAGS, KIND, PARSERS, evaluate, parse_order
+from .certificates import FLAGS, KIND, PARSERS, check_nesting, evaluate, parse_order
 from .ledger import Ledger, ledger_inputs
 from .mechanisms.base import Mechanism
 
@@ -183,6 +183,10 @@ def certify_events(
         raise InputError("--delta", "give exactly one of --delta, --epsilon, --order")
     query, raw = given[0]
     target = PARSERS[query](raw, FLAGS[query])
+    check_nesting(ledger)  # before the order's float choice, whose work doubles with each level
+    for name, text in ledger_inputs(ledger).items():  # certify verify reads texts of at most MAX_TEXT characters
+        if len(text) > MAX_TEXT:
+            raise InputError("event", f"{name} would record {len(text)} characters (a certificate records at most {MAX_TEXT}): record less")
     pure = query == "target_delta" and target == 0
     if pure:
         for i, (m, _) in enumerate(ledger.entries):

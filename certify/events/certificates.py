@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from ..balls import InputError, arb, ball, ball_endpoints, ctx, exact, exact_str, fmpq, require_in, upper_decimal
-from ..certificate import Budget, Evaluation, exact_operand
+from ..certificate import Budget, Evaluation, exact_operand, reported_bound
 from ..provenance import check_notes
 from ..renyi import EQ_CONVERT, delta_of_rdp, epsilon_of_rdp
 from ..limits import BUDGET_SECONDS
@@ -72,6 +72,23 @@ def check_work(ledger: Ledger, alpha: fmpq, prec: int) -> None:
         )
 
 
+#: RepeatAndSelectDpEvents nested deeper than this are refused: PS22's bound evaluates the inner curve at two orders,
+#: so each level doubles the work (and the work model itself, and the float choice of the order): decided first
+MAX_NESTING = 8
+
+
+def nesting(ledger: Ledger) -> int:
+    """How deep RepeatAndSelectDpEvents nest in ``ledger`` (0: none); linear in the ledger's size."""
+    inner = [m["inner"] for m, _ in ledger.entries if m.CLASS == "RepeatAndSelectDpEvent"]
+    return max((1 + nesting(x) for x in inner), default=0)
+
+
+def check_nesting(ledger: Ledger) -> None:
+    """InputError (naming ``event``) when RepeatAndSelectDpEvents nest deeper than MAX_NESTING."""
+    if nesting(ledger) > MAX_NESTING:
+        raise InputError("event", f"RepeatAndSelectDpEvents nest more than {MAX_NESTING} deep (each level doubles the work)")
+
+
 def _hyp(ev: Evaluation, name: str, statement: str, lhs: str, rel: str, rhs: str, values=None) -> None:
     if not ev.claim(name, statement, lhs, rel, rhs, "hypothesis", values=values):
         raise InputError(name[4:], f"hypothesis fails: {statement}")
@@ -98,7 +115,7 @@ def evaluate(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None, bound
                 raise InputError("target_delta", f"0 asks for pure DP, but event[{i}] {m.CLASS} is not a pure mechanism: give a delta > 0")
             eps = eps + c * ev.add(f"epsilon[{i}]", e, m.EQUATION, f"pure epsilon of one {m.describe()}")
         eps = ev.add("epsilon", eps, EQ_PURE, "sum_i count_i epsilon[i]: the composition is (epsilon, 0)-DP; upper endpoint is the certified epsilon")
-        bound = upper_decimal(eps, 10) if bound is None else bound
+        bound = upper_decimal(eps, 10) if bound is None else reported_bound(bound, eps, 10, "bound")
         ev.claim("bound", f"{what} is ({bound}, 0)-DP (pure; basic composition){caveat}", "epsilon", "<=", bound, EQ_PURE)
         ev.conclude("dp", f"the release is ({bound}, 0)-DP under {rel}", "bound", [])
         ev.budget = Budget.of({"epsilon width (upper - lower)": _width(eps)})
@@ -156,7 +173,8 @@ def evaluate(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None, bound
             "min(1, exp((alpha-1)(rdp - epsilon + log((alpha-1)/alpha)) - log alpha)) (+ extra_delta); upper endpoint is the certified delta",
         )
         head = "delta"
-    bound = upper_decimal(value, 10) if bound is None else bound
+    # the headline is the one certify writes: the ball's upper decimal, or a calibration's claimed exact epsilon
+    bound = upper_decimal(value, 10) if bound is None else reported_bound(bound, value, 10, "bound", claimed=query == "target_delta")
     if query == "order":
         statement = f"{what} satisfies (alpha, rdp)-RDP with alpha = {a}, rdp = {bound}{caveat}"
         concl = f"the release is ({a}, {bound})-RDP under {rel}"
@@ -199,7 +217,9 @@ def parse_inputs(inputs: dict) -> tuple[Ledger, str, fmpq]:
     query = given[0]
     target = PARSERS[query](inputs[query], query)
     check_notes({k: v for k, v in inputs.items() if _OTHER.fullmatch(k)}, {query})
-    return ledger_from_inputs(inputs), query, target
+    ledger = ledger_from_inputs(inputs)
+    check_nesting(ledger)
+    return ledger, query, target
 
 
 def evaluate_events_rdp(inputs: dict, witnesses: dict) -> Evaluation:
@@ -224,6 +244,7 @@ def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
     """Work model of ``events/rdp``: each distinct mechanism's own estimate at the recorded order (its
     ``work_seconds``: a closed form, or the Poisson binomial sum / quadrature) at ``prec`` bits."""
     ledger = ledger_from_inputs(inputs)
+    check_nesting(ledger)
     alpha = parse_order(witnesses["alpha"], "witnesses.alpha") if "alpha" in witnesses else fmpq(2)
     return sum(m.work_seconds(alpha, prec) for m, _ in ledger.entries), "inputs.event"
 
