@@ -223,6 +223,31 @@ def _plan(doc: dict, der: Derivation, phases: list, delta: Fraction, bound: str)
     der.claims["dp"] = ("epsilon", "<=", bound)
     der.quotable = {Fraction(len(phases)), Fraction(sum(t for _, _, t in phases))}  # "(3 phase(s), 500 steps; ..."
     der.conclusions["dp"] = ("dp", tuple(hyps), (parse_exact(bound, "epsilon_bound"), delta))
+    _texts(doc, der, len(phases), sum(t for _, _, t in phases), bound)
+
+
+HYP_TEXTS = {"sampling_rate": "sampling rate q", "noise_multiplier": "noise multiplier sigma", "steps": "steps T"}
+
+
+def _texts(doc: dict, der: Derivation, n: int, steps: int, bound: str) -> None:
+    """The statements certify writes (document.Derivation.texts), re-derived: a reader sees no prose the kernel
+    did not rebuild from the inputs and witnesses (the hypotheses, the headline claim and the conclusion)."""
+    d, a = (str(parse_exact(x, "number")) for x in (doc["inputs"]["delta"], doc["witnesses"]["alpha"]))  # numbers, not spellings
+    for name, (lhs, rel, rhs) in der.claims.items():
+        if name.startswith("hyp:phase["):
+            i, key = name[len("hyp:phase[") :].split("].", 1)
+            field = key.rstrip("<=>01")
+            der.texts[f"claim:{name}"] = f"phase {i}: {HYP_TEXTS[field]} = {parse_exact(lhs, name)} {rel} {rhs}"
+    der.texts["claim:hyp:delta>0"] = f"delta = {d} > 0"
+    der.texts["claim:hyp:delta<1"] = f"delta = {d} < 1"
+    der.texts["claim:hyp:alpha>1"] = f"Rényi order alpha = {a} > 1 (the conversion needs alpha > 1)"
+    der.texts["claim:hyp:alpha<=4096"] = f"Rényi order alpha = {a} <= 4096"
+    der.texts["claim:dp"] = (
+        f"the DP-SGD run ({n} phase(s), {steps} steps; poisson sampling, add-remove adjacency, sensitivity C, noise sigma*C, "
+        f"privacy unit one example) is (epsilon, delta)-DP with epsilon = {bound}, delta = {d} (Rényi bound of MTZ19 at "
+        f"alpha = {a}; the add direction is dominated by the remove direction, MTZ19 Sec. 3)"
+    )
+    der.texts["conclusion:dp"] = f"the run is ({bound}, {d})-DP (poisson sampling, add-remove adjacency)"
 
 
 def _equations(n: int, alpha: Fraction, mode: str, der: Derivation) -> None:

@@ -201,9 +201,6 @@ def test_prose_forgeries_refused(case):
     both_refuse(canonical_text(reseal(doc)))
 
 
-@pytest.mark.xfail(
-    strict=True, reason="kernel (poisson.py) does not re-derive the statement of dpsgd/renyi-poisson: a negated conclusion is accepted"
-)
 def test_renyi_poisson_negated_conclusion():
     doc = json.loads(spec_for("dpsgd/renyi-poisson").example().dumps())
     c = doc["conclusions"][0]
