@@ -218,11 +218,6 @@ KNOWN = {
         "calibrate --L1 99...9 (10,000 digits) is refused as 'inputs: E_opt (12) would be about 2^-1195791 ...; admissible: "
         "less extreme inputs', naming no flag (certify/objpert/calibrate.py passes no hint to cli.check_range)",
     ),
-    ("tables", "--scheduler"): (
-        set(WORDS) - {""},
-        "tables writes its 'bok: Tables 1-6 ...' header line on stderr before --scheduler is found unreachable: two lines "
-        "(certify/tables_command.py / certify/dpsgd/tables.py check the address only when the first cell is sent)",
-    ),
 }
 
 
@@ -405,8 +400,6 @@ DIR_ARGS = [(c, f) for c, flags in FLAGS.items() for f, kind in flags.items() if
 
 
 KNOWN_DIRS = {
-    ("tables", "--tables-dir"): "tables --check writes its 'bok: Tables 1-6 ...' header line on stderr before --tables-dir is read: "
-    "two lines (certify/tables_command.py checks --tables-dir before the work only without --check)",
     ("plot", "--tables-dir"): "plot --tables-dir is handed to certify/dpsgd/plots.py and read by nothing: a file, a FIFO or a device "
     "is accepted silently (the option does nothing; remove it or check it in cli.check_paths)",
 }
