@@ -45,24 +45,29 @@ def register(sub) -> None:
 MAX_JOBS = cap("jobs")
 
 
-def check_flags(args) -> None:
-    """Decide every flag before anything is printed (a refusal is the only line on stderr): ``--tables-dir`` a
-    readable folder whose ``published/*.csv`` are regular files (with ``--check`` too: writability is checked by
-    :func:`certify.cli.check_paths` only when the files are rewritten), ``--scheduler`` a Dask scheduler that
-    answers (connected once and closed; the paper hooks connect again)."""
-    require_in("--jobs", args.jobs, 1, MAX_JOBS, "[]", integer=True)
-    d = args.tables_dir
+def check_tables_dir(d: str, flag: str = "--tables-dir") -> None:
+    """InputError naming ``flag`` unless ``d`` is a readable folder whose ``published/*.csv`` are regular files
+    (a FIFO or a device there would block the reader or never end). Nothing is read here but the listing."""
     if not os.path.isdir(d):
-        raise InputError("--tables-dir", f"{d} is not a directory (a folder holding published/; run from the repository root)")
+        raise InputError(flag, f"{d} is not a directory (a folder holding published/; run from the repository root)")
     published = os.path.join(d, "published")
     try:
         names = sorted(os.listdir(published))
     except OSError as err:
-        raise InputError("--tables-dir", f"cannot read {published}: {err.strerror or err} (run from the repository root)") from None
+        raise InputError(flag, f"cannot read {published}: {err.strerror or err} (run from the repository root)") from None
     for name in names:
         path = os.path.join(published, name)
-        if name.endswith(".csv") and not os.path.isfile(path):  # a FIFO or a device would block or never end
-            raise InputError("--tables-dir", f"{path} is not a regular file")
+        if name.endswith(".csv") and not os.path.isfile(path):
+            raise InputError(flag, f"{path} is not a regular file")
+
+
+def check_flags(args) -> None:
+    """Decide every flag before anything is printed (a refusal is the only line on stderr): ``--tables-dir`` by
+    :func:`check_tables_dir` (with ``--check`` too: writability is checked by :func:`certify.cli.check_paths`
+    only when the files are rewritten), ``--scheduler`` a Dask scheduler that
+    answers (connected once and closed; the paper hooks connect again)."""
+    require_in("--jobs", args.jobs, 1, MAX_JOBS, "[]", integer=True)
+    check_tables_dir(args.tables_dir)
     if args.scheduler is not None:
         from .sweep.executor import make_executor
 
