@@ -212,13 +212,7 @@ ALIASES = {("objpert", "--target-delta"): ("--delta",)}
 
 #: what the corpus found and this helper may not fix (another helper's file): (command, flag) -> (values, reason);
 #: each is a strict xfail, so that the fix turns it into a failure to remove here
-KNOWN = {
-    ("calibrate", "--L1"): (
-        {"9" * 10_000},
-        "calibrate --L1 99...9 (10,000 digits) is refused as 'inputs: E_opt (12) would be about 2^-1195791 ...; admissible: "
-        "less extreme inputs', naming no flag (certify/objpert/calibrate.py passes no hint to cli.check_range)",
-    ),
-}
+KNOWN: dict[tuple[str, str], tuple[set[str], str]] = {}
 
 
 def known(cases):
