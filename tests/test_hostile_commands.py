@@ -778,12 +778,6 @@ if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "worker":
     _worker(sys.argv[2], sys.argv[3])
 
 
-@pytest.mark.slow  # about 10 CPU s: the refusal comes after the work it refuses
-@pytest.mark.xfail(
-    strict=True,
-    reason="calibrate-event decides its work budget per bracket step, after work began: 200 distinct mechanisms are refused "
-    "('would take about 34.5 s (limit 30 s)') after 10-16 s of computing (certify/events/calibrate.py)",
-)
 def test_calibrate_event_refuses_an_over_budget_family_before_any_work(tmp_path):
     family = {
         "class_name": "ComposedDpEvent",
