@@ -130,3 +130,18 @@ def test_over_budget_family_is_refused_before_any_evaluation(monkeypatch):
         calibrate_noise(_poisson_family(170), "1", "1e-5")
     assert err.value.parameter == "event"
     C.check_calibration_work(_poisson_family(100), "add-remove", 128)
+
+
+@pytest.mark.slow  # about 4 CPU s: a sampling-without-replacement family
+def test_search_ends_outside_a_mechanism_noise_range_do_not_stop_it():
+    """Sampling without replacement takes noise in [1/100, 10^4] only: the search's ends 2^40 and 2^-40 lie outside,
+    counted as passing and failing, and the bracket is found inside (the same as by doubling from 1: s_pass = 1.0278...)."""
+    fam = {
+        "class_name": "SampledWithoutReplacementDpEvent",
+        "source_dataset_size": 1000,
+        "sample_size": 13,
+        "event": {"class_name": "GaussianDpEvent", "noise_multiplier": "$noise"},
+    }
+    cal = calibrate_noise(fam, "1", "1e-5", "replace-one")
+    assert fmpq(1, 100) < cal.s_fail < cal.s_pass < 10**4 and cal.relative_width <= fmpq(1, 10**4)
+    assert cal.s_fail <= fmpq(1027832, 10**6) <= cal.s_pass
