@@ -25,7 +25,11 @@ def register(sub) -> None:
     p.add_argument("--run", metavar="CERT", help="a DP-SGD certificate (Rényi): plot this run (re-checked first)")
     p.add_argument("--out", metavar="FILE", help="--run: the PNG to write (default: CERT with .png)")
     p.add_argument("--out-dir", default="tables/figures", metavar="DIR", help="output folder (default tables/figures)")
-    p.add_argument("--tables-dir", default="tables", metavar="DIR", help="folder holding published/ (default tables)")
+    p.add_argument(
+        "--tables-dir",
+        metavar="DIR",
+        help="folder holding published/: Figures 2-3 draw the paper's printed values from it (default tables; checked when given)",
+    )
     p.add_argument("--cache-dir", default=".certify-cache", metavar="DIR", help="on-disk cache ('' to disable)")
     p.set_defaults(func=run)
 
@@ -37,6 +41,11 @@ def run(args) -> int:
 
     if (args.figure is None) == (args.run is None):
         raise InputError("--figure", "give either --figure N (Bok's figures) or --run CERT (your run)")
+    tables_dir = "tables" if args.tables_dir is None else args.tables_dir
+    if args.tables_dir is not None or args.figure in (2, 3):  # read by Figures 2-3; a folder given is checked anyway
+        from .tables_command import check_tables_dir
+
+        check_tables_dir(tables_dir)
     if args.run is not None:
         from .run_plot import run as run_plot
 
@@ -50,6 +59,6 @@ def run(args) -> int:
     from .dpsgd.plots import plot
 
     os.makedirs(args.out_dir, exist_ok=True)  # checked (or creatable) before: cli.check_paths
-    path = plot(args.figure, args.out_dir, args.tables_dir, args.cache_dir or None)
+    path = plot(args.figure, args.out_dir, tables_dir, args.cache_dir or None)
     print(f"wrote {path}")
     return 0

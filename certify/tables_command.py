@@ -7,7 +7,7 @@ import os
 import time
 
 from . import registry
-from .balls import int_flag, require_in
+from .balls import InputError, int_flag, require_in
 from .cli import write_atomically
 from .records import TableVerdict
 from .limits import cap
@@ -45,8 +45,38 @@ def register(sub) -> None:
 MAX_JOBS = cap("jobs")
 
 
-def run(args) -> int:
+def check_tables_dir(d: str, flag: str = "--tables-dir") -> None:
+    """InputError naming ``flag`` unless ``d`` is a readable folder whose ``published/*.csv`` are regular files
+    (a FIFO or a device there would block the reader or never end). Nothing is read here but the listing."""
+    if not os.path.isdir(d):
+        raise InputError(flag, f"{d} is not a directory (a folder holding published/; run from the repository root)")
+    published = os.path.join(d, "published")
+    try:
+        names = sorted(os.listdir(published))
+    except OSError as err:
+        raise InputError(flag, f"cannot read {published}: {err.strerror or err} (run from the repository root)") from None
+    for name in names:
+        path = os.path.join(published, name)
+        if name.endswith(".csv") and not os.path.isfile(path):
+            raise InputError(flag, f"{path} is not a regular file")
+
+
+def check_flags(args) -> None:
+    """Decide every flag before anything is printed (a refusal is the only line on stderr): ``--tables-dir`` by
+    :func:`check_tables_dir` (with ``--check`` too: writability is checked by :func:`certify.cli.check_paths`
+    only when the files are rewritten), ``--scheduler`` a Dask scheduler that
+    answers (connected once and closed; the paper hooks connect again)."""
     require_in("--jobs", args.jobs, 1, MAX_JOBS, "[]", integer=True)
+    check_tables_dir(args.tables_dir)
+    if args.scheduler is not None:
+        from .sweep.executor import make_executor
+
+        with make_executor(None, None, args.scheduler):  # InputError naming --scheduler if nothing usable answers
+            pass
+
+
+def run(args) -> int:
+    check_flags(args)
     papers = args.paper or list(registry.table_papers())
     mismatches = 0
     hooks = registry.table_papers()

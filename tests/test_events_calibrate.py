@@ -83,3 +83,65 @@ def test_family_refusals(tmp_path, capsys):
     assert cli.main(["verify", str(fail)]) == 0
     assert cli.main(["calibrate-event", str(path), "--epsilon", "0", "--delta", "1e-5"]) == 2
     assert "--epsilon" in capsys.readouterr().err
+
+
+def _poisson_family(k: int) -> dict:
+    """k distinct Poisson-subsampled Gaussians (q = j/1000), each composed 100 times, sharing the noise."""
+    return {
+        "class_name": "ComposedDpEvent",
+        "events": [
+            {
+                "class_name": "SelfComposedDpEvent",
+                "count": 100,
+                "event": {"class_name": "PoissonSampledDpEvent", "sampling_probability": f"{j}/1000", "event": dict(GAUSS["event"])},
+            }
+            for j in range(1, k + 1)
+        ],
+    }
+
+
+@pytest.mark.parametrize("epsilon", ["1e-3", "1", "1000"])
+def test_float_search_takes_at_most_its_fixed_number_of_steps(epsilon, monkeypatch):
+    """The bracket search's float evaluations are bounded by search_steps() (2 ends + ceil(log2 80) + the value
+    bisection to 1e-4/2 + the order choice = 2 + 7 + 15 + 1), whatever the answer (s about 6644, 12.8 or 0.1 here)."""
+    from certify.events import calibrate as C
+
+    assert C.search_steps() == 25
+    calls = []
+    real = C._float_eps
+    monkeypatch.setattr(C, "_float_eps", lambda *a: calls.append(a[2]) or real(*a))
+    cal = calibrate_noise(GAUSS, epsilon, "1e-5")
+    assert cal.relative_width <= fmpq(1, 10**4)
+    assert len(calls) <= C.search_steps() - 1  # the order choice of the passing side is not a bracket step
+
+
+@pytest.mark.slow  # about 1.8 CPU s: three ledgers of 470 mechanisms
+def test_over_budget_family_is_refused_before_any_evaluation(monkeypatch):
+    """Above the checker's budget for the failing certificate (200 mechanisms: 34.5 s > 30 s), or above the budget of
+    the whole calibration (170: 29.4 s to check the failing side, about 62 s in all > 60 s): refused naming ``event``
+    before any float or ball evaluation; 100 mechanisms (about 38 s in all) are accepted."""
+    from certify.events import calibrate as C
+
+    monkeypatch.setattr(C, "_float_eps", lambda *a: pytest.fail("a float estimate was computed"))
+    with pytest.raises(InputError, match=r"limit 30 s") as err:
+        calibrate_noise(_poisson_family(200), "1", "1e-5")
+    assert err.value.parameter == "event"
+    with pytest.raises(InputError, match=r"limit 60 s") as err:
+        calibrate_noise(_poisson_family(170), "1", "1e-5")
+    assert err.value.parameter == "event"
+    C.check_calibration_work(_poisson_family(100), "add-remove", 128)
+
+
+@pytest.mark.slow  # about 4 CPU s: a sampling-without-replacement family
+def test_search_ends_outside_a_mechanism_noise_range_do_not_stop_it():
+    """Sampling without replacement takes noise in [1/100, 10^4] only: the search's ends 2^40 and 2^-40 lie outside,
+    counted as passing and failing, and the bracket is found inside (the same as by doubling from 1: s_pass = 1.0278...)."""
+    fam = {
+        "class_name": "SampledWithoutReplacementDpEvent",
+        "source_dataset_size": 1000,
+        "sample_size": 13,
+        "event": {"class_name": "GaussianDpEvent", "noise_multiplier": "$noise"},
+    }
+    cal = calibrate_noise(fam, "1", "1e-5", "replace-one")
+    assert fmpq(1, 100) < cal.s_fail < cal.s_pass < 10**4 and cal.relative_width <= fmpq(1, 10**4)
+    assert cal.s_fail <= fmpq(1027832, 10**6) <= cal.s_pass

@@ -2,6 +2,7 @@
 
 * Figure 2: eps vs T at p = 0.01, delta = 1e-6, sigma in {2, 6} (Table 2's rows);
 * Figure 3: eps vs T at sigma = 4, delta = 1e-6, p in {0.0025, 0.04} (Tables 1 and 3);
+  in both, the paper's printed "ours" values (``<tables_dir>/published``) as hollow markers over our curve;
 * Figure 4: delta vs T with T p^2 = nu = 1/2, sigma = 2, eps in {2, 3, 4}: our certified delta at finite T
   (Corollary 1 read as delta at one alpha, (7)), the lossless estimate, and both limits (Lemma 3,
   Proposition 4) in balls;
@@ -19,8 +20,8 @@ import os
 from ..balls import InputError, arb, ball, ctx, exact, fmpq, workprec
 
 CAPTIONS = {
-    2: "Certified: ours, Birrell, Wang (upper endpoints of enclosures). Estimate: lossless (float PLD).",
-    3: "Certified: ours, Birrell, Wang (upper endpoints of enclosures). Estimate: lossless (float PLD).",
+    2: "Certified: ours, Birrell, Wang (upper endpoints of enclosures). Estimate: lossless (float PLD). Hollow: the paper's printed values.",
+    3: "Certified: ours, Birrell, Wang (upper endpoints of enclosures). Estimate: lossless (float PLD). Hollow: the paper's printed values.",
     4: "Certified: ours at finite T (upper bound on delta) and both limits (balls). Estimate: lossless.",
     5: "Certified: ours and Birrell m=4 (upper endpoints). Expansions: Proposition 5 truncated at p^3.",
 }
@@ -67,6 +68,19 @@ def _eps_rows(p: str, sigma: str, delta: str, tables_dir: str, cache_dir: str | 
     return list(T_GRID), cols
 
 
+def _printed(p: str, sigma: str, delta: str, tables_dir: str) -> tuple[list[int], list[float]]:
+    """(T, the paper's printed "ours") of the published rows at (p, sigma, delta) whose T and value are numbers
+    (a ">= x" cell is left out): drawn, not certified, so the printed decimal is read as a float."""
+    from .tables import read_published
+
+    Ts, ys = [], []
+    for r in read_published(tables_dir):
+        if (r["p"], r["sigma"], r["delta"]) == (p, sigma, delta) and r["T"].isdigit() and not r["ours"].startswith(">="):
+            Ts.append(int(r["T"]))
+            ys.append(float(r["ours"]))
+    return Ts, ys
+
+
 def _eps_panels(panels, title, path, tables_dir, cache_dir, fig_no):
     plt = _plt()
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.2))
@@ -80,6 +94,8 @@ def _eps_panels(panels, title, path, tables_dir, cache_dir, fig_no):
         ):
             ys = [min(y, 60) for y in cols[k]]
             ax.plot(Ts, ys, style, label=label)
+        printed_T, printed = _printed(p, sigma, delta, tables_dir)
+        ax.plot(printed_T, [min(y, 60) for y in printed], "o", mfc="none", ms=10, color="black", label="Bok (2026), printed")
         ax.set_xscale("log", base=2)
         ax.set_xticks(Ts)
         ax.set_xticklabels([str(t) for t in Ts], rotation=45)
@@ -185,6 +201,7 @@ def figure5(path, cache_dir):
 
 
 def plot(figure: int, out_dir: str, tables_dir: str, cache_dir: str | None) -> str:
+    """Figure ``figure`` as ``<out_dir>/bok_2026_figure<N>.png`` (Figures 2-3 read the printed values in ``tables_dir``)."""
     if figure not in (2, 3, 4, 5):
         raise InputError("--figure", f"must be one of 2, 3, 4, 5, got {figure}")
     if not os.path.isdir(out_dir):

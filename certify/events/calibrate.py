@@ -16,12 +16,17 @@ The answer is a bracket of exact dyadics s_fail < s_pass with relative width <= 
   checker re-evaluates all of them), so eps_G(s_fail) > target,
 
 hence every s <= s_fail fails too: s_pass is the smallest passing noise of this accountant up to the bracket. The
-bracket is found by bisection on float estimates (a choice), then certified.
+bracket is found by bisection on float estimates (a choice), then certified. The search takes a number of float
+evaluations fixed by :data:`S_MIN`, :data:`S_MAX` and :data:`REL_WIDTH` (:func:`search_steps`): the two ends, a
+bisection of the exponent, then of the value; so the work of the whole calibration is decided from the family's
+ledger before any evaluation (:func:`check_calibration_work`).
 """
 
 from __future__ import annotations
 
 import copy
+
+import math
 
 from ..balls import InputError, arb, ball, escalate, exact, exact_str, fmpq, require_in, upper_decimal
 from ..certificate import Budget, Certificate, Evaluation
@@ -43,7 +48,14 @@ NOISE_FIELDS = {
     "DiscreteGaussianDpEvent": "sigma",
 }
 REL_WIDTH = fmpq(1, 10**4)
-S_MIN, S_MAX = fmpq(1, 2**40), fmpq(2**40)
+S_MIN_EXP, S_MAX_EXP = -40, 40
+S_MIN, S_MAX = fmpq(2) ** S_MIN_EXP, fmpq(2) ** S_MAX_EXP
+#: a float estimate of a mechanism's curve at the grid's orders costs at most this fraction of its ball evaluation
+#: there (the work model's ``work_seconds``): measured 1/48 for a step of 200 Poisson-subsampled Gaussians (0.72 s vs
+#: 34.5 s), 1/130-1/260 for sampling without replacement (0.13-0.18 s vs 32.5 s), closed forms < 0.1 ms vs 5 ms; doubled
+FLOAT_FRACTION = 1 / 24
+#: the producer's budget for a whole calibration: checking the two certificates it writes (each within the checker's)
+CALIBRATION_SECONDS = 2 * MAX_WORK_SECONDS
 
 
 def _grid() -> tuple:
@@ -100,11 +112,7 @@ def evaluate_fails(ledger: Ledger, delta: fmpq, target: fmpq) -> Evaluation:
     grid = _grid()
     from ..balls import ctx
 
-    work = sum(m.work_seconds(a, ctx.prec) for a in grid for m, _ in ledger.entries)
-    if work > MAX_WORK_SECONDS:
-        raise InputError(
-            "event", f"checking {len(ledger.entries)} mechanism(s) at {len(grid)} orders would take about {work:.3g} s (limit {MAX_WORK_SECONDS:g} s)"
-        )
+    check_fails_work(ledger, ctx.prec)
     for a in grid:
         rdp = arb(0)
         for m, c in ledger.entries:
@@ -151,12 +159,28 @@ def evaluate_rdp_fails(inputs: dict, witnesses: dict) -> Evaluation:
     return evaluate_fails(ledger, delta, target)
 
 
-def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
-    """Work model of ``events/rdp-fails``: every order of the grid, each distinct mechanism's own estimate there."""
-    ledger, _, _ = _parse_fails(inputs)
+def fails_seconds(ledger: Ledger, prec: int) -> float:
+    """Work model of ``events/rdp-fails``: every order of the grid, each distinct mechanism's own estimate there, and
+    the conversion and the claim at each order (measured: 0.1-0.15 ms at 128 bits; x1.5)."""
     grid = _grid()
-    per_order = scaled(2e-4, prec)  # the conversion and the claim at each order (measured: 0.1-0.15 ms at 128 bits; x1.5)
-    return sum(m.work_seconds(a, prec) for a in grid for m, _ in ledger.entries) + len(grid) * per_order, "inputs.event"
+    return sum(m.work_seconds(a, prec) for a in grid for m, _ in ledger.entries) + len(grid) * scaled(2e-4, prec)
+
+
+def check_fails_work(ledger: Ledger, prec: int) -> None:
+    """InputError naming ``event`` when checking the failing side would exceed the checker's MAX_WORK_SECONDS."""
+    seconds = fails_seconds(ledger, prec)
+    if seconds > MAX_WORK_SECONDS:
+        raise InputError(
+            "event",
+            f"checking {len(ledger.entries)} distinct mechanism(s) at {len(_grid())} orders would take about {seconds:.3g} s "
+            f"(limit {MAX_WORK_SECONDS:g} s): fewer distinct mechanisms (merge equal ones)",
+        )
+
+
+def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
+    """Work model of ``events/rdp-fails`` (:func:`fails_seconds`)."""
+    ledger, _, _ = _parse_fails(inputs)
+    return fails_seconds(ledger, prec), "inputs.event"
 
 
 #: the work model of the kind (:func:`certify.limits.check_work`)
@@ -176,6 +200,53 @@ def _is_fails_input(name: str) -> bool:
 # --------------------------------------------------------------------------------------------
 # the bracket
 # --------------------------------------------------------------------------------------------
+def _halvings(width: fmpq) -> int:
+    """The smallest k with 2^-k <= width."""
+    k = 0
+    while fmpq(1, 2**k) > width:
+        k += 1
+    return k
+
+
+def search_steps() -> int:
+    """Float evaluations of the bracket search at most (fixed by the constants, whatever the family): the two ends
+    S_MAX and S_MIN, the bisection of the exponent on [S_MIN_EXP, S_MAX_EXP] to a factor 2, then the bisection of
+    the value: after k steps hi - lo <= lo_0 2^-k <= hi 2^-k, so k with 2^-k <= REL_WIDTH/2 ends it; and the order
+    choice of the passing certificate."""
+    return 2 + math.ceil(math.log2(S_MAX_EXP - S_MIN_EXP)) + _halvings(REL_WIDTH / 2) + 1
+
+
+def _planning_ledger(template, relation) -> Ledger:
+    """The family's ledger with the most distinct mechanisms among three noises: a member whose noise equals a fixed
+    field of another mechanism merges the two (fewer entries, less work), which three distinct noises cannot all do
+    unless the family fixes all three values."""
+    ledgers = [ledger_of(substitute(template, s), relation) for s in (fmpq(1), fmpq(3, 2), fmpq(7, 4))]
+    return max(ledgers, key=lambda led: len(led.entries))
+
+
+def check_calibration_work(template, relation, prec: int) -> None:
+    """InputError naming ``event`` before any evaluation when the calibration cannot or should not run: an (epsilon,
+    delta) event (outside the Rényi curve), the failing certificate (:func:`fails_seconds`) above the checker's
+    MAX_WORK_SECONDS, or the whole calibration (:func:`search_steps` float evaluations of FLOAT_FRACTION of that work
+    each, the failing certificate, the passing one at its most expensive order) above CALIBRATION_SECONDS. Each
+    mechanism's cost is its ``work_seconds``; the rare re-certification of a widened bracket is not counted."""
+    ledger = _planning_ledger(template, relation)
+    if any(m.extra_delta != 0 for m, _ in ledger.entries):
+        raise InputError("event", "calibration does not cover (epsilon, delta) events (their delta lies outside the Rényi curve)")
+    check_fails_work(ledger, prec)
+    grid = _grid()
+    per_order = [sum(m.work_seconds(a, prec) for m, _ in ledger.entries) for a in grid]
+    fails, n = fails_seconds(ledger, prec), len(ledger.entries)
+    steps = search_steps()
+    whole = steps * FLOAT_FRACTION * sum(per_order) + fails + max(per_order)
+    if whole > CALIBRATION_SECONDS:
+        raise InputError(
+            "event",
+            f"calibrating {n} distinct mechanism(s) would take about {whole:.3g} s ({steps} float estimates at {len(grid)} orders and "
+            f"two certificates; limit {CALIBRATION_SECONDS:g} s): fewer distinct mechanisms (merge equal ones)",
+        )
+
+
 def _float_eps(template, relation, s: fmpq, delta: fmpq) -> float:
     import numpy as np
 
@@ -193,19 +264,29 @@ def calibrate(template, epsilon, delta, relation="add-remove") -> Calibration:
     delta = require_in("--delta", exact(delta, "--delta"), 0, 1, "()")
     substitute(template, fmpq(1))  # the placeholder is where it may be
 
-    def passes(s: fmpq) -> bool:
-        return _float_eps(template, relation, s, delta) <= float(target)
+    from ..balls import ctx
 
-    hi = fmpq(1)
-    while not passes(hi):
-        hi *= 2
-        if hi > S_MAX:
-            raise InputError("--epsilon", f"no noise up to 2^40 meets epsilon = {exact_str(target)} at delta = {exact_str(delta)} for this family")
-    lo = hi / 2
-    while passes(lo):
-        lo /= 2
-        if lo < S_MIN:
-            raise InputError("--epsilon", "every noise down to 2^-40 meets the target: the family does not depend on its noise")
+    check_calibration_work(template, relation, ctx.prec)
+
+    def passes(s: fmpq) -> bool:
+        try:
+            return _float_eps(template, relation, s, delta) <= float(target)
+        except InputError:  # s outside a mechanism's admissible noise (its ledger refuses it; 1 is inside, as planned):
+            return s > 1  # above it counts as passing, below as failing (still monotone); certifying such an end refuses it
+
+    # a fixed number of float evaluations (search_steps): the ends, the exponent, then the value
+    if not passes(S_MAX):
+        raise InputError("--epsilon", f"no noise up to 2^40 meets epsilon = {exact_str(target)} at delta = {exact_str(delta)} for this family")
+    if passes(S_MIN):
+        raise InputError("--epsilon", "every noise down to 2^-40 meets the target: the family does not depend on its noise")
+    lo_e, hi_e = S_MIN_EXP, S_MAX_EXP  # 2^lo_e fails, 2^hi_e passes
+    while hi_e - lo_e > 1:
+        mid_e = (lo_e + hi_e) // 2
+        if passes(fmpq(2) ** mid_e):
+            hi_e = mid_e
+        else:
+            lo_e = mid_e
+    lo, hi = fmpq(2) ** lo_e, fmpq(2) ** hi_e
     while (hi - lo) / hi > REL_WIDTH / 2:
         mid = dyadic(float((lo + hi) / 2), up=True)
         if not lo < mid < hi:

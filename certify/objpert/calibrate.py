@@ -26,6 +26,8 @@ certifies a change of verdict found by bisection, not global minimality.
 from __future__ import annotations
 
 from ..balls import (
+    MAX_EXPONENT,
+    check_magnitude,
     exact_in,
     InputError,
     Tri,
@@ -230,6 +232,7 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
     )
     # utility (Theorem 4.7 at the published parameters; the corollary's display for comparison)
     eopt = ev.add("E_opt", U.E_opt(problem, c, N), "(12)", "E_opt(N) with ||grad F(0;S)|| <= L1 zeta")
+    check_E_opt_range(eopt, N)
     ev.add(
         "utility_bound",
         A / ball(mu_pub) + ball(mu_pub * W * W / 2) + 2 * eopt,
@@ -254,6 +257,22 @@ def evaluate_corollary_4_13(inputs: dict, witnesses: dict) -> Evaluation:
         search_gap="none: every N from ceil(7) to N-1 re-checked to have c_N > eps/4",
     )
     return ev
+
+
+def check_E_opt_range(eopt: arb, N: int) -> None:
+    """InputError naming ``--L1`` unless E_opt(N) of (12) lies in the exact range of a certificate (2^-MAX_EXPONENT ..
+    2^MAX_EXPONENT). E_opt shrinks as rho^N with rho = 1 - mu/L = L2 zeta^2/(L2 zeta^2 + mu) (eta = 1/L), and the
+    corollary's mu grows as L1 zeta (mu_priv): an extreme --L1 is what drives it out (the other inputs are bounded
+    before: mu by its published decimals, N by ``cor413_scan``)."""
+    try:
+        check_magnitude(eopt)
+    except InputError:
+        raise InputError(
+            "--L1",
+            f"E_opt(N) of (12) at N = {N} would lie outside 2^-{MAX_EXPONENT} .. 2^{MAX_EXPONENT} (about 1e-315652 .. 1e315652), "
+            "the range a certificate holds exactly (it shrinks as (L2 zeta^2/mu)^N and mu grows as L1 zeta); admissible: "
+            "a smaller --L1 or --zeta (at --n 1000000 --d 10000 --zeta 1, L1 up to 1e8700 fits)",
+        ) from None
 
 
 def _Q1u(u: fmpq) -> arb:
