@@ -348,11 +348,6 @@ def test_fails_at_a_higher_precision_work():
 
 
 @pytest.mark.slow  # up to 10 s: the command is stopped there
-@pytest.mark.xfail(
-    strict=True,
-    reason="certify calibrate-event runs its float search on RepeatAndSelect events nested 20 deep (work doubling per level) "
-    "before any check: a one-line fix in certify/events/calibrate.py (check_nesting on the family at the start), not this helper's file",
-)
 def test_calibrating_a_deeply_nested_family_refused_quickly(tmp_path):
     import subprocess
 

@@ -35,7 +35,7 @@ from ..limits import scaled
 from ..poisson.calibrate import Calibration, dyadic
 from ..poisson.calibrate import parse_epsilon as parse_target_epsilon
 from ..verify import register
-from .certificates import EQ_COMPOSE, MAX_WORK_SECONDS, _hyp, parse_target_delta
+from .certificates import EQ_COMPOSE, MAX_WORK_SECONDS, _hyp, check_nesting, parse_target_delta
 from .ledger import Ledger, is_ledger_input, ledger_from_inputs, ledger_inputs, ledger_of
 
 KIND_FAILS = "events/rdp-fails"
@@ -231,6 +231,7 @@ def check_calibration_work(template, relation, prec: int) -> None:
     each, the failing certificate, the passing one at its most expensive order) above CALIBRATION_SECONDS. Each
     mechanism's cost is its ``work_seconds``; the rare re-certification of a widened bracket is not counted."""
     ledger = _planning_ledger(template, relation)
+    check_nesting(ledger)  # RepeatAndSelect nested deeper than the producers write: refused before any float work
     if any(m.extra_delta != 0 for m, _ in ledger.entries):
         raise InputError("event", "calibration does not cover (epsilon, delta) events (their delta lies outside the Rényi curve)")
     check_fails_work(ledger, prec)
