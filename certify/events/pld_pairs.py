@@ -97,6 +97,24 @@ class LaplaceCurve(Curve):
         e = float_of(self.eps0)
         return -e, e
 
+    def loss_law(self):
+        """P's loss law (for :mod:`certify.pld.direct`): P = Lap(0, b) has density e^(-|x|/b) / (2b), b = 1/eps0, and
+        L(x) = (|x - 1| - |x|) eps0: an atom eps0 of P-mass P(x <= 0) = 1/2 (Q-mass e^(-eps0)/2), an atom -eps0 of
+        P-mass P(x >= 1) = e^(-eps0)/2 (Q-mass 1/2), and on 0 < x < 1 the loss (1 - 2x) eps0, so
+        P(l1 < L <= l2, 0 < x < 1) = F(l2) - F(l1) with F(l) = e^((l - eps0)/2) / 2 on [-eps0, eps0]
+        (L <= l iff x >= (1 - l/eps0)/2, and P(x0 <= x < 1) = (e^(-x0 eps0) - e^(-eps0))/2). Total mass:
+        1/2 + e^(-eps0)/2 + (1 - e^(-eps0))/2 = 1 (obligation ``E-pld-laplace-law``)."""
+        from ..pld.direct import LossLaw
+
+        eps0 = self.eps0
+
+        def atoms():
+            half = arb(1) / 2
+            r = (-ball(eps0)).exp() / 2
+            return [(half, r, eps0), (r, half, -eps0)]
+
+        return LossLaw(atoms, None, (-eps0, eps0, lambda l: ((l - ball(eps0)) / 2).exp() / 2))
+
 
 def _max_piece(pieces):
     """(ball of max v_i, a ball containing the slope of a maximal piece) for pieces (v_i, s_i)."""
@@ -114,7 +132,9 @@ def _rr_curve(p: fmpq, k: fmpq) -> AtomsCurve:
     a, b = 1 - p + p / k, p / k
     atoms = [(a, b), (b, a)] + ([((k - 2) * b, (k - 2) * b)] if k > 2 else [])
     la = math.log(float_of(a) / float_of(b))
-    return AtomsCurve(("rr", a, b, k), lambda: [(ball(x), ball(y)) for x, y in atoms], None, (la, -la, 0.0))
+    z = fmpq(0) if a == b else None  # log(a / b) of rationals a != b is irrational: decided in balls
+    ex = (z, z) + ((fmpq(0),) if k > 2 else ())
+    return AtomsCurve(("rr", a, b, k), lambda: [(ball(x), ball(y)) for x, y in atoms], None, (la, -la, 0.0), ex)
 
 
 def _kov_curve(eps: fmpq, delta: fmpq) -> AtomsCurve:
@@ -125,7 +145,7 @@ def _kov_curve(eps: fmpq, delta: fmpq) -> AtomsCurve:
         return [(A, B), (B, A)]
 
     e = float_of(eps)
-    return AtomsCurve(("kov", eps, delta), atoms, (lambda: ball(delta)) if delta > 0 else None, (e, -e))
+    return AtomsCurve(("kov", eps, delta), atoms, (lambda: ball(delta)) if delta > 0 else None, (e, -e), (eps, -eps))
 
 
 def _dlap_curve(t: fmpq, D: int) -> AtomsCurve:
@@ -142,7 +162,8 @@ def _dlap_curve(t: fmpq, D: int) -> AtomsCurve:
         return out
 
     tf = float_of(t)
-    return AtomsCurve(("dlap", t, D), atoms, None, tuple(tf * (D - 2 * x) for x in range(D + 1)))
+    ex = (t * D, -t * D) + tuple(t * (D - 2 * x) for x in range(1, D))  # the order of atoms()
+    return AtomsCurve(("dlap", t, D), atoms, None, tuple(tf * (D - 2 * x) for x in range(D + 1)), ex)
 
 
 def pair_of(mech, relation: str, where: str = "event") -> tuple[Curve, Curve]:

@@ -110,6 +110,8 @@ class AtomsCurve(Curve):
     atoms: Callable = None
     inf: Callable = None
     losses: tuple = ()
+    #: per atom, its exact rational loss log(p_i / q_i) when known (e.g. eps of the KOV pair), else None
+    exact_losses: tuple = ()
 
     def __hash__(self) -> int:
         return hash(self.key)
@@ -134,6 +136,28 @@ class AtomsCurve(Curve):
             return v, s
 
         return f
+
+    def loss_law(self):
+        """P's loss law for the direct discretisation (:mod:`certify.pld.direct`): the atoms with p_i > 0 decided,
+        their exact losses where known, the mass at +inf. None (the tangent construction) when some atom's P-mass
+        is not decided positive."""
+        from .direct import LossLaw
+
+        ex = self.exact_losses or (None,) * len(self.atoms())
+
+        def atoms():
+            out = []
+            for (p, q), lq in zip(self.atoms(), ex):
+                if not (p > 0 and q > 0):
+                    raise ValueError("atom masses not decided positive")
+                out.append((p, q, lq))
+            return out
+
+        try:
+            atoms()
+        except ValueError:
+            return None
+        return LossLaw(atoms, self.inf)
 
     def loss_range(self, eta: float) -> tuple[float, float]:
         fin = [x for x in self.losses if x == x and abs(x) != float("inf")]

@@ -1,0 +1,174 @@
+"""The direct discretisation of pairs with kinks (certify.pld.direct: losses rounded to the grid) against independent
+references at 50 digits (mpmath, written here apart from the code under test).
+
+* Laplace(b) T-fold: P's loss law is an atom eps0 (P-mass 1/2), an atom -eps0 (P-mass e^(-eps0)/2) and a density
+  e^((l - eps0)/2)/4 on (-eps0, eps0) (from Lap(0, b) vs Lap(1, b) directly: x <= 0, x >= 1, 0 < x < 1). The T-fold
+  delta(eps) = E[(1 - e^(eps - S))_+] is summed over the counts (n+, n-, k) of the three parts; the sum of k continuous
+  parts has the density (e^(-eps0/2)/4)^k e^(s/2) U_k(s), U_k the k-fold convolution of the indicator of (-eps0, eps0)
+  (an Irwin-Hall density), integrated piecewise by quadrature. Counts k > KMAX are dropped, and their probability added
+  to the upper reference (a rigorous tail: the integrand is <= 1).
+* randomized response and the KOV pair: exact enumeration of the T-fold outcomes.
+Every certified epsilon bracket [lo, hi] must satisfy delta_ref(hi) <= delta < delta_ref(lo) (the exact epsilon is
+inside) and be within 1% of the exact epsilon.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import mpmath as mp
+import pytest
+
+from certify.balls import ball_endpoints
+from certify.events.ledger import ledger_of
+from certify.events.pld_certificates import certify_events_pld
+
+mp.mp.dps = 50
+KMAX = 14
+
+
+def _mp(x) -> mp.mpf:
+    return mp.mpf(int(x.p)) / int(x.q)
+
+
+def eps_bracket(event, relation, delta, grid):
+    cert = certify_events_pld(ledger_of(event, relation), delta=delta, grid=grid)
+    lo = ball_endpoints(cert.quantities["epsilon_lower"].value)[0]
+    hi = ball_endpoints(cert.quantities["epsilon_upper"].value)[1]
+    return _mp(lo), _mp(hi)
+
+
+def selfc(event, count):
+    return {"class_name": "SelfComposedDpEvent", "count": count, "event": event}
+
+
+def _irwin_hall(k, u):
+    """Density of the sum of k uniforms on (0, 1) at u."""
+    if u <= 0 or u >= k:
+        return mp.mpf(0)
+    return sum((-1) ** j * mp.binomial(k, j) * (u - j) ** (k - 1) for j in range(int(mp.floor(u)) + 1)) / mp.factorial(k - 1)
+
+
+_GL = {}
+
+
+def _gl(a, b, f, degree=4):
+    """Gauss-Legendre with 3 * 2^(degree-1) nodes on [a, b] (mpmath's nodes at the working precision): the integrands
+    here are a polynomial of degree < 15 times e^(+-s/2) on pieces of width 2 eps0 <= 0.04, far inside its exactness
+    (test_laplace_reference_nodes compares 24 and 48 nodes)."""
+    if degree not in _GL:
+        _GL[degree] = mp.calculus.quadrature.GaussLegendre(mp.mp).calc_nodes(degree, mp.mp.prec)
+    half, mid = (b - a) / 2, (a + b) / 2
+    return half * sum(w * f(mid + half * x) for x, w in _GL[degree])
+
+
+def laplace_delta(eps0, T, eps, degree=4):
+    """(lower, upper) references of the T-fold Laplace delta(eps) (module docstring)."""
+    eps0, eps = mp.mpf(eps0), mp.mpf(eps)
+    A, B, C = mp.mpf(1) / 2, mp.e ** (-eps0) / 2, (1 - mp.e ** (-eps0)) / 2
+    w = 2 * eps0
+    pieces = {}
+
+    def parts(k):  # knots and, per piece, the integrals of e^(+s/2) U_k and e^(-s/2) U_k (times the constant)
+        if k not in pieces:
+            top = k * eps0
+            knots = [-top + w * m for m in range(k + 1)]
+            scale = (mp.e ** (-eps0 / 2) / 4) ** k * w ** (k - 1)
+            U = lambda s: scale * _irwin_hall(k, (s + top) / w)  # noqa: E731
+            ints = [
+                (_gl(a, b, lambda s: mp.e ** (s / 2) * U(s), degree), _gl(a, b, lambda s: mp.e ** (-s / 2) * U(s), degree))
+                for a, b in zip(knots, knots[1:])
+            ]
+            pieces[k] = (knots, ints, U)
+        return pieces[k]
+
+    def J(k, c):  # int_{s > c} (1 - e^(c - s)) (e^(-eps0/2)/4)^k e^(s/2) U_k(s) ds
+        knots, ints, U = parts(k)
+        if c >= knots[-1]:
+            return mp.mpf(0)
+        out = mp.mpf(0)
+        for i, (a, b) in enumerate(zip(knots, knots[1:])):
+            if a >= c:
+                out += ints[i][0] - mp.e**c * ints[i][1]
+            elif b > c:
+                out += _gl(c, b, lambda s: (1 - mp.e ** (c - s)) * mp.e ** (s / 2) * U(s), degree)
+        return out
+
+    total = mp.mpf(0)
+    for k in range(min(T, KMAX) + 1):
+        for npos in range(T - k + 1):
+            nneg = T - k - npos
+            a = (npos - nneg) * eps0
+            coef = mp.factorial(T) / (mp.factorial(npos) * mp.factorial(nneg) * mp.factorial(k)) * A**npos * B**nneg
+            if k == 0:
+                total += coef * max(mp.mpf(0), 1 - mp.e ** (eps - a))
+            else:
+                total += coef * J(k, eps - a)
+    tail = sum(mp.binomial(T, k) * C**k * (1 - C) ** (T - k) for k in range(KMAX + 1, T + 1))
+    return total, total + tail
+
+
+def discrete_delta(atoms, T, eps):
+    """Exact T-fold delta(eps) of a finite-output pair given by its P-loss atoms [(loss, P-mass)]."""
+    eps, total = mp.mpf(eps), mp.mpf(0)
+    for counts in itertools.product(range(T + 1), repeat=len(atoms)):
+        if sum(counts) != T:
+            continue
+        coef, loss, prob = mp.factorial(T), mp.mpf(0), mp.mpf(1)
+        for c, (l, m) in zip(counts, atoms):
+            coef /= mp.factorial(c)
+            loss += c * l
+            prob *= m**c
+        if loss > eps:
+            total += coef * prob * (1 - mp.e ** (eps - loss))
+    return total
+
+
+def test_laplace_reference_is_a_probability_profile():
+    """The reference itself: at T = 1 it is Laplace's profile 1 - e^((eps - eps0)/2) (closed form, Koufogiannis et al.)."""
+    lo, hi = laplace_delta(mp.mpf(1) / 2, 1, mp.mpf(1) / 10)
+    want = 1 - mp.e ** ((mp.mpf(1) / 10 - mp.mpf(1) / 2) / 2)
+    assert abs(lo - want) < mp.mpf("1e-40") and abs(hi - want) < mp.mpf("1e-40")
+
+
+@pytest.mark.slow
+def test_laplace_reference_nodes():
+    """The quadrature of the reference: 24 and 48 nodes agree to 40 digits at T = 6 (several continuous parts)."""
+    a = laplace_delta(mp.mpf(1) / 50, 6, mp.mpf(1) / 20)[0]
+    b = laplace_delta(mp.mpf(1) / 50, 6, mp.mpf(1) / 20, degree=5)[0]
+    assert a > 0 and abs(a - b) < mp.mpf("1e-40") * a
+
+
+@pytest.mark.slow
+def test_laplace_50_fold_within_one_percent():
+    """Laplace(50) x 50 at delta = 1e-5, h = 1e-3: the kinks e^(+-eps0) fall on grid points (eps0 = 20 h); the
+    tangent construction was about 3.4% wide here."""
+    delta = mp.mpf("1e-5")
+    lo, hi = eps_bracket(selfc({"class_name": "LaplaceDpEvent", "noise_multiplier": "50"}, 50), "add-remove", "1e-5", "1e-3")
+    assert laplace_delta(mp.mpf(1) / 50, 50, hi)[1] <= delta < laplace_delta(mp.mpf(1) / 50, 50, lo)[0]
+    assert hi - lo <= mp.mpf("0.01") * lo, (lo, hi)
+
+
+def test_randomized_response_20_fold_within_one_percent():
+    """RR(p = 1/2, k = 4) x 20 under replace-one: irrational losses log(a/b), rounded to the grid each way."""
+    p, k, T = mp.mpf(1) / 2, 4, 20
+    a, b = 1 - p + p / k, p / k
+    L = mp.log(a / b)
+    atoms = [(L, a), (-L, b), (mp.mpf(0), (k - 2) * b)]
+    ev = selfc({"class_name": "RandomizedResponseDpEvent", "noise_parameter": "1/2", "num_buckets": 4}, T)
+    delta = mp.mpf("1e-2")
+    lo, hi = eps_bracket(ev, "replace-one", "1e-2", "1e-3")
+    assert discrete_delta(atoms, T, hi) <= delta < discrete_delta(atoms, T, lo)
+    assert hi - lo <= mp.mpf("0.01") * lo, (lo, hi)
+
+
+def test_kov_with_exact_kinks_is_tight():
+    """KOV(1/2, 0) x 10 at h = 1e-3: the losses +-1/2 are grid points, so both measures are the exact pair up to the
+    2^-K rounding of the masses: the bracket is far inside 1% (the exact T-fold is KOV Thm 3.3's binary RR)."""
+    e = mp.e ** mp.mpf("0.5")
+    atoms = [(mp.mpf("0.5"), e / (1 + e)), (-mp.mpf("0.5"), 1 / (1 + e))]
+    ev = selfc({"class_name": "EpsilonDeltaDpEvent", "epsilon": "1/2", "delta": "0"}, 10)
+    delta = mp.mpf("1e-3")
+    lo, hi = eps_bracket(ev, "add-remove", "1e-3", "1e-3")
+    assert discrete_delta(atoms, 10, hi) <= delta < discrete_delta(atoms, 10, lo)
+    assert hi - lo <= mp.mpf("1e-4") * lo, (lo, hi)
