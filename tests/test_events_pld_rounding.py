@@ -15,10 +15,12 @@ inside) and be within 1% of the exact epsilon.
 from __future__ import annotations
 
 import itertools
+import json
 
 import mpmath as mp
 import pytest
 
+from certify import verify
 from certify.balls import ball_endpoints
 from certify.events.ledger import ledger_of
 from certify.events.pld_certificates import certify_events_pld
@@ -172,3 +174,26 @@ def test_kov_with_exact_kinks_is_tight():
     lo, hi = eps_bracket(ev, "add-remove", "1e-3", "1e-3")
     assert discrete_delta(atoms, 10, hi) <= delta < discrete_delta(atoms, 10, lo)
     assert hi - lo <= mp.mpf("1e-4") * lo, (lo, hi)
+
+
+def test_replace_special_takes_the_add_remove_pair():
+    """REPLACE_SPECIAL: the special record contributes nothing, so Laplace's and the Poisson-sampled Gaussian's
+    neighbouring outputs are exactly their add/remove pairs: the same bracket as under add/remove."""
+    for ev in (
+        selfc({"class_name": "LaplaceDpEvent", "noise_multiplier": "2"}, 3),
+        {"class_name": "PoissonSampledDpEvent", "sampling_probability": "1/10", "event": {"class_name": "GaussianDpEvent", "noise_multiplier": "1"}},
+    ):
+        assert eps_bracket(ev, "replace-special", "1e-5", "1e-2") == eps_bracket(ev, "add-remove", "1e-5", "1e-2")
+    doc = json.loads(certify_events_pld(ledger_of(ev, "replace-special"), delta="1e-5", grid="1e-2").dumps())
+    rep = verify.verify_document(doc, doc["precision"])
+    assert rep.exit_code == 0 and rep.ok, rep.problems
+
+
+def test_randomized_response_and_kov_are_refused_under_replace_special():
+    from certify.balls import InputError
+
+    rr = {"class_name": "RandomizedResponseDpEvent", "noise_parameter": "1/2", "num_buckets": 2}
+    kov = {"class_name": "EpsilonDeltaDpEvent", "epsilon": "1", "delta": "0"}
+    for ev, name in ((rr, "RandomizedResponseDpEvent"), (kov, "EpsilonDeltaDpEvent")):
+        with pytest.raises(InputError, match=name):
+            certify_events_pld(ledger_of(ev, "replace-special"), delta="1e-6", grid="1e-2")

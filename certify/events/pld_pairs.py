@@ -24,8 +24,13 @@ f(gamma) = H_gamma(P || Q), its theorem cited below, each identity an obligation
 * PoissonSampledDpEvent(q, GaussianDpEvent(z)), add/remove: the mixture pairs of :mod:`certify.pld.pairs`
   (remove: (1-q) N(0,1) + q N(Delta,1) vs N(0,1); add: the reverse; Delta = 1/z), both directions composed.
 Refused (PLD): the rest, naming why (DiscreteGaussianDpEvent: its exact profile needs an infinite lattice sum that
-certify does not enclose, and the continuous Gaussian is not a proven hockey-stick bound for it; PLD by dp_accounting
-of REPLACE_SPECIAL: not certified here).
+certify does not enclose, and the continuous Gaussian is not a proven hockey-stick bound for it).
+REPLACE_SPECIAL: Gaussian, Laplace, DiscreteLaplace and PoissonSampled(Gaussian) take their add/remove pairs (the
+special record contributes nothing, so the neighbouring outputs ARE an add/remove pair: :data:`SPECIAL_AS_ADD_REMOVE`);
+RandomizedResponse and EpsilonDelta are refused under it, naming the class and why.
+Discretisation: the pairs with kinks (finite outputs, Laplace) give their privacy-loss law (``loss_law``) and are
+discretised by rounding losses to the grid (:mod:`certify.pld.direct`); the Gaussian ones by tangents and
+connect-the-dots (:mod:`certify.pld.discretise`).
 """
 
 from __future__ import annotations
@@ -36,18 +41,26 @@ from dataclasses import dataclass
 from ..balls import InputError, arb, ball, float_of, fmpq
 from ..pld.curves import AtomsCurve, Curve, sign_of
 from ..pld.pairs import MixtureCurve
-from .mechanisms.base import ADD_REMOVE, REPLACE_ONE
+from .mechanisms.base import ADD_REMOVE, REPLACE_ONE, REPLACE_SPECIAL
 
-#: the relations the PLD accountant certifies, per event class (dp_accounting's PLDAccountant supports these and
-#: REPLACE_SPECIAL for some; REPLACE_SPECIAL is refused here)
+#: the relations the PLD accountant certifies, per event class (REPLACE_SPECIAL: :data:`SPECIAL_AS_ADD_REMOVE`)
 PLD_RELATIONS = {
-    "GaussianDpEvent": (ADD_REMOVE, REPLACE_ONE),
-    "LaplaceDpEvent": (ADD_REMOVE,),
-    "DiscreteLaplaceDpEvent": (ADD_REMOVE,),
+    "GaussianDpEvent": (ADD_REMOVE, REPLACE_ONE, REPLACE_SPECIAL),
+    "LaplaceDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
+    "DiscreteLaplaceDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
     "RandomizedResponseDpEvent": (REPLACE_ONE,),
     "EpsilonDeltaDpEvent": (ADD_REMOVE, REPLACE_ONE),
-    "PoissonSampledDpEvent": (ADD_REMOVE,),
+    "PoissonSampledDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
 }
+
+#: REPLACE_SPECIAL (a record x replaced by a special record that contributes nothing to the output): for these classes
+#: the neighbouring outputs M(D + x) and M(D + special) = M(D) are exactly an add/remove pair, so the add/remove pairs
+#: (both directions) dominate; dp_accounting's PLDAccountant accepts REPLACE_SPECIAL for them too (pld_privacy_accountant.py:
+#: Gaussian passes the relation through, Laplace / DiscreteLaplace / PoissonSampled accept ADD_OR_REMOVE_ONE or
+#: REPLACE_SPECIAL). RandomizedResponseDpEvent is refused: dp_accounting's REPLACE_SPECIAL pair for it is a different
+#: one (the special record's own output law), which certify does not certify; EpsilonDeltaDpEvent stays under
+#: ADD_OR_REMOVE_ONE and REPLACE_ONE (as before).
+SPECIAL_AS_ADD_REMOVE = frozenset({"GaussianDpEvent", "LaplaceDpEvent", "DiscreteLaplaceDpEvent", "PoissonSampledDpEvent"})
 
 #: why an event class certified by the Rényi accountant has no certified PLD here
 NO_PLD = {
@@ -180,6 +193,8 @@ def pair_of(mech, relation: str, where: str = "event") -> tuple[Curve, Curve]:
             f"{cls} is certified by the PLD accountant under {', '.join(rels)} only, not {relation} "
             "(dp_accounting's PLDAccountant supports no other, or certify does not certify its REPLACE_SPECIAL pair)",
         )
+    if relation == REPLACE_SPECIAL and cls in SPECIAL_AS_ADD_REMOVE:
+        relation = ADD_REMOVE  # the same pair (SPECIAL_AS_ADD_REMOVE)
     if cls == "GaussianDpEvent":
         z = mech["noise_multiplier"]
         c = MixtureCurve("remove", fmpq(1), (1 if relation == ADD_REMOVE else 2) / z)
