@@ -15,6 +15,7 @@ inside) and be within 1% of the exact epsilon.
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 import json
 
 import mpmath as mp
@@ -197,3 +198,63 @@ def test_randomized_response_and_kov_are_refused_under_replace_special():
     for ev, name in ((rr, "RandomizedResponseDpEvent"), (kov, "EpsilonDeltaDpEvent")):
         with pytest.raises(InputError, match=name):
             certify_events_pld(ledger_of(ev, "replace-special"), delta="1e-6", grid="1e-2")
+
+
+# ------------------------------------------------------------------------------------------------
+# DiscreteGaussian: the exact lattice pair N_Z(0, s^2) vs N_Z(D, s^2), references by direct summation
+# ------------------------------------------------------------------------------------------------
+def _dg_masses(sigma, D):
+    """{x: (P(x), Q(x))} at 50 digits over |x| <= 80 sigma + D (the rest below 1e-1000)."""
+    s2 = mp.mpf(sigma) ** 2
+    R = int(80 * mp.mpf(sigma)) + D + 2
+    w = {x: mp.e ** (-mp.mpf(x * x) / (2 * s2)) for x in range(-R - D, R + D + 1)}
+    Z = sum(w[x] for x in range(-R, R + 1))
+    return {x: (w[x] / Z, w[x - D] / Z) for x in range(-R, R + 1)}
+
+
+def dg_delta(sigma, D, T, eps):
+    """T-fold delta(eps) of the pair, T in {1, 2}: sum over outcomes of (P - e^eps Q)_+."""
+    m, g = _dg_masses(sigma, D), mp.e ** mp.mpf(eps)
+    if T == 1:
+        return sum(max(mp.mpf(0), p - g * q) for p, q in m.values())
+    items = [(p, q) for p, q in m.values() if p > mp.mpf("1e-60")]
+    return sum(max(mp.mpf(0), p1 * p2 - g * q1 * q2) for p1, q1 in items for p2, q2 in items)
+
+
+def dbracket(event, eps, grid="1e-3"):
+    cert = certify_events_pld(ledger_of(event, "add-remove"), epsilon=eps, grid=grid)
+    lo = ball_endpoints(cert.quantities["delta_lower"].value)[0]
+    hi = ball_endpoints(cert.quantities["delta_upper"].value)[1]
+    return _mp(lo), _mp(hi), cert
+
+
+@pytest.mark.parametrize("sigma,D,T,eps", [("1", 1, 1, "1/2"), ("3/2", 1, 1, "1/4"), ("1", 1, 2, "1"), ("5/2", 1, 2, "1/10")])
+def test_discrete_gaussian_exact_pair(sigma, D, T, eps):
+    ev = selfc({"class_name": "DiscreteGaussianDpEvent", "sigma": sigma, "sensitivity": D}, T)
+    lo, hi, cert = dbracket(ev, eps)
+    ref = dg_delta(mp.mpf(Fraction(sigma).numerator) / Fraction(sigma).denominator, D, T, mp.mpf(Fraction(eps).numerator) / Fraction(eps).denominator)
+    assert lo <= ref <= hi, (lo, ref, hi)
+    assert hi - lo <= mp.mpf("0.01") * ref, (lo, ref, hi)
+    doc = json.loads(cert.dumps())
+    assert "N_Z(0, sigma^2)" in json.dumps(doc)  # the certificate says which pair
+    rep = verify.verify_document(doc, doc["precision"])
+    assert rep.exit_code == 0 and rep.ok, rep.problems
+
+
+def test_discrete_gaussian_is_below_the_continuous_gaussian_here():
+    """Not relied on, a consistency check: at sigma = 1, D = 1 the exact lattice delta(1/2) is below the continuous
+    Gaussian's Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), mu = 1 (Canonne-Kamath-Steinke 2020 compare them)."""
+    ev = {"class_name": "DiscreteGaussianDpEvent", "sigma": "1", "sensitivity": 1}
+    _, hi, _ = dbracket(ev, "1/2")
+    mu, e = mp.mpf(1), mp.mpf(1) / 2
+    assert hi < mp.ncdf(-e / mu + mu / 2) - mp.e**e * mp.ncdf(-e / mu - mu / 2)
+
+
+def test_discrete_gaussian_refusals():
+    from certify.balls import InputError
+
+    for D in ("1/2", "2"):
+        with pytest.raises(InputError, match="sensitivity 1 only"):
+            certify_events_pld(ledger_of({"class_name": "DiscreteGaussianDpEvent", "sigma": "1", "sensitivity": D}, "add-remove"), epsilon="1")
+    with pytest.raises(InputError, match="sigma"):
+        certify_events_pld(ledger_of({"class_name": "DiscreteGaussianDpEvent", "sigma": "100000", "sensitivity": 1}, "add-remove"), epsilon="1")

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..balls import InputError, arb, ball, float_of, fmpq
+from ..balls import InputError, arb, ball, exact_str, float_of, fmpq
 from ..pld.curves import AtomsCurve, Curve, sign_of
 from ..pld.pairs import MixtureCurve
 from .mechanisms.base import ADD_REMOVE, REPLACE_ONE, REPLACE_SPECIAL
@@ -48,6 +48,7 @@ PLD_RELATIONS = {
     "GaussianDpEvent": (ADD_REMOVE, REPLACE_ONE, REPLACE_SPECIAL),
     "LaplaceDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
     "DiscreteLaplaceDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
+    "DiscreteGaussianDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
     "RandomizedResponseDpEvent": (REPLACE_ONE,),
     "EpsilonDeltaDpEvent": (ADD_REMOVE, REPLACE_ONE),
     "PoissonSampledDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
@@ -60,12 +61,13 @@ PLD_RELATIONS = {
 #: REPLACE_SPECIAL). RandomizedResponseDpEvent is refused: dp_accounting's REPLACE_SPECIAL pair for it is a different
 #: one (the special record's own output law), which certify does not certify; EpsilonDeltaDpEvent stays under
 #: ADD_OR_REMOVE_ONE and REPLACE_ONE (as before).
-SPECIAL_AS_ADD_REMOVE = frozenset({"GaussianDpEvent", "LaplaceDpEvent", "DiscreteLaplaceDpEvent", "PoissonSampledDpEvent"})
+SPECIAL_AS_ADD_REMOVE = frozenset({"GaussianDpEvent", "LaplaceDpEvent", "DiscreteLaplaceDpEvent", "DiscreteGaussianDpEvent", "PoissonSampledDpEvent"})
+
+#: the largest lattice half-width X of the discrete Gaussian's pair (atoms x in [-X, X + D]); beyond it refused
+MAX_LATTICE = 200_000
 
 #: why an event class certified by the Rényi accountant has no certified PLD here
 NO_PLD = {
-    "DiscreteGaussianDpEvent": "has no certified PLD here: its profile is an infinite lattice sum certify does not enclose yet "
-    "(the continuous Gaussian's curve is not a proven hockey-stick bound for it); use --accountant rdp",
     "ZCDpEvent": "has no PLD (a zCDP budget is not a pair of distributions; dp_accounting's PLDAccountant refuses it too); use --accountant rdp",
     "ExponentialMechanismDpEvent": "has no PLD in dp_accounting's PLDAccountant nor here; use --accountant rdp",
     "PermuteAndFlipDpEvent": "has no PLD in dp_accounting's PLDAccountant nor here; use --accountant rdp",
@@ -110,7 +112,7 @@ class LaplaceCurve(Curve):
         e = float_of(self.eps0)
         return -e, e
 
-    def loss_law(self):
+    def loss_law(self, K: int = 64):
         """P's loss law (for :mod:`certify.pld.direct`): P = Lap(0, b) has density e^(-|x|/b) / (2b), b = 1/eps0, and
         L(x) = (|x - 1| - |x|) eps0: an atom eps0 of P-mass P(x <= 0) = 1/2 (Q-mass e^(-eps0)/2), an atom -eps0 of
         P-mass P(x >= 1) = e^(-eps0)/2 (Q-mass 1/2), and on 0 < x < 1 the loss (1 - 2x) eps0, so
@@ -179,6 +181,72 @@ def _dlap_curve(t: fmpq, D: int) -> AtomsCurve:
     return AtomsCurve(("dlap", t, D), atoms, None, tuple(tf * (D - 2 * x) for x in range(D + 1)), ex)
 
 
+@dataclass(frozen=True)
+class DiscreteGaussianCurve(Curve):
+    """The exact pair of the discrete Gaussian (Canonne, Kamath, Steinke 2020, Def. 1): P = N_Z(0, s^2), Q = N_Z(D, s^2)
+    (the shift by the sensitivity, as dp_accounting's DiscreteGaussianPrivacyLoss; :func:`pair_of` takes D = 1 only: an
+    integer vector of norm 1 is a unit vector, so in any dimension the other coordinates agree and this IS the pair),
+    P(x) = w(x) / Z, w(x) = e^(-x^2 / (2 s^2)), Z = sum_(x in Z) w(x). The loss at x is log(w(x) / w(x - D)) =
+    (D^2 - 2 D x) / (2 s^2), an exact rational, decreasing in x; symmetric (x -> D - x swaps P and Q).
+
+    Lattice sums with an explicit tail bound: for x >= X + 1, w(x + 1) / w(x) = e^(-(2x + 1)/(2 s^2)) <= r_X =
+    e^(-(2X + 3)/(2 s^2)), so sum_(x > X) w(x) <= w(X + 1) / (1 - r_X) =: tail(X). Z lies in [S, S + 2 tail(X)],
+    S = sum_(|x| <= X) w(x). The loss law (:mod:`certify.pld.direct`): the atoms x in [-X, X + D] at their exact
+    losses with masses w(x) / Z; the P-mass of x > X + D (losses below that of X + D + 1) as one atom at the loss of
+    X + D + 1 with the mass ball [0, tail(X + D) / S] (rounding a loss up is allowed for the pessimistic measure, and
+    the optimistic one takes the lower endpoint 0); the P-mass of x < -X (the largest losses) as the mass at +inf,
+    ball [0, tail(X) / S] (likewise). X: the tails below 2^-(K + 40) (a choice, from floats)."""
+
+    sigma: fmpq
+    D: int
+
+    def _X(self, K: int) -> int:
+        s = float_of(self.sigma)
+        return int(math.ceil(s * math.sqrt(2 * (K + 40) * math.log(2)))) + 2
+
+    def loss_law(self, K: int = 64):
+        from ..pld.direct import LossLaw
+
+        s2, D = self.sigma * self.sigma, self.D
+        X = self._X(K)
+        memo = {}
+
+        def w(x):
+            return (-ball(fmpq(x * x) / (2 * s2))).exp()
+
+        def tail(n):  # >= sum_(x > n) w(x)
+            return w(n + 1) / (1 - (-ball(fmpq(2 * n + 3) / (2 * s2))).exp())
+
+        def sums():  # memoised per precision (both sides and the mass at +inf share them)
+            from ..balls import ctx
+
+            if ctx.prec not in memo:
+                S = sum((w(x) for x in range(-X, X + 1)), arb(0))
+                memo[ctx.prec] = (S, S.union(S + 2 * tail(X)))
+            return memo[ctx.prec]
+
+        def atoms():
+            S, Z = sums()
+            out = [(w(x) / Z, w(x - D) / Z, fmpq(D * D - 2 * D * x) / (2 * s2)) for x in range(-X, X + D + 1)]
+            x = X + D + 1
+            out.append((arb(0).union(tail(X + D) / S), w(x - D) / Z, fmpq(D * D - 2 * D * x) / (2 * s2)))
+            return out
+
+        def inf():
+            S, _ = sums()
+            return arb(0).union(tail(X) / S)
+
+        return LossLaw(atoms, inf)
+
+    def evaluator(self):  # pragma: no cover - composed through its loss law only
+        raise NotImplementedError("the discrete Gaussian is discretised from its loss law")
+
+    def loss_range(self, eta: float) -> tuple[float, float]:
+        s2 = float_of(self.sigma) ** 2
+        X = int(math.ceil(float_of(self.sigma) * math.sqrt(2 * math.log(1 / max(eta, 1e-300))))) + 1
+        return (self.D**2 - 2 * self.D * (X + self.D)) / (2 * s2), (self.D**2 + 2 * self.D * X) / (2 * s2)
+
+
 def pair_of(mech, relation: str, where: str = "event") -> tuple[Curve, Curve]:
     """(remove, add) curves of a mechanism under ``relation`` (module docstring); InputError naming the class and why."""
     cls = mech.CLASS
@@ -207,6 +275,22 @@ def pair_of(mech, relation: str, where: str = "event") -> tuple[Curve, Curve]:
         return c, c
     if cls == "EpsilonDeltaDpEvent":
         c = _kov_curve(mech["epsilon"], mech["delta"])
+        return c, c
+    if cls == "DiscreteGaussianDpEvent":
+        sigma, D = mech["sigma"], mech["sensitivity"]
+        if D != 1:
+            raise InputError(
+                f"{where}.sensitivity",
+                "the PLD of DiscreteGaussianDpEvent is certified for sensitivity 1 only (in any dimension the shift is then a unit "
+                "lattice vector, the one-dimensional pair; a shift of norm D >= 2 need not be, and the event's dimension is not "
+                f"recorded), got {exact_str(D)}; use --accountant rdp",
+            )
+        c = DiscreteGaussianCurve(sigma, int(D.p))
+        if 2 * c._X(512) + c.D > MAX_LATTICE:
+            raise InputError(
+                f"{where}.sigma",
+                f"the PLD of DiscreteGaussianDpEvent takes 56 sigma + sensitivity <= {MAX_LATTICE} (its lattice sums); use --accountant rdp",
+            )
         return c, c
     if cls == "DiscreteLaplaceDpEvent":
         c = _dlap_curve(mech["noise_parameter"], int(mech["sensitivity"].p))

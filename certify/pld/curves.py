@@ -137,7 +137,7 @@ class AtomsCurve(Curve):
 
         return f
 
-    def loss_law(self):
+    def loss_law(self, K: int = 64):
         """P's loss law for the direct discretisation (:mod:`certify.pld.direct`): the atoms with p_i > 0 decided,
         their exact losses where known, the mass at +inf. None (the tangent construction) when some atom's P-mass
         is not decided positive."""

@@ -110,26 +110,32 @@ def one_step(name: str, law: LossLaw, h: fmpq, K: int, pessimistic: bool) -> One
         masses: dict[int, int] = {}
         margin = None
         for j, m in cells.items():
+            if not m.is_finite():
+                raise DiscretisationError(f"direct discretisation: the mass at grid index {j} is not finite")
             if up:
                 M = int((m.upper().fmpq() * unit).ceil())
                 slack = fmpq(M) / unit - m.upper().fmpq()
-            else:
-                M = max(0, int((m.lower().fmpq() * unit).floor()))
-                slack = m.lower().fmpq() - fmpq(M) / unit
-            if not m.is_finite():
-                raise DiscretisationError(f"direct discretisation: the mass at grid index {j} is not finite")
+            else:  # a mass is >= 0: its lower bound is max(lower endpoint, 0)
+                low = max(m.lower().fmpq(), fmpq(0))
+                M = int((low * unit).floor())
+                slack = low - fmpq(M) / unit
             margin = slack if margin is None or slack < margin else margin
             if M:
                 masses[j] = M
         inf = 0
         if law.inf is not None:
             mi = law.inf()
-            inf = int((mi.upper().fmpq() * unit).ceil()) if up else max(0, int((mi.lower().fmpq() * unit).floor()))
-            slack = fmpq(inf) / unit - mi.upper().fmpq() if up else mi.lower().fmpq() - fmpq(inf) / unit
+            low = max(mi.lower().fmpq(), fmpq(0))
+            inf = int((mi.upper().fmpq() * unit).ceil()) if up else int((low * unit).floor())
+            slack = fmpq(inf) / unit - mi.upper().fmpq() if up else low - fmpq(inf) / unit
             margin = slack if margin is None or slack < margin else margin
     if margin is None or margin < 0:
         raise DiscretisationError("direct discretisation: a rounded mass is on the wrong side")  # pragma: no cover
     lo = min(masses, default=0)
+    from ..limits import cap
+
+    if max(masses, default=0) - lo + 1 > cap("pld_one_step_span"):
+        raise DiscretisationError(f"direct discretisation: the losses span more than {cap('pld_one_step_span')} grid cells")
     vec = [0] * (max(masses, default=0) - lo + 1)
     for j, M in masses.items():
         vec[j - lo] = M

@@ -162,7 +162,7 @@ def _one_steps(prof: CurveProfile, h: fmpq, lay, K: int):
     tangent / connect-the-dots construction (:func:`certify.pld.accountant.one_steps`). Both are proved domination
     for every gamma >= 0; the layout only sizes the plan for a direct curve (its atoms lie inside the window)."""
     law = getattr(prof.members[0], "loss_law", None) if len(prof.members) == 1 else None
-    law = law() if law is not None else None
+    law = law(K) if law is not None else None
     if law is None:
         return one_steps(prof, h, lay, K)
     return direct.one_steps(prof.name, law, h, K)
