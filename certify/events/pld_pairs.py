@@ -23,8 +23,9 @@ f(gamma) = H_gamma(P || Q), its theorem cited below, each identity an obligation
   masses of the geometric series (obligation ``E-pld-discrete-laplace``); symmetric.
 * PoissonSampledDpEvent(q, GaussianDpEvent(z)), add/remove: the mixture pairs of :mod:`certify.pld.pairs`
   (remove: (1-q) N(0,1) + q N(Delta,1) vs N(0,1); add: the reverse; Delta = 1/z), both directions composed.
-Refused (PLD): the rest, naming why (DiscreteGaussianDpEvent: its exact profile needs an infinite lattice sum that
-certify does not enclose, and the continuous Gaussian is not a proven hockey-stick bound for it).
+* DiscreteGaussianDpEvent(s, 1), add/remove: the exact pair N_Z(0, s^2) vs N_Z(1, s^2) by lattice sums with an
+  explicit tail bound (:class:`DiscreteGaussianCurve`); sensitivity >= 2 refused; symmetric.
+Refused (PLD): the rest, naming why.
 REPLACE_SPECIAL: Gaussian, Laplace, DiscreteLaplace and PoissonSampled(Gaussian) take their add/remove pairs (the
 special record contributes nothing, so the neighbouring outputs ARE an add/remove pair: :data:`SPECIAL_AS_ADD_REMOVE`);
 RandomizedResponse and EpsilonDelta are refused under it, naming the class and why.
