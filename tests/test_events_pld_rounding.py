@@ -258,3 +258,108 @@ def test_discrete_gaussian_refusals():
             certify_events_pld(ledger_of({"class_name": "DiscreteGaussianDpEvent", "sigma": "1", "sensitivity": D}, "add-remove"), epsilon="1")
     with pytest.raises(InputError, match="sigma"):
         certify_events_pld(ledger_of({"class_name": "DiscreteGaussianDpEvent", "sigma": "100000", "sensitivity": 1}, "add-remove"), epsilon="1")
+
+
+# ------------------------------------------------------------------------------------------------
+# PoissonSampled(Laplace), add/remove: the mixture pairs, by quadrature (T = 1) and a quadrature over one step (T = 2)
+# ------------------------------------------------------------------------------------------------
+def _lap(mu, b):
+    return lambda x: mp.e ** (-abs(x - mu) / b) / (2 * b)
+
+
+def _pl_densities(q, b, direction):
+    L0, L1 = _lap(0, b), _lap(1, b)
+    mix = lambda x: (1 - q) * L0(x) + q * L1(x)  # noqa: E731
+    return (mix, L0) if direction == "remove" else (L0, mix)
+
+
+def pl_delta1_quad(q, b, direction, eps):
+    """T = 1: int (p - e^eps q)_+ over the line by quadrature, split at 0, 1 and the crossing in (0, 1)."""
+    p, qd = _pl_densities(q, b, direction)
+    g = mp.e**eps
+    f = lambda x: max(mp.mpf(0), p(x) - g * qd(x))  # noqa: E731
+    cross = (
+        mp.findroot(lambda x: p(x) - g * qd(x), (mp.mpf("1e-30"), 1 - mp.mpf("1e-30")), solver="bisect")
+        if ((p(mp.mpf("1e-30")) - g * qd(mp.mpf("1e-30"))) * (p(1 - mp.mpf("1e-30")) - g * qd(1 - mp.mpf("1e-30"))) < 0)
+        else mp.mpf(1) / 2
+    )
+    return mp.quad(f, [-mp.inf, 0, cross, 1, mp.inf])
+
+
+def pl_delta1_closed(q, b, direction, c):
+    """The same at a real c by the closed forms of the Laplace masses (atoms x <= 0, x >= 1; the part (0, 1) on the
+    side of its crossing x*: lambda(x*) = log((e^(+-c) - 1 + q)/q), lambda(x) = (2x - 1)/b)."""
+    e0, g = 1 / b, mp.e**c
+    L0 = lambda u, v: (mp.e ** (-e0 * u) - mp.e ** (-e0 * v)) / 2  # noqa: E731
+    L1 = lambda u, v: (mp.e ** (-e0 * (1 - v)) - mp.e ** (-e0 * (1 - u))) / 2  # noqa: E731
+    mix = lambda u, v: (1 - q) * L0(u, v) + q * L1(u, v)  # noqa: E731
+    atoms = [((1 - q) / 2 + q * mp.e ** (-e0) / 2, mp.mpf(1) / 2), ((1 - q) * mp.e ** (-e0) / 2 + q / 2, mp.e ** (-e0) / 2)]
+    P, Q = (mix, L0) if direction == "remove" else (L0, mix)
+    if direction == "add":
+        atoms = [(y, x) for x, y in atoms]
+    out = sum(max(mp.mpf(0), a - g * b_) for a, b_ in atoms)
+    t = (g if direction == "remove" else 1 / g) - 1 + q
+    lam = mp.log(t / q) if t > 0 else -mp.inf
+    xs = min(mp.mpf(1), max(mp.mpf(0), (lam / e0 + 1) / 2)) if lam != -mp.inf else mp.mpf(0)
+    u, v = (xs, mp.mpf(1)) if direction == "remove" else (mp.mpf(0), xs)
+    return out + max(mp.mpf(0), P(u, v) - g * Q(u, v))
+
+
+def pl_delta2(q, b, direction, eps):
+    """T = 2: E_(x ~ P)[delta1(eps - L(x))] over the first step by quadrature (the atoms x <= 0, x >= 1 exactly)."""
+    p, qd = _pl_densities(q, b, direction)
+    e0 = 1 / b
+    L = lambda x: mp.log(p(x) / qd(x))  # noqa: E731
+    P_lo = (1 - q) / 2 + q * mp.e ** (-e0) / 2 if direction == "remove" else mp.mpf(1) / 2  # P(x <= 0)
+    P_hi = (1 - q) * mp.e ** (-e0) / 2 + q / 2 if direction == "remove" else mp.e ** (-e0) / 2  # P(x >= 1)
+    out = P_lo * pl_delta1_closed(q, b, direction, eps - L(mp.mpf(-1)))
+    out += P_hi * pl_delta1_closed(q, b, direction, eps - L(mp.mpf(2)))
+    return out + mp.quad(lambda x: p(x) * pl_delta1_closed(q, b, direction, eps - L(x)), [0, mp.mpf(1) / 4, mp.mpf(1) / 2, mp.mpf(3) / 4, 1])
+
+
+def _pl_event(q, b, T):
+    return selfc(
+        {"class_name": "PoissonSampledDpEvent", "sampling_probability": q, "event": {"class_name": "LaplaceDpEvent", "noise_multiplier": b}}, T
+    )
+
+
+@pytest.mark.parametrize("q,b,eps", [("1/10", "1", "1/20"), ("1/2", "1/2", "1/2")])
+def test_poisson_laplace_one_step_by_quadrature(q, b, eps):
+    qq, bb, ee = (mp.mpf(Fraction(x).numerator) / Fraction(x).denominator for x in (q, b, eps))
+    refs = [pl_delta1_quad(qq, bb, d, ee) for d in ("remove", "add")]
+    for d, r in zip(("remove", "add"), refs):  # the closed form used at T = 2 is the quadrature
+        assert abs(pl_delta1_closed(qq, bb, d, ee) - r) < mp.mpf("1e-40"), d
+    lo, hi, cert = dbracket(_pl_event(q, b, 1), eps)
+    ref = max(refs)
+    assert lo <= ref <= hi, (lo, ref, hi)
+    assert hi - lo <= mp.mpf("0.03") * ref, (lo, ref, hi)
+    doc = json.loads(cert.dumps())
+    rep = verify.verify_document(doc, doc["precision"])
+    assert rep.exit_code == 0 and rep.ok, rep.problems
+
+
+@pytest.mark.slow
+def test_poisson_laplace_two_steps_by_quadrature():
+    qq, bb, ee = mp.mpf(1) / 5, mp.mpf(1), mp.mpf(1) / 10
+    ref = max(pl_delta2(qq, bb, d, ee) for d in ("remove", "add"))
+    lo, hi, _ = dbracket(_pl_event("1/5", "1", 2), "1/10")
+    assert lo <= ref <= hi, (lo, ref, hi)
+    assert hi - lo <= mp.mpf("0.03") * ref, (lo, ref, hi)
+
+
+def test_poisson_laplace_at_q_1_is_laplace():
+    """q = 1: the same pair as Laplace (the two loss laws are written differently: the brackets agree to 1e-15)."""
+    a = dbracket(_pl_event("1", "2", 3), "1/10")[:2]
+    b = dbracket(selfc({"class_name": "LaplaceDpEvent", "noise_multiplier": "2"}, 3), "1/10")[:2]
+    assert abs(a[0] - b[0]) < mp.mpf("1e-15") and abs(a[1] - b[1]) < mp.mpf("1e-15")
+
+
+def test_poisson_laplace_is_refused_by_the_rdp_accountant(tmp_path, capsys):
+    from certify import cli
+
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(_pl_event("1/10", "1", 1)))
+    assert cli.main(["account", str(path), "--delta", "1e-5"]) == 2
+    err = capsys.readouterr().err
+    assert "use --accountant pld" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert cli.main(["account", str(path), "--accountant", "pld", "--delta", "1e-5", "--grid", "1e-2"]) == 0

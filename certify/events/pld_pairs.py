@@ -53,6 +53,7 @@ PLD_RELATIONS = {
     "RandomizedResponseDpEvent": (REPLACE_ONE,),
     "EpsilonDeltaDpEvent": (ADD_REMOVE, REPLACE_ONE),
     "PoissonSampledDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
+    "PoissonSampledDpEvent/LaplaceDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
 }
 
 #: REPLACE_SPECIAL (a record x replaced by a special record that contributes nothing to the output): for these classes
@@ -62,7 +63,16 @@ PLD_RELATIONS = {
 #: REPLACE_SPECIAL). RandomizedResponseDpEvent is refused: dp_accounting's REPLACE_SPECIAL pair for it is a different
 #: one (the special record's own output law), which certify does not certify; EpsilonDeltaDpEvent stays under
 #: ADD_OR_REMOVE_ONE and REPLACE_ONE (as before).
-SPECIAL_AS_ADD_REMOVE = frozenset({"GaussianDpEvent", "LaplaceDpEvent", "DiscreteLaplaceDpEvent", "DiscreteGaussianDpEvent", "PoissonSampledDpEvent"})
+SPECIAL_AS_ADD_REMOVE = frozenset(
+    {
+        "GaussianDpEvent",
+        "LaplaceDpEvent",
+        "DiscreteLaplaceDpEvent",
+        "DiscreteGaussianDpEvent",
+        "PoissonSampledDpEvent",
+        "PoissonSampledDpEvent/LaplaceDpEvent",
+    }
+)
 
 #: the largest lattice half-width X of the discrete Gaussian's pair (atoms x in [-X, X + D]); beyond it refused
 MAX_LATTICE = 200_000
@@ -248,6 +258,115 @@ class DiscreteGaussianCurve(Curve):
         return (self.D**2 - 2 * self.D * (X + self.D)) / (2 * s2), (self.D**2 + 2 * self.D * X) / (2 * s2)
 
 
+@dataclass(frozen=True)
+class PoissonLaplaceCurve(Curve):
+    """The Poisson-subsampled Laplace pairs, add/remove (as the Gaussian mixtures; dp_accounting's LaplacePrivacyLoss
+    with sampling_prob): with L0 = Lap(0, b), L1 = Lap(1, b), eps0 = 1/b and lambda(x) = log(L1(x) / L0(x)) = -eps0
+    (x <= 0), (2x - 1) eps0 (0 < x < 1), eps0 (x >= 1):
+
+    * remove: P = (1-q) L0 + q L1, Q = L0, loss log(1 - q + q e^lambda) (increasing in x);
+    * add: P = L0, Q = (1-q) L0 + q L1, loss -log(1 - q + q e^lambda) (decreasing in x).
+
+    Loss law (:mod:`certify.pld.direct`): two atoms (x <= 0, x >= 1) with their P- and Q-masses (L0(x <= 0) = 1/2,
+    L0(x >= 1) = e^(-eps0)/2, L1 the mirror), and the part 0 < x < 1 as a grid CDF: loss <= l iff lambda <= mu(l)
+    (remove, mu(l) = log((e^l - 1 + q)/q)) or lambda >= mu(-l) (add), i.e. x <= x(l) or x >= x(-l) with
+    x = (mu/eps0 + 1)/2 clamped to [0, 1] (mu = -inf when e^(+-l) - 1 + q <= 0); L0((0, x]) = (1 - e^(-x eps0))/2,
+    L1((0, x]) = (e^(-(1-x) eps0) - e^(-eps0))/2, L0([x, 1)) = (e^(-x eps0) - e^(-eps0))/2. The grid range [jlo, jhi]
+    is widened until the clamps at both ends are decided, so G(jlo) = 0 and G(jhi) = the part's total exactly."""
+
+    q: fmpq
+    eps0: fmpq
+    direction: str
+
+    def _x(self, j: int, h: fmpq):
+        """(clamp flag, x ball): flag -1 (x = 0 decided), +1 (x = 1 decided), 0 (x the clamped ball) at l = +-j h."""
+        q, e0 = ball(self.q), ball(self.eps0)
+        sgn = 1 if self.direction == "remove" else -1
+        t = (ball(h) * (sgn * j)).exp() - 1 + q
+        if not t > 0:
+            # mu = -inf (t <= 0) or below -eps0 decided: x = 0; else only x in [0, 1] is known (a valid enclosure)
+            return (-1, None) if t < (q * (-e0).exp()) else (0, arb(0).union(arb(1)))
+        mu = (t / q).log()
+        if mu <= -e0:
+            return -1, None
+        if mu >= e0:
+            return 1, None
+        return 0, ((mu / e0 + 1) / 2).max(arb(0)).min(arb(1))
+
+    def loss_law(self, K: int = 64):
+
+        q, eps0, rem = self.q, self.eps0, self.direction == "remove"
+
+        def atoms():
+            Q, r = ball(q), (-ball(eps0)).exp()
+            hi_p, hi_q = (1 - Q) * r / 2 + Q / 2, r / 2  # x >= 1: (1-q) L0 + q L1 vs L0
+            lo_p, lo_q = (1 - Q) / 2 + Q * r / 2, arb(1) / 2  # x <= 0
+            pairs = [(hi_p, hi_q), (lo_p, lo_q)] if rem else [(hi_q, hi_p), (lo_q, lo_p)]
+            ex = [eps0, -eps0] if q == 1 else [None, None]
+            if not rem:
+                ex = [-x if x is not None else None for x in ex]
+            return [(p, qq, x) for (p, qq), x in zip(pairs, ex)]
+
+        def G_of(h):
+            def G(j):
+                flag, x = self._x(j, h)
+                e0 = ball(eps0)
+                total = -(-e0).expm1() / 2  # L0((0, 1)) = L1((0, 1)) = (1 - e^-eps0)/2
+                if rem:  # loss <= j h iff x' <= x
+                    if flag < 0:
+                        return arb(0)
+                    if flag > 0:
+                        return total
+                    Q = ball(q)
+                    return (1 - Q) * (-(-x * e0).expm1()) / 2 + Q * (((x - 1) * e0).exp() - (-e0).exp()) / 2
+                # add: loss <= j h iff lambda >= mu(-j h): x' >= x
+                if flag < 0:
+                    return total
+                if flag > 0:
+                    return arb(0)
+                return ((-x * e0).exp() - (-e0).exp()) / 2
+
+            return G
+
+        return _PoissonLaplaceLaw(atoms, self, G_of)
+
+    def evaluator(self):  # pragma: no cover - composed through its loss law only
+        raise NotImplementedError("the Poisson-sampled Laplace pair is discretised from its loss law")
+
+    def loss_range(self, eta: float) -> tuple[float, float]:
+        q, e = float_of(self.q), float_of(self.eps0)
+        a, b = math.log1p(q * math.expm1(-e)), math.log1p(q * math.expm1(e))
+        return (a, b) if self.direction == "remove" else (-b, -a)
+
+
+class _PoissonLaplaceLaw:
+    """A loss law whose grid CDF depends on h (built by :meth:`at`)."""
+
+    def __init__(self, atoms, curve, G_of):
+        self.atoms, self.curve, self.G_of = atoms, curve, G_of
+
+    def at(self, h: fmpq):
+        from ..pld.direct import LossLaw
+
+        c = self.curve
+        lo, hi = c.loss_range(0.0)
+        jlo, jhi = int(math.floor(lo / float_of(h))) - 2, int(math.ceil(hi / float_of(h))) + 2
+        lo_end = -1 if c.direction == "remove" else 1  # the clamp decided at the low end of the losses
+        for _ in range(64):
+            if c._x(jlo, h)[0] == lo_end:
+                break
+            jlo -= 1 + (jhi - jlo)
+        for _ in range(64):
+            if c._x(jhi, h)[0] == -lo_end:
+                break
+            jhi += 1 + (jhi - jlo)
+        if c._x(jlo, h)[0] != lo_end or c._x(jhi, h)[0] != -lo_end:
+            from ..pld.discretise import DiscretisationError
+
+            raise DiscretisationError("Poisson-sampled Laplace: the ends of its loss range are undecided")
+        return LossLaw(self.atoms, None, None, (jlo, jhi, self.G_of(h)))
+
+
 def pair_of(mech, relation: str, where: str = "event") -> tuple[Curve, Curve]:
     """(remove, add) curves of a mechanism under ``relation`` (module docstring); InputError naming the class and why."""
     cls = mech.CLASS
@@ -296,6 +415,9 @@ def pair_of(mech, relation: str, where: str = "event") -> tuple[Curve, Curve]:
     if cls == "DiscreteLaplaceDpEvent":
         c = _dlap_curve(mech["noise_parameter"], int(mech["sensitivity"].p))
         return c, c
+    if cls == "PoissonSampledDpEvent/LaplaceDpEvent":
+        q, e0 = mech["sampling_probability"], 1 / mech["noise_multiplier"]
+        return PoissonLaplaceCurve(q, e0, "remove"), PoissonLaplaceCurve(q, e0, "add")
     if cls == "PoissonSampledDpEvent":
         q, d = mech["sampling_probability"], 1 / mech["noise_multiplier"]
         return MixtureCurve("remove", q, d), MixtureCurve("add", q, d)

@@ -50,6 +50,9 @@ class LossLaw:
     atoms: Callable
     inf: Callable | None = None
     continuous: tuple | None = None
+    #: None or (jlo, jhi, G): a part with losses in (jlo h, jhi h] whose P-mass with loss <= j h is G(j) (an int j;
+    #: G(jlo) = 0 and G(jhi) = that part's total, exactly: the law's obligation), a loss law without point masses
+    grid_cdf: tuple | None = None
 
 
 def _atom_index(p: arb, q: arb, loss: fmpq | None, h: fmpq, up: bool) -> int:
@@ -106,6 +109,14 @@ def one_step(name: str, law: LossLaw, h: fmpq, K: int, pessimistic: bool) -> One
                 la = ball(lo) if fmpq(a) * h <= lo else hb * a
                 lb = ball(hi) if fmpq(b) * h >= hi else hb * b
                 cells[j] = cells.get(j, arb(0)) + (F(lb) - F(la))
+        if law.grid_cdf is not None:
+            jlo, jhi, G = law.grid_cdf
+            prev = G(jlo)
+            for j in range(jlo + 1, jhi + 1):
+                cur = G(j)
+                k = j if up else j - 1  # mass of ((j-1) h, j h]: at j h (up) or (j-1) h (down)
+                cells[k] = cells.get(k, arb(0)) + (cur - prev)
+                prev = cur
         unit = fmpz(1) << K
         masses: dict[int, int] = {}
         margin = None

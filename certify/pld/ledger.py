@@ -165,6 +165,8 @@ def _one_steps(prof: CurveProfile, h: fmpq, lay, K: int):
     law = law(K) if law is not None else None
     if law is None:
         return one_steps(prof, h, lay, K)
+    if hasattr(law, "at"):  # a law whose grid CDF depends on h
+        law = law.at(h)
     return direct.one_steps(prof.name, law, h, K)
 
 
