@@ -6,7 +6,8 @@ its work guard :func:`certify.poisson.rdp.work_seconds`; a fractional order is b
 or the chord, whichever is smaller: ``fractional="integral"``), and the proof that the remove direction dominates the add
 direction (obligation ``P-remove-dominates-add`` of ``certify proofs --paper mtz-poisson``). Under ADD_OR_REMOVE_ONE
 and REPLACE_SPECIAL (the special record contributes nothing: the same pair). The sampled event must be a
-GaussianDpEvent (dp_accounting also folds nested compositions of Gaussians into one; refused here). q = 0: RDP 0.
+GaussianDpEvent (dp_accounting also folds nested compositions of Gaussians into one; refused here), or a
+LaplaceDpEvent: then :class:`PoissonSampledLaplace`, certified by the PLD accountant only. q = 0: RDP 0.
 Orders up to 4096. Not pure.
 """
 
@@ -43,7 +44,9 @@ class PoissonSampledGaussian(Mechanism):
             )
         if inner.cls != "GaussianDpEvent":
             raise InputError(
-                inner.where, f"PoissonSampledDpEvent is certified for a sampled GaussianDpEvent only (Rényi bound of MTZ19), got {inner.cls}"
+                inner.where,
+                f"PoissonSampledDpEvent is certified for a sampled GaussianDpEvent only (Rényi bound of MTZ19; a sampled LaplaceDpEvent "
+                f"by --accountant pld), got {inner.cls}",
             )
         inner.check_fields(("noise_multiplier",))
         z, zn = inner.number("noise_multiplier")
