@@ -335,7 +335,8 @@ class PoissonLaplaceCurve(Curve):
 
     def loss_range(self, eta: float) -> tuple[float, float]:
         q, e = float_of(self.q), float_of(self.eps0)
-        a, b = math.log1p(q * math.expm1(-e)), math.log1p(q * math.expm1(e))
+        a = math.log1p(q * math.expm1(-e))
+        b = math.log1p(q * math.expm1(e)) if e < 1 else e + math.log(q + (1 - q) * math.exp(-e))  # log(1 - q + q e^e), no overflow
         return (a, b) if self.direction == "remove" else (-b, -a)
 
 

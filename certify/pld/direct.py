@@ -89,9 +89,21 @@ def _atom_index(p: arb, q: arb, loss: fmpq | None, h: fmpq, up: bool) -> int:
     raise DiscretisationError("direct discretisation: an atom's grid index was not found")  # pragma: no cover
 
 
+def _check_cells(n: int) -> None:
+    """Decide work before doing it: a continuous part costs one ball evaluation per grid cell it covers."""
+    from ..limits import cap
+
+    if n > cap("pld_one_step_points"):
+        raise DiscretisationError(f"direct discretisation: the continuous part covers {n} grid cells (more than {cap('pld_one_step_points')})")
+
+
 def one_step(name: str, law: LossLaw, h: fmpq, K: int, pessimistic: bool) -> OneStep:
     """The pessimistic (losses and masses rounded up) or optimistic (down) measure of ``law`` (module docstring)."""
     up = pessimistic
+    if law.continuous is not None:
+        _check_cells(int(((law.continuous[1] - law.continuous[0]) / h).ceil()) + 2)
+    if law.grid_cdf is not None:
+        _check_cells(law.grid_cdf[1] - law.grid_cdf[0])
     with workprec(K + EXTRA_PREC):
         cells: dict[int, arb] = {}
         for p, q, loss in law.atoms():
