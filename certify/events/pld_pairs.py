@@ -129,7 +129,8 @@ class LaplaceCurve(Curve):
         P-mass P(x >= 1) = e^(-eps0)/2 (Q-mass 1/2), and on 0 < x < 1 the loss (1 - 2x) eps0, so
         P(l1 < L <= l2, 0 < x < 1) = F(l2) - F(l1) with F(l) = e^((l - eps0)/2) / 2 on [-eps0, eps0]
         (L <= l iff x >= (1 - l/eps0)/2, and P(x0 <= x < 1) = (e^(-x0 eps0) - e^(-eps0))/2). Total mass:
-        1/2 + e^(-eps0)/2 + (1 - e^(-eps0))/2 = 1 (obligation ``E-pld-laplace-law``)."""
+        1/2 + e^(-eps0)/2 + (1 - e^(-eps0))/2 = 1; its curve E_P[(1 - gamma e^(-L))_+] is the profile of
+        ``E-pld-laplace`` (checked against it at T = 1 in tests/test_events_pld.py, the T-fold in test_events_pld_rounding.py)."""
         from ..pld.direct import LossLaw
 
         eps0 = self.eps0
