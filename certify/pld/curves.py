@@ -14,7 +14,10 @@ as gamma -> inf. A :class:`Curve` provides
 * :meth:`Curve.loss_range` ``(eta)`` -> floats (lo, hi): privacy losses outside [lo, hi] carry P-mass about
   eta at most (a CHOICE that places the window and the grid; soundness never depends on it);
 * a hashable identity (frozen dataclasses of exact parameters): the one-step measures and the composed
-  chains are memoised on it.
+  chains are memoised on it;
+* optionally ``loss_law(K)`` -> P's privacy-loss law (:class:`certify.pld.direct.LossLaw`): a curve with kinks
+  (finite outputs, Laplace) is then discretised by rounding its losses to the grid (:mod:`certify.pld.direct`,
+  used by the event ledger, :mod:`certify.pld.ledger`) instead of by tangents.
 
 A :class:`CurveProfile` is one direction to compose: its curve is the pointwise maximum of its members'
 curves (a maximum of hockey-stick curves of probability pairs is again convex, non-increasing, 1 at 0 and
