@@ -26,8 +26,14 @@ from certify.balls import ball_endpoints
 from certify.events.ledger import ledger_of
 from certify.events.pld_certificates import certify_events_pld
 
-mp.mp.dps = 50
 KMAX = 14
+
+
+@pytest.fixture(autouse=True)
+def _fifty_digits():
+    """Every reference here at 50 digits (set per test: other test modules set mpmath's global precision too)."""
+    with mp.workdps(50):
+        yield
 
 
 def _mp(x) -> mp.mpf:
