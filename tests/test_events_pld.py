@@ -382,9 +382,9 @@ def test_heterogeneous_ledger_matches_dp_accounting_at_the_same_grid():
     "event,relation,words",
     [
         ({"class_name": "ZCDpEvent", "rho": "1", "xi": "0"}, "add-remove", "ZCDpEvent"),
-        ({"class_name": "DiscreteGaussianDpEvent", "sigma": "2", "sensitivity": 1, "dimension": None}, "add-remove", "DiscreteGaussianDpEvent"),
+        ({"class_name": "DiscreteGaussianDpEvent", "sigma": "2", "sensitivity": 1, "dimension": None}, "replace-one", "DiscreteGaussianDpEvent"),
         (laplace("1"), "replace-one", "LaplaceDpEvent"),
-        (poisson_gauss("1/10", "1"), "replace-special", "PoissonSampledDpEvent"),
+        ({"class_name": "EpsilonDeltaDpEvent", "epsilon": "1", "delta": "0"}, "replace-special", "EpsilonDeltaDpEvent"),
     ],
 )
 def test_unsupported_events_are_refused_naming_the_class(event, relation, words):

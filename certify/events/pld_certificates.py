@@ -75,7 +75,14 @@ def parse_inputs(inputs: dict) -> tuple[Ledger, str, fmpq, fmpq, list]:
 
 def caveats(ledger: Ledger) -> str:
     dl = [m for m, _ in ledger.entries if m.CLASS == "DiscreteLaplaceDpEvent"]
-    return "; DiscreteLaplace: the pair of a shift by the sensitivity (as dp_accounting)" if dl else ""
+    dg = [m for m, _ in ledger.entries if m.CLASS == "DiscreteGaussianDpEvent"]
+    out = "; DiscreteLaplace: the pair of a shift by the sensitivity (as dp_accounting)" if dl else ""
+    if dg:
+        out += (
+            "; DiscreteGaussian: the exact one-dimensional pair N_Z(0, sigma^2) vs N_Z(D, sigma^2) (lattice sums with an explicit"
+            " tail bound; not the continuous Gaussian's bound), as dp_accounting"
+        )
+    return out
 
 
 def fill(
@@ -106,9 +113,9 @@ def fill(
             "discretise: pessimistic check" if pess else "discretise: optimistic check",
             "min over the used grid points of " + ("g_up - upper(curve) (>= 0: dominates)" if pess else "lower(tangent) - g_low (>= 0: dominated)"),
         )
-    ev.add("epsilon_upper", ball(eps_up), "readoff: eps_pass" if query == "target_delta" else "query", "epsilon of the upper bound (exact)")
-    ev.add("epsilon_lower", ball(eps_low), "readoff: eps_fail" if query == "target_delta" else "query", "epsilon of the lower bound (exact)")
-    with workprec(K + EXTRA_PREC):
+    with workprec(K + EXTRA_PREC):  # the certificate's precision (a non-dyadic epsilon's ball at the checker's precision)
+        ev.add("epsilon_upper", ball(eps_up), "readoff: eps_pass" if query == "target_delta" else "query", "epsilon of the upper bound (exact)")
+        ev.add("epsilon_lower", ball(eps_low), "readoff: eps_fail" if query == "target_delta" else "query", "epsilon of the lower bound (exact)")
         du = readoff.delta_upper(r.side(True), eps_up, h)
         dl = readoff.delta_lower(r.side(False), eps_low, h)
     ev.add(

@@ -23,9 +23,15 @@ f(gamma) = H_gamma(P || Q), its theorem cited below, each identity an obligation
   masses of the geometric series (obligation ``E-pld-discrete-laplace``); symmetric.
 * PoissonSampledDpEvent(q, GaussianDpEvent(z)), add/remove: the mixture pairs of :mod:`certify.pld.pairs`
   (remove: (1-q) N(0,1) + q N(Delta,1) vs N(0,1); add: the reverse; Delta = 1/z), both directions composed.
-Refused (PLD): the rest, naming why (DiscreteGaussianDpEvent: its exact profile needs an infinite lattice sum that
-certify does not enclose, and the continuous Gaussian is not a proven hockey-stick bound for it; PLD by dp_accounting
-of REPLACE_SPECIAL: not certified here).
+* DiscreteGaussianDpEvent(s, 1), add/remove: the exact pair N_Z(0, s^2) vs N_Z(1, s^2) by lattice sums with an
+  explicit tail bound (:class:`DiscreteGaussianCurve`); sensitivity >= 2 refused; symmetric.
+Refused (PLD): the rest, naming why.
+REPLACE_SPECIAL: Gaussian, Laplace, DiscreteLaplace and PoissonSampled(Gaussian) take their add/remove pairs (the
+special record contributes nothing, so the neighbouring outputs ARE an add/remove pair: :data:`SPECIAL_AS_ADD_REMOVE`);
+RandomizedResponse and EpsilonDelta are refused under it, naming the class and why.
+Discretisation: the pairs with kinks (finite outputs, Laplace) give their privacy-loss law (``loss_law``) and are
+discretised by rounding losses to the grid (:mod:`certify.pld.direct`); the Gaussian ones by tangents and
+connect-the-dots (:mod:`certify.pld.discretise`).
 """
 
 from __future__ import annotations
@@ -33,26 +39,46 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..balls import InputError, arb, ball, float_of, fmpq
+from ..balls import InputError, arb, ball, exact_str, float_of, fmpq
 from ..pld.curves import AtomsCurve, Curve, sign_of
 from ..pld.pairs import MixtureCurve
-from .mechanisms.base import ADD_REMOVE, REPLACE_ONE
+from .mechanisms.base import ADD_REMOVE, REPLACE_ONE, REPLACE_SPECIAL
 
-#: the relations the PLD accountant certifies, per event class (dp_accounting's PLDAccountant supports these and
-#: REPLACE_SPECIAL for some; REPLACE_SPECIAL is refused here)
+#: the relations the PLD accountant certifies, per event class (REPLACE_SPECIAL: :data:`SPECIAL_AS_ADD_REMOVE`)
 PLD_RELATIONS = {
-    "GaussianDpEvent": (ADD_REMOVE, REPLACE_ONE),
-    "LaplaceDpEvent": (ADD_REMOVE,),
-    "DiscreteLaplaceDpEvent": (ADD_REMOVE,),
+    "GaussianDpEvent": (ADD_REMOVE, REPLACE_ONE, REPLACE_SPECIAL),
+    "LaplaceDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
+    "DiscreteLaplaceDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
+    "DiscreteGaussianDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
     "RandomizedResponseDpEvent": (REPLACE_ONE,),
     "EpsilonDeltaDpEvent": (ADD_REMOVE, REPLACE_ONE),
-    "PoissonSampledDpEvent": (ADD_REMOVE,),
+    "PoissonSampledDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
+    "PoissonSampledDpEvent/LaplaceDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
 }
+
+#: REPLACE_SPECIAL (a record x replaced by a special record that contributes nothing to the output): for these classes
+#: the neighbouring outputs M(D + x) and M(D + special) = M(D) are exactly an add/remove pair, so the add/remove pairs
+#: (both directions) dominate; dp_accounting's PLDAccountant accepts REPLACE_SPECIAL for them too (pld_privacy_accountant.py:
+#: Gaussian passes the relation through, Laplace / DiscreteLaplace / PoissonSampled accept ADD_OR_REMOVE_ONE or
+#: REPLACE_SPECIAL). RandomizedResponseDpEvent is refused: dp_accounting's REPLACE_SPECIAL pair for it is a different
+#: one (the special record's own output law), which certify does not certify; EpsilonDeltaDpEvent stays under
+#: ADD_OR_REMOVE_ONE and REPLACE_ONE (as before).
+SPECIAL_AS_ADD_REMOVE = frozenset(
+    {
+        "GaussianDpEvent",
+        "LaplaceDpEvent",
+        "DiscreteLaplaceDpEvent",
+        "DiscreteGaussianDpEvent",
+        "PoissonSampledDpEvent",
+        "PoissonSampledDpEvent/LaplaceDpEvent",
+    }
+)
+
+#: the largest lattice half-width X of the discrete Gaussian's pair (atoms x in [-X, X + D]); beyond it refused
+MAX_LATTICE = 200_000
 
 #: why an event class certified by the Rényi accountant has no certified PLD here
 NO_PLD = {
-    "DiscreteGaussianDpEvent": "has no certified PLD here: its profile is an infinite lattice sum certify does not enclose yet "
-    "(the continuous Gaussian's curve is not a proven hockey-stick bound for it); use --accountant rdp",
     "ZCDpEvent": "has no PLD (a zCDP budget is not a pair of distributions; dp_accounting's PLDAccountant refuses it too); use --accountant rdp",
     "ExponentialMechanismDpEvent": "has no PLD in dp_accounting's PLDAccountant nor here; use --accountant rdp",
     "PermuteAndFlipDpEvent": "has no PLD in dp_accounting's PLDAccountant nor here; use --accountant rdp",
@@ -97,6 +123,25 @@ class LaplaceCurve(Curve):
         e = float_of(self.eps0)
         return -e, e
 
+    def loss_law(self, K: int = 64):
+        """P's loss law (for :mod:`certify.pld.direct`): P = Lap(0, b) has density e^(-|x|/b) / (2b), b = 1/eps0, and
+        L(x) = (|x - 1| - |x|) eps0: an atom eps0 of P-mass P(x <= 0) = 1/2 (Q-mass e^(-eps0)/2), an atom -eps0 of
+        P-mass P(x >= 1) = e^(-eps0)/2 (Q-mass 1/2), and on 0 < x < 1 the loss (1 - 2x) eps0, so
+        P(l1 < L <= l2, 0 < x < 1) = F(l2) - F(l1) with F(l) = e^((l - eps0)/2) / 2 on [-eps0, eps0]
+        (L <= l iff x >= (1 - l/eps0)/2, and P(x0 <= x < 1) = (e^(-x0 eps0) - e^(-eps0))/2). Total mass:
+        1/2 + e^(-eps0)/2 + (1 - e^(-eps0))/2 = 1; its curve E_P[(1 - gamma e^(-L))_+] is the profile of
+        ``E-pld-laplace`` (checked against it at T = 1 in tests/test_events_pld.py, the T-fold in test_events_pld_rounding.py)."""
+        from ..pld.direct import LossLaw
+
+        eps0 = self.eps0
+
+        def atoms():
+            half = arb(1) / 2
+            r = (-ball(eps0)).exp() / 2
+            return [(half, r, eps0), (r, half, -eps0)]
+
+        return LossLaw(atoms, None, (-eps0, eps0, lambda l: ((l - ball(eps0)) / 2).exp() / 2))
+
 
 def _max_piece(pieces):
     """(ball of max v_i, a ball containing the slope of a maximal piece) for pieces (v_i, s_i)."""
@@ -114,7 +159,9 @@ def _rr_curve(p: fmpq, k: fmpq) -> AtomsCurve:
     a, b = 1 - p + p / k, p / k
     atoms = [(a, b), (b, a)] + ([((k - 2) * b, (k - 2) * b)] if k > 2 else [])
     la = math.log(float_of(a) / float_of(b))
-    return AtomsCurve(("rr", a, b, k), lambda: [(ball(x), ball(y)) for x, y in atoms], None, (la, -la, 0.0))
+    z = fmpq(0) if a == b else None  # log(a / b) of rationals a != b is irrational: decided in balls
+    ex = (z, z) + ((fmpq(0),) if k > 2 else ())
+    return AtomsCurve(("rr", a, b, k), lambda: [(ball(x), ball(y)) for x, y in atoms], None, (la, -la, 0.0), ex)
 
 
 def _kov_curve(eps: fmpq, delta: fmpq) -> AtomsCurve:
@@ -125,7 +172,7 @@ def _kov_curve(eps: fmpq, delta: fmpq) -> AtomsCurve:
         return [(A, B), (B, A)]
 
     e = float_of(eps)
-    return AtomsCurve(("kov", eps, delta), atoms, (lambda: ball(delta)) if delta > 0 else None, (e, -e))
+    return AtomsCurve(("kov", eps, delta), atoms, (lambda: ball(delta)) if delta > 0 else None, (e, -e), (eps, -eps))
 
 
 def _dlap_curve(t: fmpq, D: int) -> AtomsCurve:
@@ -142,7 +189,184 @@ def _dlap_curve(t: fmpq, D: int) -> AtomsCurve:
         return out
 
     tf = float_of(t)
-    return AtomsCurve(("dlap", t, D), atoms, None, tuple(tf * (D - 2 * x) for x in range(D + 1)))
+    ex = (t * D, -t * D) + tuple(t * (D - 2 * x) for x in range(1, D))  # the order of atoms()
+    return AtomsCurve(("dlap", t, D), atoms, None, tuple(tf * (D - 2 * x) for x in range(D + 1)), ex)
+
+
+@dataclass(frozen=True)
+class DiscreteGaussianCurve(Curve):
+    """The exact pair of the discrete Gaussian (Canonne, Kamath, Steinke 2020, Def. 1): P = N_Z(0, s^2), Q = N_Z(D, s^2)
+    (the shift by the sensitivity, as dp_accounting's DiscreteGaussianPrivacyLoss; :func:`pair_of` takes D = 1 only: an
+    integer vector of norm 1 is a unit vector, so in any dimension the other coordinates agree and this IS the pair),
+    P(x) = w(x) / Z, w(x) = e^(-x^2 / (2 s^2)), Z = sum_(x in Z) w(x). The loss at x is log(w(x) / w(x - D)) =
+    (D^2 - 2 D x) / (2 s^2), an exact rational, decreasing in x; symmetric (x -> D - x swaps P and Q).
+
+    Lattice sums with an explicit tail bound: for x >= X + 1, w(x + 1) / w(x) = e^(-(2x + 1)/(2 s^2)) <= r_X =
+    e^(-(2X + 3)/(2 s^2)), so sum_(x > X) w(x) <= w(X + 1) / (1 - r_X) =: tail(X). Z lies in [S, S + 2 tail(X)],
+    S = sum_(|x| <= X) w(x). The loss law (:mod:`certify.pld.direct`): the atoms x in [-X, X + D] at their exact
+    losses with masses w(x) / Z; the P-mass of x > X + D (losses below that of X + D + 1) as one atom at the loss of
+    X + D + 1 with the mass ball [0, tail(X + D) / S] (rounding a loss up is allowed for the pessimistic measure, and
+    the optimistic one takes the lower endpoint 0); the P-mass of x < -X (the largest losses) as the mass at +inf,
+    ball [0, tail(X) / S] (likewise). X: the tails below 2^-(K + 40) (a choice, from floats)."""
+
+    sigma: fmpq
+    D: int
+
+    def _X(self, K: int) -> int:
+        s = float_of(self.sigma)
+        return int(math.ceil(s * math.sqrt(2 * (K + 40) * math.log(2)))) + 2
+
+    def loss_law(self, K: int = 64):
+        from ..pld.direct import LossLaw
+
+        s2, D = self.sigma * self.sigma, self.D
+        X = self._X(K)
+        memo = {}
+
+        def w(x):
+            return (-ball(fmpq(x * x) / (2 * s2))).exp()
+
+        def tail(n):  # >= sum_(x > n) w(x)
+            return w(n + 1) / (1 - (-ball(fmpq(2 * n + 3) / (2 * s2))).exp())
+
+        def sums():  # memoised per precision (both sides and the mass at +inf share them)
+            from ..balls import ctx
+
+            if ctx.prec not in memo:
+                S = sum((w(x) for x in range(-X, X + 1)), arb(0))
+                memo[ctx.prec] = (S, S.union(S + 2 * tail(X)))
+            return memo[ctx.prec]
+
+        def atoms():
+            S, Z = sums()
+            out = [(w(x) / Z, w(x - D) / Z, fmpq(D * D - 2 * D * x) / (2 * s2)) for x in range(-X, X + D + 1)]
+            x = X + D + 1
+            out.append((arb(0).union(tail(X + D) / S), w(x - D) / Z, fmpq(D * D - 2 * D * x) / (2 * s2)))
+            return out
+
+        def inf():
+            S, _ = sums()
+            return arb(0).union(tail(X) / S)
+
+        return LossLaw(atoms, inf)
+
+    def evaluator(self):  # pragma: no cover - composed through its loss law only
+        raise NotImplementedError("the discrete Gaussian is discretised from its loss law")
+
+    def loss_range(self, eta: float) -> tuple[float, float]:
+        s2 = float_of(self.sigma) ** 2
+        X = int(math.ceil(float_of(self.sigma) * math.sqrt(2 * math.log(1 / max(eta, 1e-300))))) + 1
+        return (self.D**2 - 2 * self.D * (X + self.D)) / (2 * s2), (self.D**2 + 2 * self.D * X) / (2 * s2)
+
+
+@dataclass(frozen=True)
+class PoissonLaplaceCurve(Curve):
+    """The Poisson-subsampled Laplace pairs, add/remove (as the Gaussian mixtures; dp_accounting's LaplacePrivacyLoss
+    with sampling_prob): with L0 = Lap(0, b), L1 = Lap(1, b), eps0 = 1/b and lambda(x) = log(L1(x) / L0(x)) = -eps0
+    (x <= 0), (2x - 1) eps0 (0 < x < 1), eps0 (x >= 1):
+
+    * remove: P = (1-q) L0 + q L1, Q = L0, loss log(1 - q + q e^lambda) (increasing in x);
+    * add: P = L0, Q = (1-q) L0 + q L1, loss -log(1 - q + q e^lambda) (decreasing in x).
+
+    Loss law (:mod:`certify.pld.direct`): two atoms (x <= 0, x >= 1) with their P- and Q-masses (L0(x <= 0) = 1/2,
+    L0(x >= 1) = e^(-eps0)/2, L1 the mirror), and the part 0 < x < 1 as a grid CDF: loss <= l iff lambda <= mu(l)
+    (remove, mu(l) = log((e^l - 1 + q)/q)) or lambda >= mu(-l) (add), i.e. x <= x(l) or x >= x(-l) with
+    x = (mu/eps0 + 1)/2 clamped to [0, 1] (mu = -inf when e^(+-l) - 1 + q <= 0); L0((0, x]) = (1 - e^(-x eps0))/2,
+    L1((0, x]) = (e^(-(1-x) eps0) - e^(-eps0))/2, L0([x, 1)) = (e^(-x eps0) - e^(-eps0))/2. The grid range [jlo, jhi]
+    is widened until the clamps at both ends are decided, so G(jlo) = 0 and G(jhi) = the part's total exactly."""
+
+    q: fmpq
+    eps0: fmpq
+    direction: str
+
+    def _x(self, j: int, h: fmpq):
+        """(clamp flag, x ball): flag -1 (x = 0 decided), +1 (x = 1 decided), 0 (x the clamped ball) at l = +-j h."""
+        q, e0 = ball(self.q), ball(self.eps0)
+        sgn = 1 if self.direction == "remove" else -1
+        t = (ball(h) * (sgn * j)).exp() - 1 + q
+        if not t > 0:
+            # mu = -inf (t <= 0) or below -eps0 decided: x = 0; else only x in [0, 1] is known (a valid enclosure)
+            return (-1, None) if t < (q * (-e0).exp()) else (0, arb(0).union(arb(1)))
+        mu = (t / q).log()
+        if mu <= -e0:
+            return -1, None
+        if mu >= e0:
+            return 1, None
+        return 0, ((mu / e0 + 1) / 2).max(arb(0)).min(arb(1))
+
+    def loss_law(self, K: int = 64):
+
+        q, eps0, rem = self.q, self.eps0, self.direction == "remove"
+
+        def atoms():
+            Q, r = ball(q), (-ball(eps0)).exp()
+            hi_p, hi_q = (1 - Q) * r / 2 + Q / 2, r / 2  # x >= 1: (1-q) L0 + q L1 vs L0
+            lo_p, lo_q = (1 - Q) / 2 + Q * r / 2, arb(1) / 2  # x <= 0
+            pairs = [(hi_p, hi_q), (lo_p, lo_q)] if rem else [(hi_q, hi_p), (lo_q, lo_p)]
+            ex = [eps0, -eps0] if q == 1 else [None, None]
+            if not rem:
+                ex = [-x if x is not None else None for x in ex]
+            return [(p, qq, x) for (p, qq), x in zip(pairs, ex)]
+
+        def G_of(h):
+            def G(j):
+                flag, x = self._x(j, h)
+                e0 = ball(eps0)
+                total = -(-e0).expm1() / 2  # L0((0, 1)) = L1((0, 1)) = (1 - e^-eps0)/2
+                if rem:  # loss <= j h iff x' <= x
+                    if flag < 0:
+                        return arb(0)
+                    if flag > 0:
+                        return total
+                    Q = ball(q)
+                    return (1 - Q) * (-(-x * e0).expm1()) / 2 + Q * (((x - 1) * e0).exp() - (-e0).exp()) / 2
+                # add: loss <= j h iff lambda >= mu(-j h): x' >= x
+                if flag < 0:
+                    return total
+                if flag > 0:
+                    return arb(0)
+                return ((-x * e0).exp() - (-e0).exp()) / 2
+
+            return G
+
+        return _PoissonLaplaceLaw(atoms, self, G_of)
+
+    def evaluator(self):  # pragma: no cover - composed through its loss law only
+        raise NotImplementedError("the Poisson-sampled Laplace pair is discretised from its loss law")
+
+    def loss_range(self, eta: float) -> tuple[float, float]:
+        q, e = float_of(self.q), float_of(self.eps0)
+        a = math.log1p(q * math.expm1(-e))
+        b = math.log1p(q * math.expm1(e)) if e < 1 else e + math.log(q + (1 - q) * math.exp(-e))  # log(1 - q + q e^e), no overflow
+        return (a, b) if self.direction == "remove" else (-b, -a)
+
+
+class _PoissonLaplaceLaw:
+    """A loss law whose grid CDF depends on h (built by :meth:`at`)."""
+
+    def __init__(self, atoms, curve, G_of):
+        self.atoms, self.curve, self.G_of = atoms, curve, G_of
+
+    def at(self, h: fmpq):
+        from ..pld.direct import LossLaw
+
+        c = self.curve
+        lo, hi = c.loss_range(0.0)
+        jlo, jhi = int(math.floor(lo / float_of(h))) - 2, int(math.ceil(hi / float_of(h))) + 2
+        lo_end = -1 if c.direction == "remove" else 1  # the clamp decided at the low end of the losses
+        for _ in range(64):
+            if c._x(jlo, h)[0] == lo_end:
+                break
+            jlo -= 1 + (jhi - jlo)
+        for _ in range(64):
+            if c._x(jhi, h)[0] == -lo_end:
+                break
+            jhi += 1 + (jhi - jlo)
+        if c._x(jlo, h)[0] != lo_end or c._x(jhi, h)[0] != -lo_end:
+            from ..pld.discretise import DiscretisationError
+
+            raise DiscretisationError("Poisson-sampled Laplace: the ends of its loss range are undecided")
+        return LossLaw(self.atoms, None, None, (jlo, jhi, self.G_of(h)))
 
 
 def pair_of(mech, relation: str, where: str = "event") -> tuple[Curve, Curve]:
@@ -159,6 +383,8 @@ def pair_of(mech, relation: str, where: str = "event") -> tuple[Curve, Curve]:
             f"{cls} is certified by the PLD accountant under {', '.join(rels)} only, not {relation} "
             "(dp_accounting's PLDAccountant supports no other, or certify does not certify its REPLACE_SPECIAL pair)",
         )
+    if relation == REPLACE_SPECIAL and cls in SPECIAL_AS_ADD_REMOVE:
+        relation = ADD_REMOVE  # the same pair (SPECIAL_AS_ADD_REMOVE)
     if cls == "GaussianDpEvent":
         z = mech["noise_multiplier"]
         c = MixtureCurve("remove", fmpq(1), (1 if relation == ADD_REMOVE else 2) / z)
@@ -172,9 +398,28 @@ def pair_of(mech, relation: str, where: str = "event") -> tuple[Curve, Curve]:
     if cls == "EpsilonDeltaDpEvent":
         c = _kov_curve(mech["epsilon"], mech["delta"])
         return c, c
+    if cls == "DiscreteGaussianDpEvent":
+        sigma, D = mech["sigma"], mech["sensitivity"]
+        if D != 1:
+            raise InputError(
+                f"{where}.sensitivity",
+                "the PLD of DiscreteGaussianDpEvent is certified for sensitivity 1 only (in any dimension the shift is then a unit "
+                "lattice vector, the one-dimensional pair; a shift of norm D >= 2 need not be, and the event's dimension is not "
+                f"recorded), got {exact_str(D)}; use --accountant rdp",
+            )
+        c = DiscreteGaussianCurve(sigma, int(D.p))
+        if 2 * c._X(512) + c.D > MAX_LATTICE:
+            raise InputError(
+                f"{where}.sigma",
+                f"the PLD of DiscreteGaussianDpEvent takes 56 sigma + sensitivity <= {MAX_LATTICE} (its lattice sums); use --accountant rdp",
+            )
+        return c, c
     if cls == "DiscreteLaplaceDpEvent":
         c = _dlap_curve(mech["noise_parameter"], int(mech["sensitivity"].p))
         return c, c
+    if cls == "PoissonSampledDpEvent/LaplaceDpEvent":
+        q, e0 = mech["sampling_probability"], 1 / mech["noise_multiplier"]
+        return PoissonLaplaceCurve(q, e0, "remove"), PoissonLaplaceCurve(q, e0, "add")
     if cls == "PoissonSampledDpEvent":
         q, d = mech["sampling_probability"], 1 / mech["noise_multiplier"]
         return MixtureCurve("remove", q, d), MixtureCurve("add", q, d)

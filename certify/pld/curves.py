@@ -14,7 +14,10 @@ as gamma -> inf. A :class:`Curve` provides
 * :meth:`Curve.loss_range` ``(eta)`` -> floats (lo, hi): privacy losses outside [lo, hi] carry P-mass about
   eta at most (a CHOICE that places the window and the grid; soundness never depends on it);
 * a hashable identity (frozen dataclasses of exact parameters): the one-step measures and the composed
-  chains are memoised on it.
+  chains are memoised on it;
+* optionally ``loss_law(K)`` -> P's privacy-loss law (:class:`certify.pld.direct.LossLaw`): a curve with kinks
+  (finite outputs, Laplace) is then discretised by rounding its losses to the grid (:mod:`certify.pld.direct`,
+  used by the event ledger, :mod:`certify.pld.ledger`) instead of by tangents.
 
 A :class:`CurveProfile` is one direction to compose: its curve is the pointwise maximum of its members'
 curves (a maximum of hockey-stick curves of probability pairs is again convex, non-increasing, 1 at 0 and
@@ -110,6 +113,8 @@ class AtomsCurve(Curve):
     atoms: Callable = None
     inf: Callable = None
     losses: tuple = ()
+    #: per atom, its exact rational loss log(p_i / q_i) when known (e.g. eps of the KOV pair), else None
+    exact_losses: tuple = ()
 
     def __hash__(self) -> int:
         return hash(self.key)
@@ -134,6 +139,28 @@ class AtomsCurve(Curve):
             return v, s
 
         return f
+
+    def loss_law(self, K: int = 64):
+        """P's loss law for the direct discretisation (:mod:`certify.pld.direct`): the atoms with p_i > 0 decided,
+        their exact losses where known, the mass at +inf. None (the tangent construction) when some atom's P-mass
+        is not decided positive."""
+        from .direct import LossLaw
+
+        ex = self.exact_losses or (None,) * len(self.atoms())
+
+        def atoms():
+            out = []
+            for (p, q), lq in zip(self.atoms(), ex):
+                if not (p > 0 and q > 0):
+                    raise ValueError("atom masses not decided positive")
+                out.append((p, q, lq))
+            return out
+
+        try:
+            atoms()
+        except ValueError:
+            return None
+        return LossLaw(atoms, self.inf)
 
     def loss_range(self, eta: float) -> tuple[float, float]:
         fin = [x for x in self.losses if x == x and abs(x) != float("inf")]

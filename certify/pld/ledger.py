@@ -23,9 +23,10 @@ entry's own count. ``run`` is deterministic given the plan (the checker re-runs 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..balls import InputError, fmpq
-from . import compose, discretise
+from . import compose, direct, discretise
 from .accountant import _check_layout, bits_for, one_steps, sample_seconds, MAX_K
 from .curves import Curve, CurveProfile
 
@@ -154,6 +155,21 @@ def add_lower(entries, r: LedgerRun, direction: str) -> None:
         _compose(entries, r, direction, False)
 
 
+@lru_cache(maxsize=16)
+def _one_steps(prof: CurveProfile, h: fmpq, lay, K: int):
+    """The one-step measures of a single-curve profile: from its loss law, losses rounded to the grid
+    (:mod:`certify.pld.direct`), when the curve gives one (pairs with kinks: finite outputs, Laplace), else the
+    tangent / connect-the-dots construction (:func:`certify.pld.accountant.one_steps`). Both are proved domination
+    for every gamma >= 0; the layout only sizes the plan for a direct curve (its atoms lie inside the window)."""
+    law = getattr(prof.members[0], "loss_law", None) if len(prof.members) == 1 else None
+    law = law(K) if law is not None else None
+    if law is None:
+        return one_steps(prof, h, lay, K)
+    if hasattr(law, "at"):  # a law whose grid CDF depends on h
+        law = law.at(h)
+    return direct.one_steps(prof.name, law, h, K)
+
+
 def _compose(entries, out: LedgerRun, d: str, pess: bool) -> None:
     pl = out.plan
     chain = None
@@ -161,7 +177,7 @@ def _compose(entries, out: LedgerRun, d: str, pess: bool) -> None:
         name = layout_name(i, d)
         prof = CurveProfile("pair", (e.curve(d),))  # one name for both directions: a symmetric pair's work is shared (memo)
         try:
-            both = one_steps(prof, pl.h, pl.layouts[name], pl.K)
+            both = _one_steps(prof, pl.h, pl.layouts[name], pl.K)
         except discretise.DiscretisationError as err:
             raise InputError("--grid", f"cannot discretise entry {i} at this grid: {err}") from None
         for side, s in zip((True, False), both):

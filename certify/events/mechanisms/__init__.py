@@ -14,7 +14,7 @@ from .exponential import ExponentialMechanism
 from .gaussian import Gaussian
 from .laplace import Laplace
 from .permute_and_flip import PermuteAndFlip
-from .poisson_sampled import PoissonSampledGaussian
+from .poisson_sampled import PoissonSampledGaussian, PoissonSampledLaplace
 from .randomized_response import RandomizedResponse
 from .repeat_and_select import RepeatAndSelect
 from .sampled_without_replacement import SampledWithoutReplacementGaussian
@@ -36,6 +36,7 @@ MECHANISMS: dict[str, type[Mechanism]] = {
         PermuteAndFlip,
         TreeAggregation,
         PoissonSampledGaussian,
+        PoissonSampledLaplace,
         SampledWithoutReplacementGaussian,
         RepeatAndSelect,
     )

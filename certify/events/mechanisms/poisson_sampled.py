@@ -6,7 +6,8 @@ its work guard :func:`certify.poisson.rdp.work_seconds`; a fractional order is b
 or the chord, whichever is smaller: ``fractional="integral"``), and the proof that the remove direction dominates the add
 direction (obligation ``P-remove-dominates-add`` of ``certify proofs --paper mtz-poisson``). Under ADD_OR_REMOVE_ONE
 and REPLACE_SPECIAL (the special record contributes nothing: the same pair). The sampled event must be a
-GaussianDpEvent (dp_accounting also folds nested compositions of Gaussians into one; refused here). q = 0: RDP 0.
+GaussianDpEvent (dp_accounting also folds nested compositions of Gaussians into one; refused here), or a
+LaplaceDpEvent: then :class:`PoissonSampledLaplace`, certified by the PLD accountant only. q = 0: RDP 0.
 Orders up to 4096. Not pure.
 """
 
@@ -35,9 +36,17 @@ class PoissonSampledGaussian(Mechanism):
         view.check_fields(cls.FIELDS)
         q, qn = view.number("sampling_probability")
         inner = EventView(view.field("event"), f"{view.where}.event")
+        if inner.cls == "LaplaceDpEvent":  # certified by the PLD accountant only (PoissonSampledLaplace)
+            inner.check_fields(("noise_multiplier",))
+            b, bn = inner.number("noise_multiplier")
+            return PoissonSampledLaplace.make(
+                {"sampling_probability": q, "noise_multiplier": b}, {"sampling_probability": qn, "noise_multiplier": bn}, view.where
+            )
         if inner.cls != "GaussianDpEvent":
             raise InputError(
-                inner.where, f"PoissonSampledDpEvent is certified for a sampled GaussianDpEvent only (Rényi bound of MTZ19), got {inner.cls}"
+                inner.where,
+                f"PoissonSampledDpEvent is certified for a sampled GaussianDpEvent only (Rényi bound of MTZ19; a sampled LaplaceDpEvent "
+                f"by --accountant pld), got {inner.cls}",
             )
         inner.check_fields(("noise_multiplier",))
         z, zn = inner.number("noise_multiplier")
@@ -96,3 +105,31 @@ class PoissonSampledGaussian(Mechanism):
         out = chord.copy()
         out[frac] = np.minimum(chord[frac], est)
         return out
+
+
+class PoissonSampledLaplace(Mechanism):
+    """PoissonSampledDpEvent(q, LaplaceDpEvent(b)): certified by the PLD accountant only (its add/remove mixture pairs,
+    :class:`certify.events.pld_pairs.PoissonLaplaceCurve`); the Rényi accountant refuses it (no theorem evaluated here).
+    Recorded under its own class name (the sampled event is part of the mechanism)."""
+
+    CLASS = "PoissonSampledDpEvent/LaplaceDpEvent"
+    FIELDS = ("sampling_probability", "event")
+    PARAMS = ("sampling_probability", "noise_multiplier")
+    RELATIONS = frozenset({ADD_REMOVE, REPLACE_SPECIAL})
+    EQUATION = "PLD only (certify.events.pld_pairs.PoissonLaplaceCurve)"
+    NO_RDP = "PoissonSampledDpEvent(LaplaceDpEvent) has no certified Rényi bound here; use --accountant pld"
+
+    @classmethod
+    def validate(cls, values, where):
+        require_in(f"{where}.sampling_probability", values["sampling_probability"], 0, 1, "[]")
+        positive(values, "noise_multiplier", where)
+        return values
+
+    def is_null(self) -> bool:
+        return self["sampling_probability"] == 0
+
+    def rdp(self, alpha, relation):
+        raise InputError("event", self.NO_RDP)
+
+    def rdp_floats(self, alphas, relation):
+        raise InputError("event", self.NO_RDP)
