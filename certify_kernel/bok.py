@@ -30,7 +30,7 @@ from math import ceil, comb, floor
 from mpmath import iv
 
 from .document import Derivation, recorded_ball
-from .numbers import Malformed, Undecided, bounds, interval, log_interval, parse_exact
+from .numbers import Malformed, Undecided, bounds, interval, log_interval, parse_exact, working_precision
 
 KIND = "dpsgd/renyi-bok"
 CONTRACT = {
@@ -45,8 +45,9 @@ WITNESSES = frozenset({"budget", "curvature", "gamma", "leaves", "method", "poin
 EQUATIONS = {"J(0)": "(5) at u = 0", "J_lower(u*)": "B.3.1", "gamma": "B.2", "search_gap": "B.2", "rho": "(5)", "alpha": "(5)", "epsilon": "(6)"}
 #: point evaluations of (35) per certificate, grid nodes x (alpha+1) per point, leaves: beyond them, cannot decide
 MAX_POINTS, MAX_NODE_WORK, MAX_LEAVES = 160, 40_000, 4096
-#: quadrature: tails cut at |v - k beta/2| >= W, grid step h = a/STEPS (2 pi a/h = 2 pi STEPS, e^-107)
-W, STEPS = 15, 17
+#: quadrature: tails cut at |v - k beta/2| >= W, grid step h = a/STEPS (2 pi a/h = 2 pi STEPS: e^-56), at QUAD_BITS
+#: (the leaf keys need no more: they are compared loosely, and epsilon's margin is that of a 10-digit decimal)
+W, STEPS, QUAD_BITS = 11, 9, 160
 
 
 def _number(inputs: dict, key: str) -> Fraction:
@@ -129,6 +130,11 @@ def point(alpha: int, p: Fraction, d2: Fraction, u: Fraction) -> tuple[Fraction,
     if u == 0:
         f = sum(_weights(alpha, p, d2, iv.mpf(0)))
         return bounds(iv.log(f) / (alpha - 1))
+    with working_precision(min(iv.prec, QUAD_BITS)):
+        return _quadrature(alpha, p, d2, u)
+
+
+def _quadrature(alpha: int, p: Fraction, d2: Fraction, u: Fraction) -> tuple[Fraction, Fraction]:
     beta, a, h, j0, j1 = grid(alpha, d2, u)
     beta2, q, hh = beta * beta, interval(1 - p), interval(h)
     sums = [iv.mpf(0)] * (alpha + 1)
