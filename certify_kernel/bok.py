@@ -76,10 +76,10 @@ def read(doc: dict, der: Derivation) -> tuple | None:
 
 def read_leaves(w: dict) -> tuple[list, Fraction, Fraction]:
     """The recorded partition of [0, 1/2] (checked to be one), u* and gamma; Undecided for searches not re-checked."""
-    if not isinstance(w, dict) or set(w) != WITNESSES:
+    if not isinstance(w, dict) or w.get("method") != "branch-and-bound" or w.get("stopped_early") is not False:
+        raise Undecided(f"witnesses.method {str(w.get('method'))[:30]!r}: only a finished branch-and-bound is re-checked by the kernel")
+    if set(w) != WITNESSES:
         raise Malformed("witnesses: not the layout of a dpsgd/renyi-bok search")
-    if w["method"] != "branch-and-bound" or w["stopped_early"] is not False:
-        raise Undecided(f"witnesses.method {str(w['method'])[:30]!r} (stopped early: {w['stopped_early']!r}): not re-checked by the kernel")
     leaves = w["leaves"]
     if not isinstance(leaves, list) or not 1 <= len(leaves) <= MAX_LEAVES:
         raise Undecided(f"witnesses.leaves: 1 to {MAX_LEAVES} leaves are re-checked")
