@@ -198,7 +198,7 @@ class Points:
 
     def __call__(self, u: Fraction) -> tuple[Fraction, Fraction]:
         if u not in self.done:
-            if len(self.done) >= MAX_POINTS:
+            if len(self.done) >= 2 * MAX_POINTS + 2:  # never reached: leaf_bound bisects only below MAX_POINTS
                 raise Undecided(f"more than {MAX_POINTS} point evaluations needed")
             self.done[u] = point(self.alpha, self.p, self.d2, u)
         return self.done[u]
@@ -215,7 +215,8 @@ def leaf_bound(ev: Points, lo: Fraction, hi: Fraction, target: Fraction) -> tupl
     while pieces:
         a, b = pieces.pop()
         q = key(ev(a)[1], ev(b)[1], ev.kappa(b), b - a)
-        if q <= target or len(ev.done) + 1 >= MAX_POINTS or b - a < Fraction(1, 2**40):
+        hopeless = max(ev(a)[0], ev(b)[0]) > target  # J itself exceeds the target: the claimed epsilon is false anyway
+        if q <= target or hopeless or len(ev.done) >= MAX_POINTS or b - a < Fraction(1, 2**40):
             worst = max(worst, q)
         else:
             pieces += [(a, (a + b) / 2), ((a + b) / 2, b)]
