@@ -11,7 +11,7 @@ its conclusions rest on and decides whether they hold. Verdicts (exit statuses a
 * 5 reject: consistent, but a hypothesis or a conclusion fails.
 
 Read in this order: ``numbers`` (parsing, decimals, intervals), ``document`` (shape, digest, comparisons),
-``provenance`` (notes), then one module per kind (``poisson`` with ``fractional``, ``poisson_fails``, ``objpert``,
+``provenance`` (notes), then one module per kind (``poisson`` with ``fractional``, ``poisson_fails``, ``bok``, ``objpert``,
 ``events``, ``events_fails``), then this file.
 """
 
