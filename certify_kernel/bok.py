@@ -43,8 +43,9 @@ CONTRACT = {
 INPUTS = frozenset(CONTRACT) | {"alpha", "delta", "noise_multiplier", "sampling_rate", "steps"}
 WITNESSES = frozenset({"budget", "curvature", "gamma", "leaves", "method", "points", "reported_epsilon", "stopped_early", "u_lower"})
 EQUATIONS = {"J(0)": "(5) at u = 0", "J_lower(u*)": "B.3.1", "gamma": "B.2", "search_gap": "B.2", "rho": "(5)", "alpha": "(5)", "epsilon": "(6)"}
-#: point evaluations of (35) per certificate, grid nodes x (alpha+1) per point, leaves: beyond them, cannot decide
-MAX_POINTS, MAX_NODE_WORK, MAX_LEAVES = 160, 40_000, 4096
+#: point evaluations of (35) per certificate, grid nodes x (alpha+1) per point and in all (about 12 s), leaves:
+#: beyond them, cannot decide (decided before the work)
+MAX_POINTS, MAX_NODE_WORK, MAX_WORK, MAX_LEAVES = 160, 40_000, 300_000, 4096
 #: quadrature: tails cut at |v - k beta/2| >= W, grid step h = a/STEPS (2 pi a/h = 2 pi STEPS: e^-56), at QUAD_BITS
 #: (the leaf keys need no more: they are compared loosely, and epsilon's margin is that of a 10-digit decimal)
 W, STEPS, QUAD_BITS = 11, 9, 160
@@ -193,13 +194,13 @@ def key(jl: Fraction, jr: Fraction, kap: Fraction, width: Fraction) -> Fraction:
 class Points:
     """J-bounds at the points of u evaluated so far (a budget of MAX_POINTS; beyond it, Undecided)."""
 
-    def __init__(self, alpha: int, p: Fraction, d2: Fraction):
-        self.alpha, self.p, self.d2, self.done, self.kappas = alpha, p, d2, {}, {}
+    def __init__(self, alpha: int, p: Fraction, d2: Fraction, budget: int):
+        self.alpha, self.p, self.d2, self.budget, self.done, self.kappas = alpha, p, d2, budget, {}, {}
 
     def __call__(self, u: Fraction) -> tuple[Fraction, Fraction]:
         if u not in self.done:
-            if len(self.done) >= 2 * MAX_POINTS + 2:  # never reached: leaf_bound bisects only below MAX_POINTS
-                raise Undecided(f"more than {MAX_POINTS} point evaluations needed")
+            if len(self.done) >= self.budget:  # never reached: leaf_bound keeps the budget
+                raise Undecided(f"more than {self.budget} point evaluations needed")
             self.done[u] = point(self.alpha, self.p, self.d2, u)
         return self.done[u]
 
@@ -216,7 +217,7 @@ def leaf_bound(ev: Points, lo: Fraction, hi: Fraction, target: Fraction) -> tupl
         a, b = pieces.pop()
         q = key(ev(a)[1], ev(b)[1], ev.kappa(b), b - a)
         hopeless = max(ev(a)[0], ev(b)[0]) > target  # J itself exceeds the target: the claimed epsilon is false anyway
-        if q <= target or hopeless or len(ev.done) >= MAX_POINTS or b - a < Fraction(1, 2**40):
+        if q <= target or hopeless or len(ev.done) + len(pieces) + 1 >= ev.budget or b - a < Fraction(1, 2**40):
             worst = max(worst, q)
         else:
             pieces += [(a, (a + b) / 2), ((a + b) / 2, b)]
@@ -269,13 +270,15 @@ def derive(doc: dict) -> Derivation:
     alpha, p, d2, t, delta = got
     bound = doc["witnesses"]["reported_epsilon"]
     _plan(doc, der, len(cuts) - 1, bound)
-    if nodes(alpha, d2, Fraction(1, 2)) * (alpha + 1) > MAX_NODE_WORK:
-        raise Undecided(f"alpha = {alpha} and Delta^2 = {d2}: the quadrature is too costly for the kernel")
-    ev, target = Points(alpha, p, d2), _target(parse_exact(bound, "reported_epsilon"), alpha, t, delta)
+    work = nodes(alpha, d2, Fraction(1, 2)) * (alpha + 1)
+    budget = min(MAX_POINTS, MAX_WORK // work)
+    if work > MAX_NODE_WORK or len(set(cuts) | {u_star}) > budget:
+        raise Undecided(f"alpha = {alpha}, Delta^2 = {d2}, {len(cuts) - 1} leaves: the quadratures are too costly for the kernel")
+    ev, target = Points(alpha, p, d2, budget), _target(parse_exact(bound, "reported_epsilon"), alpha, t, delta)
     der.values["alpha"], der.values["gamma"] = (Fraction(alpha),) * 2, (gamma, gamma)
     der.values["J(0)"] = ev(Fraction(0))
     der.values["J_lower(u*)"] = (Fraction(0), ev(u_star)[1])  # a lower bound of J(u*) lies in [0, Jbar(u*)]
-    rho_hi = Fraction(0)
+    rho_hi = max(ev(c)[1] for c in cuts)  # every leaf end first: the bisections share what is left of the budget
     for i in range(len(cuts) - 1):
         der.values[f"leaf[{i}]"] = leaf_bound(ev, cuts[i], cuts[i + 1], target)
         rho_hi = max(rho_hi, der.values[f"leaf[{i}]"][1])
