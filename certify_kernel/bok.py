@@ -206,7 +206,8 @@ class Points:
 
     def kappa(self, r: Fraction) -> Fraction:
         if r not in self.kappas:
-            self.kappas[r] = kappa(self.alpha, self.p, self.d2, r)
+            with working_precision(min(iv.prec, QUAD_BITS)):  # an upper bound: its precision only moves its tightness
+                self.kappas[r] = kappa(self.alpha, self.p, self.d2, r)
         return self.kappas[r]
 
 
