@@ -278,7 +278,8 @@ def derive(doc: dict) -> Derivation:
     ev, target = Points(alpha, p, d2, budget), _target(parse_exact(bound, "reported_epsilon"), alpha, t, delta)
     der.values["alpha"], der.values["gamma"] = (Fraction(alpha),) * 2, (gamma, gamma)
     der.values["J(0)"] = ev(Fraction(0))
-    der.values["J_lower(u*)"] = (Fraction(0), ev(u_star)[1])  # a lower bound of J(u*) lies in [0, Jbar(u*)]
+    # a lower bound of J(u*) is any number <= J(u*) (a dropped tail may make it negative): only one above Jbar(u*) is false
+    der.values["J_lower(u*)"] = (-Fraction(10**9), ev(u_star)[1])
     rho_hi = max(ev(c)[1] for c in cuts)  # every leaf end first: the bisections share what is left of the budget
     for i in range(len(cuts) - 1):
         der.values[f"leaf[{i}]"] = leaf_bound(ev, cuts[i], cuts[i + 1], target)
