@@ -58,6 +58,11 @@ def _number(inputs: dict, key: str) -> Fraction:
 def read(doc: dict, der: Derivation) -> tuple | None:
     """(alpha, p, Delta^2, T, delta) with the hypotheses of Thm 1, B.3 and Corollary 1 checked (else ``der.failed``)."""
     inputs = doc["inputs"]
+    if set(inputs) == INPUTS | {"batch_size", "dataset_size"}:  # fixed-size batches of b out of n: p = b/n exactly
+        b, n = _number(inputs, "batch_size"), _number(inputs, "dataset_size")
+        if b.denominator != 1 or n.denominator != 1 or not 1 <= b < n or _number(inputs, "sampling_rate") != b / n:
+            raise Malformed("inputs.sampling_rate: must be batch_size/dataset_size, integers with 1 <= b < n")
+        inputs = {k: v for k, v in inputs.items() if k in INPUTS}
     if set(inputs) != INPUTS:
         raise Undecided(f"inputs {sorted(set(inputs) ^ INPUTS)[:4]}: this input layout is not re-checked by the kernel")
     for key, want in CONTRACT.items():

@@ -190,3 +190,26 @@ def test_uncovered_search_methods_are_undecided():
     doc = doc.certificate.to_json()
     assert doc["witnesses"]["method"] == "prop2a"
     assert certify_kernel.check_document(doc).status == 3 and certify_verdict(doc) == 0
+
+
+def _example():
+    import json
+
+    from certify.verify import spec_for
+
+    return json.loads(spec_for("dpsgd/renyi-bok").example().dumps())
+
+
+@pytest.mark.slow
+def test_registered_example_accepted_by_both():
+    """The kind's registered example records b = 6 of n = 600: p = b/n is re-checked exactly."""
+    doc = _example()
+    assert certify_kernel.check_document(copy.deepcopy(doc)).status == 0 and certify_verdict(doc) == 0
+
+
+def test_batch_size_not_matching_the_sampling_rate_is_refused():
+    forged = _example()
+    forged["inputs"]["batch_size"] = "7"
+    v = certify_kernel.check_document(reseal(forged))
+    assert v.status == 4 and "batch_size/dataset_size" in v.message
+    assert certify_verdict(forged) != 0
