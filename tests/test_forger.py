@@ -529,14 +529,24 @@ def test_pld_epsilon_upper_below_the_certified_one(genuine, kind):
     def edit(w):
         w["epsilon_upper"] = "1/100"
 
-    rejected(regenerate(genuine[kind], witnesses=edit), 5, "privacy")
+    # the read-off points are the ones the producer's searches leave (issue 21): the evaluator refuses the edit, and the
+    # re-sealed file with the stale quantities is refused as well (before, a regenerated file ended "not proved", exit 5)
+    with pytest.raises(InputError, match="epsilon_upper is not the point the read-off search leaves"):
+        regenerate(genuine[kind], witnesses=edit)
+    doc = copy.deepcopy(genuine[kind])
+    edit(doc["witnesses"])
+    rejected(reseal(doc), 4, "epsilon_upper")
 
 
 def test_pld_epsilon_lower_above_the_exact_one(genuine):
     def edit(w):
         w["epsilon_lower"] = "1/10"  # the composed pair's exact eps(1e-5) is about 0.088 < 0.1
 
-    rejected(regenerate(genuine["pld/dpsgd poisson"], witnesses=edit), 5, "tightness")
+    with pytest.raises(InputError, match="epsilon_lower is not the point the read-off search leaves"):
+        regenerate(genuine["pld/dpsgd poisson"], witnesses=edit)
+    doc = copy.deepcopy(genuine["pld/dpsgd poisson"])
+    edit(doc["witnesses"])
+    rejected(reseal(doc), 4, "epsilon_lower")
 
 
 @pytest.mark.parametrize(
