@@ -11,7 +11,7 @@ its conclusions rest on and decides whether they hold. Verdicts (exit statuses a
 * 5 reject: consistent, but a hypothesis or a conclusion fails.
 
 Read in this order: ``numbers`` (parsing, decimals, intervals), ``document`` (shape, digest, comparisons),
-``provenance`` (notes), then one module per kind (``poisson`` with ``fractional``, ``poisson_fails``, ``bok``, ``objpert``,
+``provenance`` (notes), then one module per kind (``poisson`` with ``fractional``, ``poisson_fails``, ``objpert``,
 ``events``, ``events_fails``), then this file.
 """
 
@@ -19,19 +19,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import bok, document, events, events_fails, objpert, poisson, poisson_fails
+from . import document, events, events_fails, objpert, poisson, poisson_fails
 from .document import EXIT_INCONSISTENT, EXIT_INPUT, EXIT_NOT_PROVED, EXIT_OK, EXIT_UNDECIDED, Refused
 from .numbers import Malformed, Undecided, working_precision
 
 #: kind -> module with ``derive(doc) -> Derivation``
-KINDS = {
-    bok.KIND: bok,
-    poisson.KIND: poisson,
-    poisson_fails.KIND: poisson_fails,
-    objpert.KIND: objpert,
-    events.KIND: events,
-    events_fails.KIND: events_fails,
-}
+KINDS = {poisson.KIND: poisson, poisson_fails.KIND: poisson_fails, objpert.KIND: objpert, events.KIND: events, events_fails.KIND: events_fails}
 #: bits of the kernel's intervals: well above the recorded precision, so its enclosures sit inside recorded balls
 EXTRA_BITS = 64
 
