@@ -6,6 +6,7 @@ phases took 32 s)."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import time
@@ -83,11 +84,13 @@ def test_the_estimate_errs_high(alpha, prec, fractional):
     from certify.balls import ctx
     from certify.poisson.rdp import _log_A_frac_cached, _log_A_int_cached, rdp_ball
 
-    _log_A_int_cached.cache_clear()
-    _log_A_frac_cached.cache_clear()
     a = fmpq(*map(int, alpha.split("/"))) if "/" in alpha else fmpq(int(alpha))
-    with ctx.workprec(prec):
-        t0 = time.perf_counter()
-        rdp_ball(a, fmpq(1, 100), fmpq(11, 10), fractional)
-        took = time.perf_counter() - t0
+    took = math.inf
+    for _ in range(3):  # the work, not the noise of a shared machine: CPU time, the least of three cold runs
+        _log_A_int_cached.cache_clear()
+        _log_A_frac_cached.cache_clear()
+        with ctx.workprec(prec):
+            t0 = time.process_time()
+            rdp_ball(a, fmpq(1, 100), fmpq(11, 10), fractional)
+            took = min(took, time.process_time() - t0)
     assert took <= 1.5 * work_seconds(a, 1, prec, fractional), (took, work_seconds(a, 1, prec, fractional))
