@@ -426,6 +426,36 @@ def test_forged_delta_bound_is_refused():
     assert rep.exit_code != 0 and not rep.ok
 
 
+def _resealed_and_refused(doc, needle):
+    doc["digest"] = digest_of(doc)
+    rep = verify.verify_document(doc, doc["precision"])
+    assert rep.exit_code == 4 and not rep.ok and any(needle in p for p in rep.problems), (rep.exit_code, rep.problems)
+
+
+def test_a_wider_true_bracket_is_refused(cert_doc):
+    """A bracket the balls confirm (a larger epsilon_upper, a smaller epsilon_lower: both claims stay true) but no
+    search leaves is a file certify never writes: the evaluator refuses it, so no re-derived file can carry it
+    (before, the evaluator re-derived every quantity from it and verify accepted the wider bracket)."""
+    from certify.balls import InputError
+    from certify.events.pld_certificates import evaluate_events_pld
+
+    up = str(2 * Fraction(cert_doc["witnesses"]["epsilon_upper"]))
+    for key, value in (("epsilon_upper", up), ("epsilon_lower", "0")):
+        w = copy.deepcopy(cert_doc["witnesses"]) | {key: value}
+        with pytest.raises(InputError, match=key):
+            evaluate_events_pld(copy.deepcopy(cert_doc["inputs"]), w)
+    w = copy.deepcopy(cert_doc["witnesses"]) | {"lower_directions": ["add"] if cert_doc["witnesses"]["lower_directions"] != ["add"] else ["remove"]}
+    with pytest.raises(InputError):
+        evaluate_events_pld(copy.deepcopy(cert_doc["inputs"]), w)
+
+
+def test_a_looser_true_delta_bound_is_refused():
+    """At a target epsilon the recorded decimals are the re-derived bracket's: a looser (still true) bound is refused."""
+    doc = json.loads(certify_events_pld(ledger_of(gauss("2"), "add-remove"), epsilon="1", grid="1e-2").dumps())
+    doc["witnesses"]["bound"] = "1/2"
+    _resealed_and_refused(doc, "bound")
+
+
 def test_account_command_pld(tmp_path, capsys):
     path = tmp_path / "event.json"
     path.write_text(json.dumps(HETERO))

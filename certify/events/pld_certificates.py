@@ -229,9 +229,42 @@ def evaluate_events_pld(inputs: dict, witnesses: dict) -> Evaluation:
     if not (isinstance(lower, list) and lower and all(isinstance(d, str) for d in lower)):
         raise InputError("witnesses.lower_directions", "must be a nonempty list of direction names")
     r = run(entries, pl, BUDGET_SECONDS, lower=tuple(lower))
+    _check_searched(entries, r, query, target, eps_up, eps_low, h, tuple(lower))
     ev = Evaluation()
-    fill(ev, ledger, r, query, target, eps_up, eps_low, h, bound, low)
+    derived = fill(ev, ledger, r, query, target, eps_up, eps_low, h)
+    if query == "target_epsilon" and (bound, low) != derived:  # the decimals certify writes, never the file's own
+        raise InputError("witnesses", "bound and lower must be the decimals of the re-derived delta bracket, as certify writes them")
     return ev
+
+
+def _check_searched(entries, r, query: str, target: fmpq, eps_up: fmpq, eps_low: fmpq, h: fmpq, lower: tuple) -> None:
+    """The read-off points and the lower direction are the ones the producer's searches leave
+    (:func:`certify_events_pld`): the exact bisections of :mod:`certify.pld.readoff` and the deciding direction,
+    re-run on the re-derived products (deterministic at the recorded precision). A bracket the balls merely confirm,
+    but no search leaves, is a file certify never writes."""
+    from ..pld import readoff
+
+    if query == "target_delta" and readoff.epsilon_pass(r.side(True), target, h) != eps_up:
+        raise InputError("witnesses", "epsilon_upper is not the point the read-off search leaves (readoff.epsilon_pass)")
+    if lower != (_decider(entries, r, eps_up, h),):
+        raise InputError("witnesses.lower_directions", "must name the one direction that decides the upper bound, as certify writes it")
+    if query == "target_delta" and readoff.epsilon_fail(r.side(False), target, h, eps_up) != eps_low:
+        raise InputError("witnesses", "epsilon_lower is not the point the read-off search leaves (readoff.epsilon_fail)")
+
+
+def _decider(entries, r, eps: fmpq, h: fmpq) -> str:
+    """The direction whose pessimistic delta at ``eps`` is the largest (a choice on midpoints; any direction gives a
+    valid lower bound, so it is recorded and re-derived, never trusted)."""
+    from ..pld import readoff
+    from ..pld.discretise import EXTRA_PREC
+    from ..pld.ledger import directions
+
+    dirs = directions(entries)
+    if len(dirs) == 1:
+        return dirs[0]
+    with workprec(r.plan.K + EXTRA_PREC):
+        ups = {d: readoff.delta_at(r.composed[(d, True)], eps, h).mid() for d in dirs}
+    return max(dirs, key=lambda d: ups[d])
 
 
 def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3", notes: dict | None = None) -> Certificate:
@@ -296,17 +329,9 @@ def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3", no
 def _lower_from_decider(entries, r, eps: fmpq, h: fmpq) -> None:
     """Keep the optimistic product of the direction whose pessimistic delta at ``eps`` is the largest (a choice on
     midpoints, recorded as ``lower_directions``; any direction gives a valid lower bound)."""
-    from ..pld import readoff
-    from ..pld.discretise import EXTRA_PREC
-    from ..pld.ledger import add_lower, directions
+    from ..pld.ledger import add_lower
 
-    dirs = directions(entries)
-    decider = dirs[0]
-    if len(dirs) > 1:
-        with workprec(r.plan.K + EXTRA_PREC):
-            ups = {d: readoff.delta_at(r.composed[(d, True)], eps, h).mid() for d in dirs}
-        decider = max(dirs, key=lambda d: ups[d])
-    add_lower(entries, r, decider)
+    add_lower(entries, r, _decider(entries, r, eps, h))
 
 
 def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
