@@ -239,16 +239,9 @@ def test_an_input_is_spelt_as_certify_records_inputs(kind, key, value):
     assert refused(forged_text(kind, inputs={key: value}))
 
 
-#: the PLD cases stay findings while certify/pld/ is rewritten by another helper (not edited here)
 def _values(cases):
     """The argument tuples of parametrize cases (a ``pytest.param`` gives its values; its own id is used)."""
     return [getattr(c, "values", c) for c in cases]
-
-
-PLD_FINDING = finding(
-    "a graded PLD layout with its bands dropped is an ungraded layout: any layout is sound, and whether certify grades one is a "
-    "float choice recorded as a witness (re-deriving it in the checker would make acceptance depend on the platform's libm)"
-)
 
 
 # Integers: a witness certify writes as a JSON integer is accepted as text, and the reverse.
@@ -284,7 +277,7 @@ DROPPED_KEYS = [
     ("dpsgd/rho-bok", ("budget",)),
     ("dpsgd/rho-bok", ("stopped_early",)),
     ("dpsgd/rho-bok", ("budget", "stopped_by")),
-    pytest.param("pld/dpsgd", ("layouts", "max", "bands"), marks=PLD_FINDING, id="pld/dpsgd:layouts.max.bands"),
+    ("pld/dpsgd", ("layouts", "max", "bands")),
     ("objpert/theorem-4.1", ("iterations_rule",)),
     ("referee/objpert-rdp", ("epsilon_lower",)),
     ("dpsgd/renyi-bok-schedule", ("phases", 0, "budget")),
@@ -299,6 +292,77 @@ DROPPED_KEYS = [
 def test_a_witness_key_certify_always_writes_cannot_be_dropped(kind, path):
     assert str(path[-1]) in json.dumps(genuine(kind)["witnesses"]) or isinstance(path[-1], int)
     assert forged_and_refused(kind, witnesses=_pop(*path))
+
+
+# --------------------------------------------------------------------------------------------
+# PLD one-step layouts: a choice made with floats, re-derived by the checker with the producer's own plan function
+# --------------------------------------------------------------------------------------------
+#: a graded events/pld ledger (the registered example's graded layout is degenerate: its bands coincide)
+_GRADED_LEDGER = {"class_name": "SelfComposedDpEvent", "count": 50, "event": {"class_name": "GaussianDpEvent", "noise_multiplier": "5"}}
+
+
+def graded_text(kind: str) -> str:
+    """A genuine certificate whose layout has four graded bands: ``pld/dpsgd``'s example, a Gaussian x 50 ledger."""
+    key = f"graded {kind}"
+    if key not in _TEXTS:
+        if kind == "pld/dpsgd":
+            _TEXTS[key] = genuine_text(kind)
+        else:
+            from certify.events.ledger import ledger_of
+            from certify.events.pld_certificates import certify_events_pld
+
+            _TEXTS[key] = certify_events_pld(ledger_of(_GRADED_LEDGER, "add-remove"), delta="1e-6", grid="1e-2").dumps()
+    return _TEXTS[key]
+
+
+GRADED_LAYOUT = {"pld/dpsgd": "max", "events/pld": "0/remove"}
+
+
+def _band(i: int, end: int, by: int):
+    def edit(lay):
+        lay["bands"][i][end] += by
+
+    return edit
+
+
+def _shift(**by):
+    def edit(lay):
+        for k, d in by.items():
+            lay[k] += d
+
+    return edit
+
+
+LAYOUT_EDITS = {
+    "bands dropped": lambda lay: lay.pop("bands"),
+    "last band dropped": lambda lay: lay["bands"].pop(),
+    "inner band moved out by one index": _band(0, 0, -1),
+    "band moved in by one index": _band(1, 1, -1),
+    "outer band moved by one index": _band(3, 0, -1),
+    "band stride doubled": _band(2, 2, 8),
+    "core moved by one index": _shift(core_lo=1),
+    "core widened": _shift(core_lo=-1, core_hi=1),
+    "window widened": _shift(lo=-1, hi=1),
+    "window widened by a stride": _shift(lo=-8),
+    "window narrowed": _shift(hi=-1),
+}
+
+
+@pytest.mark.parametrize("edit", LAYOUT_EDITS, ids=list(LAYOUT_EDITS))
+@pytest.mark.parametrize("kind", ["pld/dpsgd", "events/pld"])
+def test_a_pld_layout_is_the_one_certify_chooses(kind, edit):
+    """Any layout is sound, but certify chooses one (``layout_of``): a graded layout with its bands dropped or moved,
+    its core moved or its window widened is a file certify never writes. The checker re-derives the layout by calling
+    the producer's plan function and refuses, naming ``witnesses.layouts``, before any ball arithmetic."""
+    doc = json.loads(graded_text(kind))
+    assert verdict(graded_text(kind)) == 0
+    lay = doc["witnesses"]["layouts"][GRADED_LAYOUT[kind]]
+    assert len(lay["bands"]) == 4
+    LAYOUT_EDITS[edit](lay)
+    with pytest.raises(InputError) as err:
+        spec_for(kind).evaluator(doc["inputs"], doc["witnesses"])
+    assert err.value.parameter == "witnesses.layouts" and "certify chooses" in err.value.message, err.value.message
+    assert refused(canonical_text(reseal(doc)))
 
 
 # Fixed (issue 21): budget.stopped_by is read as free text (str(b.get('stopped_by', ''))): certify writes '',

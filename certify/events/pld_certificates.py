@@ -189,6 +189,15 @@ def _lower_decimal(x) -> str:
     return lower_decimal(x, 10)
 
 
+#: the delta a target_epsilon query plans for (window, K, tau): a choice, re-derived by the checker
+EPSILON_QUERY_DELTA = fmpq(1, 10**10)
+
+
+def plan_delta(query: str, target: fmpq) -> fmpq:
+    """The delta the plan (:func:`certify.pld.ledger.plan`) is made for: the target delta, or EPSILON_QUERY_DELTA."""
+    return target if query == "target_delta" else EPSILON_QUERY_DELTA
+
+
 def _plan_from(h: fmpq, witnesses: dict):
     from ..pld.accountant import Plan
     from ..pld.ledger import LedgerPlan
@@ -204,8 +213,10 @@ WITNESSES_EPS = {"K", "tau", "layouts", "lower_directions", "bound", "lower"}
 
 
 def evaluate_events_pld(inputs: dict, witnesses: dict) -> Evaluation:
-    """The checker's evaluator: re-runs the recorded plan, reads off at the recorded points (never searches)."""
-    from ..pld.ledger import run
+    """The checker's evaluator: re-derives the plan's layouts (:func:`certify.pld.certificates.check_layouts`), re-runs
+    the recorded plan, reads off at the recorded points (never searches)."""
+    from ..pld.certificates import check_layouts
+    from ..pld.ledger import plan, run
 
     ledger, query, target, h, entries = parse_inputs(inputs)
     need = WITNESSES_DELTA if query == "target_delta" else WITNESSES_EPS
@@ -228,6 +239,7 @@ def evaluate_events_pld(inputs: dict, witnesses: dict) -> Evaluation:
     lower = witnesses["lower_directions"]
     if not (isinstance(lower, list) and lower and all(isinstance(d, str) for d in lower)):
         raise InputError("witnesses.lower_directions", "must be a nonempty list of direction names")
+    check_layouts(pl.layouts, lambda hh: plan(entries, plan_delta(query, target), hh).layouts, h)
     r = run(entries, pl, BUDGET_SECONDS, lower=tuple(lower))
     _check_searched(entries, r, query, target, eps_up, eps_low, h, tuple(lower))
     ev = Evaluation()
@@ -286,7 +298,7 @@ def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3", no
     last = None
     for h in grids:
         try:
-            pl = plan(entries, target if query == "target_delta" else fmpq(1, 10**10), h)
+            pl = plan(entries, plan_delta(query, target), h)
             r = run(entries, pl, BUDGET_SECONDS - CHECKER_SECONDS, lower=())  # the optimistic side once eps_up is known
         except InputError as err:
             if grid is not None or err.parameter not in ("--grid", "--steps"):

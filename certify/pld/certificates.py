@@ -43,8 +43,8 @@ from ..validators import parse_sigma, parse_steps
 from ..limits import cap
 from ..verify import register
 from . import readoff
-from .accountant import Plan, parse_grid, parse_pld_delta, run, run_seconds
-from .discretise import EXTRA_PREC
+from .accountant import Plan, derives_add, parse_grid, parse_pld_delta, plan, run, run_seconds
+from .discretise import EXTRA_PREC, Layout
 
 KIND = "pld/dpsgd"
 HEADLINE = "privacy"
@@ -174,6 +174,8 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
     lower = witnesses.get("lower_profiles")
     if not (isinstance(lower, list) and all(isinstance(x, str) for x in lower)):
         raise InputError("witnesses", "lower_profiles must be a list of profile names")
+    derive = pl.add_from is not None if derives_add(contract) else None  # the producer's own derive_add: the recorded choice
+    check_layouts(pl.layouts, lambda hh: plan(contract, q, sigma, steps, delta, hh, derive_add=derive).layouts, h)
     r = run(contract, q, sigma, steps, pl, lower=tuple(lower))
     check_searched(r, pl, delta, h, eps_up, eps_low, tuple(lower))
     ev = Evaluation()
@@ -199,6 +201,63 @@ def check_searched(r, pl: Plan, delta: fmpq, h: fmpq, eps_up: fmpq, eps_low: fmp
         raise InputError("witnesses", f"lower_profiles must be {list(want)}: the direction that decides epsilon_upper")
     if readoff.epsilon_fail(r.side(False), delta, h, eps_up) != eps_low:
         raise InputError("witnesses", "epsilon_lower is not the point the read-off search leaves (readoff.epsilon_fail)")
+
+
+#: relative margin of the layout rule's float decisions (docs/reference/certificate.md, "Choices made with floats"):
+#: a float quantity within LAYOUT_MARGIN (relative) of the boundary of its floor / ceiling may land on either side on
+#: another platform's libm, so either neighbouring index is accepted there; everywhere else the index must be equal
+LAYOUT_MARGIN = fmpq(1, 10**12)
+
+
+def check_layouts(recorded: dict[str, Layout], derive, h: fmpq, name: str = "witnesses.layouts") -> None:
+    """The recorded one-step layouts are the ones the producer chooses: ``derive(h)`` is the producer's own plan
+    function at the grid h (:func:`certify.pld.accountant.plan`, :func:`certify.pld.ledger.plan`: one source, so a
+    change of the layout rule is followed here), and its layouts must equal the recorded ones. Any layout is sound
+    (:class:`certify.pld.discretise.Layout`), so this refuses a file certify never writes (bands dropped or moved,
+    core or window moved), not a false bound.
+
+    Floats place the indices (``window_of``: floor(lo / h) - 1, ceil(hi / h) + 1 of libm-computed loss ranges), so
+    another platform may differ where such a quotient lies within a few ulps of an integer. Tolerance, and only
+    there: the layouts are re-derived at h (1 + m) and h (1 - m), m = :data:`LAYOUT_MARGIN`, which moves every
+    quotient lo / h, hi / h by exactly the relative amount m (h enters the rule only through them), and every
+    index of a window is monotone in its quotient (floor, ceiling, min, max, clamps); so an index whose quotient is
+    within m of its boundary takes both neighbouring values across the three runs, every other index one value,
+    and each recorded index must lie between the runs' extremes. The band count and strides (``g > core_eta`` and
+    the grades) must be equal. Cost: one plan (floats only, no ball arithmetic) when equal, three otherwise."""
+    want = derive(h)
+    if recorded == want:
+        return
+    if set(recorded) != set(want):
+        raise InputError(name, f"must hold the layouts {sorted(want)[:8]} that certify chooses, got {sorted(recorded)[:8]}")
+    runs = [want]
+    for hh in (h * (1 + LAYOUT_MARGIN), h * (1 - LAYOUT_MARGIN)):
+        try:
+            runs.append(derive(hh))
+        except InputError:  # the nudged grid crosses a cap: no tolerance from it
+            pass
+    for key, lay in recorded.items():
+        if not _within(lay, [r[key] for r in runs if key in r]):
+            raise InputError(name, f"layout {key!r} is not the one certify chooses at this grid ({_show(want[key])}), got {_show(lay)}")
+
+
+def _fields(lay: Layout) -> tuple[tuple, list[int]]:
+    """(shape, indices): the stride and band strides (must be equal), and every index (each within its runs' range)."""
+    shape = (lay.stride, tuple(s for _, _, s in lay.bands))
+    return shape, [lay.lo, lay.hi, lay.core_lo, lay.core_hi] + [x for a, b, _ in lay.bands for x in (a, b)]
+
+
+def _within(lay: Layout, runs: list[Layout]) -> bool:
+    shape, idx = _fields(lay)
+    fs = [_fields(r) for r in runs]
+    if any(s != shape for s, _ in fs):
+        return False
+    return all(min(f[1][i] for f in fs) <= x <= max(f[1][i] for f in fs) for i, x in enumerate(idx))
+
+
+def _show(lay: Layout) -> str:
+    import json
+
+    return json.dumps(lay.to_json(), separators=(",", ":"))[:160]
 
 
 def make_certificate(inputs: dict, pl: Plan, r, delta: fmpq, eps_up: fmpq, eps_low: fmpq, h: fmpq, lower: tuple) -> Certificate:
