@@ -54,6 +54,8 @@ be identical. ``software`` is informational: outside the digest, and not vouched
 from __future__ import annotations
 
 import importlib
+from contextlib import contextmanager
+from contextvars import ContextVar
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -243,6 +245,21 @@ def check_precision(precision, name: str = "--precision") -> int:
     return precision
 
 
+#: the precision the certificate under check records, while its evaluator runs (None outside ``certify verify``)
+RECORDED_PRECISION: ContextVar[int | None] = ContextVar("certify_recorded_precision", default=None)
+
+
+@contextmanager
+def recorded_precision(bits: int | None):
+    """Tell the evaluator the recorded precision: a witness value that moves with precision (a branch-and-bound leaf
+    key) is then demanded equal at that precision and merely confirmed above it."""
+    token = RECORDED_PRECISION.set(bits)
+    try:
+        yield
+    finally:
+        RECORDED_PRECISION.reset(token)
+
+
 class _Evaluations:
     """The evaluator's output at the requested precision P and (lazily) at the recorded precision R."""
 
@@ -253,7 +270,7 @@ class _Evaluations:
     def at(self, prec: int) -> Evaluation | str:
         """The Evaluation at ``prec``, or the text of the error that stopped it."""
         if prec not in self._cache:
-            with ctx.workprec(prec):
+            with ctx.workprec(prec), recorded_precision(self.rec):
                 try:
                     self._cache[prec] = self.spec.evaluator(self.doc["inputs"], self.doc["witnesses"])
                 except InputError as err:

@@ -373,6 +373,54 @@ def test_the_search_stop_label_is_one_of_the_closed_set_and_agrees_with_the_sear
     assert forged_and_refused("dpsgd/rho-bok", witnesses=_set(("budget", "stopped_by"), label))
 
 
+def _next_decimal_up(text: str) -> str:
+    """The next 12-digit decimal above ``text`` (one unit in its last digit): a key looser by one ulp."""
+    mant, exp = text.split("e")
+    digits = mant.replace(".", "")
+    up = str(int(digits) + 1)
+    assert len(up) == len(digits), "choose a key whose mantissa is not all nines"
+    return f"{up[0]}.{up[1:]}e{exp}"
+
+
+def _looser_key(leaf: int):
+    def edit(w):
+        w["leaves"][leaf][2] = _next_decimal_up(w["leaves"][leaf][2])
+
+    return edit
+
+
+LEAF_KEY_CASES = [
+    ("dpsgd/rho-bok", _looser_key(0)),
+    ("dpsgd/rho-bok", _looser_key(3)),
+    ("dpsgd/renyi-bok", _looser_key(1)),
+    ("dpsgd/renyi-bok-schedule", _phase0(_looser_key(0))),
+    ("dpsgd/renyi-bok-schedule", lambda w: _looser_key(1)(w["phases"][1])),
+]
+
+
+# Fixed (issue 21): a recorded branch-and-bound leaf key was checked to be at least the recomputed key (keys move with
+#  precision), so a key looser by one unit in its 12th digit verified. The recorded precision fixes the key (the same
+#  code at the same precision gives the same balls): equal there, and <= at a higher --precision (where verify also
+#  re-derives the file at the recorded precision)
+@pytest.mark.parametrize("kind, edit", LEAF_KEY_CASES, ids=[f"{k}:{i}" for i, (k, _) in enumerate(LEAF_KEY_CASES)])
+def test_a_leaf_key_is_the_one_certify_writes_at_the_recorded_precision(kind, edit):
+    assert unforgeable_and_refused(kind, edit)
+    doc = genuine(kind)
+    edit(doc["witnesses"])
+    text = canonical_text(reseal(doc))
+    for p in (2, 4):  # verify --precision P above the recorded one: the tighter key is below the looser one, but the
+        rep = verify_text(text, precision=p * doc["precision"])  # re-derivation at the recorded precision refuses it
+        assert rep.exit_code not in ACCEPTED
+
+
+@pytest.mark.parametrize("factor", [2, 4])
+def test_genuine_leaf_keys_verify_above_the_recorded_precision(factor):
+    """The control: the keys recomputed at 2x and 4x the recorded precision are tighter (<=) and the file verifies."""
+    for kind in ("dpsgd/rho-bok", "dpsgd/renyi-bok-schedule"):
+        text = genuine_text(kind)
+        assert verify_text(text, precision=factor * json.loads(text)["precision"]).exit_code == 0
+
+
 def _split_run(index: int, at: int):
     def edit(w):
         runs = w["theorem_C13"]["failures"]

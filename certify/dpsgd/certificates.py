@@ -63,6 +63,8 @@ RENYI_INPUTS = RHO_INPUTS + ("steps", "delta", "batch_size", "dataset_size", "ep
 SEARCH_WITNESSES = ("method", "gamma", "leaves", "points", "u_lower", "curvature", "stopped_early", "budget")
 #: significant digits of the reported rho / epsilon in the conclusion (rounded up)
 REPORT_DIGITS = 10
+#: significant digits of a recorded branch-and-bound leaf key (rounded up)
+KEY_DIGITS = 12
 #: claims a method of the search rests on (Proposition 2 (a)/(b), the small-p route): hypotheses of rho
 METHOD_CLAIMS = ("prop2a", "prop2b", "small_p")
 
@@ -74,7 +76,7 @@ def witness_json(res: SearchResult, keys: list | None = None) -> dict:
     """Exact-text witness; with ``keys`` each leaf is [l, r, bound] where bound (a decimal rounded up)
     is the leaf's certified key Q(l, r) of (37), which the checker recomputes and compares."""
     if keys is not None and len(keys) == len(res.leaves):
-        leaves = [[exact_str(l), exact_str(r), upper_decimal(k, 12)] for (l, r), k in zip(res.leaves, keys)]
+        leaves = [[exact_str(l), exact_str(r), upper_decimal(k, KEY_DIGITS)] for (l, r), k in zip(res.leaves, keys)]
     else:
         leaves = [[exact_str(l), exact_str(r)] for l, r in res.leaves]
     return {
@@ -124,7 +126,9 @@ def witness_from_json(w: dict) -> SearchResult:
         if len(item) != len(leaf_items[0]):
             raise InputError(f"witnesses.leaves[{i}]", "certify writes every leaf with its key [l, r, key], or none")
         leaves.append((exact(item[0], "leaf"), exact(item[1], "leaf")))
-        bounds.append(exact(item[2], "leaf bound") if len(item) == 3 else None)
+        bounds.append(item[2] if len(item) == 3 else None)
+        if len(item) == 3:
+            exact(item[2], "leaf bound")
     rules = {}
     for i, pt in enumerate(point_items):
         where = f"witnesses.points[{i}]"
@@ -188,6 +192,32 @@ def check_leaf_keys(res: SearchResult) -> None:
         want = ({l for l, _ in res.leaves} | {r for _, r in res.leaves} | {res.u_lower}) - {fmpq(0)}
         if set(res.rules) != want:
             raise InputError("witnesses.points", "certify records one point per leaf endpoint and u* (u > 0), no other")
+
+
+def check_leaf_key(i: int, l: fmpq, r: fmpq, key: fmpq, text: str) -> None:
+    """The recorded key of leaf i is the one certify writes: ``upper_decimal(key, KEY_DIGITS)`` of the key (37)
+    recomputed at the certificate's recorded precision (the same code at the same precision gives the same balls:
+    Arb is deterministic for a given FLINT, whose version the certificate records). The key moves with precision
+    (a finer rule evaluation tightens J-upper), so above the recorded precision (``certify verify --precision P``)
+    the recomputed key need only be <= the recorded one; ``certify verify`` then also re-derives the file at the
+    recorded precision, where equality is demanded (:data:`certify.verify.RECORDED_PRECISION`). Outside
+    ``certify verify`` the working precision is taken as the recorded one."""
+    from ..balls import ctx
+    from ..verify import RECORDED_PRECISION
+
+    recorded = RECORDED_PRECISION.get()
+    want = upper_decimal(key, KEY_DIGITS)
+    if recorded is None or ctx.prec == recorded:
+        if text != want:
+            raise InputError(
+                f"witnesses.leaves[{i}]",
+                f"leaf [{exact_str(l)}, {exact_str(r)}]: recorded bound {text[:40]} is not the key certify writes at the recorded precision ({want})",
+            )
+    elif not key <= exact(text, "leaf bound"):
+        raise InputError(
+            f"witnesses.leaves[{i}]",
+            f"leaf [{exact_str(l)}, {exact_str(r)}]: recorded bound {text[:40]} is below the key recomputed at {ctx.prec} bits ({want})",
+        )
 
 
 def check_cover(leaves: list[tuple[fmpq, fmpq]]) -> None:
@@ -309,12 +339,8 @@ def fill_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict | Non
             k = interval_key(hi(l), hi(r), kap, l, r)
             keys.append(k)
             rec = getattr(res, "recorded_bounds", None)
-            if rec and rec[i] is not None and not k <= rec[i]:
-                raise InputError(
-                    "witnesses",
-                    f"leaf {i} [{exact_str(l)}, {exact_str(r)}]: recorded bound "
-                    f"{exact_str(rec[i])} is below the recomputed key {upper_decimal(k, 12)}",
-                )
+            if rec and rec[i] is not None:
+                check_leaf_key(i, l, r, k, rec[i])
             ev.add(
                 f"leaf[{i}]",
                 ball(k),
