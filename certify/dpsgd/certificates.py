@@ -38,7 +38,7 @@ from ..balls import (
     upper_decimal,
 )
 from ..certificate import Budget, Evaluation, reported_bound, witness_field, witness_int_text
-from ..limits import refuse_above, scaled
+from ..limits import BUDGET_SECONDS, refuse_above, scaled
 from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, contract_from_inputs
 from ..provenance import NOTE_SUFFIX, check_notes
 from ..validators import parse_delta, parse_steps, steps_of_epochs  # noqa: F401  (re-exported: their home is certify.validators)
@@ -93,8 +93,18 @@ def witness_json(res: SearchResult, keys: list | None = None) -> dict:
         "curvature": [{"level": lev, "thetas": list(t)} for lev, t in zip(res.levels, res.thetas)],
         # the branch-and-bound stopped at its budget before its gap reached gamma (re-derived by the checker)
         "stopped_early": bool(res.stopped_early),
-        **({"budget": {**res.budget.to_json(), "stopped_by": res.stopped_by}} if res.budget is not None else {}),
+        **({"budget": budget_json(res)} if res.budget is not None else {}),
     }
+
+
+def budget_json(res: SearchResult) -> dict:
+    """The branch-and-bound's limits, why it stopped, and after a stop by time (``"seconds"``, a machine-dependent
+    stop) the number of point evaluations done when it stopped: the state the checker re-runs the deterministic
+    search to (:func:`check_seconds_state`)."""
+    out = {**res.budget.to_json(), "stopped_by": res.stopped_by}
+    if res.stopped_by == "seconds":
+        out["evaluations"] = str(res.evaluations)
+    return out
 
 
 #: why a branch-and-bound stopped (``budget.stopped_by``): "" when it met gamma, else its budget or its resolution
@@ -157,8 +167,9 @@ def witness_from_json(w: dict) -> SearchResult:
             raise InputError("witnesses.budget", f"certify records the search budget of the branch-and-bound only (method {method})")
         return res
     b = witness_field(w, "budget", "witnesses.budget", dict)
-    if set(b) != {"max_evaluations", "max_seconds", "stopped_by"}:
-        raise InputError("witnesses.budget", "must be an object with the keys max_evaluations, max_seconds, stopped_by")
+    keys = {"max_evaluations", "max_seconds", "stopped_by"} | ({"evaluations"} if b.get("stopped_by") == "seconds" else set())
+    if set(b) != keys:
+        raise InputError("witnesses.budget", f"must be an object with the keys {', '.join(sorted(keys))} (evaluations after a stop by time only)")
     res.budget = SearchLimits(
         witness_int_text(b, "max_evaluations", "witnesses.budget.max_evaluations"),
         exact(witness_field(b, "max_seconds", "witnesses.budget.max_seconds", str), "witnesses.budget.max_seconds"),
@@ -178,6 +189,16 @@ def witness_from_json(w: dict) -> SearchResult:
             f"is {res.budget.max_evaluations}, but the {len(leaves)} leaves have {len(leaves) + 1} endpoints, each a point the search "
             f"evaluated (at most max(2, max_evaluations))",
         )
+    if res.stopped_by == "seconds":
+        # a stop by time happens at the top of the search loop, after the evaluation budget was found not reached
+        e = witness_int_text(b, "evaluations", "witnesses.budget.evaluations")
+        if not max(2, len(leaves) + 1) <= e < res.budget.max_evaluations:
+            raise InputError(
+                "witnesses.budget.evaluations",
+                f"is {e}: a search stopped by time has evaluated every leaf endpoint ({len(leaves) + 1}, at least 2) and fewer "
+                f"points than its max_evaluations ({res.budget.max_evaluations}), or it would have stopped by evaluations",
+            )
+        res.recorded_evaluations = e
     return res
 
 
@@ -217,6 +238,58 @@ def check_leaf_key(i: int, l: fmpq, r: fmpq, key: fmpq, text: str) -> None:
         raise InputError(
             f"witnesses.leaves[{i}]",
             f"leaf [{exact_str(l)}, {exact_str(r)}]: recorded bound {text[:40]} is below the key recomputed at {ctx.prec} bits ({want})",
+        )
+
+
+def check_seconds_state(prob: Problem, res: SearchResult) -> None:
+    """A search stopped by time (``stopped_by = "seconds"``) cannot be re-run to the same time, but everything else
+    about it is deterministic: its loop stops by time at the top of an iteration where the evaluation budget is not
+    reached, so the state it leaves is the state at which the same search, given exactly the recorded number e of
+    evaluations and no time limit, stops by evaluations (the first loop top with e evaluated points), and the
+    post-processing (coarsening, economical rules, curvature levels) is deterministic too. The checker re-runs
+    :func:`certify.dpsgd.search.rho_search` with the limit e at the recorded precision and demands the recorded
+    leaves, rules, u* and curvature witnesses: a partition the search never passes through is refused.
+    (e < max_evaluations and that the partition is incomplete, gap > gamma, are checked by the witness reader and
+    :func:`fill_rho`.) Cost: the search's first e evaluations, estimated by :func:`rho_work` before any work and
+    limited while it runs by the search's own time limit, the checker's budget (wall clock): a file asking for more
+    is refused (exit 2). Refused although certify may write them (never a false acceptance): a time stop after a
+    search longer than the checker's budget (``--max-seconds`` above 30 s on a slow problem), and a time stop after
+    iterations that popped intervals narrower than MIN_WIDTH without evaluating (the re-run stops at the first loop
+    top with e points, before them).
+
+    Above the recorded precision (``certify verify --precision P``) the search is not re-run: it is a choice made at
+    the recorded precision, where ``certify verify`` always re-derives the file too."""
+    from ..balls import ctx
+    from ..verify import RECORDED_PRECISION
+    from .search import rho_search
+
+    recorded = RECORDED_PRECISION.get()
+    if recorded is not None and ctx.prec != recorded:
+        return
+    e = res.recorded_evaluations
+    again = rho_search(prob, res.gamma, limits=SearchLimits(e, fmpq(int(BUDGET_SECONDS))))
+    if again.stopped_by == "seconds":  # the re-run's own safety net: the work model erred low (or a slow machine)
+        raise InputError(
+            "witnesses.budget.evaluations",
+            f"re-running the search to its recorded {e} evaluations took more than the checker's budget ({BUDGET_SECONDS:g} s): "
+            "a stop by time after a longer search cannot be re-checked",
+        )
+    same = (
+        again.method == res.method
+        and again.stopped_by == "evaluations"
+        and again.evaluations == e
+        and again.leaves == res.leaves
+        and again.rules == res.rules
+        and again.u_lower == res.u_lower
+        and list(again.levels) == list(res.levels)
+        and [tuple(t) for t in again.thetas] == [tuple(t) for t in res.thetas]
+    )
+    if not same:
+        raise InputError(
+            "witnesses.budget.stopped_by",
+            f'is "seconds" after {e} evaluations, but the search cut after {e} evaluations leaves another partition '
+            f"({len(again.leaves)} leaves, method {again.method}, stopped by {again.stopped_by or 'its tolerance'}): "
+            "a state the deterministic search never passes through",
         )
 
 
@@ -349,6 +422,8 @@ def fill_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict | Non
                 f"on the leaf, B.3.2 sharpened, level {res.levels[i]})",
                 bound="upper",
             )
+        if getattr(res, "recorded_evaluations", None) is not None:
+            check_seconds_state(prob, res)
         pbl = _pb(prob, res.u_lower, res, cache)
         jl = ev.add("J_lower(u*)", pbl.J_lo, "B.3.1", f"J-lower at u* = {exact_str(res.u_lower)}")
         imax = max(range(len(keys)), key=lambda i: keys[i])
@@ -621,7 +696,26 @@ def rho_work(alpha: int, extra: int, witness: dict, prec: int) -> tuple[float, s
         nodes += min(int((b - a) / h) + 1, MAX_NODES) if h > 0 and b >= a else 0
     quad = nodes * node_seconds(alpha, prec + extra)
     curv = len(leaves) * kappa_seconds(alpha)
-    return scaled(0.02, prec) + quad + curv, ("witnesses.points" if quad >= curv else "witnesses.leaves")
+    rerun = _rerun_seconds(alpha, extra, witness, prec)
+    if rerun > quad + curv:
+        return scaled(0.02, prec) + quad + curv + rerun, "witnesses.budget.evaluations"
+    return scaled(0.02, prec) + quad + curv + rerun, ("witnesses.points" if quad >= curv else "witnesses.leaves")
+
+
+def _rerun_seconds(alpha: int, extra: int, witness: dict, prec: int) -> float:
+    """Estimate of re-running a search stopped by time (:func:`check_seconds_state`) to its recorded e evaluations: per
+    evaluation twice the nodes of the finest recorded rule (u* keeps the search's own rule; the others are coarser)
+    and two curvature keys. The witness sets e and the rules, so the re-run is also cut at the checker's budget
+    while it runs (the search's own time limit)."""
+    b = witness.get("budget")
+    if not isinstance(b, dict) or b.get("stopped_by") != "seconds" or not isinstance(b.get("evaluations"), str):
+        return 0.0
+    e = refuse_above("bb_evaluations", exact_int(b["evaluations"], "witnesses.budget.evaluations"), "witnesses.budget.evaluations")
+    most = 1
+    for pt in witness.get("points") or []:
+        a, bb, h = exact(pt["a"], "rule a"), exact(pt["b"], "rule b"), exact(pt["h"], "rule h")
+        most = max(most, min(int((bb - a) / h) + 1, MAX_NODES) if h > 0 and bb >= a else 0)
+    return e * (2 * most * node_seconds(alpha, prec + extra) + 2 * kappa_seconds(alpha))
 
 
 def work_rho_bok(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
