@@ -58,8 +58,12 @@ def test_one_step_and_composition_bit_identical(ref):
                 assert pld_digest(got) == ref["composed"][key], key
 
 
-@pytest.mark.parametrize("k", [0, 1, pytest.param(2, marks=pytest.mark.slow)])
-def test_old_certificates_verify(k):
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_old_certificates_are_files_certify_no_longer_writes(k):
+    """The three old certificates record ungraded layouts (written before the graded layout): the checker re-derives the
+    layouts with today's plan function and refuses them (exit 4, naming witnesses.layouts, before any ball arithmetic;
+    docs/reference/certificate.md, "Choices made with floats"); the re-run of their recorded plans is still bit-identical
+    (the test above)."""
     text = (DATA / f"pld_cert_{k}.json").read_text()
     rep = verify_text(text)
-    assert rep.ok, rep
+    assert rep.exit_code == 4 and any("witnesses.layouts" in p and "certify chooses" in p for p in rep.problems), rep.problems
