@@ -237,7 +237,11 @@ def check_layouts(recorded: dict[str, Layout], derive, h: fmpq, name: str = "wit
             pass
     for key, lay in recorded.items():
         if not _within(lay, [r[key] for r in runs if key in r]):
-            raise InputError(name, f"layout {key!r} is not the one certify chooses at this grid ({_show(want[key])}), got {_show(lay)}")
+            raise InputError(
+                name,
+                f"layout {key!r} is not the one certify chooses at this grid ({_show(want[key])}), got {_show(lay)}"
+                " (a file from an earlier layout rule: re-run the command that wrote it)",
+            )
 
 
 def _fields(lay: Layout) -> tuple[tuple, list[int]]:
