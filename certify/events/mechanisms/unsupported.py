@@ -9,7 +9,6 @@ REASONS = {
         "has no Rényi bound we can certify: dp_accounting accounts it by neither accountant, and the published amplification "
         "results for sampling with replacement (Balle-Barthe-Gaboardi 2018) are (epsilon, delta) bounds, not a Rényi curve"
     ),
-    "MixtureOfGaussiansDpEvent": "has no Rényi bound in dp_accounting (PLD only); not certified by the Rényi accountant",
     "TruncatedSubsampledGaussianDpEvent": (
         "has no published Rényi bound (its analysis, arXiv:2508.15089, gives a privacy loss distribution only); not certified by the Rényi accountant"
     ),
