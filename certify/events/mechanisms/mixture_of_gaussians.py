@@ -49,9 +49,7 @@ class MixtureOfGaussians(Mechanism):
     FIELDS = PARAMS = ("standard_deviation", "sensitivities", "sampling_probs")
     RELATIONS = frozenset({ADD_REMOVE, REPLACE_SPECIAL})
     EQUATION = "PLD only (certify.events.pld_pairs.GaussianMixtureCurve; Choquette-Choo et al. 2023, arXiv:2310.15526)"
-    NO_RDP = (
-        "MixtureOfGaussiansDpEvent has no certified Rényi bound here (dp_accounting's RdpAccountant has none either); use --accountant pld"
-    )
+    NO_RDP = "MixtureOfGaussiansDpEvent has no certified Rényi bound here (dp_accounting's RdpAccountant has none either); use --accountant pld"
 
     @classmethod
     def validate(cls, values, where):
@@ -70,7 +68,7 @@ class MixtureOfGaussians(Mechanism):
         if total != 1:
             raise InputError(
                 f"{where}.sampling_probs",
-                f"must sum to exactly 1, got {exact_str(total)[:80]} (binary floats rarely do: write exact decimals such as \"9/10\")",
+                f'must sum to exactly 1, got {exact_str(total)[:80]} (binary floats rarely do: write exact decimals such as "9/10")',
             )
         sigma = values["standard_deviation"]
         if max(c) / sigma > MAX_SHIFT:
