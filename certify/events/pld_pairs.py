@@ -410,20 +410,22 @@ class GaussianMixtureCurve(Curve):
     def _consts(self):
         return [(ball(p), ball(d), ball(d * d / 2)) for d, p in self.comps]
 
-    def _root(self, t: fmpq, consts, state: list) -> arb:
+    def _floats(self):
+        return [(log_float(p), float_of(d), float_of(d) ** 2 / 2) for d, p in self.comps]
+
+    def _root(self, t: fmpq, consts, fl, state: list) -> arb:
         """A ball [a, b] (exact dyadic ends) containing the root x* of S(x*) = t > 0, at the current precision."""
         from ..balls import ctx
         from ..pld.discretise import DiscretisationError
 
         lt = log_float(t)
-        fl = [(log_float(p), float_of(d), float_of(d) ** 2 / 2) for d, p in self.comps]
         x = state[0] if state else 0.0
         for _ in range(200):  # float Newton on F(x) = log S(x) - log t (convex, increasing: converges from any start)
             terms = [lp + d * x - h for lp, d, h in fl]
-            F = _lse(terms) - lt
-            w = [math.exp(u - max(terms)) for u in terms]
-            slope = sum(wi * d for wi, (_, d, _) in zip(w, fl)) / sum(w)
-            step = F / slope
+            top = max(terms)
+            w = [math.exp(u - top) for u in terms]
+            sw = sum(w)
+            step = (top + math.log(sw) - lt) * sw / sum(wi * d for wi, (_, d, _) in zip(w, fl))
             x -= step
             if abs(step) <= 1e-15 * max(1.0, abs(x)):
                 break
@@ -436,14 +438,14 @@ class GaussianMixtureCurve(Curve):
             return sum(((d * xb - h).exp() * p for p, d, h in consts), arb(0))
 
         m = arb(fmpq(*x.as_integer_ratio()))
-        for _ in range(8):  # Newton on ball midpoints: a better centre (no proof needed: the bracket below decides)
-            s = S(m)
-            ds = sum(((d * m - h).exp() * p * d for p, d, h in consts), arb(0))
-            step = (s.log() - tb.log()) * s / ds
+        tiny = arb(2) ** (-(ctx.prec // 2) - 8) * (1 + abs(m))
+        for _ in range(8):  # Newton on S at the ball midpoints (quadratic): a centre only, the bracket below is the proof
+            E = [((d * m - h).exp() * p, d) for p, d, h in consts]
+            step = (sum((e for e, _ in E), arb(0)) - tb) / sum((e * d for e, d in E), arb(0))
             if not step.is_finite():
                 break
             m = (m - step).mid()
-            if abs(step.mid()) < arb(2) ** (-ctx.prec - 4) * (1 + abs(m)):
+            if abs(step.mid()) < tiny:  # the next error is about step^2: below 2^-prec
                 break
         mq = m.mid().fmpq() if m.is_finite() else fmpq(*x.as_integer_ratio())
         scale = max(1, int(abs(mq).ceil()))
@@ -456,7 +458,7 @@ class GaussianMixtureCurve(Curve):
         raise DiscretisationError("mixture of Gaussians: a root of the likelihood ratio was not bracketed")
 
     def evaluator(self):
-        consts = self._consts()
+        consts, fl = self._consts(), self._floats()
         p0, rem = self.p0, self.direction == "remove"
         r2 = 1 / arb(2).sqrt()
         state: list = []
@@ -465,7 +467,7 @@ class GaussianMixtureCurve(Curve):
             if rem:
                 if gamma <= p0:
                     return ball(1 - gamma), arb(-1)
-                X = self._root(gamma - p0, consts, state)
+                X = self._root(gamma - p0, consts, fl, state)
                 tail = (X * r2).erfc() / 2
                 v = sum((p * ((X - d) * r2).erfc() / 2 for p, d, _ in consts), arb(0)) - ball(gamma - p0) * tail
                 return v, -tail
@@ -473,7 +475,7 @@ class GaussianMixtureCurve(Curve):
                 return arb(1), arb(-1)
             if gamma * p0 >= 1:
                 return arb(0), arb(0)
-            X = self._root((1 - gamma * p0) / gamma, consts, state)
+            X = self._root((1 - gamma * p0) / gamma, consts, fl, state)
             head = (-X * r2).erfc() / 2
             mix = sum((p * (-(X - d) * r2).erfc() / 2 for p, d, _ in consts), arb(0))
             return ball(1 - gamma * p0) * head - ball(gamma) * mix, -(ball(p0) * head + mix)
