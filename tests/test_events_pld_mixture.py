@@ -183,14 +183,27 @@ def _curve_at_e(curve, prec=128):
         (B, "add", "0.3894964356580768"),  # mixture_gaussian_add_2
         (A, "remove", "0.15768284088654105"),  # mixture_gaussian_remove_1
         (B, "remove", "0.433276675545065"),  # mixture_gaussian_remove_2
+        # the same test's Gaussian and subsampled-Gaussian cases (one positive shift: the curves of certify.pld.pairs)
+        ((1, [1], ["1"]), "add", "0.12693674"),  # gaussian_add_1
+        ((1, [3], ["1"]), "add", "0.78760074"),  # gaussian_add_2
+        ((1, [0, 1], ["1/5", "4/5"]), "add", "0.0231362104090899"),  # sampled_gaussian_add_1
+        ((1, [0, 3], ["3/10", "7/10"]), "add", "0.1195051215523554"),  # sampled_gaussian_add_2
+        ((1, [1], ["1"]), "remove", "0.12693674"),  # gaussian_remove_1
+        ((1, [3], ["1"]), "remove", "0.78760074"),  # gaussian_remove_2
+        ((1, [0, 1], ["1/5", "4/5"]), "remove", "0.0816951786585355"),  # sampled_gaussian_remove_1
+        ((1, [0, 3], ["3/10", "7/10"]), "remove", "0.5356298793262404"),  # sampled_gaussian_remove_2
     ],
 )
 def test_one_step_curve_against_quadrature_and_dp_accounting(case, direction, want):
     rem, add = _curves(*case)
-    assert isinstance(rem, GaussianMixtureCurve) and rem.direction == "remove" and add.direction == "add"
+    if len(case[1]) - case[1].count(0) > 1:
+        assert isinstance(rem, GaussianMixtureCurve) and rem.direction == "remove" and add.direction == "add"
+    else:
+        assert isinstance(rem, MixtureCurve)
     lo, hi = _curve_at_e(rem if direction == "remove" else add)
-    lo, hi = _mpq(lo.fmpq()), _mpq(hi.fmpq())
-    ref = ref_hockey(*case, direction, mp.e)
+    with mp.workdps(50):  # the reference at 50 digits (our ball is about 1e-38 wide)
+        lo, hi = _mpq(lo.fmpq()), _mpq(hi.fmpq())
+        ref = ref_hockey(*case, direction, mp.e)
     assert lo <= ref <= hi and hi - lo < mp.mpf(10) ** -25  # sound and tight
     assert abs(ref - mp.mpf(want)) < 5e-8  # their assertAlmostEqual (7 places)
 
