@@ -26,11 +26,16 @@ from ...balls import InputError, exact, exact_str, fmpq, require_in
 from ...event_tree import from_library
 from .base import ADD_REMOVE, MAX_PARAM, REPLACE_SPECIAL, Mechanism, positive
 
-#: the most components (sensitivity, probability) of one mixture: each costs an exp and an erfc per curve point
-MAX_COMPONENTS = 64
+#: the most components (sensitivity, probability) of one mixture: each costs about three exps and an erfc per curve
+#: point (measured at K = 64: 150-570 us per point for 1-16 components, 950-1450 us at 32-64), and the PLD engine's
+#: work model assumes 150 us per point; at 16 its estimate is low by a factor of 4 at most
+MAX_COMPONENTS = 16
 #: the largest standardised shift c_i / sigma (losses of order shift^2 / 2: a larger one spans no grid anyway)
 MAX_SHIFT = fmpq(10) ** 4
 LISTS = ("sensitivities", "sampling_probs")
+#: the longest recorded list text: MAX_COMPONENTS exact rationals of at most 700,000-bit numerator and denominator
+#: (certify.balls' input bound: about 2 x 210,722 digits each) and their separators
+MAX_TEXT = MAX_COMPONENTS * 421_450
 
 
 def _list_of(value, where: str) -> list:
@@ -90,7 +95,7 @@ class MixtureOfGaussians(Mechanism):
         values = {"standard_deviation": exact(texts.get("standard_deviation"), f"{where}.standard_deviation")}
         for name in LISTS:
             t = texts.get(name)
-            if not isinstance(t, str) or len(t) > 256 * MAX_COMPONENTS:
+            if not isinstance(t, str) or len(t) > MAX_TEXT:
                 raise InputError(f"{where}.{name}", "must be text: the exact numbers joined by ','")
             parts = t.split(",")
             if not 1 <= len(parts) <= MAX_COMPONENTS:
