@@ -25,8 +25,10 @@ f(gamma) = H_gamma(P || Q), its theorem cited below, each identity an obligation
   (remove: (1-q) N(0,1) + q N(Delta,1) vs N(0,1); add: the reverse; Delta = 1/z), both directions composed.
 * DiscreteGaussianDpEvent(s, 1), add/remove: the exact pair N_Z(0, s^2) vs N_Z(1, s^2) by lattice sums with an
   explicit tail bound (:class:`DiscreteGaussianCurve`); sensitivity >= 2 refused; symmetric.
-Refused (PLD): the rest, naming why.
-REPLACE_SPECIAL: Gaussian, Laplace, DiscreteLaplace and PoissonSampled(Gaussian) take their add/remove pairs (the
+* MixtureOfGaussiansDpEvent(sigma, c_i, p_i), add/remove: M = sum_i p_i N(c_i, sigma^2) vs N(0, sigma^2) and the
+  reverse (:class:`GaussianMixtureCurve`; one positive shift: the Poisson-subsampled Gaussian's MixtureCurve).
+Refused (PLD): the rest, naming why (TruncatedSubsampledGaussianDpEvent: :mod:`.mechanisms.unsupported`).
+REPLACE_SPECIAL: Gaussian, Laplace, DiscreteLaplace, PoissonSampled(Gaussian) and MixtureOfGaussians take their add/remove pairs (the
 special record contributes nothing, so the neighbouring outputs ARE an add/remove pair: :data:`SPECIAL_AS_ADD_REMOVE`);
 RandomizedResponse and EpsilonDelta are refused under it, naming the class and why.
 Discretisation: the pairs with kinks (finite outputs, Laplace) give their privacy-loss law (``loss_law``) and are
