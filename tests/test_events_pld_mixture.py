@@ -260,6 +260,34 @@ def test_two_steps_bracket_contains_the_reference():
     assert lo <= ref <= hi and (hi - lo) < 0.01 * ref, (lo, ref, hi)
 
 
+def ref_with_gaussian(sigma, c, p, mu, eps):
+    """delta at eps of MoG composed with the Gaussian pair N(mu, 1) vs N(0, 1) (symmetric), per direction of the
+    mixture: E_(x ~ P)[H_(e^eps e^(-L(x)))(N(mu,1) || N(0,1))] with the Gaussian's profile of Balle-Wang 2018 Thm 8,
+    H_g = Phi(-log(g)/mu + mu/2) - g Phi(-log(g)/mu - mu/2); the larger direction."""
+    mu = mp.mpf(mu)
+
+    def gauss(g):
+        lg = mp.log(g)
+        return mp.ncdf(-lg / mu + mu / 2) - g * mp.ncdf(-lg / mu - mu / 2)
+
+    out = []
+    for d in ("remove", "add"):
+        P, Q = _densities(sigma, c, p, d)
+        g = mp.e ** mp.mpf(eps)
+        out.append(mp.quad(lambda x: P(x) * gauss(g * Q(x) / P(x)), [-14, -4, -1, 0, 1, 4, 16]))
+    return max(out)
+
+
+@pytest.mark.slow
+def test_heterogeneous_ledger_with_a_gaussian_contains_the_reference():
+    ev = {"class_name": "ComposedDpEvent", "events": [mog(*B), {"class_name": "GaussianDpEvent", "noise_multiplier": 2}]}
+    cert = certify_events_pld(ledger_of(ev, "add-remove"), epsilon="1", grid="1e-3")
+    lo, hi = _bracket(cert, "delta_lower", "delta_upper")
+    with mp.workdps(20):
+        ref = ref_with_gaussian(*B, "1/2", 1)
+    assert lo <= ref <= hi and (hi - lo) < 0.01 * ref, (lo, ref, hi)
+
+
 @pytest.mark.slow
 def test_epsilon_bracket_is_narrow_and_consistent_with_dp_accounting():
     """Ten steps of the user-level case C at delta = 1e-6, grid 1e-3: the bracket is within 1%, and dp_accounting's
