@@ -25,8 +25,10 @@ f(gamma) = H_gamma(P || Q), its theorem cited below, each identity an obligation
   (remove: (1-q) N(0,1) + q N(Delta,1) vs N(0,1); add: the reverse; Delta = 1/z), both directions composed.
 * DiscreteGaussianDpEvent(s, 1), add/remove: the exact pair N_Z(0, s^2) vs N_Z(1, s^2) by lattice sums with an
   explicit tail bound (:class:`DiscreteGaussianCurve`); sensitivity >= 2 refused; symmetric.
-Refused (PLD): the rest, naming why.
-REPLACE_SPECIAL: Gaussian, Laplace, DiscreteLaplace and PoissonSampled(Gaussian) take their add/remove pairs (the
+* MixtureOfGaussiansDpEvent(sigma, c_i, p_i), add/remove: M = sum_i p_i N(c_i, sigma^2) vs N(0, sigma^2) and the
+  reverse (:class:`GaussianMixtureCurve`; one positive shift: the Poisson-subsampled Gaussian's MixtureCurve).
+Refused (PLD): the rest, naming why (TruncatedSubsampledGaussianDpEvent: :mod:`.mechanisms.unsupported`).
+REPLACE_SPECIAL: Gaussian, Laplace, DiscreteLaplace, PoissonSampled(Gaussian) and MixtureOfGaussians take their add/remove pairs (the
 special record contributes nothing, so the neighbouring outputs ARE an add/remove pair: :data:`SPECIAL_AS_ADD_REMOVE`);
 RandomizedResponse and EpsilonDelta are refused under it, naming the class and why.
 Discretisation: the pairs with kinks (finite outputs, Laplace) give their privacy-loss law (``loss_law``) and are
@@ -39,7 +41,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..balls import InputError, arb, ball, exact_str, float_of, fmpq
+from ..balls import InputError, arb, ball, exact_str, float_of, fmpq, log_float
 from ..pld.curves import AtomsCurve, Curve, sign_of
 from ..pld.pairs import MixtureCurve
 from .mechanisms.base import ADD_REMOVE, REPLACE_ONE, REPLACE_SPECIAL
@@ -54,6 +56,7 @@ PLD_RELATIONS = {
     "EpsilonDeltaDpEvent": (ADD_REMOVE, REPLACE_ONE),
     "PoissonSampledDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
     "PoissonSampledDpEvent/LaplaceDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
+    "MixtureOfGaussiansDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
 }
 
 #: REPLACE_SPECIAL (a record x replaced by a special record that contributes nothing to the output): for these classes
@@ -71,6 +74,7 @@ SPECIAL_AS_ADD_REMOVE = frozenset(
         "DiscreteGaussianDpEvent",
         "PoissonSampledDpEvent",
         "PoissonSampledDpEvent/LaplaceDpEvent",
+        "MixtureOfGaussiansDpEvent",
     }
 )
 
@@ -369,6 +373,148 @@ class _PoissonLaplaceLaw:
         return LossLaw(self.atoms, None, None, (jlo, jhi, self.G_of(h)))
 
 
+def _lse(terms) -> float:
+    """log sum exp of floats (a choice only: float guesses of roots and windows)."""
+    m = max(terms)
+    if m == -math.inf:
+        return m
+    return m + math.log(sum(math.exp(t - m) for t in terms))
+
+
+@dataclass(frozen=True)
+class GaussianMixtureCurve(Curve):
+    """One direction of the mixture-of-Gaussians pair (MixtureOfGaussiansDpEvent; dp_accounting's
+    MixtureGaussianPrivacyLoss; Choquette-Choo, Ganesh, Steinke, Thakurta 2023, arXiv:2310.15526, Sec. 4), standardised
+    (x / sigma): M = p0 N(0, 1) + sum_i p_i N(d_i, 1), d_i = c_i / sigma > 0 distinct, p_i > 0, p0 + sum p_i = 1.
+
+    * ``remove``: P = M, Q = N(0, 1); ``add``: P = N(0, 1), Q = M (dp_accounting's REMOVE and ADD, up to x -> -x).
+
+    The likelihood ratio M / N(0, 1) at x is p0 + S(x), S(x) = sum_i p_i e^(d_i x - d_i^2/2) (phi(x - d) / phi(x) =
+    e^(d x - d^2/2): obligation ``E-pld-mog-ratio``), strictly increasing from 0 to +inf (every d_i > 0), so the set
+    where P - gamma Q > 0 is a half-line bounded by the unique root x* of S(x*) = t (Neyman-Pearson), and
+
+    * remove: gamma <= p0: f = 1 - gamma, slope -1; else t = gamma - p0,
+      f = sum_i p_i Phibar(x* - d_i) - (gamma - p0) Phibar(x*), slope -Phibar(x*);
+    * add: gamma p0 >= 1: f = 0, slope 0; gamma = 0: f = 1, slope -1; else t = (1 - gamma p0) / gamma,
+      f = (1 - gamma p0) Phi(x*) - gamma sum_i p_i Phi(x* - d_i), slope -(p0 Phi(x*) + sum_i p_i Phi(x* - d_i))
+
+    (P(A) - gamma Q(A) on the half-line A, and -Q(A): obligation ``E-pld-mog-curve``; at one component this is
+    :class:`certify.pld.pairs.MixtureCurve`'s formula with q = p_1, Delta = d_1). The root: a float Newton guess
+    (log S is convex and increasing, so Newton converges from any start), Newton steps on the ball midpoints, then a
+    bracket [a, b] of exact dyadics with S(a) < t < S(b) DECIDED in balls (the proof that x* lies in it: S is
+    continuous and increasing); f and the slope are evaluated on the ball [a, b], which contains x*, so the balls
+    contain f(gamma) and the subgradient -Q(A). Rounding: outward (Arb); erfc is rigorous."""
+
+    direction: str
+    p0: fmpq
+    comps: tuple  # ((d, p), ...): d > 0 increasing, p > 0
+
+    def _consts(self):
+        return [(ball(p), ball(d), ball(d * d / 2)) for d, p in self.comps]
+
+    def _floats(self):
+        return [(log_float(p), float_of(d), float_of(d) ** 2 / 2) for d, p in self.comps]
+
+    def _root(self, t: fmpq, consts, fl, state: list) -> arb:
+        """A ball [a, b] (exact dyadic ends) containing the root x* of S(x*) = t > 0, at the current precision."""
+        from ..balls import ctx
+        from ..pld.discretise import DiscretisationError
+
+        lt = log_float(t)
+        x = state[0] if state else 0.0
+        for _ in range(200):  # float Newton on F(x) = log S(x) - log t (convex, increasing: converges from any start)
+            terms = [lp + d * x - h for lp, d, h in fl]
+            top = max(terms)
+            w = [math.exp(u - top) for u in terms]
+            sw = sum(w)
+            step = (top + math.log(sw) - lt) * sw / sum(wi * d for wi, (_, d, _) in zip(w, fl))
+            x -= step
+            if abs(step) <= 1e-15 * max(1.0, abs(x)):
+                break
+        if not math.isfinite(x):
+            raise DiscretisationError("mixture of Gaussians: the float guess of a root is not finite")
+        state[:] = [x]
+        tb = ball(t)
+
+        def S(xb: arb) -> arb:
+            return sum(((d * xb - h).exp() * p for p, d, h in consts), arb(0))
+
+        m = arb(fmpq(*x.as_integer_ratio()))
+        tiny = arb(2) ** (-(ctx.prec // 2) - 8) * (1 + abs(m))
+        for _ in range(8):  # Newton on S at the ball midpoints (quadratic): a centre only, the bracket below is the proof
+            E = [((d * m - h).exp() * p, d) for p, d, h in consts]
+            step = (sum((e for e, _ in E), arb(0)) - tb) / sum((e * d for e, d in E), arb(0))
+            if not step.is_finite():
+                break
+            m = (m - step).mid()
+            if abs(step.mid()) < tiny:  # the next error is about step^2: below 2^-prec
+                break
+        mq = m.mid().fmpq() if m.is_finite() else fmpq(*x.as_integer_ratio())
+        scale = max(1, int(abs(mq).ceil()))
+        e = fmpq(1, 2 ** max(ctx.prec - 24 - scale.bit_length(), 1))
+        for _ in range(12):
+            a, b = mq - e, mq + e
+            if S(ball(a)) < tb and S(ball(b)) > tb:
+                return ball(a).union(ball(b))
+            e *= 2**16
+        raise DiscretisationError("mixture of Gaussians: a root of the likelihood ratio was not bracketed")
+
+    def evaluator(self):
+        consts, fl = self._consts(), self._floats()
+        p0, rem = self.p0, self.direction == "remove"
+        r2 = 1 / arb(2).sqrt()
+        state: list = []
+
+        def f(gamma: fmpq):
+            if rem:
+                if gamma <= p0:
+                    return ball(1 - gamma), arb(-1)
+                X = self._root(gamma - p0, consts, fl, state)
+                tail = (X * r2).erfc() / 2
+                v = sum((p * ((X - d) * r2).erfc() / 2 for p, d, _ in consts), arb(0)) - ball(gamma - p0) * tail
+                return v, -tail
+            if gamma == 0:
+                return arb(1), arb(-1)
+            if gamma * p0 >= 1:
+                return arb(0), arb(0)
+            X = self._root((1 - gamma * p0) / gamma, consts, fl, state)
+            head = (-X * r2).erfc() / 2
+            mix = sum((p * (-(X - d) * r2).erfc() / 2 for p, d, _ in consts), arb(0))
+            return ball(1 - gamma * p0) * head - ball(gamma) * mix, -(ball(p0) * head + mix)
+
+        return f
+
+    def _L(self, x: float) -> float:
+        """log(p0 + S(x)) in floats (the remove loss at x)."""
+        terms = [log_float(p) + float_of(d) * x - float_of(d) ** 2 / 2 for d, p in self.comps]
+        if self.p0 > 0:
+            terms.append(log_float(self.p0))
+        return _lse(terms)
+
+    def loss_range(self, eta: float) -> tuple[float, float]:
+        """Losses up to tail mass ~eta (a choice): remove, P = M: x in [dlo - z, d_max + z] (dlo = 0 when p0 > 0, else
+        d_1); add, P = N(0, 1): x in [-z, z], loss -L(x); z = sqrt(2 log(1/eta)) + 1."""
+        z = math.sqrt(2 * math.log(1 / max(eta, 1e-300))) + 1
+        if self.direction == "remove":
+            dlo = 0.0 if self.p0 > 0 else float_of(self.comps[0][0])
+            return self._L(dlo - z), self._L(float_of(self.comps[-1][0]) + z)
+        return -self._L(z), -self._L(-z)
+
+
+def mixture_pair(mech) -> tuple[Curve, Curve]:
+    """(remove, add) of a MixtureOfGaussiansDpEvent: one positive shift is the Poisson-subsampled Gaussian pair
+    (:class:`certify.pld.pairs.MixtureCurve` with q = 1 - p0, Delta = d_1; at p0 = 0 the Gaussian, symmetric), more
+    are :class:`GaussianMixtureCurve` (both directions)."""
+    p0, comps = mech.components()
+    if len(comps) == 1:
+        d, q = comps[0]
+        if p0 == 0:
+            c = MixtureCurve("remove", fmpq(1), d)
+            return c, c
+        return MixtureCurve("remove", q, d), MixtureCurve("add", q, d)
+    return GaussianMixtureCurve("remove", p0, comps), GaussianMixtureCurve("add", p0, comps)
+
+
 def pair_of(mech, relation: str, where: str = "event") -> tuple[Curve, Curve]:
     """(remove, add) curves of a mechanism under ``relation`` (module docstring); InputError naming the class and why."""
     cls = mech.CLASS
@@ -420,6 +566,8 @@ def pair_of(mech, relation: str, where: str = "event") -> tuple[Curve, Curve]:
     if cls == "PoissonSampledDpEvent/LaplaceDpEvent":
         q, e0 = mech["sampling_probability"], 1 / mech["noise_multiplier"]
         return PoissonLaplaceCurve(q, e0, "remove"), PoissonLaplaceCurve(q, e0, "add")
+    if cls == "MixtureOfGaussiansDpEvent":
+        return mixture_pair(mech)
     if cls == "PoissonSampledDpEvent":
         q, d = mech["sampling_probability"], 1 / mech["noise_multiplier"]
         return MixtureCurve("remove", q, d), MixtureCurve("add", q, d)

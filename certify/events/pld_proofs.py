@@ -9,7 +9,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..proofs.core import Outcome, combine, obligation
-from ..proofs.tools import Phi_sym, equal, positive
+from ..proofs.tools import Phi_sym, equal, phi_sym, positive
 
 PAPER = "events"
 
@@ -114,5 +114,58 @@ def pld_kov(claimed=None) -> Outcome:
             ("loss of the first atom", equal(sp.simplify(sp.log(A / B)), e)),
             ("curve", equal(sp.simplify(curve), want)),
             ("the second atom is off (B - gamma A < 0): (A - B)(1+e^eps)/(1-delta) = e^eps - 1 = w > 0 (e^eps = 1 + w)", positive_w(A, B, e, d)),
+        ]
+    )
+
+
+@obligation(
+    PAPER,
+    "E-pld-mog-ratio",
+    "Gaussian likelihood ratio (certify.events.pld_pairs.GaussianMixtureCurve)",
+    "phi(x - d) / phi(x) = e^(d x - d^2/2), so the ratio of M = p0 N(0,1) + sum_i p_i N(d_i,1) to N(0,1) is "
+    "p0 + S(x), S(x) = sum_i p_i e^(d_i x - d_i^2/2), and S'(x) = sum_i p_i d_i e^(d_i x - d_i^2/2) > 0 for d_i, p_i > 0 "
+    "(two components shown; each term alike)",
+)
+def pld_mog_ratio(claimed=None) -> Outcome:
+    x = sp.Symbol("x", real=True)
+    d1, d2, p1, p2 = sp.symbols("d1 d2 p1 p2", positive=True)
+    want = sp.exp(d1 * x - d1**2 / 2) if claimed is None else claimed
+    S = p1 * sp.exp(d1 * x - d1**2 / 2) + p2 * sp.exp(d2 * x - d2**2 / 2)
+    return combine(
+        [
+            ("phi(x - d) / phi(x)", equal(sp.simplify(phi_sym(x - d1) / phi_sym(x)), want)),
+            ("S' > 0", positive(sp.diff(S, x))),
+        ]
+    )
+
+
+@obligation(
+    PAPER,
+    "E-pld-mog-curve",
+    "Neyman-Pearson on a half-line (certify.events.pld_pairs.GaussianMixtureCurve)",
+    "remove (P = M, Q = N(0,1)): h(t) = P(x > t) - gamma Q(x > t) = sum_i p_i Phibar(t - d_i) - (gamma - p0) Phibar(t) "
+    "has h'(t) = phi(t) (gamma - p0 - S(t)), so h is largest at the root S(x*) = gamma - p0 (S increasing), with "
+    "slope dh(x*)/dgamma = -Phibar(x*); add (P = N(0,1), Q = M): h(t) = Phi(t) - gamma (p0 Phi(t) + sum_i p_i Phi(t - d_i)) "
+    "has h'(t) = phi(t) (1 - gamma p0 - gamma S(t)), largest at S(x*) = (1 - gamma p0)/gamma, slope -(p0 Phi(x*) + "
+    "sum_i p_i Phi(x* - d_i)) (two components shown)",
+)
+def pld_mog_curve(claimed=None) -> Outcome:
+    t = sp.Symbol("t", real=True)
+    d1, d2, p1, p2, p0, g = sp.symbols("d1 d2 p1 p2 p0 gamma", positive=True)
+    S = p1 * sp.exp(d1 * t - d1**2 / 2) + p2 * sp.exp(d2 * t - d2**2 / 2)
+    Pbar = p0 * (1 - Phi_sym(t)) + p1 * (1 - Phi_sym(t - d1)) + p2 * (1 - Phi_sym(t - d2))  # M(x > t)
+    h_rem = Pbar - g * (1 - Phi_sym(t))
+    curve_rem = p1 * (1 - Phi_sym(t - d1)) + p2 * (1 - Phi_sym(t - d2)) - (g - p0) * (1 - Phi_sym(t))
+    h_add = Phi_sym(t) - g * (p0 * Phi_sym(t) + p1 * Phi_sym(t - d1) + p2 * Phi_sym(t - d2))
+    curve_add = (1 - g * p0) * Phi_sym(t) - g * (p1 * Phi_sym(t - d1) + p2 * Phi_sym(t - d2))
+    want_rem = phi_sym(t) * (g - p0 - S) if claimed is None else claimed
+    return combine(
+        [
+            ("remove: the curve's form", equal(sp.expand(h_rem - curve_rem), 0)),
+            ("remove: h'(t)", equal(sp.simplify(sp.diff(h_rem, t) - want_rem), 0)),
+            ("remove: dh/dgamma", equal(sp.diff(h_rem, g), -(1 - Phi_sym(t)))),
+            ("add: the curve's form", equal(sp.expand(h_add - curve_add), 0)),
+            ("add: h'(t)", equal(sp.simplify(sp.diff(h_add, t) - phi_sym(t) * (1 - g * p0 - g * S)), 0)),
+            ("add: dh/dgamma", equal(sp.diff(h_add, g), -(p0 * Phi_sym(t) + p1 * Phi_sym(t - d1) + p2 * Phi_sym(t - d2)))),
         ]
     )

@@ -13,6 +13,7 @@ from .epsilon_delta import EpsilonDelta
 from .exponential import ExponentialMechanism
 from .gaussian import Gaussian
 from .laplace import Laplace
+from .mixture_of_gaussians import MixtureOfGaussians
 from .permute_and_flip import PermuteAndFlip
 from .poisson_sampled import PoissonSampledGaussian, PoissonSampledLaplace
 from .randomized_response import RandomizedResponse
@@ -39,5 +40,6 @@ MECHANISMS: dict[str, type[Mechanism]] = {
         PoissonSampledLaplace,
         SampledWithoutReplacementGaussian,
         RepeatAndSelect,
+        MixtureOfGaussians,
     )
 }

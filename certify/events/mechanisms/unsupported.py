@@ -9,8 +9,9 @@ REASONS = {
         "has no Rényi bound we can certify: dp_accounting accounts it by neither accountant, and the published amplification "
         "results for sampling with replacement (Balle-Barthe-Gaboardi 2018) are (epsilon, delta) bounds, not a Rényi curve"
     ),
-    "MixtureOfGaussiansDpEvent": "has no Rényi bound in dp_accounting (PLD only); not certified by the Rényi accountant",
     "TruncatedSubsampledGaussianDpEvent": (
-        "has no published Rényi bound (its analysis, arXiv:2508.15089, gives a privacy loss distribution only); not certified by the Rényi accountant"
+        "is not certified by either accountant: its analysis (arXiv:2508.15089) gives no Rényi bound, and its PLD (dp_accounting mixes a "
+        "Poisson-subsampled Gaussian with a replace-one subsampled Gaussian at sigma/2, weighted by binomial tail probabilities) rests on "
+        "a theorem certify could not check against the paper (see docs/events.md)"
     ),
 }
