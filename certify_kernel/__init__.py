@@ -2,13 +2,7 @@
 
 It imports nothing from ``certify``; its arithmetic is exact rationals (:mod:`fractions`) and mpmath's
 interval context ``mpmath.iv``. From a certificate's inputs and witnesses alone it re-derives the numbers
-its conclusions rest on and decides whether they hold. Verdicts (exit statuses as ``certify verify``):
-
-* 0 accept: consistent, and every conclusion holds by the kernel's own arithmetic;
-* 2 the file is not a certificate, or its kind is not covered by the kernel;
-* 3 cannot decide (the kernel's intervals are too wide, or the kind's step is not re-derived here);
-* 4 reject: inconsistent (digest, layout, a recorded number or verdict contradicted by the kernel);
-* 5 reject: consistent, but a hypothesis or a conclusion fails.
+its conclusions rest on and decides whether they hold (a :class:`Verdict`, exit statuses as ``certify verify``).
 
 Read in this order: ``numbers`` (parsing, decimals, intervals), ``document`` (shape, digest, comparisons),
 ``provenance`` (notes), then one module per kind (``poisson`` with ``fractional``, ``poisson_fails``, ``objpert``,
@@ -31,14 +25,12 @@ EXTRA_BITS = 64
 
 @dataclass(frozen=True)
 class Verdict:
-    """``status``: 0 accept, 2 not covered / not a certificate, 3 cannot decide, 4 or 5 reject; ``message``: one line."""
+    """``status``: 0 accept (consistent, and every conclusion holds by the kernel's own arithmetic), 2 not a certificate
+    or a kind not covered, 3 cannot decide, 4 reject: inconsistent (digest, layout, a recorded number or verdict
+    contradicted), 5 reject: consistent, but a hypothesis or a conclusion fails; ``message``: one line."""
 
     status: int
     message: str
-
-    @property
-    def accepted(self) -> bool:
-        return self.status == EXIT_OK
 
 
 def check_text(text: str | bytes) -> Verdict:

@@ -40,7 +40,7 @@ from mpmath import iv
 
 from . import fractional
 from .document import Derivation, recorded_ball
-from .numbers import Malformed, Undecided, bounds, interval, log_interval, parse_exact, parse_int, printed
+from .numbers import Malformed, Undecided, bounds, interval, iv_max, iv_min, log_interval, parse_exact, parse_int, printed
 from .poisson import MAX_WORK, _integral_or_chord, log_A, rdp as chord_rdp, rdp_integral
 from .provenance import check_notes
 
@@ -143,11 +143,7 @@ def _rr(alpha: Fraction, p: Fraction, k: int, relation: str):
         s = iv.exp(al * iv.log(a) + (1 - al) * iv.log(b)) + iv.exp(al * iv.log(b) + (1 - al) * iv.log(a)) + (k - 2) * b
         return iv.log(s) / interval(alpha - 1)
     sides = [iv.log((iv.exp(x * iv.log(a * k)) + (k - 1) * iv.exp(x * iv.log(b * k))) / k) for x in (al, 1 - al)]
-    return _max(*sides) / interval(alpha - 1)
-
-
-def _max(x, y):
-    return iv.mpf([max(x.a, y.a), max(x.b, y.b)])
+    return iv_max(*sides) / interval(alpha - 1)
 
 
 def rdp_of(cls: str, v: dict, alpha: Fraction, relation: str, chosen):
@@ -190,7 +186,7 @@ def pure_of(cls: str, v: dict, relation: str):
     if k == 1 or p == 1:
         return iv.mpf(0)
     a, b = 1 - p + p / k, p / k
-    return log_interval(a / b) if relation == R1 else _max(log_interval(a * k), -log_interval(b * k))
+    return log_interval(a / b) if relation == R1 else iv_max(log_interval(a * k), -log_interval(b * k))
 
 
 # --------------------------------------------------------------------------------------------
@@ -291,11 +287,6 @@ def _texts(doc: dict, der: Derivation, entries: list, query: str, pure: bool) ->
     der.texts["budget"] = width if pure else {"alpha": "recorded order (any alpha > 1 is valid; the checker never searches)"} | width
 
 
-def _chooser(doc: dict, i: int):
-    """The recorded min(integral, chord) of entry i (see poisson._integral_or_chord)."""
-    return lambda integral, chord: _integral_or_chord(doc, i, integral, chord)
-
-
 def _extra_delta(entries: list):
     """(KOV15) 1 - prod_i (1 - delta_i)^c_i, or None when no entry has a delta."""
     deltas = [(c, v["delta"]) for cls, c, v in entries if cls == "EpsilonDeltaDpEvent" and v["delta"] != 0]
@@ -312,9 +303,9 @@ def _convert(query: str, target: Fraction, alpha: Fraction, rdp, extra):
         if d.a <= 0:
             raise Undecided("delta' = (delta - extra_delta)/(1 - extra_delta) is not provably positive")
         e = rdp + shift - (iv.log(d) + iv.log(al)) / (al - 1)
-        return iv.mpf([max(e.a, 0), max(e.b, 0)])
+        return iv_max(e, 0)
     d = iv.exp((al - 1) * (rdp - interval(target) + shift) - iv.log(al))
-    d = iv.mpf([min(d.a, 1), min(d.b, 1)])
+    d = iv_min(d, 1)
     return d if extra is None else extra + (1 - extra) * d
 
 
@@ -358,7 +349,8 @@ def derive(doc: dict) -> Derivation:
         der.loose = {"rdp", "epsilon", "delta", "extra_delta"} | {f"rdp[{i}]" for i in range(len(entries))}
     total = iv.mpf(0)
     for i, (cls, c, v) in enumerate(entries):
-        r = rdp_of(cls, v, alpha, inputs["neighboring"], _chooser(doc, i))
+        # the recorded min(integral, chord) of entry i (poisson._integral_or_chord)
+        r = rdp_of(cls, v, alpha, inputs["neighboring"], lambda integral, chord, i=i: _integral_or_chord(doc, i, integral, chord))
         der.values[f"rdp[{i}]"] = bounds(r)
         total = total + c * r
     der.values["rdp"] = bounds(total)

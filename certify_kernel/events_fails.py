@@ -18,8 +18,8 @@ from mpmath import iv
 
 from . import events
 from .document import Derivation
-from .numbers import Malformed, Undecided, bounds, log_interval, working_precision
-from .poisson import MAX_WORK
+from .numbers import Malformed, Undecided, bounds, working_precision
+from .poisson import MAX_WORK, epsilon
 from .poisson_fails import grid
 
 KIND = "events/rdp-fails"
@@ -44,7 +44,7 @@ def _epsilon(entries: list, a: int, relation: str, delta: Fraction):
     """epsilon(a) of the module docstring at the integer order a."""
     alpha = Fraction(a)
     total = sum((c * events.rdp_of(cls, v, alpha, relation, None) for cls, c, v in entries), iv.mpf(0))
-    return total + log_interval(alpha - 1) - log_interval(alpha) - (log_interval(delta) + log_interval(alpha)) / (a - 1)
+    return epsilon(total, alpha, delta)
 
 
 def _plan(der: Derivation, orders: list, d: str, t: str, target: Fraction, delta: Fraction) -> None:

@@ -15,7 +15,7 @@ from fractions import Fraction
 
 from .document import Derivation
 from .numbers import Malformed, bounds, parse_exact, working_precision
-from .poisson import EQUATIONS, epsilon, log_A, read_inputs
+from .poisson import EQUATIONS, HYPOTHESES, epsilon, log_A, read_inputs
 from .provenance import check_notes
 
 KIND = "dpsgd/renyi-poisson-fails"
@@ -74,7 +74,7 @@ def derive(doc: dict) -> Derivation:
     der.equations = {"epsilon_min": EQUATIONS["epsilon"]}
     der.quotable = {Fraction(a) for a in orders}
     hyps = []
-    for key, rel, rhs in (("sampling_rate", ">", "0"), ("sampling_rate", "<=", "1"), ("noise_multiplier", ">", "0"), ("steps", ">=", "1")):
+    for key, rel, rhs in HYPOTHESES:
         der.claims[f"hyp:{key}{rel}{rhs}"] = (inputs[f"phase[0].{key}"], rel, rhs)
         hyps.append(f"hyp:{key}{rel}{rhs}")
     for name, rel, rhs in (("delta>0", ">", "0"), ("delta<1", "<", "1")):
