@@ -5,7 +5,7 @@ interval context ``mpmath.iv``. From a certificate's inputs and witnesses alone 
 its conclusions rest on and decides whether they hold (a :class:`Verdict`, exit statuses as ``certify verify``).
 
 Read in this order: ``numbers`` (parsing, decimals, intervals), ``document`` (shape, digest, comparisons),
-``provenance`` (notes), then one module per kind (``poisson`` with ``fractional``, ``poisson_fails``, ``objpert``,
+``provenance`` (notes), then one module per kind (``poisson`` with ``fractional``, ``poisson_fails``, ``bok``, ``objpert``,
 ``events``, ``events_fails``), then this file.
 """
 
@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import document, events, events_fails, objpert, poisson, poisson_fails
+from . import bok, document, events, events_fails, objpert, poisson, poisson_fails
 from .document import EXIT_INCONSISTENT, EXIT_INPUT, EXIT_NOT_PROVED, EXIT_OK, EXIT_UNDECIDED, Refused
 from .numbers import Malformed, Undecided, working_precision
 
 #: kind -> module with ``derive(doc) -> Derivation``
-KINDS = {poisson.KIND: poisson, poisson_fails.KIND: poisson_fails, objpert.KIND: objpert, events.KIND: events, events_fails.KIND: events_fails}
+KINDS = {m.KIND: m for m in (bok, poisson, poisson_fails, objpert, events, events_fails)}
 #: bits of the kernel's intervals: well above the recorded precision, so its enclosures sit inside recorded balls
 EXTRA_BITS = 64
 

@@ -18,12 +18,11 @@ from mpmath import iv
 
 from . import events
 from .document import Derivation
-from .numbers import Malformed, Undecided, bounds, working_precision
+from .numbers import Malformed, Undecided, bounds
 from .poisson import MAX_WORK, epsilon
 from .poisson_fails import grid
 
 KIND = "events/rdp-fails"
-BITS = 0  # 0: the working precision (twice the recorded one plus 64 bits), so enclosures sit inside certify's balls
 #: the calibration accountant's grid (docs/events.md): a certificate over another grid is not the failing side of it
 GRID = "integers 2..256 and 288, 320, 384, 448, 512, 640, 768, 896, 1024, 1280, 1536, 2048, 2560, 3072, 4096"
 
@@ -82,9 +81,8 @@ def derive(doc: dict) -> Derivation:
         return der
     _plan(der, orders, inputs["target_delta"], inputs["target_epsilon"], target, delta)
     pairs = {(v["sampling_probability"], v["noise_multiplier"]) for cls, _, v in entries if cls == "PoissonSampledDpEvent"}
-    if len(pairs) * sum(orders) * (BITS or iv.prec) > 4 * MAX_WORK:
+    if len(pairs) * sum(orders) * iv.prec > 4 * MAX_WORK:
         raise Undecided(f"{len(pairs)} Poisson-sampled mechanisms at {len(orders)} orders: too much work, not evaluated")
-    with working_precision(BITS or iv.prec):
-        for a in orders:
-            der.values[f"epsilon[{a}]"] = bounds(_epsilon(entries, a, inputs["neighboring"], delta))
+    for a in orders:
+        der.values[f"epsilon[{a}]"] = bounds(_epsilon(entries, a, inputs["neighboring"], delta))
     return der

@@ -15,9 +15,8 @@ c = 1/(2 sigma^2)); every term is >= 0, so the sum has no cancellation and log A
 keeps its relative accuracy for tiny q.
 The fractional mode "integral" records min(the defining integral of MTZ19 Sec. 3.3, the chord); the kernel encloses
 the integral by ``fractional`` (a series with an explicit remainder) and takes the chord when the recorded ball
-is the chord's (both are upper bounds of eps_RDP: the integral is its value, the chord lies above the convex K).
-These enclosures may be wider than certify's balls: a recorded ball that only overlaps them is accepted (the
-conclusion is decided by the kernel's own enclosure; a disjoint ball is inconsistent).
+is the chord's (both are upper bounds of eps_RDP: the integral is its value, the chord lies above the convex K),
+and compares them ``loose`` with certify's balls (document.Derivation).
 """
 
 from __future__ import annotations
@@ -33,13 +32,7 @@ from .provenance import check_notes
 from .numbers import Malformed, Undecided, bounds, exact_input, expm1_interval, interval, log1p_interval, log_interval, parse_exact, parse_int
 
 KIND = "dpsgd/renyi-poisson"
-CONTRACT = {
-    "sampling": "poisson",
-    "adjacency": "add-remove",
-    "sensitivity": "C",
-    "noise_multiplier_relative_to": "clip norm C",
-    "privacy_unit": "one example",
-}
+CONTRACT = dict(sampling="poisson", adjacency="add-remove", sensitivity="C", noise_multiplier_relative_to="clip norm C", privacy_unit="one example")
 #: ranges certify's producer admits (guards against meaningless magnitudes); outside them: hypothesis fails
 SIGMA_RANGE = (Fraction(1, 10**6), Fraction(10**12))
 MAX_STEPS, MAX_PHASES, ALPHA_MAX, MAX_BITS = 10**15, 100_000, 4096, 8000
