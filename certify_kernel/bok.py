@@ -34,6 +34,7 @@ from .numbers import Malformed, Undecided, bounds, interval, log_interval, parse
 from . import poisson
 
 KIND = "dpsgd/renyi-bok"
+READS = ("leaf[", "J_lower(u*)")  # the recorded quantities derive reads (search_gap, B.2; see __init__._derive)
 CONTRACT = poisson.CONTRACT | dict(sampling="fixed-size", adjacency="replace-one", sensitivity="2C")
 INPUTS = frozenset(CONTRACT) | {"alpha", "delta", "noise_multiplier", "sampling_rate", "steps"}
 WITNESSES = frozenset({"budget", "curvature", "gamma", "leaves", "method", "points", "reported_epsilon", "stopped_early", "u_lower"})

@@ -45,6 +45,8 @@ from .poisson import MAX_WORK, _integral_or_chord, log_A, rdp as chord_rdp, rdp_
 from .provenance import check_notes
 
 KIND = "events/rdp"
+#: the recorded quantities derive reads (rdp[i]: which bound certify took; the head quantity: its upper decimal)
+READS = ("rdp", "epsilon", "delta")
 AR, R1, RS = "add-remove", "replace-one", "replace-special"
 ANY = (AR, R1, RS)
 #: class -> (parameters in the recorded order, relations, equation label of rdp[i] / epsilon[i])

@@ -23,6 +23,7 @@ from .poisson import MAX_WORK, epsilon
 from .poisson_fails import grid
 
 KIND = "events/rdp-fails"
+READS = ()  # derive reads no recorded quantity (see __init__._derive)
 #: the calibration accountant's grid (docs/events.md): a certificate over another grid is not the failing side of it
 GRID = "integers 2..256 and 288, 320, 384, 448, 512, 640, 768, 896, 1024, 1280, 1536, 2048, 2560, 3072, 4096"
 

@@ -32,6 +32,7 @@ from .numbers import Malformed, Undecided, bounds, exact_input, interval, iv_max
 from .numbers import erf_interval as _erf
 
 KIND = "objpert/theorem-4.1"
+READS = ()  # derive reads no recorded quantity (see __init__._derive)
 PROBLEM = ("n", "d", "mu", "zeta", "loss", "L1", "L2", "L3", "sigma", "u", "eta")
 UTILITY = ("delta_S", "comparator_norm", "beta", "gradient_norm")
 LOGISTIC = {"L1": "1", "L2": "1/4", "L3": "1/(6*sqrt(3))"}

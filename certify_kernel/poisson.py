@@ -32,6 +32,8 @@ from .provenance import check_notes
 from .numbers import Malformed, Undecided, bounds, exact_input, expm1_interval, interval, log1p_interval, log_interval, parse_exact, parse_int
 
 KIND = "dpsgd/renyi-poisson"
+#: the recorded quantities derive reads (rdp[i]: which bound certify took; see __init__._derive)
+READS = ("rdp[",)
 CONTRACT = dict(sampling="poisson", adjacency="add-remove", sensitivity="C", noise_multiplier_relative_to="clip norm C", privacy_unit="one example")
 #: ranges certify's producer admits (guards against meaningless magnitudes); outside them: hypothesis fails
 SIGMA_RANGE = (Fraction(1, 10**6), Fraction(10**12))

@@ -19,6 +19,7 @@ from .poisson import EQUATIONS, HYPOTHESES, epsilon, log_A, read_inputs
 from .provenance import check_notes
 
 KIND = "dpsgd/renyi-poisson-fails"
+READS = ()  # derive reads no recorded quantity (see __init__._derive)
 _GRID = re.compile(r"integers ([0-9]{1,4})\.\.([0-9]{1,4}) and ((?:[0-9]{1,4}, )*[0-9]{1,4})")
 #: most terms of (MTZ19 3.3-I) evaluated for one certificate
 MAX_TERMS = 200_000

@@ -213,3 +213,18 @@ def test_batch_size_not_matching_the_sampling_rate_is_refused():
     v = certify_kernel.check_document(reseal(forged))
     assert v.status == 4 and "batch_size/dataset_size" in v.message
     assert certify_verdict(forged) != 0
+
+
+@pytest.mark.slow  # about 3 CPU s (two derivations of a bok certificate)
+def test_a_warm_memo_gives_the_verdict_of_a_cold_one(genuine):
+    """The kernel's memo of derivations is keyed by the recorded leaf keys too (search_gap, B.2, is arithmetic on them):
+    a leaf key raised after a genuine check makes search_met_gamma false, as on a cold start (it was accepted warm)."""
+    doc = genuine[list(PARAMS)[0]]
+    assert certify_kernel.check_document(copy.deepcopy(doc)).status == 0
+    forged = copy.deepcopy(doc)
+    _set_ball(forged, "leaf[0]", Fraction(1, 10))
+    forged = reseal(forged)
+    warm = certify_kernel.check_document(copy.deepcopy(forged))
+    certify_kernel._MEMO.clear()
+    cold = certify_kernel.check_document(copy.deepcopy(forged))
+    assert warm == cold and cold.status == 4 and "search_gap" in cold.message, (warm, cold)
