@@ -61,17 +61,16 @@ def check_document(doc) -> Verdict:
         return Verdict(EXIT_UNDECIDED, f"cannot decide: the kernel failed ({type(err).__name__}: {str(err)[:160]})")
 
 
-#: the last derivations, keyed by all they depend on (kind, precision, inputs, witnesses, the recorded quantities the kind
-#: reads and the conclusions): a pure function of it
+#: the last derivations, keyed by all they depend on (kind, precision, inputs, witnesses, the recorded quantities the
+#: kind reads): a pure function of it
 _MEMO: dict = {}
 
 
 def _derive(doc: dict, module):
     # a kind's READS names (by prefix) the recorded quantities its derive reads (all of them if it does not say): a
-    # fractional "integral" order reads which bound certify took (rdp[i]), bok its leaf keys; events/rdp-fails reads its
-    # grid of orders from the conclusion's statement
+    # fractional "integral" order reads which bound certify took (rdp[i]), bok its leaf keys
     read = sorted((k, v) for k, v in doc["quantities"].items() if k.startswith(getattr(module, "READS", ("",))))
-    key = document.canonical([doc["kind"], doc["precision"], doc["inputs"], doc["witnesses"], read, doc["conclusions"]])
+    key = document.canonical([doc["kind"], doc["precision"], doc["inputs"], doc["witnesses"], read])
     if key not in _MEMO:
         if len(_MEMO) >= 8:
             _MEMO.clear()

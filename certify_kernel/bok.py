@@ -103,10 +103,8 @@ def read_leaves(w: dict) -> tuple[list, Fraction, Fraction]:
 
 def _weights(alpha: int, p: Fraction, d2: Fraction, beta2) -> list:
     """The weights of (35): C(alpha,k)(1-p)^(alpha-k) p^k e^(k(k-1)Delta^2/2 - k^2 beta^2/8), k = 0..alpha."""
-    q = interval(1 - p)
-    return [
-        comb(alpha, k) * q ** (alpha - k) * interval(p) ** k * iv.exp(interval(d2 * k * (k - 1) / 2) - k * k * beta2 / 8) for k in range(alpha + 1)
-    ]
+    q, pp = interval(1 - p), interval(p)
+    return [comb(alpha, k) * q ** (alpha - k) * pp**k * iv.exp(interval(d2 * k * (k - 1) / 2) - k * k * beta2 / 8) for k in range(alpha + 1)]
 
 
 def grid(alpha: int, d2: Fraction, u: Fraction) -> tuple:

@@ -137,9 +137,7 @@ def check_digest(doc: dict) -> None:
         raise Refused(EXIT_INCONSISTENT, "digest does not match the content: the certificate was altered after it was written")
 
 
-# --------------------------------------------------------------------------------------------
-# Quantities
-# --------------------------------------------------------------------------------------------
+# ---- Quantities ----------------------------------------------------------------------------
 def recorded_ball(name: str, q) -> tuple[Fraction, Fraction]:
     """(lo, hi) of a recorded quantity, after checking its layout and that its decimals are its outward rounding."""
     if not isinstance(q, dict) or not q.keys() <= QUANTITY_KEYS or not {"equation", "ball", "lower", "upper"} <= q.keys():
@@ -198,9 +196,7 @@ def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list)
             unsure.append(f"quantity {name}: the kernel's enclosure is not inside the recorded ball")
 
 
-# --------------------------------------------------------------------------------------------
-# Claims and conclusions
-# --------------------------------------------------------------------------------------------
+# ---- Claims and conclusions ----------------------------------------------------------------
 def operand(text, der: Derivation) -> tuple[Fraction, Fraction]:
     if isinstance(text, str) and text in der.names:
         if text not in der.values:
@@ -216,13 +212,14 @@ def decide(lhs, relation, rhs, der: Derivation) -> bool:
     if relation in (">", ">="):
         (a, b), (c, d), relation = (c, d), (a, b), "<" if relation == ">" else "<="
     if relation == "<=":
-        return _tri(b <= c, a > d)
+        return tri(b <= c, a > d)
     if relation == "<":
-        return _tri(b < c, a >= d)
+        return tri(b < c, a >= d)
     raise Malformed(f"unknown relation {relation!r}")
 
 
-def _tri(true: bool, false: bool) -> bool:
+def tri(true: bool, false: bool) -> bool:
+    """A three-valued decision: ``true`` when it is proved, False when its negation ``false`` is, else Undecided."""
     if true or false:
         return true
     raise Undecided("the intervals overlap")

@@ -64,9 +64,7 @@ MAX_ENTRIES, MAX_COUNT, MAX_PARAM, MAX_BITS = 10_000, 10**18, Fraction(10**6), 8
 _KEY = re.compile(r"event\[(0|[1-9][0-9]{0,4})\]\.([a-z_]+)(\.note)?")
 
 
-# --------------------------------------------------------------------------------------------
-# The ledger
-# --------------------------------------------------------------------------------------------
+# ---- The ledger ----------------------------------------------------------------------------
 def _entry(inputs: dict, i: int, failed: list) -> tuple:
     """(class, count, {parameter: exact value}) of entry i, with its hypotheses checked (failures appended)."""
     cls = inputs.get(f"event[{i}].class")
@@ -85,7 +83,7 @@ def _entry(inputs: dict, i: int, failed: list) -> tuple:
     if inputs.get("neighboring") not in relations:
         failed.append(f"event[{i}]: {cls} is certified under {', '.join(relations)} only")
     for n, v in values.items():
-        if not _admissible(cls, n, v):
+        if not _admissible(n, v):
             failed.append(f"event[{i}].{n}: {v} is outside the mechanism's range")
     return cls, count, values
 
@@ -99,7 +97,7 @@ def spelt(text, name: str) -> Fraction:
     return v
 
 
-def _admissible(cls: str, name: str, v: Fraction) -> bool:
+def _admissible(name: str, v: Fraction) -> bool:
     """The parameter ranges of each theorem (noise > 0, probabilities in range, integers where counted)."""
     if name in ("noise_multiplier",):
         return 0 < v <= 10**12
@@ -133,9 +131,7 @@ def read_ledger(inputs: dict, failed: list) -> list:
     return entries
 
 
-# --------------------------------------------------------------------------------------------
-# One application of each mechanism at alpha
-# --------------------------------------------------------------------------------------------
+# ---- One application of each mechanism at alpha --------------------------------------------
 def _rr(alpha: Fraction, p: Fraction, k: int, relation: str):
     """Randomized response's Rényi divergence (Mironov17 Sec. 6, Def. 3), a = 1-p+p/k, b = p/k."""
     if k == 1 or p == 1:
@@ -191,9 +187,7 @@ def pure_of(cls: str, v: dict, relation: str):
     return log_interval(a / b) if relation == R1 else iv_max(log_interval(a * k), -log_interval(b * k))
 
 
-# --------------------------------------------------------------------------------------------
-# The query, the plan of the certificate, and the values
-# --------------------------------------------------------------------------------------------
+# ---- The query, the plan of the certificate, and the values --------------------------------
 def _query(inputs: dict, failed: list) -> tuple[str, Fraction]:
     given = [q for q in ("target_delta", "target_epsilon", "order") if q in inputs]
     if len(given) != 1:

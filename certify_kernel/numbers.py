@@ -131,9 +131,7 @@ def printed(q: Fraction, up: bool, digits: int = 10) -> str:
     return f"{'-' if q < 0 else ''}{s[0]}{'.' + s[1:] if len(s) > 1 else ''}e{e}"
 
 
-# --------------------------------------------------------------------------------------------
-# Intervals (mpmath.iv)
-# --------------------------------------------------------------------------------------------
+# ---- Intervals (mpmath.iv) -----------------------------------------------------------------
 @contextlib.contextmanager
 def working_precision(bits: int):
     """Run with ``mpmath.iv`` at ``bits`` bits (restored afterwards)."""

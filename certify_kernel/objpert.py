@@ -27,7 +27,7 @@ from fractions import Fraction
 
 from mpmath import iv
 
-from .document import Derivation
+from .document import Derivation, tri
 from .numbers import Malformed, Undecided, bounds, exact_input, interval, iv_max, iv_min, parse_exact, parse_int, span, working_precision
 from .numbers import erf_interval as _erf
 
@@ -45,9 +45,7 @@ MAX_COUNTS = 10_000
 MAX_T = 60
 
 
-# --------------------------------------------------------------------------------------------
-# The Gaussian integrated tail Q1 (44)
-# --------------------------------------------------------------------------------------------
+# ---- The Gaussian integrated tail Q1 (44) --------------------------------------------------
 def _q1_series(ti, nonnegative: bool, magnitude: float, prec: int):
     """Q1 = phi - t Q over an interval (or exact point) ti of one sign, Q = (1 -+ erf(|t|/sqrt 2))/2 (44).
 
@@ -86,9 +84,7 @@ def q1(t):
     return span(q1_point(hi, iv.prec)[0], q1_point(lo, iv.prec)[1])
 
 
-# --------------------------------------------------------------------------------------------
-# Inputs and the hypotheses of Theorem 4.1
-# --------------------------------------------------------------------------------------------
+# ---- Inputs and the hypotheses of Theorem 4.1 ----------------------------------------------
 def _exact(inputs: dict, key: str, failed: list, positive: bool = True) -> Fraction | None:
     v = exact_input(inputs, key, failed)
     if v is not None and (positive and v <= 0 or v < 0):
@@ -142,9 +138,7 @@ def constants(p: dict) -> dict:
     return c
 
 
-# --------------------------------------------------------------------------------------------
-# Theorem 4.1: (7), (8), (9), (10)
-# --------------------------------------------------------------------------------------------
+# ---- Theorem 4.1: (7), (8), (9), (10) ------------------------------------------------------
 def threshold_7(c: dict):
     """The right-hand side of (7)."""
     em = c["eta"] * c["mu"]
@@ -167,9 +161,7 @@ def theorem_4_1(p: dict, c: dict, N: int, eps: Fraction) -> dict:
     return v
 
 
-# --------------------------------------------------------------------------------------------
-# Theorem C.13 at the radii of Appendix C.4
-# --------------------------------------------------------------------------------------------
+# ---- Theorem C.13 at the radii of Appendix C.4 ---------------------------------------------
 def _power(base: Fraction, k: int):
     """base^k for an exact base in [0, 1) and an integer k >= 0 (0^0 = 1)."""
     if base == 0:
@@ -207,11 +199,7 @@ def delta_N(c: dict, eps: Fraction, s_N):
 
 def _certainly(x, y) -> bool:
     """x <= y decided on intervals (Undecided when they overlap)."""
-    if x.b <= y.a:
-        return True
-    if x.a > y.b:
-        return False
-    raise Undecided("a Theorem C.13 condition is undecided by the kernel's intervals")
+    return tri(x.b <= y.a, x.a > y.b)
 
 
 def c13_reason(p: dict, c: dict, N: int, eps: Fraction, target: Fraction) -> tuple[str, dict]:
@@ -229,9 +217,7 @@ def c13_reason(p: dict, c: dict, N: int, eps: Fraction, target: Fraction) -> tup
     return "passes", v
 
 
-# --------------------------------------------------------------------------------------------
-# The certificate: witnesses, recorded names, claims, conclusions
-# --------------------------------------------------------------------------------------------
+# ---- The certificate: witnesses, recorded names, claims, conclusions -----------------------
 #: the equation (of the paper) each recorded quantity evaluates: Theorem 4.1's quantities (Q41), then Theorem C.13's (QC13)
 Q41 = {"d_star": "(2)", "L": "Lemma B.1", "M": "Lemma B.2", "G": "Lemma B.5", "Delta_H": "Section 3.1", "eta": "Section 3.2"}
 Q41.update(rho="Section 3.2", sigma="Theorem 4.1", r_u="Theorem 4.1", r_prime="Theorem 4.1", R_bar="Theorem 4.1", B="Lemma A.9")

@@ -174,20 +174,19 @@ def epsilon(total, alpha: Fraction, delta: Fraction):
     return total + log_interval((alpha - 1) / alpha) - (log_interval(delta) + log_interval(alpha)) / interval(alpha - 1)
 
 
-def _witnesses(w: dict, der: Derivation) -> tuple[Fraction, str, str] | None:
-    """(alpha, epsilon_bound text, mode) from the witnesses; malformed ones raise Malformed."""
+def _witnesses(w: dict, der: Derivation) -> tuple[Fraction, str] | None:
+    """(alpha, mode) from the witnesses (epsilon_bound must be exact text); malformed ones raise Malformed."""
     if not isinstance(w, dict) or set(w) - {"fractional"} != {"alpha", "epsilon_bound"}:
         raise Malformed("witnesses: must be {alpha, epsilon_bound[, fractional]}")
     mode = w.get("fractional", "chord")
     if mode not in ("chord", "integral"):
         raise Malformed(f"witnesses.fractional: must be 'chord' or 'integral', got {str(mode)[:20]!r}")
     alpha = parse_exact(w["alpha"], "witnesses.alpha")
-    bound = w["epsilon_bound"]
-    parse_exact(bound, "witnesses.epsilon_bound")
+    parse_exact(w["epsilon_bound"], "witnesses.epsilon_bound")
     if not 1 < alpha <= ALPHA_MAX or max(alpha.numerator.bit_length(), alpha.denominator.bit_length()) > MAX_BITS:
         der.failed.append(f"witnesses.alpha: must be in (1, {ALPHA_MAX}], got {alpha}")
         return None
-    return alpha, bound, mode
+    return alpha, mode
 
 
 #: the hypotheses of each phase (claims "hyp:phase[i].<input><relation><bound>") and how certify's statements name them
@@ -244,7 +243,7 @@ def derive(doc: dict) -> Derivation:
     got = _witnesses(doc["witnesses"], der)
     if der.failed or got is None:
         return der
-    alpha, _, mode = got
+    alpha, mode = got
     _plan(doc, der, phases, delta, alpha, mode)
     der.values["alpha"] = (alpha, alpha)
     distinct = sorted({(q, s) for q, s, _ in phases})
