@@ -14,7 +14,7 @@ import re
 from fractions import Fraction
 
 from .document import Derivation
-from .numbers import Malformed, bounds, parse_exact, working_precision
+from .numbers import Malformed, bounds, exact_input, working_precision
 from .poisson import EQUATIONS, HYPOTHESES, epsilon, log_A, read_inputs
 from .provenance import check_notes
 
@@ -63,10 +63,7 @@ def derive(doc: dict) -> Derivation:
         raise Malformed(f"inputs: one phase only, and no unknown input ({', '.join(unknown)[:100]})")
     check_notes(inputs, der.failed)
     phases, delta = read_inputs(inputs, der.failed)
-    try:
-        target = parse_exact(inputs.get("epsilon_target"), "inputs.epsilon_target")
-    except Malformed as err:
-        der.failed.append(str(err))
+    target = exact_input(inputs, "epsilon_target", der.failed)
     orders = grid(inputs.get("orders"))
     if der.failed:
         return der
