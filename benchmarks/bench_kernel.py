@@ -45,6 +45,9 @@ def certificates() -> dict:
     def poisson(**kw):
         return api.dpsgd_epsilon(sampling="poisson", adjacency="add-remove", **kw).certificate.to_json()
 
+    def bok(**kw):
+        return api.dpsgd_epsilon(sampling="fixed-size", adjacency="replace-one", **kw).certificate.to_json()
+
     phases = [{"sampling_rate": "0.01", "noise_multiplier": "1", "steps": 100}, {"sampling_rate": "0.02", "noise_multiplier": "2", "steps": 300}]
     return {
         "poisson example (alpha 37/4)": json.loads(spec_for("dpsgd/renyi-poisson").example().dumps()),
@@ -56,6 +59,8 @@ def certificates() -> dict:
         "objpert Thm 4.1, N = 1500": certify_theorem_4_1(T.example_problem("1/100"), "1", iterations=1500).to_json(),
         "poisson default q=0.02 s=0.6 T=5e4 (5/4)": poisson(sampling_rate="0.02", noise_multiplier="0.6", steps=50000, delta="1e-5"),
         "poisson default Opacus CIFAR-10 (99/16)": poisson(sampling_rate="1/196", noise_multiplier="1.1", steps=19600, delta="1e-5"),
+        "bok p=1/100 s=2 T=1000 (max at u = 0)": bok(sampling_rate="1/100", noise_multiplier="2", steps=1000, delta="1e-6"),
+        "bok p=1/20 s=3/2 T=500 (max at u = 1/2)": bok(sampling_rate="1/20", noise_multiplier="3/2", steps=500, delta="1e-5"),
         **events_certificates(),
     }
 

@@ -2,16 +2,10 @@
 
 It imports nothing from ``certify``; its arithmetic is exact rationals (:mod:`fractions`) and mpmath's
 interval context ``mpmath.iv``. From a certificate's inputs and witnesses alone it re-derives the numbers
-its conclusions rest on and decides whether they hold. Verdicts (exit statuses as ``certify verify``):
-
-* 0 accept: consistent, and every conclusion holds by the kernel's own arithmetic;
-* 2 the file is not a certificate, or its kind is not covered by the kernel;
-* 3 cannot decide (the kernel's intervals are too wide, or the kind's step is not re-derived here);
-* 4 reject: inconsistent (digest, layout, a recorded number or verdict contradicted by the kernel);
-* 5 reject: consistent, but a hypothesis or a conclusion fails.
+its conclusions rest on and decides whether they hold (a :class:`Verdict`, exit statuses as ``certify verify``).
 
 Read in this order: ``numbers`` (parsing, decimals, intervals), ``document`` (shape, digest, comparisons),
-``provenance`` (notes), then one module per kind (``poisson`` with ``fractional``, ``poisson_fails``, ``objpert``,
+``provenance`` (notes), then one module per kind (``poisson`` with ``fractional``, ``poisson_fails``, ``bok``, ``objpert``,
 ``events``, ``events_fails``), then this file.
 """
 
@@ -19,26 +13,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import document, events, events_fails, objpert, poisson, poisson_fails
+from . import bok, document, events, events_fails, objpert, poisson, poisson_fails
 from .document import EXIT_INCONSISTENT, EXIT_INPUT, EXIT_NOT_PROVED, EXIT_OK, EXIT_UNDECIDED, Refused
 from .numbers import Malformed, Undecided, working_precision
 
 #: kind -> module with ``derive(doc) -> Derivation``
-KINDS = {poisson.KIND: poisson, poisson_fails.KIND: poisson_fails, objpert.KIND: objpert, events.KIND: events, events_fails.KIND: events_fails}
+KINDS = {m.KIND: m for m in (bok, poisson, poisson_fails, objpert, events, events_fails)}
 #: bits of the kernel's intervals: well above the recorded precision, so its enclosures sit inside recorded balls
 EXTRA_BITS = 64
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """``status``: 0 accept, 2 not covered / not a certificate, 3 cannot decide, 4 or 5 reject; ``message``: one line."""
+    """``status``: 0 accept (consistent, and every conclusion holds by the kernel's own arithmetic), 2 not a certificate
+    or a kind not covered, 3 cannot decide, 4 reject: inconsistent (digest, layout, a recorded number or verdict
+    contradicted), 5 reject: consistent, but a hypothesis or a conclusion fails; ``message``: one line."""
 
     status: int
     message: str
-
-    @property
-    def accepted(self) -> bool:
-        return self.status == EXIT_OK
 
 
 def check_text(text: str | bytes) -> Verdict:
@@ -69,15 +61,16 @@ def check_document(doc) -> Verdict:
         return Verdict(EXIT_UNDECIDED, f"cannot decide: the kernel failed ({type(err).__name__}: {str(err)[:160]})")
 
 
-#: the last derivations, keyed by what they depend on (kind, precision, inputs, witnesses): a pure function of it
+#: the last derivations, keyed by all they depend on (kind, precision, inputs, witnesses, the recorded quantities the
+#: kind reads): a pure function of it
 _MEMO: dict = {}
 
 
 def _derive(doc: dict, module):
-    # the recorded rdp balls too: a fractional "integral" order reads which bound certify took (poisson._integral_or_chord)
-    balls = sorted((k, v.get("ball")) for k, v in doc["quantities"].items() if k.startswith("rdp[") and isinstance(v, dict))
-    # and the conclusions: events/rdp-fails reads its grid of orders from the statement
-    key = document.canonical([doc["kind"], doc["precision"], doc["inputs"], doc["witnesses"], balls, doc["conclusions"]])
+    # a kind's READS names (by prefix) the recorded quantities its derive reads (all of them if it does not say): a
+    # fractional "integral" order reads which bound certify took (rdp[i]), bok its leaf keys
+    read = sorted((k, v) for k, v in doc["quantities"].items() if k.startswith(getattr(module, "READS", ("",))))
+    key = document.canonical([doc["kind"], doc["precision"], doc["inputs"], doc["witnesses"], read])
     if key not in _MEMO:
         if len(_MEMO) >= 8:
             _MEMO.clear()

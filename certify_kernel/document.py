@@ -1,6 +1,6 @@
 """The certificate as a document: shape, digest, and the comparison of its entries with the kernel's numbers.
 
-A kind module (``poisson``, ``poisson_fails``, ``objpert``) reads the inputs and witnesses and returns a :class:`Derivation`:
+A kind module reads the inputs and witnesses and returns a :class:`Derivation`:
 its own enclosures of the quantities, the conclusions and claims it expects, and the hypotheses that fail.
 This module then checks, in order (a later step runs only when the earlier ones pass):
 
@@ -57,7 +57,12 @@ class Derivation:
     ``conclusions``: conclusion name -> (claim name, hypotheses, values the statement must quote, however spelt).
     ``failed``: hypotheses on the inputs that fail (the certificate proves nothing: exit 5).
     ``unsure``: reasons the kernel cannot decide something it needs (exit 3 unless refused otherwise).
-    ``equations``: the equation label each quantity must record.
+    ``equations``: quantity name -> the equation label it must record (which formula the recorded number is).
+    ``quotable``: numbers besides inputs, witnesses, operands and decimals that statements may quote (a step count).
+    ``loose``: quantities the kernel may enclose more loosely than certify's ball: overlapping it is enough (disjoint
+    is inconsistent), since every claim is decided from the kernel's own enclosure, never from the recorded ball.
+    ``texts``: the exact prose a kind re-derives ("quantity:NAME" description, "claim:NAME" / "conclusion:NAME"
+    statement, "budget" the whole budget object): a recorded text that differs is inconsistent.
     """
 
     values: dict = field(default_factory=dict)
@@ -66,15 +71,9 @@ class Derivation:
     conclusions: dict = field(default_factory=dict)
     failed: list = field(default_factory=list)
     unsure: list = field(default_factory=list)
-    #: quantity name -> the equation label it must record (which formula the recorded number is)
     equations: dict = field(default_factory=dict)
-    #: numbers (besides inputs, witnesses, operands and decimals) that statements may quote, e.g. a total step count
     quotable: set = field(default_factory=set)
-    #: quantities the kernel may enclose more loosely than certify's ball: overlapping it is enough (a disjoint ball
-    #: is inconsistent), since every claim is decided from the kernel's own enclosure, never from the recorded ball
     loose: set = field(default_factory=set)
-    #: the exact prose a kind re-derives ("quantity:NAME" description, "claim:NAME" / "conclusion:NAME" statement,
-    #: "budget" the whole budget object): a recorded text that differs is inconsistent (a reader sees only checked words)
     texts: dict = field(default_factory=dict)
 
 
@@ -138,9 +137,7 @@ def check_digest(doc: dict) -> None:
         raise Refused(EXIT_INCONSISTENT, "digest does not match the content: the certificate was altered after it was written")
 
 
-# --------------------------------------------------------------------------------------------
-# Quantities
-# --------------------------------------------------------------------------------------------
+# ---- Quantities ----------------------------------------------------------------------------
 def recorded_ball(name: str, q) -> tuple[Fraction, Fraction]:
     """(lo, hi) of a recorded quantity, after checking its layout and that its decimals are its outward rounding."""
     if not isinstance(q, dict) or not q.keys() <= QUANTITY_KEYS or not {"equation", "ball", "lower", "upper"} <= q.keys():
@@ -191,7 +188,7 @@ def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list)
         if recorded[name].get("bound") == "upper":
             if khi > hi and klo > hi:
                 problems.append(f"quantity {name}: recorded upper bound {recorded[name]['upper']} is below the kernel's enclosure")
-            elif khi > hi:
+            elif khi > hi and name not in der.loose:
                 unsure.append(f"quantity {name}: the kernel's bound does not reach the recorded upper bound")
         elif khi < lo or klo > hi:
             problems.append(f"quantity {name}: recorded ball [{recorded[name]['lower']}, {recorded[name]['upper']}] misses the kernel's enclosure")
@@ -199,9 +196,7 @@ def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list)
             unsure.append(f"quantity {name}: the kernel's enclosure is not inside the recorded ball")
 
 
-# --------------------------------------------------------------------------------------------
-# Claims and conclusions
-# --------------------------------------------------------------------------------------------
+# ---- Claims and conclusions ----------------------------------------------------------------
 def operand(text, der: Derivation) -> tuple[Fraction, Fraction]:
     if isinstance(text, str) and text in der.names:
         if text not in der.values:
@@ -217,13 +212,14 @@ def decide(lhs, relation, rhs, der: Derivation) -> bool:
     if relation in (">", ">="):
         (a, b), (c, d), relation = (c, d), (a, b), "<" if relation == ">" else "<="
     if relation == "<=":
-        return _tri(b <= c, a > d)
+        return tri(b <= c, a > d)
     if relation == "<":
-        return _tri(b < c, a >= d)
+        return tri(b < c, a >= d)
     raise Malformed(f"unknown relation {relation!r}")
 
 
-def _tri(true: bool, false: bool) -> bool:
+def tri(true: bool, false: bool) -> bool:
+    """A three-valued decision: ``true`` when it is proved, False when its negation ``false`` is, else Undecided."""
     if true or false:
         return true
     raise Undecided("the intervals overlap")
@@ -263,29 +259,20 @@ def quotable_numbers(doc: dict, der: Derivation) -> set:
     return out
 
 
-def numbers_in(text: str) -> set:
-    """The values of the numbers quoted in ``text`` (however they are spelt)."""
-    out = set()
+def numbers_in(text: str) -> dict:
+    """The numbers quoted in ``text``: token -> its value (however it is spelt), None when it is not a readable number."""
+    out = {}
     for token in _NUMBER.findall(_REFERENCE.sub("", text)):
         try:
-            out.add(parse_exact(token, "statement number"))
+            out[token] = parse_exact(token, "statement number")
         except Malformed:
-            pass
+            out[token] = None
     return out
 
 
 def stray_numbers(text: str, quotable: set) -> list:
     """The numbers quoted in ``text`` that are not quotable (a statement must not state numbers nobody checked)."""
-    stray = []
-    for token in _NUMBER.findall(_REFERENCE.sub("", text)):
-        try:
-            v = parse_exact(token, "statement number")
-        except Malformed:
-            stray.append(token)
-            continue
-        if v not in quotable and not (v.denominator == 1 and abs(v) <= SMALL):
-            stray.append(token)
-    return stray
+    return [t for t, v in numbers_in(text).items() if v is None or v not in quotable and not (v.denominator == 1 and abs(v) <= SMALL)]
 
 
 def compare_claims(doc: dict, der: Derivation, problems: list, unsure: list) -> dict:
@@ -356,7 +343,7 @@ def compare_conclusions(doc: dict, der: Derivation, decided: dict, problems: lis
         if not _same_text(c["statement"], der, f"conclusion:{c['name']}"):
             problems.append(f"conclusion {c['name']}: its statement is not the one the kernel re-derives")
             continue
-        said = numbers_in(c["statement"])
+        said = set(numbers_in(c["statement"]).values())
         absent = [str(v) for v in quoted if v not in said] + stray_numbers(c["statement"], quotable_numbers(doc, der))
         if absent:
             problems.append(f"conclusion {c['name']}: the statement misquotes the checked numbers ({', '.join(absent)[:100]})")

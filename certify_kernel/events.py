@@ -40,11 +40,13 @@ from mpmath import iv
 
 from . import fractional
 from .document import Derivation, recorded_ball
-from .numbers import Malformed, Undecided, bounds, interval, log_interval, parse_exact, parse_int, printed
+from .numbers import Malformed, Undecided, bounds, interval, iv_max, iv_min, log_interval, parse_exact, parse_int, printed
 from .poisson import MAX_WORK, _integral_or_chord, log_A, rdp as chord_rdp, rdp_integral
 from .provenance import check_notes
 
 KIND = "events/rdp"
+#: the recorded quantities derive reads (rdp[i]: which bound certify took; the head quantity: its upper decimal)
+READS = ("rdp", "epsilon", "delta")
 AR, R1, RS = "add-remove", "replace-one", "replace-special"
 ANY = (AR, R1, RS)
 #: class -> (parameters in the recorded order, relations, equation label of rdp[i] / epsilon[i])
@@ -62,9 +64,7 @@ MAX_ENTRIES, MAX_COUNT, MAX_PARAM, MAX_BITS = 10_000, 10**18, Fraction(10**6), 8
 _KEY = re.compile(r"event\[(0|[1-9][0-9]{0,4})\]\.([a-z_]+)(\.note)?")
 
 
-# --------------------------------------------------------------------------------------------
-# The ledger
-# --------------------------------------------------------------------------------------------
+# ---- The ledger ----------------------------------------------------------------------------
 def _entry(inputs: dict, i: int, failed: list) -> tuple:
     """(class, count, {parameter: exact value}) of entry i, with its hypotheses checked (failures appended)."""
     cls = inputs.get(f"event[{i}].class")
@@ -83,7 +83,7 @@ def _entry(inputs: dict, i: int, failed: list) -> tuple:
     if inputs.get("neighboring") not in relations:
         failed.append(f"event[{i}]: {cls} is certified under {', '.join(relations)} only")
     for n, v in values.items():
-        if not _admissible(cls, n, v):
+        if not _admissible(n, v):
             failed.append(f"event[{i}].{n}: {v} is outside the mechanism's range")
     return cls, count, values
 
@@ -97,7 +97,7 @@ def spelt(text, name: str) -> Fraction:
     return v
 
 
-def _admissible(cls: str, name: str, v: Fraction) -> bool:
+def _admissible(name: str, v: Fraction) -> bool:
     """The parameter ranges of each theorem (noise > 0, probabilities in range, integers where counted)."""
     if name in ("noise_multiplier",):
         return 0 < v <= 10**12
@@ -131,9 +131,7 @@ def read_ledger(inputs: dict, failed: list) -> list:
     return entries
 
 
-# --------------------------------------------------------------------------------------------
-# One application of each mechanism at alpha
-# --------------------------------------------------------------------------------------------
+# ---- One application of each mechanism at alpha --------------------------------------------
 def _rr(alpha: Fraction, p: Fraction, k: int, relation: str):
     """Randomized response's Rényi divergence (Mironov17 Sec. 6, Def. 3), a = 1-p+p/k, b = p/k."""
     if k == 1 or p == 1:
@@ -143,11 +141,7 @@ def _rr(alpha: Fraction, p: Fraction, k: int, relation: str):
         s = iv.exp(al * iv.log(a) + (1 - al) * iv.log(b)) + iv.exp(al * iv.log(b) + (1 - al) * iv.log(a)) + (k - 2) * b
         return iv.log(s) / interval(alpha - 1)
     sides = [iv.log((iv.exp(x * iv.log(a * k)) + (k - 1) * iv.exp(x * iv.log(b * k))) / k) for x in (al, 1 - al)]
-    return _max(*sides) / interval(alpha - 1)
-
-
-def _max(x, y):
-    return iv.mpf([max(x.a, y.a), max(x.b, y.b)])
+    return iv_max(*sides) / interval(alpha - 1)
 
 
 def rdp_of(cls: str, v: dict, alpha: Fraction, relation: str, chosen):
@@ -190,12 +184,10 @@ def pure_of(cls: str, v: dict, relation: str):
     if k == 1 or p == 1:
         return iv.mpf(0)
     a, b = 1 - p + p / k, p / k
-    return log_interval(a / b) if relation == R1 else _max(log_interval(a * k), -log_interval(b * k))
+    return log_interval(a / b) if relation == R1 else iv_max(log_interval(a * k), -log_interval(b * k))
 
 
-# --------------------------------------------------------------------------------------------
-# The query, the plan of the certificate, and the values
-# --------------------------------------------------------------------------------------------
+# ---- The query, the plan of the certificate, and the values --------------------------------
 def _query(inputs: dict, failed: list) -> tuple[str, Fraction]:
     given = [q for q in ("target_delta", "target_epsilon", "order") if q in inputs]
     if len(given) != 1:
@@ -207,7 +199,7 @@ def _query(inputs: dict, failed: list) -> tuple[str, Fraction]:
     return query, target
 
 
-def _plan(doc: dict, der: Derivation, entries: list, query: str, alpha: Fraction | None, extra: bool) -> None:
+def _plan(doc: dict, der: Derivation, entries: list, query: str, extra: bool) -> None:
     """Quantity names, equations, claims and the conclusion, as the kind records them (certify's layout)."""
     n, bound, t = len(entries), doc["witnesses"]["bound"], doc["inputs"][query]
     der.quotable = {Fraction(n), Fraction(sum(c for _, c, _ in entries))}
@@ -291,11 +283,6 @@ def _texts(doc: dict, der: Derivation, entries: list, query: str, pure: bool) ->
     der.texts["budget"] = width if pure else {"alpha": "recorded order (any alpha > 1 is valid; the checker never searches)"} | width
 
 
-def _chooser(doc: dict, i: int):
-    """The recorded min(integral, chord) of entry i (see poisson._integral_or_chord)."""
-    return lambda integral, chord: _integral_or_chord(doc, i, integral, chord)
-
-
 def _extra_delta(entries: list):
     """(KOV15) 1 - prod_i (1 - delta_i)^c_i, or None when no entry has a delta."""
     deltas = [(c, v["delta"]) for cls, c, v in entries if cls == "EpsilonDeltaDpEvent" and v["delta"] != 0]
@@ -312,9 +299,9 @@ def _convert(query: str, target: Fraction, alpha: Fraction, rdp, extra):
         if d.a <= 0:
             raise Undecided("delta' = (delta - extra_delta)/(1 - extra_delta) is not provably positive")
         e = rdp + shift - (iv.log(d) + iv.log(al)) / (al - 1)
-        return iv.mpf([max(e.a, 0), max(e.b, 0)])
+        return iv_max(e, 0)
     d = iv.exp((al - 1) * (rdp - interval(target) + shift) - iv.log(al))
-    d = iv.mpf([min(d.a, 1), min(d.b, 1)])
+    d = iv_min(d, 1)
     return d if extra is None else extra + (1 - extra) * d
 
 
@@ -343,11 +330,8 @@ def derive(doc: dict) -> Derivation:
         der.failed.append(f"alpha: {alpha} must be in (1, 4096]")
     if der.failed:
         return der
-    relation = inputs["neighboring"]
-    if any(isinstance(c, dict) and not str(c.get("statement", "")).endswith(f"under {relation}") for c in doc["conclusions"]):
-        raise Malformed(f"conclusions: the statement must name the recorded relation ('under {relation}')")
     extra = _extra_delta(entries)
-    _plan(doc, der, entries, query, alpha, extra is not None)
+    _plan(doc, der, entries, query, extra is not None)
     _texts(doc, der, entries, query, pure)
     if pure:
         _pure(der, entries, inputs["neighboring"])
@@ -358,7 +342,8 @@ def derive(doc: dict) -> Derivation:
         der.loose = {"rdp", "epsilon", "delta", "extra_delta"} | {f"rdp[{i}]" for i in range(len(entries))}
     total = iv.mpf(0)
     for i, (cls, c, v) in enumerate(entries):
-        r = rdp_of(cls, v, alpha, inputs["neighboring"], _chooser(doc, i))
+        # the recorded min(integral, chord) of entry i (poisson._integral_or_chord)
+        r = rdp_of(cls, v, alpha, inputs["neighboring"], lambda integral, chord, i=i: _integral_or_chord(doc, i, integral, chord))
         der.values[f"rdp[{i}]"] = bounds(r)
         total = total + c * r
     der.values["rdp"] = bounds(total)

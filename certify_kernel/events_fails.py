@@ -1,6 +1,6 @@
 """Kind ``events/rdp-fails``: the failing side of a calibration of an event ledger. At every integer order a of the
-grid G that the conclusion names (``integers A..B and x, y, ...``), the ledger's Rényi bound converted at delta exceeds
-the target epsilon:
+calibration accountant's grid G (``GRID``, named by the conclusion's re-derived statement), the ledger's Rényi bound
+converted at delta exceeds the target epsilon:
 
   epsilon(a) = sum_i c_i rdp_i(a) + log((a-1)/a) - (log delta + log a)/(a-1) > epsilon_target   for every a in G,
 
@@ -18,33 +18,21 @@ from mpmath import iv
 
 from . import events
 from .document import Derivation
-from .numbers import Malformed, Undecided, bounds, log_interval, working_precision
-from .poisson import MAX_WORK
+from .numbers import Malformed, Undecided, bounds
+from .poisson import MAX_WORK, epsilon
 from .poisson_fails import grid
 
 KIND = "events/rdp-fails"
-BITS = 0  # 0: the working precision (twice the recorded one plus 64 bits), so enclosures sit inside certify's balls
+READS = ()  # derive reads no recorded quantity (see __init__._derive)
 #: the calibration accountant's grid (docs/events.md): a certificate over another grid is not the failing side of it
 GRID = "integers 2..256 and 288, 320, 384, 448, 512, 640, 768, 896, 1024, 1280, 1536, 2048, 2560, 3072, 4096"
-
-
-def _grid(doc: dict) -> list[int]:
-    """The grid the conclusion names: '... (min over integers A..B and x, y, ... of the Rényi bound) ...'."""
-    c = doc["conclusions"][0] if doc["conclusions"] and isinstance(doc["conclusions"][0], dict) else {}
-    text = str(c.get("statement", ""))
-    start, end = text.find("min over "), text.find(" of the Rényi bound")
-    if start < 0 or end < start:
-        raise Malformed("conclusions: the statement must name the grid of orders ('min over integers A..B and ...')")
-    if text[start + len("min over ") : end] != GRID:
-        raise Malformed("conclusions: the grid of orders is not the calibration accountant's")
-    return grid(GRID)
 
 
 def _epsilon(entries: list, a: int, relation: str, delta: Fraction):
     """epsilon(a) of the module docstring at the integer order a."""
     alpha = Fraction(a)
     total = sum((c * events.rdp_of(cls, v, alpha, relation, None) for cls, c, v in entries), iv.mpf(0))
-    return total + log_interval(alpha - 1) - log_interval(alpha) - (log_interval(delta) + log_interval(alpha)) / (a - 1)
+    return epsilon(total, alpha, delta)
 
 
 def _plan(der: Derivation, orders: list, d: str, t: str, target: Fraction, delta: Fraction) -> None:
@@ -77,14 +65,13 @@ def derive(doc: dict) -> Derivation:
         der.failed.append("target_delta must be in (0, 1) and target_epsilon in [0, 1e6]")
     if any(cls == "EpsilonDeltaDpEvent" and v["delta"] != 0 for cls, _, v in entries):
         der.failed.append("calibration does not cover (epsilon, delta) events (their delta lies outside the Rényi curve)")
-    orders = _grid(doc)
+    orders = grid(GRID)
     if der.failed:
         return der
     _plan(der, orders, inputs["target_delta"], inputs["target_epsilon"], target, delta)
     pairs = {(v["sampling_probability"], v["noise_multiplier"]) for cls, _, v in entries if cls == "PoissonSampledDpEvent"}
-    if len(pairs) * sum(orders) * (BITS or iv.prec) > 4 * MAX_WORK:
+    if len(pairs) * sum(orders) * iv.prec > 4 * MAX_WORK:
         raise Undecided(f"{len(pairs)} Poisson-sampled mechanisms at {len(orders)} orders: too much work, not evaluated")
-    with working_precision(BITS or iv.prec):
-        for a in orders:
-            der.values[f"epsilon[{a}]"] = bounds(_epsilon(entries, a, inputs["neighboring"], delta))
+    for a in orders:
+        der.values[f"epsilon[{a}]"] = bounds(_epsilon(entries, a, inputs["neighboring"], delta))
     return der

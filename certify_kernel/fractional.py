@@ -38,7 +38,7 @@ from fractions import Fraction
 
 from mpmath import iv
 
-from .numbers import Undecided, erf_interval, interval, working_precision
+from .numbers import Undecided, erf_interval, interval, iv_max, working_precision
 
 #: most terms K of (P) (the work grows like K^2 plus 2K Gaussian tails); beyond: cannot decide
 MAX_TERMS = 1500
@@ -103,14 +103,6 @@ class _Split:
             return self.E(m) * tail
 
 
-def _binomials(alpha: Fraction, n: int) -> list:
-    """C(alpha, k) for k = 0..n as intervals (C(alpha,k+1) = C(alpha,k) (alpha-k)/(k+1))."""
-    out, a = [iv.mpf(1)], interval(alpha)
-    for k in range(n):
-        out.append(out[-1] * (a - k) / (k + 1))
-    return out
-
-
 def terms_needed(alpha: Fraction, bits: int) -> int:
     """The smallest K >= floor(alpha) + 1 with |C(alpha,K+1)| 2^(alpha+1-K) <= 2^-bits (remainder (R) relative to A >= 1)."""
     K, log_c = math.floor(alpha) + 1, 0.0
@@ -130,10 +122,12 @@ def coefficients(alpha: Fraction, K: int) -> tuple[list, object]:
 
     C(alpha,k) C(k,j) = C(alpha,j) C(alpha-j,k-j) gives c_j = 2^-j C(alpha,j) T_j with T_j = sum_{i<=K-j} C(alpha-j,i) (-1/2)^i;
     Pascal's rule C(b,i) = C(b-1,i) + C(b-1,i-1) gives T_j = T_(j+1)/2 + D_j (-1/2)^(K-j), D_j = C(alpha-j-1, K-j),
-    with T_K = 1, D_K = 1 and D_j = (alpha-j-1)/(K-j) D_(j+1) (a backward recurrence that halves its errors).
+    with T_K = 1, D_K = 1 and D_j = (alpha-j-1)/(K-j) D_(j+1) (a backward recurrence that halves its errors);
+    b_k = C(alpha,k) by C(alpha,k+1) = C(alpha,k) (alpha-k)/(k+1).
     """
-    b = _binomials(alpha, K + 1)
-    a, T, D, c = interval(alpha), iv.mpf(1), iv.mpf(1), [None] * (K + 1)
+    a, T, D, c, b = interval(alpha), iv.mpf(1), iv.mpf(1), [None] * (K + 1), [iv.mpf(1)]
+    for k in range(K + 1):
+        b.append(b[-1] * (a - k) / (k + 1))
     c[K] = b[K] * iv.mpf(2) ** (-K)
     for j in range(K - 1, -1, -1):
         D = D * (a - j - 1) / (K - j)
@@ -158,8 +152,7 @@ def moment(alpha: Fraction, q: Fraction, sigma: Fraction, bits: int):
 
 def log_A(alpha: Fraction, q: Fraction, sigma: Fraction, bits: int):
     """K(alpha) = log A_alpha (an interval; A_alpha >= 1 for alpha > 1, so it is >= 0)."""
-    A = moment(alpha, q, sigma, bits)
-    return iv.log(iv.mpf([max(A.a, 1), max(A.b, 1)]))
+    return iv.log(iv_max(moment(alpha, q, sigma, bits), 1))
 
 
 def accuracy_bits(alpha: Fraction, q: Fraction, sigma: Fraction, precision: int) -> int:

@@ -30,7 +30,6 @@ ZERO_EXPONENT = 1 << 24
 
 _DECIMAL = re.compile(r"([+-]?)([0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]{1,7}))?")
 _MANTISSA = re.compile(r"-?[0-9]{1,%d}" % MAX_DIGITS)
-_PRINTED = re.compile(r"(-?)([1-9])(?:\.([0-9]+))?e(-?[0-9]+)")
 
 
 class Undecided(Exception):
@@ -81,6 +80,20 @@ def parse_int(text, name: str) -> int:
     return q.numerator
 
 
+def exact_input(inputs: dict, key: str, failed: list, max_bits: int = 8000) -> Fraction | None:
+    """The exact value of ``inputs[key]``, or None with the reason appended to ``failed`` (unreadable, or a numerator
+    or denominator longer than ``max_bits`` bits: a hypothesis on the input's magnitude fails)."""
+    try:
+        v = parse_exact(inputs.get(key), f"inputs.{key}")
+    except Malformed as err:
+        failed.append(str(err))
+        return None
+    if max(v.numerator.bit_length(), v.denominator.bit_length()) > max_bits:
+        failed.append(f"inputs.{key}: numerator or denominator longer than {max_bits} bits")
+        return None
+    return v
+
+
 def dyadic(pair, name: str) -> Fraction:
     """The exact value m 2^e of a recorded ``[mantissa text, exponent]`` pair (strict layout)."""
     if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str or type(pair[1]) is not int:
@@ -118,19 +131,7 @@ def printed(q: Fraction, up: bool, digits: int = 10) -> str:
     return f"{'-' if q < 0 else ''}{s[0]}{'.' + s[1:] if len(s) > 1 else ''}e{e}"
 
 
-def printed_value(text: str) -> Fraction | None:
-    """The exact value of a decimal in the certificate's printed layout, or None if it is not one."""
-    m = _PRINTED.fullmatch(text) if isinstance(text, str) else None
-    if not m:
-        return None
-    sign, lead, frac, ex = m.groups()
-    q = Fraction(int(lead + (frac or ""))) * Fraction(10) ** (int(ex) - len(frac or ""))
-    return -q if sign else q
-
-
-# --------------------------------------------------------------------------------------------
-# Intervals (mpmath.iv)
-# --------------------------------------------------------------------------------------------
+# ---- Intervals (mpmath.iv) -----------------------------------------------------------------
 @contextlib.contextmanager
 def working_precision(bits: int):
     """Run with ``mpmath.iv`` at ``bits`` bits (restored afterwards)."""
@@ -153,6 +154,23 @@ def _mpf_fraction(t) -> Fraction:
     sign, man, exp, _ = t
     v = Fraction(int(man)) * Fraction(2) ** int(exp)
     return -v if sign else v
+
+
+def span(lo: Fraction, hi: Fraction):
+    """An mpmath interval containing [lo, hi] (exact rationals, rounded outward)."""
+    return iv.mpf([interval(lo).a, interval(hi).b])
+
+
+def iv_max(*xs):
+    """max of intervals (or numbers): [max of the lower ends, max of the upper ends]."""
+    xs = [iv.mpf(x) for x in xs]
+    return iv.mpf([max(x.a for x in xs), max(x.b for x in xs)])
+
+
+def iv_min(*xs):
+    """min of intervals (or numbers): [min of the lower ends, min of the upper ends]."""
+    xs = [iv.mpf(x) for x in xs]
+    return iv.mpf([min(x.a for x in xs), min(x.b for x in xs)])
 
 
 def bounds(x) -> tuple[Fraction, Fraction]:

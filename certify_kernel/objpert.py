@@ -27,11 +27,12 @@ from fractions import Fraction
 
 from mpmath import iv
 
-from .document import Derivation
-from .numbers import Malformed, Undecided, bounds, interval, parse_exact, parse_int, working_precision
+from .document import Derivation, tri
+from .numbers import Malformed, Undecided, bounds, exact_input, interval, iv_max, iv_min, parse_exact, parse_int, span, working_precision
 from .numbers import erf_interval as _erf
 
 KIND = "objpert/theorem-4.1"
+READS = ()  # derive reads no recorded quantity (see __init__._derive)
 PROBLEM = ("n", "d", "mu", "zeta", "loss", "L1", "L2", "L3", "sigma", "u", "eta")
 UTILITY = ("delta_S", "comparator_norm", "beta", "gradient_norm")
 LOGISTIC = {"L1": "1", "L2": "1/4", "L3": "1/(6*sqrt(3))"}
@@ -44,9 +45,7 @@ MAX_COUNTS = 10_000
 MAX_T = 60
 
 
-# --------------------------------------------------------------------------------------------
-# The Gaussian integrated tail Q1 (44)
-# --------------------------------------------------------------------------------------------
+# ---- The Gaussian integrated tail Q1 (44) --------------------------------------------------
 def _q1_series(ti, nonnegative: bool, magnitude: float, prec: int):
     """Q1 = phi - t Q over an interval (or exact point) ti of one sign, Q = (1 -+ erf(|t|/sqrt 2))/2 (44).
 
@@ -82,27 +81,13 @@ def q1(t):
     lo, hi = bounds(t)
     if abs(lo) <= MAX_T and abs(hi) <= MAX_T and (lo >= 0 or hi <= 0):
         return _q1_series(t, lo >= 0, float(max(abs(lo), abs(hi))), iv.prec)
-    return _ivf((q1_point(hi, iv.prec)[0], q1_point(lo, iv.prec)[1]))
+    return span(q1_point(hi, iv.prec)[0], q1_point(lo, iv.prec)[1])
 
 
-def _ivf(q: Fraction):
-    """An interval from exact (lo, hi) rationals."""
-    return iv.mpf([interval(q[0]).a, interval(q[1]).b])
-
-
-# --------------------------------------------------------------------------------------------
-# Inputs and the hypotheses of Theorem 4.1
-# --------------------------------------------------------------------------------------------
+# ---- Inputs and the hypotheses of Theorem 4.1 ----------------------------------------------
 def _exact(inputs: dict, key: str, failed: list, positive: bool = True) -> Fraction | None:
-    try:
-        v = parse_exact(inputs.get(key), f"inputs.{key}")
-    except Malformed as err:
-        failed.append(str(err))
-        return None
-    if max(v.numerator.bit_length(), v.denominator.bit_length()) > 8000:
-        failed.append(f"inputs.{key}: too many digits")
-        return None
-    if positive and v <= 0 or v < 0:
+    v = exact_input(inputs, key, failed)
+    if v is not None and (positive and v <= 0 or v < 0):
         failed.append(f"inputs.{key}: must be {'> 0' if positive else '>= 0'}, got {v}")
     return v
 
@@ -148,30 +133,18 @@ def constants(p: dict) -> dict:
     c["radius_gap"] = 2 * c["L"] * c["G"] / c["mu"]
     c["r_prime"] = c["r_u"] + c["radius_gap"]
     c["R_bar"] = (c["r_prime"] + c["L1"] * c["zeta"]) / c["mu"]
-    c["minMG"] = _min1(c["M"] * c["G"] / c["L"])
+    c["minMG"] = iv_min(c["M"] * c["G"] / c["L"], 1)
     c["log_det"] = iv.log(1 + c["Delta_H"] / (2 * interval(p["n"]) * c["mu"]))
     return c
 
 
-def _min1(x):
-    """min{1, x} of an interval."""
-    return iv.mpf([min(x.a, 1), min(x.b, 1)])
-
-
-def _max(*xs):
-    """max of intervals."""
-    return iv.mpf([max(x.a for x in xs), max(x.b for x in xs)])
-
-
-# --------------------------------------------------------------------------------------------
-# Theorem 4.1: (7), (8), (9), (10)
-# --------------------------------------------------------------------------------------------
+# ---- Theorem 4.1: (7), (8), (9), (10) ------------------------------------------------------
 def threshold_7(c: dict):
     """The right-hand side of (7)."""
     em = c["eta"] * c["mu"]
     first = 2 * c["mu"] * c["R_bar"] * c["r_prime"] / (c["G"] * c["sigma"])
     second = 8 * c["L"] * c["M"] * c["B"] * c["R_bar"] / (iv.e * c["rho"] * c["mu"] * c["minMG"])
-    return 2 / em * iv.log(_max(first, second, iv.mpf(4)))
+    return 2 / em * iv.log(iv_max(first, second, 4))
 
 
 def theorem_4_1(p: dict, c: dict, N: int, eps: Fraction) -> dict:
@@ -188,9 +161,7 @@ def theorem_4_1(p: dict, c: dict, N: int, eps: Fraction) -> dict:
     return v
 
 
-# --------------------------------------------------------------------------------------------
-# Theorem C.13 at the radii of Appendix C.4
-# --------------------------------------------------------------------------------------------
+# ---- Theorem C.13 at the radii of Appendix C.4 ---------------------------------------------
 def _power(base: Fraction, k: int):
     """base^k for an exact base in [0, 1) and an integer k >= 0 (0^0 = 1)."""
     if base == 0:
@@ -204,7 +175,7 @@ def c13_at(p: dict, c: dict, N: int) -> dict:
     rN, rN1 = _power(1 - p["eta"] * p["mu"], N), _power(1 - p["eta"] * p["mu"], N - 1)
     v = {"gamma_N": (1 - _power(a0, N)) / c["L"]}
     nu = N * (1 + rN) - (1 + c["rho"]) * (1 - rN) / (c["eta"] * c["mu"])
-    v["nu_tilde_N"] = iv.mpf([max(nu.a, 0), max(nu.b, 0)])  # a sum of nonnegative terms (22)
+    v["nu_tilde_N"] = iv_max(nu, 0)  # a sum of nonnegative terms (22)
     if N == 1 or a0 == 0:
         v["g_bar_N"] = iv.mpf(0 if N == 1 else 1)
     else:
@@ -228,11 +199,7 @@ def delta_N(c: dict, eps: Fraction, s_N):
 
 def _certainly(x, y) -> bool:
     """x <= y decided on intervals (Undecided when they overlap)."""
-    if x.b <= y.a:
-        return True
-    if x.a > y.b:
-        return False
-    raise Undecided("a Theorem C.13 condition is undecided by the kernel's intervals")
+    return tri(x.b <= y.a, x.a > y.b)
 
 
 def c13_reason(p: dict, c: dict, N: int, eps: Fraction, target: Fraction) -> tuple[str, dict]:
@@ -250,21 +217,16 @@ def c13_reason(p: dict, c: dict, N: int, eps: Fraction, target: Fraction) -> tup
     return "passes", v
 
 
-# --------------------------------------------------------------------------------------------
-# The certificate: witnesses, recorded names, claims, conclusions
-# --------------------------------------------------------------------------------------------
-#: the equation (of the paper) each recorded quantity evaluates
-EQUATIONS = {"d_star": "(2)", "L": "Lemma B.1", "M": "Lemma B.2", "G": "Lemma B.5", "Delta_H": "Section 3.1", "eta": "Section 3.2"}
-EQUATIONS.update(rho="Section 3.2", sigma="Theorem 4.1", r_u="Theorem 4.1", r_prime="Theorem 4.1", R_bar="Theorem 4.1", B="Lemma A.9")
-EQUATIONS.update(threshold7="(7)", iterations="(7)", rho_half_N="(9)", tau_star="(8)", epsilon0_gaussian="(9)", epsilon0="(9)")
-EQUATIONS.update(delta_truncation="(10)", delta_divergence="(10)", delta="(10)", witnessed_failures="Theorem C.13")
-EQUATIONS.update(first_passing_iterations="Theorem C.13", gamma_N="Lemma A.9", nu_tilde_N="(22)", g_bar_N="Lemma C.5 (36)")
-EQUATIONS.update(alpha_bar="(47)", radius_step="(47)", radius_gap="(47)", Delta_xi="(48)", tau="(48)", s_N="C.4", delta_N="(50)")
-EQUATIONS.update(delta_N_previous="(50)")
-Q41 = ("d_star", "L", "M", "G", "Delta_H", "eta", "rho", "sigma", "r_u", "r_prime", "R_bar", "B", "threshold7", "iterations")
-Q41 += ("rho_half_N", "tau_star", "epsilon0_gaussian", "epsilon0", "delta_truncation", "delta_divergence", "delta")
-QC13 = ("witnessed_failures", "first_passing_iterations", "gamma_N", "nu_tilde_N", "g_bar_N", "alpha_bar", "radius_step", "radius_gap")
-QC13 += ("Delta_xi", "tau", "s_N", "delta_N")
+# ---- The certificate: witnesses, recorded names, claims, conclusions -----------------------
+#: the equation (of the paper) each recorded quantity evaluates: Theorem 4.1's quantities (Q41), then Theorem C.13's (QC13)
+Q41 = {"d_star": "(2)", "L": "Lemma B.1", "M": "Lemma B.2", "G": "Lemma B.5", "Delta_H": "Section 3.1", "eta": "Section 3.2"}
+Q41.update(rho="Section 3.2", sigma="Theorem 4.1", r_u="Theorem 4.1", r_prime="Theorem 4.1", R_bar="Theorem 4.1", B="Lemma A.9")
+Q41.update(threshold7="(7)", iterations="(7)", rho_half_N="(9)", tau_star="(8)", epsilon0_gaussian="(9)", epsilon0="(9)")
+Q41.update(delta_truncation="(10)", delta_divergence="(10)", delta="(10)")
+QC13 = {"witnessed_failures": "Theorem C.13", "first_passing_iterations": "Theorem C.13", "gamma_N": "Lemma A.9", "nu_tilde_N": "(22)"}
+QC13.update(g_bar_N="Lemma C.5 (36)", alpha_bar="(47)", radius_step="(47)", radius_gap="(47)", Delta_xi="(48)", tau="(48)", s_N="C.4")
+QC13.update(delta_N="(50)")
+EQUATIONS = Q41 | QC13 | {"delta_N_previous": "(50)"}
 
 
 def _iterations(doc: dict) -> tuple[int, str, str]:

@@ -15,9 +15,8 @@ c = 1/(2 sigma^2)); every term is >= 0, so the sum has no cancellation and log A
 keeps its relative accuracy for tiny q.
 The fractional mode "integral" records min(the defining integral of MTZ19 Sec. 3.3, the chord); the kernel encloses
 the integral by ``fractional`` (a series with an explicit remainder) and takes the chord when the recorded ball
-is the chord's (both are upper bounds of eps_RDP: the integral is its value, the chord lies above the convex K).
-These enclosures may be wider than certify's balls: a recorded ball that only overlaps them is accepted (the
-conclusion is decided by the kernel's own enclosure; a disjoint ball is inconsistent).
+is the chord's (both are upper bounds of eps_RDP: the integral is its value, the chord lies above the convex K),
+and compares them ``loose`` with certify's balls (document.Derivation).
 """
 
 from __future__ import annotations
@@ -30,16 +29,12 @@ from mpmath import iv
 from . import fractional
 from .document import Derivation, recorded_ball
 from .provenance import check_notes
-from .numbers import Malformed, Undecided, bounds, expm1_interval, interval, log1p_interval, log_interval, parse_exact, parse_int
+from .numbers import Malformed, Undecided, bounds, exact_input, expm1_interval, interval, log1p_interval, log_interval, parse_exact, parse_int
 
 KIND = "dpsgd/renyi-poisson"
-CONTRACT = {
-    "sampling": "poisson",
-    "adjacency": "add-remove",
-    "sensitivity": "C",
-    "noise_multiplier_relative_to": "clip norm C",
-    "privacy_unit": "one example",
-}
+#: the recorded quantities derive reads (rdp[i]: which bound certify took; see __init__._derive)
+READS = ("rdp[",)
+CONTRACT = dict(sampling="poisson", adjacency="add-remove", sensitivity="C", noise_multiplier_relative_to="clip norm C", privacy_unit="one example")
 #: ranges certify's producer admits (guards against meaningless magnitudes); outside them: hypothesis fails
 SIGMA_RANGE = (Fraction(1, 10**6), Fraction(10**12))
 MAX_STEPS, MAX_PHASES, ALPHA_MAX, MAX_BITS = 10**15, 100_000, 4096, 8000
@@ -86,23 +81,11 @@ def check_opacus_counting(inputs: dict, phases: list) -> None:
             raise Malformed("inputs.phase[0].steps: must be floor(epochs/sampling_rate) (Opacus's rule)")
 
 
-def _number(inputs: dict, key: str, failed: list) -> Fraction | None:
-    try:
-        v = parse_exact(inputs.get(key), f"inputs.{key}")
-    except Malformed as err:
-        failed.append(str(err))
-        return None
-    if max(v.numerator.bit_length(), v.denominator.bit_length()) > MAX_BITS:
-        failed.append(f"inputs.{key}: numerator or denominator longer than {MAX_BITS} bits")
-        return None
-    return v
-
-
 def _phase(inputs: dict, i: int, failed: list) -> tuple | None:
     """(q, sigma, T) of phase i, with the hypotheses q in (0, 1], sigma > 0, T >= 1 (integer) checked."""
-    q = _number(inputs, f"phase[{i}].sampling_rate", failed)
-    s = _number(inputs, f"phase[{i}].noise_multiplier", failed)
-    t = _number(inputs, f"phase[{i}].steps", failed)
+    q = exact_input(inputs, f"phase[{i}].sampling_rate", failed)
+    s = exact_input(inputs, f"phase[{i}].noise_multiplier", failed)
+    t = exact_input(inputs, f"phase[{i}].steps", failed)
     if q is not None and not 0 < q <= 1:
         failed.append(f"phase[{i}].sampling_rate: must be in (0, 1], got {q}")
     if s is not None and not SIGMA_RANGE[0] <= s <= SIGMA_RANGE[1]:
@@ -126,7 +109,7 @@ def read_inputs(inputs: dict, failed: list) -> tuple[list, Fraction | None]:
         failed.append(f"inputs.phases: must be in [1, {MAX_PHASES}], got {n}")
         return [], None
     phases = [_phase(inputs, i, failed) for i in range(n)]
-    delta = _number(inputs, "delta", failed)
+    delta = exact_input(inputs, "delta", failed)
     if delta is not None and not 0 < delta < 1:
         failed.append(f"inputs.delta: must be in (0, 1), got {delta}")
     return phases, delta
@@ -191,70 +174,60 @@ def epsilon(total, alpha: Fraction, delta: Fraction):
     return total + log_interval((alpha - 1) / alpha) - (log_interval(delta) + log_interval(alpha)) / interval(alpha - 1)
 
 
-def _witnesses(w: dict, der: Derivation) -> tuple[Fraction, str, str] | None:
-    """(alpha, epsilon_bound text, mode) from the witnesses; malformed ones raise Malformed."""
+def _witnesses(w: dict, der: Derivation) -> tuple[Fraction, str] | None:
+    """(alpha, mode) from the witnesses (epsilon_bound must be exact text); malformed ones raise Malformed."""
     if not isinstance(w, dict) or set(w) - {"fractional"} != {"alpha", "epsilon_bound"}:
         raise Malformed("witnesses: must be {alpha, epsilon_bound[, fractional]}")
     mode = w.get("fractional", "chord")
     if mode not in ("chord", "integral"):
         raise Malformed(f"witnesses.fractional: must be 'chord' or 'integral', got {str(mode)[:20]!r}")
     alpha = parse_exact(w["alpha"], "witnesses.alpha")
-    bound = w["epsilon_bound"]
-    parse_exact(bound, "witnesses.epsilon_bound")
+    parse_exact(w["epsilon_bound"], "witnesses.epsilon_bound")
     if not 1 < alpha <= ALPHA_MAX or max(alpha.numerator.bit_length(), alpha.denominator.bit_length()) > MAX_BITS:
         der.failed.append(f"witnesses.alpha: must be in (1, {ALPHA_MAX}], got {alpha}")
         return None
-    return alpha, bound, mode
+    return alpha, mode
 
 
-def _plan(doc: dict, der: Derivation, phases: list, delta: Fraction, bound: str) -> None:
-    """The quantities, claims and conclusion this kind records (names and what they state)."""
-    der.names = {"alpha", "rdp_total", "epsilon"} | {f"rdp[{i}]" for i in range(len(phases))}
-    hyps = []
-    for i in range(len(phases)):
-        for key, rel, rhs in (("sampling_rate", ">", "0"), ("sampling_rate", "<=", "1"), ("noise_multiplier", ">", "0"), ("steps", ">=", "1")):
-            name = f"hyp:phase[{i}].{key}{rel}{rhs}"
-            der.claims[name] = (doc["inputs"][f"phase[{i}].{key}"], rel, rhs)
-            hyps.append(name)
-    d, a = doc["inputs"]["delta"], doc["witnesses"]["alpha"]
-    for name, lhs, rel, rhs in (("delta>0", d, ">", "0"), ("delta<1", d, "<", "1"), ("alpha>1", a, ">", "1"), ("alpha<=4096", a, "<=", "4096")):
-        der.claims["hyp:" + name] = (lhs, rel, rhs)
-        hyps.append("hyp:" + name)
-    der.claims["dp"] = ("epsilon", "<=", bound)
-    der.quotable = {Fraction(len(phases)), Fraction(sum(t for _, _, t in phases))}  # "(3 phase(s), 500 steps; ..."
-    der.conclusions["dp"] = ("dp", tuple(hyps), (parse_exact(bound, "epsilon_bound"), delta))
-    _texts(doc, der, len(phases), sum(t for _, _, t in phases), bound)
-
-
+#: the hypotheses of each phase (claims "hyp:phase[i].<input><relation><bound>") and how certify's statements name them
+HYPOTHESES = (("sampling_rate", ">", "0"), ("sampling_rate", "<=", "1"), ("noise_multiplier", ">", "0"), ("steps", ">=", "1"))
 HYP_TEXTS = {"sampling_rate": "sampling rate q", "noise_multiplier": "noise multiplier sigma", "steps": "steps T"}
 
 
-def _texts(doc: dict, der: Derivation, n: int, steps: int, bound: str) -> None:
-    """The statements certify writes (document.Derivation.texts), re-derived: a reader sees no prose the kernel
-    did not rebuild from the inputs and witnesses (the hypotheses, the headline claim and the conclusion)."""
-    d, a = (str(parse_exact(x, "number")) for x in (doc["inputs"]["delta"], doc["witnesses"]["alpha"]))  # numbers, not spellings
-    for name, (lhs, rel, rhs) in der.claims.items():
-        if name.startswith("hyp:phase["):
-            i, key = name[len("hyp:phase[") :].split("].", 1)
-            field = key.rstrip("<=>01")
-            der.texts[f"claim:{name}"] = f"phase {i}: {HYP_TEXTS[field]} = {parse_exact(lhs, name)} {rel} {rhs}"
-    der.texts["claim:hyp:delta>0"] = f"delta = {d} > 0"
-    der.texts["claim:hyp:delta<1"] = f"delta = {d} < 1"
-    der.texts["claim:hyp:alpha>1"] = f"Rényi order alpha = {a} > 1 (the conversion needs alpha > 1)"
-    der.texts["claim:hyp:alpha<=4096"] = f"Rényi order alpha = {a} <= 4096"
-    der.texts["claim:dp"] = (
-        f"the DP-SGD run ({n} phase(s), {steps} steps; poisson sampling, add-remove adjacency, sensitivity C, noise sigma*C, "
-        f"privacy unit one example) is (epsilon, delta)-DP with epsilon = {bound}, delta = {d} (Rényi bound of MTZ19 at "
-        f"alpha = {a}; the add direction is dominated by the remove direction, MTZ19 Sec. 3)"
-    )
-    der.texts["conclusion:dp"] = f"the run is ({bound}, {d})-DP (poisson sampling, add-remove adjacency)"
-
-
-def _equations(n: int, alpha: Fraction, mode: str, der: Derivation) -> None:
-    """The equation each quantity records: which bound it is (the conversion must be Balle20 Thm 21)."""
+def _plan(doc: dict, der: Derivation, phases: list, delta: Fraction, alpha: Fraction, mode: str) -> None:
+    """The quantities (and the equation each records), claims and conclusion this kind records, with the statements
+    certify writes re-derived from the inputs and witnesses (document.Derivation.texts)."""
+    inputs, bound, n = doc["inputs"], doc["witnesses"]["epsilon_bound"], len(phases)
+    der.names = {"alpha", "rdp_total", "epsilon"} | {f"rdp[{i}]" for i in range(n)}
     rdp_eq = EQUATIONS["rdp_int"] if alpha.denominator == 1 else EQUATIONS["rdp_chord" if mode == "chord" else "rdp_integral"]
     der.equations = {"alpha": "witness", "rdp_total": EQUATIONS["rdp_total"], "epsilon": EQUATIONS["epsilon"]}
     der.equations.update({f"rdp[{i}]": rdp_eq for i in range(n)})
+    for i in range(n):
+        for key, rel, rhs in HYPOTHESES:
+            lhs = inputs[f"phase[{i}].{key}"]
+            der.claims[f"hyp:phase[{i}].{key}{rel}{rhs}"] = (lhs, rel, rhs)
+            der.texts[f"claim:hyp:phase[{i}].{key}{rel}{rhs}"] = f"phase {i}: {HYP_TEXTS[key]} = {parse_exact(lhs, key)} {rel} {rhs}"
+    d, a = inputs["delta"], doc["witnesses"]["alpha"]
+    own = (
+        ("delta>0", d, ">", "0", "delta = {d} > 0"),
+        ("delta<1", d, "<", "1", "delta = {d} < 1"),
+        ("alpha>1", a, ">", "1", "Rényi order alpha = {a} > 1 (the conversion needs alpha > 1)"),
+        ("alpha<=4096", a, "<=", "4096", "Rényi order alpha = {a} <= 4096"),
+    )
+    for name, lhs, rel, rhs, text in own:
+        der.claims["hyp:" + name] = (lhs, rel, rhs)
+        der.texts["claim:hyp:" + name] = text.format(d=delta, a=alpha)  # the numbers, not their spellings
+    hyps = tuple(der.claims)
+    der.claims["dp"] = ("epsilon", "<=", bound)
+    steps = sum(t for _, _, t in phases)
+    der.quotable = {Fraction(n), Fraction(steps)}  # "(3 phase(s), 500 steps; ..."
+    der.conclusions["dp"] = ("dp", hyps, (parse_exact(bound, "epsilon_bound"), delta))
+    der.texts["claim:dp"] = (
+        f"the DP-SGD run ({n} phase(s), {steps} steps; poisson sampling, add-remove adjacency, sensitivity C, noise sigma*C, "
+        f"privacy unit one example) is (epsilon, delta)-DP with epsilon = {bound}, delta = {delta} (Rényi bound of MTZ19 at "
+        f"alpha = {alpha}; the add direction is dominated by the remove direction, MTZ19 Sec. 3)"
+    )
+    der.texts["conclusion:dp"] = f"the run is ({bound}, {delta})-DP (poisson sampling, add-remove adjacency)"
 
 
 def derive(doc: dict) -> Derivation:
@@ -270,9 +243,8 @@ def derive(doc: dict) -> Derivation:
     got = _witnesses(doc["witnesses"], der)
     if der.failed or got is None:
         return der
-    alpha, bound, mode = got
-    _plan(doc, der, phases, delta, bound)
-    _equations(len(phases), alpha, mode, der)
+    alpha, mode = got
+    _plan(doc, der, phases, delta, alpha, mode)
     der.values["alpha"] = (alpha, alpha)
     distinct = sorted({(q, s) for q, s, _ in phases})
     integral = alpha.denominator != 1 and mode == "integral"

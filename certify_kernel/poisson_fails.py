@@ -14,11 +14,12 @@ import re
 from fractions import Fraction
 
 from .document import Derivation
-from .numbers import Malformed, bounds, parse_exact, working_precision
-from .poisson import EQUATIONS, epsilon, log_A, read_inputs
+from .numbers import Malformed, bounds, exact_input, working_precision
+from .poisson import EQUATIONS, HYPOTHESES, epsilon, log_A, read_inputs
 from .provenance import check_notes
 
 KIND = "dpsgd/renyi-poisson-fails"
+READS = ()  # derive reads no recorded quantity (see __init__._derive)
 _GRID = re.compile(r"integers ([0-9]{1,4})\.\.([0-9]{1,4}) and ((?:[0-9]{1,4}, )*[0-9]{1,4})")
 #: most terms of (MTZ19 3.3-I) evaluated for one certificate
 MAX_TERMS = 200_000
@@ -62,10 +63,7 @@ def derive(doc: dict) -> Derivation:
         raise Malformed(f"inputs: one phase only, and no unknown input ({', '.join(unknown)[:100]})")
     check_notes(inputs, der.failed)
     phases, delta = read_inputs(inputs, der.failed)
-    try:
-        target = parse_exact(inputs.get("epsilon_target"), "inputs.epsilon_target")
-    except Malformed as err:
-        der.failed.append(str(err))
+    target = exact_input(inputs, "epsilon_target", der.failed)
     orders = grid(inputs.get("orders"))
     if der.failed:
         return der
@@ -74,7 +72,7 @@ def derive(doc: dict) -> Derivation:
     der.equations = {"epsilon_min": EQUATIONS["epsilon"]}
     der.quotable = {Fraction(a) for a in orders}
     hyps = []
-    for key, rel, rhs in (("sampling_rate", ">", "0"), ("sampling_rate", "<=", "1"), ("noise_multiplier", ">", "0"), ("steps", ">=", "1")):
+    for key, rel, rhs in HYPOTHESES:
         der.claims[f"hyp:{key}{rel}{rhs}"] = (inputs[f"phase[0].{key}"], rel, rhs)
         hyps.append(f"hyp:{key}{rel}{rhs}")
     for name, rel, rhs in (("delta>0", ">", "0"), ("delta<1", "<", "1")):

@@ -290,3 +290,24 @@ def test_command_line_and_verify_kernel_agree(tmp_path):
         line = [x for x in out.getvalue().splitlines() if x.strip().startswith("kernel:")][0]
         assert line.rstrip().endswith(f"(status {k.returncode})") and k.stdout.strip() in line, (name, line, k.stdout)
         assert k.returncode == (4 if name == "forged" else 0), k.stdout
+
+
+def test_a_warm_memo_gives_the_verdict_of_a_cold_one():
+    """The kernel's memo of derivations (certify_kernel._derive) is keyed by all a derivation reads: the head quantity's
+    recorded ball sets the budget's width text, so a forged ball (radius halved, still around the true value) followed
+    by a genuine check must meet the same refusal as on a cold start (it was accepted from the genuine's memo)."""
+    from certify_kernel.numbers import dyadic, printed
+
+    doc = make("finite", "replace-one", {"delta": "1e-5"})
+    assert certify_kernel.check_document(copy.deepcopy(doc)).status == 0
+    forged = copy.deepcopy(doc)
+    q = forged["quantities"]["epsilon"]
+    q["ball"]["rad"] = [str(int(q["ball"]["rad"][0]) // 2 or 1), q["ball"]["rad"][1]]
+    mid, rad = dyadic(q["ball"]["mid"], "mid"), dyadic(q["ball"]["rad"], "rad")
+    q["lower"], q["upper"] = printed(mid - rad, up=False), printed(mid + rad, up=True)
+    forged["witnesses"]["bound"] = q["upper"]
+    forged = reseal(forged)
+    warm = certify_kernel.check_document(copy.deepcopy(forged))
+    certify_kernel._MEMO.clear()
+    cold = certify_kernel.check_document(copy.deepcopy(forged))
+    assert warm == cold and cold.status == 4 and "budget" in cold.message, (warm, cold)

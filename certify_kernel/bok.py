@@ -1,0 +1,278 @@
+"""Kind ``dpsgd/renyi-bok``: Bok (2026), "Can Rényi accountants beat lossless accountants for DP-SGD?".
+
+Written from the paper (/work/shared/papers/bok-2026-renyi-vs-lossless-dpsgd.txt), not from certify:
+
+  (5)    rho(alpha, p, Delta) = max_{u in [0,1/2]} J(u), J(u) = log F(u)/(alpha-1), Delta = 2/sigma (replace-one);
+  (35)   F(u) = sum_k C(alpha,k)(1-p)^(alpha-k) p^k e^(k(k-1)Delta^2/2 - k^2 beta^2/8) I_k, beta = Delta sqrt(2u),
+         I_k = int (1-p+p e^(beta v - beta^2/2))^(1-alpha) e^(k beta v/2) phi(v) dv;  at u = 0 (beta = 0) I_k = 1;
+  (37)   Q(l,r) = max_t (1-t) Jbar(l) + t Jbar(r) + kappa (r-l)^2 t(1-t)/2 >= max_[l,r] J, kappa >= max |J''|;
+  (41)   |J''| <= (|F''| + F'^2)/(alpha-1) (F >= 1), with (39), (40) and the moments (42): kappa1; (45): kappa2;
+  (6)    eps = T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha-1)   (Corollary 1).
+
+I_k is enclosed by the kernel's own quadrature, not certify's: the trapezoidal rule on the grid h Z is exact up to
+2M/(e^(2 pi a/h) - 1) for a function analytic in the strip |Im v| < a with int |f(x+iy)| dx <= M there
+(Trefethen & Weideman 2014, Thm 5.1). With beta a <= 3/2 < pi/2, Re(1-p+p e^(beta z - beta^2/2)) >= 1-p, so
+M = (1-p)^(1-alpha) e^(a^2/2 + k^2 beta^2/8). The grid is cut outside [-W, alpha beta/2 + W]; since
+f <= (1-p)^(1-alpha) e^(k^2 beta^2/8) phi(v - k beta/2), each cut tail is at most that factor times phi(W)(h + 1/W)
+(monotone tail and Mills' bound). Every term is >= 0: F in [sum - disc, sum + disc + tails].
+
+The kernel does not trust the recorded leaf keys: on every recorded leaf it bounds max J by its own (37), bisecting
+the leaf (at most MAX_POINTS point evaluations in all) until each piece's key meets the rho that the claimed epsilon
+needs; its rho is the maximum of its keys, and epsilon is decided from it. A recorded key below the kernel's
+lower bound of J at a leaf end is inconsistent (exit 4); a key it cannot confirm is not needed (``loose``).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import ceil, comb, floor
+
+from mpmath import iv
+
+from .document import Derivation, recorded_ball
+from .numbers import Malformed, Undecided, bounds, interval, log_interval, parse_exact, span, working_precision
+from . import poisson
+
+KIND = "dpsgd/renyi-bok"
+READS = ("leaf[", "J_lower(u*)")  # the recorded quantities derive reads (search_gap, B.2; see __init__._derive)
+CONTRACT = poisson.CONTRACT | dict(sampling="fixed-size", adjacency="replace-one", sensitivity="2C")
+INPUTS = frozenset(CONTRACT) | {"alpha", "delta", "noise_multiplier", "sampling_rate", "steps"}
+WITNESSES = frozenset({"budget", "curvature", "gamma", "leaves", "method", "points", "reported_epsilon", "stopped_early", "u_lower"})
+EQUATIONS = {"J(0)": "(5) at u = 0", "J_lower(u*)": "B.3.1", "gamma": "B.2", "search_gap": "B.2", "rho": "(5)", "alpha": "(5)", "epsilon": "(6)"}
+#: point evaluations of (35) per certificate, grid nodes x (alpha+1) per point and in all (about 12 s), leaves:
+#: beyond them, cannot decide (decided before the work)
+MAX_POINTS, MAX_NODE_WORK, MAX_WORK, MAX_LEAVES = 160, 40_000, 300_000, 4096
+#: quadrature: tails cut at |v - k beta/2| >= W, grid step h = a/STEPS (2 pi a/h = 2 pi STEPS: e^-56), at QUAD_BITS
+#: (the leaf keys need no more: they are compared loosely, and epsilon's margin is that of a 10-digit decimal)
+W, STEPS, QUAD_BITS = 11, 9, 160
+
+
+def _number(inputs: dict, key: str) -> Fraction:
+    return parse_exact(inputs.get(key), f"inputs.{key}")
+
+
+def read(doc: dict, der: Derivation) -> tuple | None:
+    """(alpha, p, Delta^2, T, delta) with the hypotheses of Thm 1, B.3 and Corollary 1 checked (else ``der.failed``)."""
+    inputs = doc["inputs"]
+    if set(inputs) == INPUTS | {"batch_size", "dataset_size"}:  # fixed-size batches of b out of n: p = b/n exactly
+        b, n = _number(inputs, "batch_size"), _number(inputs, "dataset_size")
+        if b.denominator != 1 or n.denominator != 1 or not 1 <= b < n or _number(inputs, "sampling_rate") != b / n:
+            raise Malformed("inputs.sampling_rate: must be batch_size/dataset_size, integers with 1 <= b < n")
+        inputs = {k: v for k, v in inputs.items() if k in INPUTS}
+    if set(inputs) != INPUTS:
+        raise Undecided(f"inputs {sorted(set(inputs) ^ INPUTS)[:4]}: this input layout is not re-checked by the kernel")
+    for key, want in CONTRACT.items():
+        if inputs[key] != want:
+            der.failed.append(f"inputs.{key}: Bok's Theorem 1 is for fixed-size sampling + replace-one ({key} = {want!r})")
+    alpha, p, sigma, t, delta = (_number(inputs, k) for k in ("alpha", "sampling_rate", "noise_multiplier", "steps", "delta"))
+    if alpha.denominator != 1 or not 2 <= alpha <= 256:
+        der.failed.append(f"inputs.alpha: an integer in [2, 256] (B.3), got {alpha}")
+    if not 0 < p < 1 or not Fraction(1, 10**6) <= sigma <= 10**6:
+        der.failed.append("inputs.sampling_rate in (0, 1) and inputs.noise_multiplier in [1e-6, 1e6]")
+    if t.denominator != 1 or not 1 <= t <= 10**15 or not 0 < delta < 1:
+        der.failed.append("inputs.steps an integer in [1, 1e15] and inputs.delta in (0, 1)")
+    if max(x.numerator.bit_length() + x.denominator.bit_length() for x in (p, sigma, delta)) > 4000:
+        der.failed.append("inputs: numbers longer than 4000 bits")
+    return None if der.failed else (int(alpha), p, 4 / sigma**2, int(t), delta)
+
+
+def read_leaves(w: dict) -> tuple[list, Fraction, Fraction]:
+    """The recorded partition of [0, 1/2] (checked to be one), u* and gamma; Undecided for searches not re-checked."""
+    if not isinstance(w, dict) or w.get("method") != "branch-and-bound" or w.get("stopped_early") is not False:
+        raise Undecided(f"witnesses.method {str(w.get('method'))[:30]!r}: only a finished branch-and-bound is re-checked by the kernel")
+    if set(w) != WITNESSES:
+        raise Malformed("witnesses: not the layout of a dpsgd/renyi-bok search")
+    leaves = w["leaves"]
+    if not isinstance(leaves, list) or not 1 <= len(leaves) <= MAX_LEAVES:
+        raise Undecided(f"witnesses.leaves: 1 to {MAX_LEAVES} leaves are re-checked")
+    cuts = [Fraction(0)]
+    for i, leaf in enumerate(leaves):
+        if not isinstance(leaf, list) or len(leaf) != 3:
+            raise Malformed(f"witnesses.leaves[{i}]: must be [l, r, key]")
+        lo, hi = parse_exact(leaf[0], "leaf l"), parse_exact(leaf[1], "leaf r")
+        if lo != cuts[-1] or not lo < hi:
+            raise Malformed(f"witnesses.leaves[{i}]: the leaves do not partition [0, 1/2] in order")
+        cuts.append(hi)
+    if cuts[-1] != Fraction(1, 2):
+        raise Malformed("witnesses.leaves: the leaves do not reach u = 1/2")
+    u_star, gamma = parse_exact(w["u_lower"], "witnesses.u_lower"), parse_exact(w["gamma"], "witnesses.gamma")
+    if not 0 <= u_star <= Fraction(1, 2) or gamma <= 0:
+        raise Malformed("witnesses.u_lower in [0, 1/2] and witnesses.gamma > 0")
+    return cuts, u_star, gamma
+
+
+def _weights(alpha: int, p: Fraction, d2: Fraction, beta2) -> list:
+    """The weights of (35): C(alpha,k)(1-p)^(alpha-k) p^k e^(k(k-1)Delta^2/2 - k^2 beta^2/8), k = 0..alpha."""
+    q, pp = interval(1 - p), interval(p)
+    return [comb(alpha, k) * q ** (alpha - k) * pp**k * iv.exp(interval(d2 * k * (k - 1) / 2) - k * k * beta2 / 8) for k in range(alpha + 1)]
+
+
+def grid(alpha: int, d2: Fraction, u: Fraction) -> tuple:
+    """(beta, a, h, j0, j1): the strip half-width a (beta a <= 3/2), the step h = a/STEPS, nodes j h for j0 <= j <= j1."""
+    beta = iv.sqrt(interval(2 * u * d2))
+    bhi = bounds(beta)[1]
+    a = min(Fraction(4), Fraction(3, 2) / bhi)
+    h = a / STEPS
+    j0, j1 = floor(-W / h), ceil((alpha * bhi / 2 + W) / h)
+    return beta, a, h, j0, j1
+
+
+def point(alpha: int, p: Fraction, d2: Fraction, u: Fraction) -> tuple[Fraction, Fraction]:
+    """(lower, upper) of J(u) = log F(u)/(alpha-1), F by (35): closed form at u = 0, else the enclosed trapezoid sums."""
+    if u == 0:
+        f = sum(_weights(alpha, p, d2, iv.mpf(0)))
+        return bounds(iv.log(f) / (alpha - 1))
+    with working_precision(min(iv.prec, QUAD_BITS)):
+        return _quadrature(alpha, p, d2, u)
+
+
+def _quadrature(alpha: int, p: Fraction, d2: Fraction, u: Fraction) -> tuple[Fraction, Fraction]:
+    beta, a, h, j0, j1 = grid(alpha, d2, u)
+    beta2, q, hh = beta * beta, interval(1 - p), interval(h)
+    sums = [iv.mpf(0)] * (alpha + 1)
+    for j in range(j0, j1 + 1):
+        v = hh * j
+        t = iv.exp(-v * v / 2) / (q + interval(p) * iv.exp(beta * v - beta2 / 2)) ** (alpha - 1)
+        e = iv.exp(beta * v / 2)
+        for k in range(alpha + 1):
+            sums[k] += t
+            t *= e
+    root = iv.sqrt(2 * iv.pi)
+    ia, phi_w = interval(a), iv.exp(interval(Fraction(-W * W, 2))) / root
+    lo, hi = iv.mpf(0), iv.mpf(0)
+    for k, wk in enumerate(_weights(alpha, p, d2, beta2)):
+        g = q ** (1 - alpha) * iv.exp(k * k * beta2 / 8)
+        disc = 2 * g * iv.exp(ia * ia / 2) / (iv.exp(2 * iv.pi * STEPS) - 1)
+        tail = 2 * g * phi_w * (hh + interval(Fraction(1, W)))
+        s = hh * sums[k] / root
+        lo, hi = lo + wk * (s - disc), hi + wk * (s + disc + tail)
+    flo = max(bounds(lo)[0], Fraction(1))  # F >= 1 (a Rényi divergence is >= 0)
+    return bounds(log_interval(flo) / (alpha - 1))[0], bounds(iv.log(hi) / (alpha - 1))[1]
+
+
+def moment(alpha: int, p: Fraction, d2: Fraction, r: Fraction, i: int, j: int):
+    """(42): an upper bound of E[v^i w^j h(X, Y)] for u <= r (the smaller of the two bounds, term by term)."""
+    total, q, pp = iv.mpf(0), interval(1 - p), interval(p)
+    for k in range(alpha - i + 1):
+        base = (i + k) * (i + k - 1)
+        one = q ** (1 - i - j - k) * pp ** (i + j + k) * iv.exp(interval(d2 * (base + 2 * r * j * (i + j + k - 1)) / 2))
+        two = q ** (alpha - i - k) * pp ** (1 + k + i - alpha) * iv.exp(interval(d2 * (base + 2 * r * (alpha - 1) * (alpha - i - k)) / 2))
+        total += comb(alpha - i, k) * (one if one.b <= two.b else two)
+    return total
+
+
+def kappa(alpha: int, p: Fraction, d2: Fraction, r: Fraction) -> Fraction:
+    """kappa = kappa1 ^ kappa2 >= max |J''| on [l, r] (B.3.2): (39), (40), (42) into (41); (45)."""
+    a, m = alpha, (lambda i, j: moment(alpha, p, d2, r, i, j))
+    f1 = interval(d2) * a * (a - 1) * (m(1, 1) + m(0, 2))
+    inner = (a + 1) * (a + 2) * m(0, 4) + 2 * a * (a + 1) * m(1, 3) + a * (a - 1) * m(2, 2) + 4 * (a + 1) * m(0, 3)
+    inner += 5 * a * m(1, 2) + (a - 1) * m(2, 1) + 2 * m(0, 2) + m(1, 1)
+    f2 = interval(d2 * d2) * a * (a - 1) * inner
+    kappa1 = bounds((f2 + f1 * f1) / (a - 1))[1]
+    kappa2 = 2 * d2 * d2 * a * (4 * a * a + 5 * a + 4)
+    return min(kappa1, kappa2)
+
+
+def key(jl: Fraction, jr: Fraction, kap: Fraction, width: Fraction) -> Fraction:
+    """(37) from upper bounds: max over t in [0, 1] of (1-t) jl + t jr + c t(1-t), c = kap width^2/2 (exact)."""
+    c = kap * width * width / 2
+    if c == 0:
+        return max(jl, jr)
+    t = min(max((jr - jl + c) / (2 * c), Fraction(0)), Fraction(1))
+    return (1 - t) * jl + t * jr + c * t * (1 - t)
+
+
+class Points:
+    """J-bounds at the points of u evaluated so far (a budget of MAX_POINTS; beyond it, Undecided)."""
+
+    def __init__(self, alpha: int, p: Fraction, d2: Fraction, budget: int):
+        self.alpha, self.p, self.d2, self.budget, self.done, self.kappas = alpha, p, d2, budget, {}, {}
+
+    def __call__(self, u: Fraction) -> tuple[Fraction, Fraction]:
+        if u not in self.done:
+            if len(self.done) >= self.budget:  # never reached: leaf_bound keeps the budget
+                raise Undecided(f"more than {self.budget} point evaluations needed")
+            self.done[u] = point(self.alpha, self.p, self.d2, u)
+        return self.done[u]
+
+    def kappa(self, r: Fraction) -> Fraction:
+        if r not in self.kappas:
+            with working_precision(min(iv.prec, QUAD_BITS)):  # an upper bound: its precision only moves its tightness
+                self.kappas[r] = kappa(self.alpha, self.p, self.d2, r)
+        return self.kappas[r]
+
+
+def leaf_bound(ev: Points, lo: Fraction, hi: Fraction, target: Fraction) -> tuple[Fraction, Fraction]:
+    """(a lower bound, an upper bound) of max J on [lo, hi]: (37) on pieces, bisected while a key exceeds target."""
+    pieces, worst = [(lo, hi)], Fraction(0)
+    while pieces:
+        a, b = pieces.pop()
+        q = key(ev(a)[1], ev(b)[1], ev.kappa(b), b - a)
+        hopeless = max(ev(a)[0], ev(b)[0]) > target  # J itself exceeds the target: the claimed epsilon is false anyway
+        if q <= target or hopeless or len(ev.done) + len(pieces) + 1 >= ev.budget or b - a < Fraction(1, 2**40):
+            worst = max(worst, q)
+        else:
+            pieces += [(a, (a + b) / 2), ((a + b) / 2, b)]
+    return max(ev(lo)[0], ev(hi)[0]), worst
+
+
+def _plan(doc: dict, der: Derivation, n: int, bound: str) -> None:
+    """The quantities, claims and conclusion this kind records."""
+    inputs = doc["inputs"]
+    der.names = set(EQUATIONS) | {f"leaf[{i}]" for i in range(n)}
+    der.equations = dict(EQUATIONS) | {f"leaf[{i}]": "(37)" for i in range(n)}
+    hyps = {
+        "alpha_at_least_2": (inputs["alpha"], ">=", "2"),
+        "alpha_at_most_256": (inputs["alpha"], "<=", "256"),
+        "steps_positive": (inputs["steps"], ">=", "1"),
+        "delta_positive": (inputs["delta"], ">", "0"),
+        "delta_below_1": (inputs["delta"], "<", "1"),
+    }
+    der.claims = {"search_met_gamma": ("search_gap", "<=", "gamma"), **hyps, "dp": ("epsilon", "<=", bound)}
+    der.conclusions["dp"] = ("dp", tuple(hyps), (parse_exact(bound, "reported_epsilon"), parse_exact(inputs["delta"], "delta")))
+    der.quotable = {Fraction(2026)}  # "(Bok 2026)"
+    der.loose = {"rho", "epsilon", "J_lower(u*)", "search_gap"} | {f"leaf[{i}]" for i in range(n)}
+
+
+def _target(bound: Fraction, alpha: int, t: int, delta: Fraction) -> Fraction:
+    """The largest rho whose epsilon (6) is at most the claimed bound (the refinement's aim; not used for soundness)."""
+    return bounds((interval(bound) - poisson.epsilon(iv.mpf(0), Fraction(alpha), delta)) / t)[0]
+
+
+def _search_gap(doc: dict, n: int) -> tuple[Fraction, Fraction]:
+    """search_gap = max recorded key - recorded J-lower(u*) (B.2): arithmetic on recorded numbers (a fact about the search)."""
+    keys = [recorded_ball(f"leaf[{i}]", doc["quantities"][f"leaf[{i}]"]) for i in range(n)]
+    jlo, jhi = recorded_ball("J_lower(u*)", doc["quantities"]["J_lower(u*)"])
+    return max(k[0] for k in keys) - jhi, max(k[1] for k in keys) - jlo
+
+
+def derive(doc: dict) -> Derivation:
+    """Everything the kernel needs to judge a dpsgd/renyi-bok certificate (see document.Derivation)."""
+    der = Derivation()
+    got = read(doc, der)
+    cuts, u_star, gamma = read_leaves(doc["witnesses"])
+    if got is None:
+        return der
+    alpha, p, d2, t, delta = got
+    bound = doc["witnesses"]["reported_epsilon"]
+    _plan(doc, der, len(cuts) - 1, bound)
+    _, _, _, j0, j1 = grid(alpha, d2, Fraction(1, 2))  # the most nodes of a point evaluation (decided before the work)
+    work = (j1 - j0 + 1) * (alpha + 1)
+    budget = min(MAX_POINTS, MAX_WORK // work)
+    if work > MAX_NODE_WORK or len(set(cuts) | {u_star}) > budget:
+        raise Undecided(f"alpha = {alpha}, Delta^2 = {d2}, {len(cuts) - 1} leaves: the quadratures are too costly for the kernel")
+    ev, target = Points(alpha, p, d2, budget), _target(parse_exact(bound, "reported_epsilon"), alpha, t, delta)
+    der.values["alpha"], der.values["gamma"] = (Fraction(alpha),) * 2, (gamma, gamma)
+    der.values["J(0)"] = ev(Fraction(0))
+    # a lower bound of J(u*) is any number <= J(u*) (a dropped tail may make it negative): only one above Jbar(u*) is false
+    der.values["J_lower(u*)"] = (-Fraction(10**9), ev(u_star)[1])
+    rho_hi = max(ev(c)[1] for c in cuts)  # every leaf end first: the bisections share what is left of the budget
+    for i in range(len(cuts) - 1):
+        der.values[f"leaf[{i}]"] = leaf_bound(ev, cuts[i], cuts[i + 1], target)
+        rho_hi = max(rho_hi, der.values[f"leaf[{i}]"][1])
+    rho_lo = max(lo for lo, _ in ev.done.values())
+    der.values["rho"] = (rho_lo, rho_hi)
+    # (6), Corollary 1: eps = T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1), the conversion of poisson.epsilon
+    der.values["epsilon"] = bounds(poisson.epsilon(t * span(rho_lo, rho_hi), Fraction(alpha), delta))
+    der.values["search_gap"] = _search_gap(doc, len(cuts) - 1)
+    return der
