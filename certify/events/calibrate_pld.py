@@ -98,7 +98,8 @@ class PldCalibration:
     passing: Certificate
     failing: Certificate
     grid: fmpq
-    runs: list = field(default_factory=list)  # (s, grid, epsilon_lower, epsilon_upper) of every run, in order
+    runs: list = field(default_factory=list)  # (s, grid, epsilon_lower, epsilon_upper) of every run, in order (a run not
+    # made: (s, grid, the parameter that refused it or "work", None))
 
     @property
     def relative_width(self) -> fmpq:
@@ -147,11 +148,11 @@ def _run(template, relation: str, s: fmpq, delta: fmpq, h: fmpq, limit: float) -
         ledger = member(template, s, relation)
         entries = entries_of(ledger)
         if run_seconds(entries, plan(entries, delta, h)) > limit:
-            raise _Unevaluable(f"over {limit:g} s")
+            raise _Unevaluable("work")
         return certify_events_pld(ledger, delta=delta, grid=exact_str(h))
     except InputError as err:
         if err.parameter in ("--grid", "--steps", "--delta") or str(err.parameter).startswith("event"):  # this s only (s = 1 was checked)
-            raise _Unevaluable(err.message) from None
+            raise _Unevaluable(err.parameter) from None
         raise
 
 
@@ -216,8 +217,8 @@ def calibrate_pld(template, epsilon, delta, relation="add-remove", grid=None, pr
     def evaluate(s: fmpq, h: fmpq, limit: float):
         try:
             cert = _run(template, relation, s, delta, h, limit)
-        except _Unevaluable:
-            runs.append((s, h, None, None))
+        except _Unevaluable as why:
+            runs.append((s, h, why.args[0], None))
             return None
         lo, up = ends(cert)
         runs.append((s, h, lo, up))
@@ -234,8 +235,8 @@ def calibrate_pld(template, epsilon, delta, relation="add-remove", grid=None, pr
         """log(mid eps / E) at s = 2^u on the coarse grid; +inf when not evaluable below 1 (counted as failing)."""
         s = exact_s if exact_s is not None else dyadic(2.0**u, up=True)
         cert = evaluate(s, hc, COARSE_RUN_SECONDS)
-        if cert is None:
-            return math.inf if s <= 1 else -math.inf
+        if cert is None:  # no epsilon certifies delta at all: failing; a run not made: failing below 1, passing above
+            return math.inf if s <= 1 or runs[-1][2] == "--delta" else -math.inf
         m = _mid(cert)
         return math.log(m / E) if m > 0 else -math.inf
 
