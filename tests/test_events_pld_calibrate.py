@@ -146,6 +146,68 @@ def test_poisson_sampled_gaussian_x1000_is_below_the_rdp_calibration():
         assert verify_document(json.loads(cert.dumps())).exit_code == 0
 
 
+def _poisson_gauss_h(s, q, gamma, direction):
+    """H_gamma of one Poisson-subsampled Gaussian step, written here: remove P = (1-q) N(0, s^2) + q N(1, s^2) vs
+    Q = N(0, s^2); add the reverse. p/q = 1 - q + q e^((2x - 1)/(2 s^2)) grows in x, so each set {P > gamma Q} is a
+    half-line (or everything, or nothing)."""
+    s, q, gamma = mp.mpf(s), mp.mpf(q), mp.mpf(gamma)
+
+    def bar(x):
+        return mp.ncdf(-x)
+
+    if direction == "remove":
+        if gamma <= 1 - q:
+            return 1 - gamma
+        x = s * s * mp.log((gamma - 1 + q) / q) + mp.mpf(1) / 2
+        return (1 - q) * bar(x / s) + q * bar((x - 1) / s) - gamma * bar(x / s)
+    if 1 / gamma <= 1 - q:
+        return mp.mpf(0)
+    x = s * s * mp.log((1 / gamma - 1 + q) / q) + mp.mpf(1) / 2
+    return mp.ncdf(x / s) - gamma * ((1 - q) * mp.ncdf(x / s) + q * mp.ncdf((x - 1) / s))
+
+
+def _poisson_gauss_delta_two_steps(s, q, eps):
+    """delta(eps) of two composed steps, worst direction: H_g(P x P || Q x Q) = int p(x1) H_(g q(x1)/p(x1))(P || Q) dx1
+    (conditioning on the first coordinate), by quadrature at the working precision."""
+    s, q, g = mp.mpf(s), mp.mpf(q), mp.exp(eps)
+
+    def dens(x, mu):
+        return mp.npdf(x, mu, s)
+
+    def mix(x):
+        return (1 - q) * dens(x, 0) + q * dens(x, 1)
+
+    def where(r):  # the x at which p/q = r (r > 1 - q): the integrand's kink
+        return [s * s * mp.log((r - 1 + q) / q) + mp.mpf(1) / 2] if r > 1 - q else []
+
+    out = []
+    for direction, P, Q, kink in (
+        ("remove", mix, lambda x: dens(x, 0), where(g / (1 - q))),
+        ("add", lambda x: dens(x, 0), mix, where(1 / (g * (1 - q)))),
+    ):
+        pts = sorted([mp.mpf(-2), mp.mpf(0), mp.mpf(1), mp.mpf(3)] + kink)
+        out.append(mp.quad(lambda x, P=P, Q=Q, d=direction: P(x) * _poisson_gauss_h(s, q, g * Q(x) / P(x), d), [-mp.inf] + pts + [mp.inf]))
+    return max(out)
+
+
+@pytest.mark.slow
+def test_poisson_sampled_gaussian_two_steps_against_quadrature():
+    """PoissonSampled(Gaussian, q = 1/2) x 2 at (1, 1e-3): the exact delta at epsilon = 1 exceeds 1e-3 at s_fail and
+    not at s_pass (the exact delta is non-increasing in s, so the exact calibrated sigma lies in [s_fail, s_pass])."""
+    mp.mp.dps = 30
+    fam = {
+        "class_name": "SelfComposedDpEvent",
+        "count": 2,
+        "event": {"class_name": "PoissonSampledDpEvent", "sampling_probability": "1/2", "event": GAUSS},
+    }
+    cal = calibrate_noise(fam, "1", "1e-3", accountant="pld")
+    assert cal.relative_width <= REL_WIDTH
+    delta = mp.mpf("1e-3")
+    assert _poisson_gauss_delta_two_steps(_mpf(cal.s_fail), "0.5", 1) > delta >= _poisson_gauss_delta_two_steps(_mpf(cal.s_pass), "0.5", 1)
+    one = _poisson_gauss_delta_two_steps(_mpf(cal.s_pass) * (1 - 2 * _mpf(REL_WIDTH)), "0.5", 1)
+    assert one > delta  # tight: 0.2% less noise than s_pass fails
+
+
 def test_bad_inputs_exit_2_naming_the_flag(tmp_path, capsys):
     fam = tmp_path / "fam.json"
     fam.write_text(json.dumps(GAUSS))
