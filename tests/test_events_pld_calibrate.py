@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import mpmath as mp
 import pytest
@@ -250,3 +255,21 @@ def test_noise_channel_obligation():
     assert ob.run().verdict == PROVED
     b, r, t = sp.symbols("b r t", positive=True)
     assert ob.run(claimed=(b / (b + r)) ** 2 + (1 - (b / (b + r)) ** 2) / (1 + b**2 * t**2)).verdict == FALSE
+
+
+@pytest.mark.slow  # a few CPU s: the calibration runs until the signal
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_ends_the_calibration_with_nothing_written(sig, tmp_path):
+    fam = tmp_path / "fam.json"
+    step = {"class_name": "PoissonSampledDpEvent", "sampling_probability": "1/100", "event": GAUSS}
+    fam.write_text(json.dumps({"class_name": "SelfComposedDpEvent", "count": 1000, "event": step}))
+    out, fail = tmp_path / "p.json", tmp_path / "f.json"
+    argv = [sys.executable, "-m", "certify", "calibrate-event", str(fam), "--accountant", "pld", "--epsilon", "1", "--delta", "1e-5"]
+    p = subprocess.Popen(argv + ["--out", str(out), "--out-fail", str(fail)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3.0)
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=60)
+    lines = [ln for ln in err.splitlines() if ln.strip() and "still running" not in ln and ": run " not in ln and "coarse estimate" not in ln]
+    assert p.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[sig] and "Traceback" not in err, err
+    assert len(lines) == 1 and ("interrupted" if sig == signal.SIGINT else "terminated") in lines[0], err
+    assert not out.exists() and not fail.exists() and not [f for f in os.listdir(tmp_path) if f.startswith(".certify-")]

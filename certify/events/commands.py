@@ -84,8 +84,8 @@ def register(sub) -> None:
         epilog="example: certify calibrate-event family.json --epsilon 1 --delta 1e-5",
     )
     c.add_argument("event", metavar="EVENT.json", help='the event family: an event whose noise fields are "$noise"')
-    c.add_argument("--epsilon", type=cli.exact_text, required=True, metavar="E", help="target epsilon in (0, 1e6]")
-    c.add_argument("--delta", type=cli.exact_text, required=True, metavar="D", help="delta in (0, 1)")
+    c.add_argument("--epsilon", type=cli.exact_text, required=True, metavar="E", help="target epsilon in (0, 1e6]; pld: (0, 1000]")
+    c.add_argument("--delta", type=cli.exact_text, required=True, metavar="D", help="delta in (0, 1); pld: [1e-130, 1)")
     c.add_argument("--neighboring", default="add-remove", metavar="R", help="add-remove (default), replace-one or replace-special")
     c.add_argument(
         "--accountant", default="rdp", metavar="A", help="rdp (default: the Rényi bound, events/rdp and events/rdp-fails) or pld (events/pld)"
