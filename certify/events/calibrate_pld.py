@@ -74,6 +74,8 @@ REL_WIDTH = fmpq(1, 10**3)
 S_MIN_EXP, S_MAX_EXP = -10, 30
 S_MIN, S_MAX = fmpq(2) ** S_MIN_EXP, fmpq(2) ** S_MAX_EXP
 COARSE_GRID = fmpq(1, 1000)
+#: the finest --grid a calibration takes (refused at once below: 12 fine runs at 1e-5 already cost 10x those at 1e-4)
+MIN_GRID = fmpq(1, 10**5)
 #: the coarse search stops at this relative width of its bracket (its midpoints are ~1e-3 off the fine ones)
 COARSE_WIDTH = 1e-2
 #: a coarse run whose modelled work exceeds this is not made (counted as failing: the small noises are the costly ones)
@@ -207,6 +209,8 @@ def calibrate_pld(template, epsilon, delta, relation="add-remove", grid=None, pr
     target = require_in("--epsilon", exact(epsilon, "--epsilon"), 0, 1000, "(]")
     delta = parse_pld_delta(delta, "--delta")
     h_user = parse_grid(grid, "--grid") if grid is not None else None
+    if h_user is not None and h_user < MIN_GRID:
+        raise InputError("--grid", f"a calibration takes a grid in [1e-5, 1/2] (its fine runs cost about 1/h each), got {float(h_user):.3g}")
     check_family(template)
     entries_of(member(template, fmpq(1), relation))  # every member has a certified PLD pair (InputError naming it otherwise)
     say = progress or (lambda text: None)

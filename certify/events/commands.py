@@ -181,7 +181,10 @@ def cmd_calibrate(args) -> int:
         target = exact_in(args.epsilon, "--epsilon", 0, 1000, "(]", shown="in (0, 1000]")
         delta = parse_pld_delta(args.delta, "--delta")
         if args.grid is not None:
-            parse_grid(args.grid, "--grid")
+            from .calibrate_pld import MIN_GRID
+
+            if parse_grid(args.grid, "--grid") < MIN_GRID:
+                raise InputError("--grid", "a calibration takes a grid in [1e-5, 1/2] (its fine runs cost about 1/h each)")
     else:
         from .calibrate import calibrate as run
         from .calibrate import summary as cal_summary
