@@ -297,7 +297,7 @@ def calibrate_pld(template, epsilon, delta, relation="add-remove", grid=None, pr
             x = max(x, float(sf) * (1 + w / 8))
         if side == "fail" and sp is not None:
             x = min(x, float(sp) * (1 - w / 8))
-        x = min(max(x, float(S_MIN)), float(S_MAX))
+        x = min(max(x, float(s_low)), float(S_MAX))  # never below the noise the fine phase's work was decided at
         s = dyadic(x, up=side == "pass")
         cert = evaluate(s, h, BUDGET_SECONDS - CHECKER_SECONDS)
         if cert is None:
