@@ -90,6 +90,15 @@ def test_gaussian_one_step_brackets_the_analytic_gaussian_sigma():
     assert code != 0
 
 
+@pytest.mark.slow
+def test_mixture_of_one_gaussian_is_the_gaussian():
+    """MixtureOfGaussians(sigma, [1], [1]) is N(1, sigma^2) vs N(0, sigma^2): the analytic Gaussian's sigma again."""
+    mp.mp.dps = 50
+    fam = {"class_name": "MixtureOfGaussiansDpEvent", "standard_deviation": "$noise", "sensitivities": ["1"], "sampling_probs": ["1"]}
+    cal = calibrate_noise(fam, "2", "1e-6", accountant="pld")
+    _check_bracket(cal, _solve(lambda s: _gauss_delta(s, mp.mpf(2)) - mp.mpf("1e-6"), "0.5", "10"), "2")
+
+
 def _laplace_sampled_delta(b, q, eps):
     """max over the two directions of H_(e^eps) for P = (1-q) Lap(0, b) + q Lap(1, b) vs Q = Lap(0, b), by quadrature
     at the working precision with the kinks (0, 1, the crossing) as breakpoints."""
