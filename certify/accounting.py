@@ -178,15 +178,29 @@ def _self_composed(event, count):
     return {"class_name": "SelfComposedDpEvent", "event": event, "count": count}
 
 
-def calibrate_noise(event_family, target_epsilon, target_delta, neighboring_relation="ADD_OR_REMOVE_ONE"):
+def calibrate_noise(event_family, target_epsilon, target_delta, neighboring_relation="ADD_OR_REMOVE_ONE", accountant="rdp", grid=None, progress=None):
     """The smallest noise of an event family meeting (target_epsilon, target_delta), as a certified bracket.
 
     ``event_family``: the named-tuple JSON of an event whose noise fields hold ``"$noise"`` (a dp_accounting object cannot
     hold the placeholder; build the dict with :func:`certify.event_tree.as_json` and put ``"$noise"`` in). Returns a
     :class:`certify.events.calibrate.Calibration` (``s_fail``, ``s_pass`` exact, ``passing`` and ``failing``
-    certificates). Floats for the targets are taken at their exact binary value."""
-    from .events.calibrate import calibrate
+    certificates). Floats for the targets are taken at their exact binary value.
 
+    ``accountant="pld"``: the exact epsilon of the composed dominating pairs, certified by PLD
+    (:func:`certify.events.calibrate_pld.calibrate_pld`: both ends ``events/pld`` certificates, relative width 1e-3,
+    ``grid`` the fine loss-grid spacing, default the finest that fits; ``progress`` a callable taking one line of text);
+    returns a :class:`certify.events.calibrate_pld.PldCalibration`."""
     eps, _ = from_library(target_epsilon, "target_epsilon", "the caller")
     delta, _ = from_library(target_delta, "target_delta", "the caller")
-    return calibrate(event_family, eps, delta, parse_relation(neighboring_relation, "neighboring_relation"))
+    relation = parse_relation(neighboring_relation, "neighboring_relation")
+    if accountant == "pld":
+        from .events.calibrate_pld import calibrate_pld
+
+        return calibrate_pld(event_family, eps, delta, relation, grid=grid, progress=progress)
+    if accountant != "rdp":
+        raise InputError("accountant", f"must be rdp or pld, got {accountant!r}"[:200])
+    if grid is not None:
+        raise InputError("grid", "is an option of accountant='pld' only")
+    from .events.calibrate import calibrate
+
+    return calibrate(event_family, eps, delta, relation)

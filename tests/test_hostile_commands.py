@@ -78,6 +78,7 @@ VARIANTS = {
     ("account", "--epsilon"): ["account", "{EVENT}", "--epsilon", "1"],
     ("account", "--order"): ["account", "{EVENT}", "--order", "8"],
     ("account", "--grid"): ["account", "{EVENT}", "--accountant", "pld", "--delta", "1e-6", "--grid", "1e-2"],
+    ("calibrate-event", "--grid"): ["calibrate-event", "{FAMILY}", "--accountant", "pld", "--epsilon", "1", "--delta", "1e-5", "--grid", "1e-2"],
     ("plot", "--run"): ["plot", "--run", "{CERT}", "--out", "{D}/run.png"],
     ("plot", "--out"): ["plot", "--run", "{CERT}", "--out", "{D}/run.png"],
 }
@@ -193,6 +194,8 @@ FLAGS = {
         "--epsilon": NUMBER,
         "--delta": NUMBER,
         "--neighboring": WORD,
+        "--accountant": WORD,
+        "--grid": NUMBER,
         "--json": SWITCH,
         "--out": OUT_FILE,
         "--out-fail": OUT_FILE,

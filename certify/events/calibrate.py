@@ -46,6 +46,7 @@ NOISE_FIELDS = {
     "LaplaceDpEvent": "noise_multiplier",
     "SingleEpochTreeAggregationDpEvent": "noise_multiplier",
     "DiscreteGaussianDpEvent": "sigma",
+    "MixtureOfGaussiansDpEvent": "standard_deviation",  # --accountant pld only (no RDP here: refused by the ledger)
 }
 REL_WIDTH = fmpq(1, 10**4)
 S_MIN_EXP, S_MAX_EXP = -40, 40

@@ -70,17 +70,30 @@ def register(sub) -> None:
             "bound, min over the integer orders 2..256 and a grid to 4096). The bound is non-increasing in s (proof\n"
             "obligations E-noise-monotone, `certify proofs --paper events`, and P-sigma-monotone), so s_pass is the\n"
             "smallest passing noise of this accountant up to the bracket.\n\n"
+            "--accountant pld: the accountant is the exact epsilon at delta of the composed dominating pairs (certified PLD).\n"
+            "Noise fields: GaussianDpEvent.noise_multiplier (also in PoissonSampledDpEvent), LaplaceDpEvent.noise_multiplier\n"
+            "(also in PoissonSampledDpEvent), MixtureOfGaussiansDpEvent.standard_deviation; DiscreteGaussian is refused (no\n"
+            "proof that a larger sigma is a post-processing). Both ends carry an events/pld certificate: s_pass with\n"
+            "epsilon_upper <= E (conclusion dp), s_fail with epsilon_lower > E (conclusion tightness: the exact epsilon\n"
+            "exceeds E). Relative width <= 1e-3 (at the default grid). A larger noise is the smaller one plus independent\n"
+            "noise, so the exact epsilon is non-increasing in s (obligation E-pld-noise-channel). --grid H: the fine grid\n"
+            "(default: the finest whose runs fit the limits). The search is a few coarse runs (grid 1e-3) and at most 12\n"
+            "fine runs, its work decided before the fine runs (over the limit: exit 2 naming --grid).\n\n"
             "Exit status: 0 bracket certified; 2 bad input (an unreachable target included); 3 undecided."
         ),
         epilog="example: certify calibrate-event family.json --epsilon 1 --delta 1e-5",
     )
     c.add_argument("event", metavar="EVENT.json", help='the event family: an event whose noise fields are "$noise"')
-    c.add_argument("--epsilon", type=cli.exact_text, required=True, metavar="E", help="target epsilon in (0, 1e6]")
-    c.add_argument("--delta", type=cli.exact_text, required=True, metavar="D", help="delta in (0, 1)")
+    c.add_argument("--epsilon", type=cli.exact_text, required=True, metavar="E", help="target epsilon in (0, 1e6]; pld: (0, 1000]")
+    c.add_argument("--delta", type=cli.exact_text, required=True, metavar="D", help="delta in (0, 1); pld: [1e-130, 1)")
     c.add_argument("--neighboring", default="add-remove", metavar="R", help="add-remove (default), replace-one or replace-special")
+    c.add_argument(
+        "--accountant", default="rdp", metavar="A", help="rdp (default: the Rényi bound, events/rdp and events/rdp-fails) or pld (events/pld)"
+    )
+    c.add_argument("--grid", default=None, metavar="H", help="--accountant pld: the fine loss-grid spacing h (default: the finest that fits)")
     c.add_argument("--json", action="store_true", help="print {s_fail, s_pass, pass and fail certificates} as JSON")
-    c.add_argument("--out", metavar="FILE", help="write the passing certificate (events/rdp) to FILE")
-    c.add_argument("--out-fail", metavar="FILE", help="write the failing certificate (events/rdp-fails) to FILE")
+    c.add_argument("--out", metavar="FILE", help="write the passing certificate (events/rdp, or events/pld) to FILE")
+    c.add_argument("--out-fail", metavar="FILE", help="write the failing certificate (events/rdp-fails, or events/pld) to FILE")
     c.set_defaults(func=cmd_calibrate)
 
 
@@ -151,21 +164,40 @@ def _account_pld(args, relation: str) -> int:
 
 def cmd_calibrate(args) -> int:
     from ..balls import exact_str
-    from .calibrate import calibrate
-    from .calibrate import summary as cal_summary
     from .ledger import parse_relation
 
+    if args.accountant not in ("rdp", "pld"):
+        raise InputError("--accountant", f"must be rdp or pld, got {args.accountant!r}"[:200])
+    if args.grid is not None and args.accountant != "pld":
+        raise InputError("--grid", "is an option of --accountant pld only")
     if args.out_fail:
         cli.check_writable(args.out_fail, "--out-fail")
     relation = parse_relation(args.neighboring, "--neighboring")
-    target = exact_in(args.epsilon, "--epsilon", 0, 10**6, "(]", shown="in (0, 1e6]")  # calibrate.parse_target_epsilon, with the range
-    delta = exact_in(args.delta, "--delta", 0, 1)
+    if args.accountant == "pld":
+        from ..pld.accountant import parse_grid, parse_pld_delta
+        from .calibrate_pld import calibrate_pld as run
+        from .calibrate_pld import summary as cal_summary
+
+        target = exact_in(args.epsilon, "--epsilon", 0, 1000, "(]", shown="in (0, 1000]")
+        delta = parse_pld_delta(args.delta, "--delta")
+        if args.grid is not None:
+            from .calibrate_pld import MIN_GRID
+
+            if parse_grid(args.grid, "--grid") < MIN_GRID:
+                raise InputError("--grid", "a calibration takes a grid in [1e-5, 1/2] (its fine runs cost about 1/h each)")
+    else:
+        from .calibrate import calibrate as run
+        from .calibrate import summary as cal_summary
+
+        target = exact_in(args.epsilon, "--epsilon", 0, 10**6, "(]", shown="in (0, 1e6]")  # calibrate.parse_target_epsilon, with the range
+        delta = exact_in(args.delta, "--delta", 0, 1)
     template = load_event(args.event)
-    with cli.Progress("certify calibrate-event", every=2.0):
-        cal = calibrate(template, target, delta, relation)
-    for path, cert in ((args.out, cal.passing), (args.out_fail, cal.failing)):
-        if path:
-            cli.write_atomically(path, cert.dumps(), "--out" if cert is cal.passing else "--out-fail")
+    with cli.Progress("certify calibrate-event", every=2.0) as progress:
+        if args.accountant == "pld":
+            cal = run(template, target, delta, relation, grid=args.grid, progress=progress.update)
+        else:
+            cal = run(template, target, delta, relation)
+    _write_both(cal, args)
     if args.json:
         doc = {"s_fail": exact_str(cal.s_fail), "s_pass": exact_str(cal.s_pass), "pass": cal.passing.to_json(), "fail": cal.failing.to_json()}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
@@ -175,6 +207,25 @@ def cmd_calibrate(args) -> int:
             if path:
                 sys.stdout.write(f"{what} certificate written to {path} (check it with: certify verify {path})\n")
     return 0
+
+
+def _write_both(cal, args) -> None:
+    """Both certificate files or none: the writes run with SIGINT/SIGTERM held back (raised after them), and the
+    passing file is removed when the failing one cannot be written."""
+    import os
+
+    from .. import signals
+
+    with signals.deferred():
+        if args.out:
+            cli.write_atomically(args.out, cal.passing.dumps(), "--out")
+        if args.out_fail:
+            try:
+                cli.write_atomically(args.out_fail, cal.failing.dumps(), "--out-fail")
+            except BaseException:
+                if args.out and os.path.exists(args.out):
+                    os.unlink(args.out)
+                raise
 
 
 def summary(cert, ledger, seconds: float) -> str:

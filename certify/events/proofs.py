@@ -230,3 +230,4 @@ def wor_forward_difference() -> Outcome:
 
 
 from . import pld_proofs  # noqa: E402,F401  (the PLD curves' obligations, registered under the same paper)
+from . import calibrate_proofs  # noqa: E402,F401  (the PLD calibration's obligation, registered under the same paper)
