@@ -28,9 +28,12 @@ import time
 
 def _clear():
     from certify.events import accountant
+    from certify.events import certificates, ledger
     from certify.poisson import choice, rdp
 
     accountant._curve.cache_clear()
+    ledger._ledger_of_items.cache_clear()
+    certificates._parse_items.cache_clear()
     from certify.events.mechanisms import repeat_and_select as ras
     from certify.events.mechanisms import sampled_without_replacement as wor
 

@@ -22,6 +22,7 @@ only an upper bound.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..balls import InputError, arb, ball, ball_endpoints, ctx, exact, exact_str, fmpq, require_in, upper_decimal
 from ..certificate import Budget, Evaluation, exact_operand, reported_bound
@@ -208,9 +209,23 @@ def is_input(name: str) -> bool:
 
 
 def parse_inputs(inputs: dict) -> tuple[Ledger, str, fmpq]:
-    """(ledger, query, target) from a certificate's inputs; InputError naming the field otherwise."""
+    """(ledger, query, target) from a certificate's inputs; InputError naming the field otherwise.
+
+    Memoised by the exact inputs (every name and text, in order): the checker's validator and evaluator read the
+    same inputs. A result depends on those texts only; a refusal is never memoised (re-raised each time)."""
     if not isinstance(inputs, dict):
         raise InputError("inputs", "must be an object")
+    if all(type(k) is str and type(v) is str for k, v in inputs.items()):
+        return _parse_items(tuple(inputs.items()))
+    return _parse_inputs(inputs)
+
+
+@lru_cache(maxsize=32)
+def _parse_items(items: tuple) -> tuple[Ledger, str, fmpq]:
+    return _parse_inputs(dict(items))
+
+
+def _parse_inputs(inputs: dict) -> tuple[Ledger, str, fmpq]:
     given = [q for q in QUERIES if q in inputs]
     if len(given) != 1:
         raise InputError("target_delta", "exactly one of target_delta, target_epsilon, order must be recorded")
