@@ -177,3 +177,42 @@ def test_the_kind_map_follows_the_entries(monkeypatch):
     assert registry.kind_modules() == before
     registry.kind_modules()["x"] = "y"  # a copy: the memo is not the caller's to edit
     assert "x" not in registry.kind_modules()
+
+
+def _rationals(rng: random.Random, n: int):
+    for _ in range(n):
+        kind = rng.randrange(4)
+        if kind == 0:
+            yield rng.randrange(-(10 ** rng.randrange(1, 40)), 10 ** rng.randrange(1, 40)), rng.randrange(1, 10 ** rng.randrange(1, 40))
+        elif kind == 1:  # powers of ten and their neighbours: the carries and the exact cases
+            yield rng.choice([-1, 1]) * 10 ** rng.randrange(0, 60) * rng.choice([1, 2, 5, 9, 99999, 10**10 - 1]), 10 ** rng.randrange(0, 60)
+        elif kind == 2:  # dyadics, as Arb's endpoints are
+            yield rng.randrange(-(2**200), 2**200), 2 ** rng.randrange(0, 600)
+        else:
+            yield rng.choice([-1, 1]) * (10 ** rng.randrange(1, 15) - rng.randrange(0, 3)), rng.choice([1, 3, 7, 10 ** rng.randrange(0, 20)])
+
+
+def test_short_rationals_round_as_the_rational_path_rounds():
+    from certify.balls import _round_fmpq, _round_short, fmpq
+
+    rng = random.Random(7)
+    for p, d in _rationals(rng, 4000):
+        q = fmpq(p, d)
+        for digits in (1, 3, 10):
+            for up in (True, False):
+                assert _round_short(int(q.p), int(q.q), digits, up) == _round_fmpq(q, digits, up), (p, d, digits, up)
+
+
+@pytest.mark.parametrize(
+    ("q", "up", "want"),
+    [
+        ("1", True, "1.000000000e0"),
+        ("-1/3", True, "-3.333333333e-1"),
+        ("-1/3", False, "-3.333333334e-1"),
+        ("999999999999/1000", True, "1.000000000e9"),
+    ],
+)
+def test_rounding_by_hand(q, up, want):
+    from certify.balls import _round_decimal
+
+    assert _round_decimal(exact(q), 10, up) == want
