@@ -216,3 +216,46 @@ def test_rounding_by_hand(q, up, want):
     from certify.balls import _round_decimal
 
     assert _round_decimal(exact(q), 10, up) == want
+
+
+def _closed_form_ledger(rng: random.Random):
+    events = []
+    for _ in range(rng.randrange(1, 4)):
+        k = rng.randrange(4)
+        if k == 0:
+            events.append({"class_name": "GaussianDpEvent", "noise_multiplier": f"{rng.randrange(1, 10**4)}/{rng.randrange(1, 10**3)}"})
+        elif k == 1:
+            events.append({"class_name": "LaplaceDpEvent", "noise_multiplier": f"{rng.randrange(1, 10**4)}/{rng.randrange(1, 10**3)}"})
+        elif k == 2:
+            events.append(
+                {"class_name": "ZCDpEvent", "rho": f"{rng.randrange(1, 10**3)}/{rng.randrange(1, 10**5)}", "xi": rng.choice(["0", "1/100"])}
+            )
+        else:
+            steps = [rng.randrange(1, 5000) for _ in range(rng.randrange(1, 4))]
+            events.append(
+                {
+                    "class_name": "SingleEpochTreeAggregationDpEvent",
+                    "noise_multiplier": f"{rng.randrange(1, 10**4)}/{rng.randrange(1, 10**3)}",
+                    "step_counts": steps,
+                }
+            )
+        events[-1] = {"class_name": "SelfComposedDpEvent", "count": rng.choice([1, 10, 1000, 10**6]), "event": events[-1]}
+    return {"class_name": "ComposedDpEvent", "events": events}
+
+
+@pytest.mark.parametrize("query", ["target_delta", "target_epsilon"])
+def test_the_one_grid_choice_is_the_two_stage_choice(query, monkeypatch):
+    """The closed forms' order is chosen from one evaluation on ORDER_GRID: the order of the two stages, always."""
+    from certify.events import accountant
+
+    rng = random.Random(11)
+    cases = []
+    for _ in range(150):
+        relation = "replace-special"  # (tree aggregation's only relation; the others hold under every one)
+        ledger = ledger_of(_closed_form_ledger(rng), relation)
+        target = exact(rng.choice(["1e-5", "1e-9", "1/3"]) if query == "target_delta" else rng.choice(["1/10", "1", "8", "100"]))
+        cases.append((ledger, target, accountant.choose_order(ledger, query, target)))
+    monkeypatch.setattr(accountant, "ELEMENTWISE", frozenset())
+    accountant._curve.cache_clear()
+    for ledger, target, alpha in cases:
+        assert accountant.choose_order(ledger, query, target) == alpha, ledger
