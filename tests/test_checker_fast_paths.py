@@ -259,3 +259,17 @@ def test_the_one_grid_choice_is_the_two_stage_choice(query, monkeypatch):
     accountant._curve.cache_clear()
     for ledger, target, alpha in cases:
         assert accountant.choose_order(ledger, query, target) == alpha, ledger
+
+
+@pytest.mark.parametrize("depth", [1, 63, 64, 65, 200])
+@pytest.mark.parametrize("padding", ["", '"[[[{{{", '])
+def test_the_depth_scan_at_its_bound(depth, padding):
+    """A text with at most 64 opening brackets is not scanned (its nesting cannot exceed them); the verdict is the
+    scan's: deeper than 64 is refused, whatever brackets sit in strings."""
+    from certify.inputfile import MAX_DEPTH, json_depth_exceeds
+
+    assert MAX_DEPTH == 64
+    arrays = "[" + padding + "[" * (depth - 1) + "]" * depth
+    objects = '{"a":' * depth + padding.rstrip(", ") + "1" * (not padding) + "}" * depth
+    assert json_depth_exceeds(arrays) is (depth > 64)
+    assert json_depth_exceeds(objects) is (depth > 64)
