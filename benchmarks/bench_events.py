@@ -49,7 +49,7 @@ def _clear():
 
 #: a row is run at least ``--runs`` times, and again while its runs add up to less than this many seconds (at most
 #: MAX_RUNS runs): a sub-millisecond row's least time then comes from hundreds of runs, not five
-MIN_SECONDS, MAX_RUNS = 0.5, 1000
+MIN_SECONDS, MAX_RUNS = 1.0, 1000
 
 
 def _time(f, runs):
