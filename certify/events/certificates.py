@@ -214,7 +214,8 @@ def parse_inputs(inputs: dict) -> tuple[Ledger, str, fmpq]:
     """(ledger, query, target) from a certificate's inputs; InputError naming the field otherwise.
 
     Memoised by the exact inputs (every name and text, in order): the checker's validator and evaluator read the
-    same inputs. A result depends on those texts only; a refusal is never memoised (re-raised each time)."""
+    same inputs. A result depends on those texts only; a refusal is never memoised (re-raised each time); the last few
+    only (one check needs one)."""
     if not isinstance(inputs, dict):
         raise InputError("inputs", "must be an object")
     if all(type(k) is str and type(v) is str for k, v in inputs.items()):
@@ -222,7 +223,7 @@ def parse_inputs(inputs: dict) -> tuple[Ledger, str, fmpq]:
     return _parse_inputs(inputs)
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=4)
 def _parse_items(items: tuple) -> tuple[Ledger, str, fmpq]:
     return _parse_inputs(dict(items))
 

@@ -124,13 +124,14 @@ def ledger_from_inputs(inputs: dict) -> Ledger:
     """The ledger recorded in a certificate's inputs (InputError naming the field on anything malformed).
 
     Memoised by the exact inputs (every name and text, in order): the checker's validator, work model and evaluator
-    each read the same ledger. A result depends on those texts only; a refusal is never memoised (re-raised each time)."""
+    each read the same ledger. A result depends on those texts only; a refusal is never memoised (re-raised each time);
+    the last few ledgers only (one check needs one: a 10^4-entry ledger is not kept for long)."""
     if isinstance(inputs, dict) and all(type(k) is str and type(v) is str for k, v in inputs.items()):
         return _ledger_of_items(tuple(inputs.items()))
     return _read_ledger(inputs)
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=4)
 def _ledger_of_items(items: tuple) -> Ledger:
     return _read_ledger(dict(items))
 
