@@ -127,6 +127,8 @@ def json_depth_exceeds(text: str, max_depth: int = MAX_DEPTH) -> bool:
     Strings are removed, only brackets kept; each pass deletes every innermost ``[]`` pair, so a pair
     deleted by pass k encloses k - 1 levels: a pass beyond ``max_depth`` that still deletes means too deep.
     What remains of a malformed text is ``]...][...[``: its opening brackets are unclosed levels."""
+    if text.count("[") + text.count("{") <= max_depth:  # each level opens a bracket (so do some strings: an upper bound)
+        return False
     brackets = _NOT_BRACKET.sub("", _STRING.sub("", text)).translate(_BRACKETS)
     for _ in range(max_depth):
         shorter = brackets.replace("[]", "")

@@ -163,8 +163,15 @@ def command_modules(command: str | None = None) -> list[str]:
 
 def kind_modules() -> dict[str, str]:
     """Certificate kind -> the module registering it (``verify`` imports it on demand)."""
+    return dict(_kind_modules(ENTRIES))
+
+
+@lru_cache(maxsize=4)
+def _kind_modules(entries: tuple) -> dict[str, str]:
+    """:func:`kind_modules` of the entries ``entries``, read once per registry (each entry's source file is found on the
+    file system: 0.2 ms, once per ``certify verify`` otherwise)."""
     out: dict[str, str] = {}
-    for entry in ENTRIES:
+    for entry in entries:
         for kind, mod in hooks(entry).get("KINDS", {}).items():
             if kind in out:
                 raise RuntimeError(f"certificate kind {kind!r} declared twice ({out[kind]}, {mod})")

@@ -22,6 +22,7 @@ only an upper bound.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..balls import InputError, arb, ball, ball_endpoints, ctx, exact, exact_str, fmpq, require_in, upper_decimal
 from ..certificate import Budget, Evaluation, exact_operand, reported_bound
@@ -115,10 +116,11 @@ def evaluate(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None, bound
                 raise InputError("target_delta", f"0 asks for pure DP, but event[{i}] {m.CLASS} is not a pure mechanism: give a delta > 0")
             eps = eps + c * ev.add(f"epsilon[{i}]", e, m.EQUATION, f"pure epsilon of one {m.describe()}")
         eps = ev.add("epsilon", eps, EQ_PURE, "sum_i count_i epsilon[i]: the composition is (epsilon, 0)-DP; upper endpoint is the certified epsilon")
-        bound = upper_decimal(eps, 10) if bound is None else reported_bound(bound, eps, 10, "bound")
+        lo, hi = ball_endpoints(eps)  # (once, for the headline and the width)
+        bound = upper_decimal(hi, 10) if bound is None else reported_bound(bound, hi, 10, "bound")
         ev.claim("bound", f"{what} is ({bound}, 0)-DP (pure; basic composition){caveat}", "epsilon", "<=", bound, EQ_PURE)
         ev.conclude("dp", f"the release is ({bound}, 0)-DP under {rel}", "bound", [])
-        ev.budget = Budget.of({"epsilon width (upper - lower)": _width(eps)})
+        ev.budget = Budget.of({"epsilon width (upper - lower)": _width(lo, hi)})
         return ev
     if query == "target_delta":
         _hyp(ev, "hyp:delta>0", f"delta = {t} > 0", t, ">", "0", (target, fmpq(0)))
@@ -174,7 +176,8 @@ def evaluate(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None, bound
         )
         head = "delta"
     # the headline is the one certify writes: the ball's upper decimal, or a calibration's claimed exact epsilon
-    bound = upper_decimal(value, 10) if bound is None else reported_bound(bound, value, 10, "bound", claimed=query == "target_delta")
+    lo, hi = ball_endpoints(value)  # (once, for the headline and the width: the ball's own upper end)
+    bound = upper_decimal(hi, 10) if bound is None else reported_bound(bound, hi, 10, "bound", claimed=query == "target_delta")
     if query == "order":
         statement = f"{what} satisfies (alpha, rdp)-RDP with alpha = {a}, rdp = {bound}{caveat}"
         concl = f"the release is ({a}, {bound})-RDP under {rel}"
@@ -187,13 +190,13 @@ def evaluate(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None, bound
     ev.claim("bound", statement, head, "<=", bound, EQ_CONVERT if head != "rdp" else EQ_COMPOSE)
     ev.conclude("dp", concl, "bound", [c.name for c in ev.claims if c.name.startswith("hyp:")])
     ev.budget = Budget.of(
-        {"alpha": "recorded order (any alpha > 1 is valid; the checker never searches)", f"{head} width (upper - lower)": _width(value)}
+        {"alpha": "recorded order (any alpha > 1 is valid; the checker never searches)", f"{head} width (upper - lower)": _width(lo, hi)}
     )
     return ev
 
 
-def _width(x: arb) -> str:
-    lo, hi = ball_endpoints(x)
+def _width(lo: fmpq, hi: fmpq) -> str:
+    """The width hi - lo of a ball with these exact endpoints, rounded up to 3 digits."""
     return upper_decimal(hi - lo, 3)
 
 
@@ -208,9 +211,24 @@ def is_input(name: str) -> bool:
 
 
 def parse_inputs(inputs: dict) -> tuple[Ledger, str, fmpq]:
-    """(ledger, query, target) from a certificate's inputs; InputError naming the field otherwise."""
+    """(ledger, query, target) from a certificate's inputs; InputError naming the field otherwise.
+
+    Memoised by the exact inputs (every name and text, in order): the checker's validator and evaluator read the
+    same inputs. A result depends on those texts only; a refusal is never memoised (re-raised each time); the last few
+    only (one check needs one)."""
     if not isinstance(inputs, dict):
         raise InputError("inputs", "must be an object")
+    if all(type(k) is str and type(v) is str for k, v in inputs.items()):
+        return _parse_items(tuple(inputs.items()))
+    return _parse_inputs(inputs)
+
+
+@lru_cache(maxsize=4)
+def _parse_items(items: tuple) -> tuple[Ledger, str, fmpq]:
+    return _parse_inputs(dict(items))
+
+
+def _parse_inputs(inputs: dict) -> tuple[Ledger, str, fmpq]:
     given = [q for q in QUERIES if q in inputs]
     if len(given) != 1:
         raise InputError("target_delta", "exactly one of target_delta, target_epsilon, order must be recorded")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..balls import InputError, exact_int
 from ..provenance import NOTE_SUFFIX, check_notes
@@ -120,7 +121,22 @@ def ledger_inputs(ledger: Ledger) -> dict[str, str]:
 
 
 def ledger_from_inputs(inputs: dict) -> Ledger:
-    """The ledger recorded in a certificate's inputs (InputError naming the field on anything malformed)."""
+    """The ledger recorded in a certificate's inputs (InputError naming the field on anything malformed).
+
+    Memoised by the exact inputs (every name and text, in order): the checker's validator, work model and evaluator
+    each read the same ledger. A result depends on those texts only; a refusal is never memoised (re-raised each time);
+    the last few ledgers only (one check needs one: a 10^4-entry ledger is not kept for long)."""
+    if isinstance(inputs, dict) and all(type(k) is str and type(v) is str for k, v in inputs.items()):
+        return _ledger_of_items(tuple(inputs.items()))
+    return _read_ledger(inputs)
+
+
+@lru_cache(maxsize=4)
+def _ledger_of_items(items: tuple) -> Ledger:
+    return _read_ledger(dict(items))
+
+
+def _read_ledger(inputs: dict) -> Ledger:
     relation = parse_relation(inputs.get("neighboring"), "neighboring")
     by_index: dict[int, dict] = {}
     for k, v in inputs.items():
