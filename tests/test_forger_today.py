@@ -23,10 +23,11 @@ import sys
 
 import pytest
 
+import certify_kernel
 from certify.balls import InputError
 from certify.events.ledger import ledger_of
 from certify.events.pld_certificates import certify_events_pld
-from certify.verify import verify_text
+from certify.verify import spec_for, verify_text
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_forger import reseal  # noqa: E402  (the forger's tools, written once)
@@ -338,3 +339,53 @@ def test_bok_finished_search_budget_is_one_certify_runs(bok, edit):
     key, value = edit.split("=")
     text = resealed(bok, lambda d: d["witnesses"]["budget"].update({key: value}))
     assert certify_says(text) != 0
+
+
+# --------------------------------------------------------------------------------------------
+# The second checker: prose on the kinds whose statements it does not re-derive
+# --------------------------------------------------------------------------------------------
+_EXAMPLES: dict = {}
+
+
+def example(kind: str) -> dict:
+    """The kind's registered example, as certify writes it (made once)."""
+    if kind not in _EXAMPLES:
+        _EXAMPLES[kind] = json.loads(spec_for(kind).example().dumps())
+    return copy.deepcopy(_EXAMPLES[kind])
+
+
+def _reword(part: str, name: str, old: str, new: str):
+    def edit(d):
+        entry = next(c for c in d[part] if c["name"] == name)
+        assert old in entry["statement"], entry["statement"]
+        entry["statement"] = entry["statement"].replace(old, new, 1)
+
+    return edit
+
+
+#: statements negated without quoting a new number (issue 21's "conclusion negated", on the kinds whose prose the kernel
+#: checks for unchecked numbers only)
+NEGATED = {
+    "objpert: Theorem 4.1 conclusion": ("objpert/theorem-4.1", _reword("conclusions", "dp_theorem_4_1", "the release is (", "the release is NOT (")),
+    "objpert: first C.13 conclusion": ("objpert/theorem-4.1", _reword("conclusions", "first_passing_c13", "is N = 519", "is NOT N = 519")),
+    "objpert: C.13 claim": ("objpert/theorem-4.1", _reword("claims", "dp_C13", "is (1, delta_N)", "is NOT (1, delta_N)")),
+    "objpert: radius claim": ("objpert/theorem-4.1", _reword("claims", "radius_condition", "holds", "fails")),
+    "renyi-poisson-fails: claim": ("dpsgd/renyi-poisson-fails", _reword("claims", "fails", "certifies no epsilon", "certifies an epsilon")),
+    "renyi-poisson-fails: conclusion": ("dpsgd/renyi-poisson-fails", _reword("conclusions", "fails", "does not meet", "meets")),
+}
+
+
+@pytest.mark.slow  # about 4 CPU s (the kernel's 270 orders of the failing side, Theorem C.13's search)
+@pytest.mark.xfail(
+    strict=True,
+    reason="certify_kernel's objpert and poisson_fails check statements for unchecked numbers only (docs/kernel.md: prose "
+    "that quotes no new number is accepted), so a negated claim or conclusion is accepted with 'N conclusion(s) hold'; "
+    "fix: re-derive their texts as events.py, poisson.py and (now) bok.py do; not done here: the kernel is at its "
+    "2,500-line cap (tests/test_kernel.py), 5 lines left",
+)
+@pytest.mark.parametrize("case", sorted(NEGATED))
+def test_kernel_refuses_negated_prose(case):
+    kind, edit = NEGATED[case]
+    text = resealed(example(kind), edit)
+    assert certify_says(text) == 4
+    assert kernel_says(text) in (4, 5), certify_kernel.check_text(text).message
