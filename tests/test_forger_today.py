@@ -389,3 +389,31 @@ def test_kernel_refuses_negated_prose(case):
     text = resealed(example(kind), edit)
     assert certify_says(text) == 4
     assert kernel_says(text) in (4, 5), certify_kernel.check_text(text).message
+
+
+@pytest.mark.xfail(
+    strict=True, reason="pld/dpsgd shares Plan.from_json (certify/pld/accountant.py): see test_layout_objects_are_the_ones_certify_writes"
+)
+def test_pld_dpsgd_layout_objects_are_the_ones_certify_writes():
+    doc = example("pld/dpsgd")
+    assert certify_says(canonical_text(doc)) == 0
+    key = sorted(doc["witnesses"]["layouts"])[0]
+    assert certify_says(resealed(doc, lambda d: d["witnesses"]["layouts"][key].update(junk=1))) != 0
+
+
+@pytest.mark.slow  # about 2 CPU s: two cold kernel derivations of the renyi-bok certificate
+def test_kernel_warm_memo_gives_cold_verdicts(bok):
+    """The kernel's memo (keyed by kind, precision, inputs, witnesses and the recorded quantities a kind READS): in one
+    process, a genuine file and forgeries that share its key or not, in both orders, get the verdicts of a cold start."""
+    texts = [canonical_text(bok)]
+    texts += [resealed(bok, BOK_PROSE[c]) for c in ("conclusion negated", "rho description")]
+    texts += [resealed(bok, _key(1, "8.80135049394e-4")), resealed(bok, lambda d: d["budget"].update(note="x"))]
+    texts += [resealed(bok, lambda d: d.update(precision=256))]  # designed: the kernel judges truth, not reproduction
+    cold = []
+    for text in texts:
+        certify_kernel._MEMO.clear()
+        cold.append(kernel_says(text))
+    assert cold == [0, 4, 4, 4, 0, 0]
+    for order in (texts, texts[::-1]):
+        warm = [kernel_says(t) for t in order]
+        assert warm == (cold if order is texts else cold[::-1])
