@@ -417,3 +417,35 @@ def test_kernel_warm_memo_gives_cold_verdicts(bok):
     for order in (texts, texts[::-1]):
         warm = [kernel_says(t) for t in order]
         assert warm == (cold if order is texts else cold[::-1])
+
+
+#: a grid at which the quotient lo / h of the mixture's 0/add window is the integer -1557 exactly (h = |lo| / 1557, lo the
+#: float loss range of this platform's libm): its floor is within any margin of the boundary
+EDGE_GRID = "8765276221316761/876513077476982784"
+
+
+@pytest.mark.slow  # about 2 CPU s: certify's producer and checker at the edge grid
+def test_layout_margin_moves_only_an_index_at_its_boundary():
+    """Documented (docs/reference/certificate.md, "Choices made with floats"): an index whose quotient is within the
+    relative margin 1e-12 of its boundary may take either neighbouring value (another platform's libm may land there);
+    every other index must be certify's own. Here lo of 0/add lies on its boundary: -1559 (the value at h (1 - 1e-12)) is
+    accepted beside certify's -1558, while lo -1557, hi + 1 or core_lo - 1 are refused."""
+    from certify.balls import exact
+    from certify.events.pld_certificates import EPSILON_QUERY_DELTA, parse_inputs
+    from certify.pld.certificates import LAYOUT_MARGIN
+    from certify.pld.ledger import plan
+
+    h = exact(EDGE_GRID)
+    entries = parse_inputs({**json.loads(made(mixture(*A)))["inputs"], "grid": EDGE_GRID})[4]
+    runs = [plan(entries, EPSILON_QUERY_DELTA, x).layouts["0/add"].to_json() for x in (h, h * (1 + LAYOUT_MARGIN), h * (1 - LAYOUT_MARGIN))]
+    if [r["lo"] for r in runs] != [-1558, -1558, -1559]:
+        pytest.skip(f"this platform's libm puts the window elsewhere: {runs}")
+    doc = json.loads(certify_events_pld(ledger_of(mixture(*A), "add-remove"), epsilon="1", grid=EDGE_GRID).dumps())
+    assert certify_says(canonical_text(doc)) == 0
+
+    def moved(key, by):
+        return forged(doc, witnesses=lambda w: w["layouts"]["0/add"].update({key: w["layouts"]["0/add"][key] + by}))
+
+    assert certify_says(moved("lo", -1)) == 0
+    for key, by in (("lo", 1), ("hi", 1), ("core_lo", -1), ("core_hi", -1)):
+        assert certify_says(moved(key, by)) == 4, (key, by)
