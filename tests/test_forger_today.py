@@ -187,14 +187,21 @@ def test_layout_objects_are_the_ones_certify_writes(genuine, case):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="events/pld checks tau for type and range only (docs: 'not re-derived yet'), but certify.pld.ledger.plan "
-    "computes it exactly from the query (floor(delta 2^K / 2^30), no float): fix by demanding (K, tau) == plan(...)'s in "
-    "evaluate_events_pld, beside check_layouts",
+    reason="events/pld checks K and tau for type, range and recorded precision only (docs: 'not re-derived yet'), but "
+    "certify.pld.ledger.plan computes both exactly from the query (K = min(bits_for(delta), MAX_K), tau = floor(delta "
+    "2^K / 2^30); no float): fix by demanding (K, tau) == plan(...)'s in evaluate_events_pld, beside check_layouts",
 )
-@pytest.mark.parametrize("tau", ["0", "1801440", "1801439000000"])
-def test_events_pld_tau_is_the_one_certify_chooses(genuine, tau):
-    assert genuine["witnesses"]["tau"] == "1801439"
-    assert certify_says(resealed(genuine, lambda d: d["witnesses"].update(tau=tau))) != 0
+@pytest.mark.parametrize("edit", ["tau=0", "tau=1801440", "tau=1801439000000", "K=83", "K=85", "K=120"])
+def test_events_pld_K_and_tau_are_the_ones_certify_chooses(genuine, edit):
+    """tau edited alone (the file re-sealed); K with the numbers certify's evaluator derives at it (precision K + 96)."""
+    key, value = edit.split("=")
+    assert (genuine["witnesses"]["K"], genuine["witnesses"]["tau"]) == (84, "1801439")
+    if key == "tau":
+        text = resealed(genuine, lambda d: d["witnesses"].update(tau=value))
+    else:
+        text = forged(genuine, witnesses=lambda w: w.update(K=int(value)))
+        assert json.loads(text)["witnesses"]["K"] == int(value)
+    assert certify_says(text) != 0
 
 
 # --------------------------------------------------------------------------------------------
