@@ -1,17 +1,22 @@
 """A forger's attack on what landed on 2026-12-02: ``events/pld`` certificates of MixtureOfGaussiansDpEvent, the PLD
-layouts the checker re-derives, a branch-and-bound stopped by time, and the second checker's memo.
+layouts the checker re-derives, a branch-and-bound stopped by time, leaf keys, and the second checker (renyi-bok, memo).
 
 The forger's standard (issue 21): what ``certify verify`` accepts is exactly the document certify writes for those
-inputs. Each forgery is a genuine certificate (made here by certify's own producers) edited, re-run through certify's
-evaluator where it can be (``test_forger_events.forged``) or re-sealed as it stands (``resealed``), and written as
-certify writes a document. Files the forger respells but that are byte for byte what certify writes for the respelt
-inputs (components reordered, split or of probability 0; the other relation dp_accounting allows) are controls.
+inputs, and the kernel agrees. Each forgery is a genuine certificate (made here by certify's own producers) edited,
+re-run through certify's evaluator where it can be (``test_forger_events.forged``) or re-sealed as it stands
+(``resealed``), and written as certify writes a document. Files that are byte for byte what certify writes for the
+respelt inputs (components reordered, split or of probability 0; the other relation dp_accounting allows) are controls,
+as is the documented layout margin (an index on its boundary may take either value).
 
-Findings left (strict xfails, each with the fix): a layout object with a key certify never writes, or an empty
-``bands`` list, verifies (``Plan.from_json`` reads the keys it knows and ignores the rest); ``events/pld``'s ``tau``
-is not re-derived although ``certify.pld.ledger.plan`` computes it exactly from the query; a ``rho-bok`` search
-budget certify refuses to run (``max_evaluations`` above the cap ``bb_evaluations``, a negative ``max_seconds``)
-verifies.
+Fixed here (certify_kernel/bok.py): the kernel accepted renyi-bok leaf keys respelt, looser, tighter, "hello" or null,
+and negated or reworded statements and descriptions that quote no new number ("epsilon > ...", "are NOT (...)-DP").
+
+Findings left (strict xfails, each reason names the fix): a layout object with a key certify never writes, or an empty
+``bands`` list, verifies (events/pld and pld/dpsgd: ``Plan.from_json``); ``events/pld``'s K and tau are not re-derived
+although ``certify.pld.ledger.plan`` computes them exactly; a search budget certify refuses to run (``max_evaluations``
+above the cap, a negative ``max_seconds``) verifies, after a stop by time and after a finished search; a finished
+search's curvature thetas are not re-derived; the kernel accepts negated prose on objpert and renyi-poisson-fails, and
+renyi-bok points and budgets certify refuses.
 """
 
 from __future__ import annotations
