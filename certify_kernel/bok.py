@@ -30,13 +30,15 @@ from math import ceil, comb, floor
 from mpmath import iv
 
 from .document import Derivation, recorded_ball
-from .numbers import Malformed, Undecided, bounds, interval, log_interval, parse_exact, span, working_precision
+from .numbers import Malformed, Undecided, bounds, interval, log_interval, parse_exact, printed, span, working_precision
 from . import poisson
 
 KIND = "dpsgd/renyi-bok"
 READS = ("leaf[", "J_lower(u*)")  # the recorded quantities derive reads (search_gap, B.2; see __init__._derive)
 CONTRACT = poisson.CONTRACT | dict(sampling="fixed-size", adjacency="replace-one", sensitivity="2C")
 INPUTS = frozenset(CONTRACT) | {"alpha", "delta", "noise_multiplier", "sampling_rate", "steps"}
+#: significant digits of a leaf key as certify writes it in witnesses.leaves (upper decimal of the ball leaf[i])
+KEY_DIGITS = 12
 WITNESSES = frozenset({"budget", "curvature", "gamma", "leaves", "method", "points", "reported_epsilon", "stopped_early", "u_lower"})
 EQUATIONS = {"J(0)": "(5) at u = 0", "J_lower(u*)": "B.3.1", "gamma": "B.2", "search_gap": "B.2", "rho": "(5)", "alpha": "(5)", "epsilon": "(6)"}
 #: point evaluations of (35) per certificate, grid nodes x (alpha+1) per point and in all (about 12 s), leaves:
@@ -232,6 +234,41 @@ def _plan(doc: dict, der: Derivation, n: int, bound: str) -> None:
     der.conclusions["dp"] = ("dp", tuple(hyps), (parse_exact(bound, "reported_epsilon"), parse_exact(inputs["delta"], "delta")))
     der.quotable = {Fraction(2026)}  # "(Bok 2026)"
     der.loose = {"rho", "epsilon", "J_lower(u*)", "search_gap"} | {f"leaf[{i}]" for i in range(n)}
+    _texts(doc, der, n, bound)
+
+
+#: the descriptions certify writes for the quantities of a finished branch-and-bound (leaf[i], J_lower(u*): _texts)
+DESCRIPTIONS = {
+    "J(0)": "closed form: log(sum_k C(alpha,k)(1-p)^(alpha-k) p^k exp(k(k-1)Delta^2/2))/(alpha-1)",
+    "gamma": "branch-and-bound tolerance gamma (witness)",
+    "search_gap": "largest leaf key minus J-lower(u*)",
+    "rho": "one-step Rényi bound rho(alpha, p, 2/sigma) = max_u J(u)",
+    "alpha": "Rényi order",
+    "epsilon": "Corollary 1: T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1); upper endpoint is the certified epsilon",
+}
+
+
+def _texts(doc: dict, der: Derivation, n: int, bound: str) -> None:
+    """The prose certify writes, re-derived from the numbers (never copied): a negated or reworded statement is
+    inconsistent even where it quotes no new number."""
+    inputs, w = doc["inputs"], doc["witnesses"]
+    a, p, s, t, d = (str(_number(inputs, k)) for k in ("alpha", "sampling_rate", "noise_multiplier", "steps", "delta"))
+    der.texts.update({f"quantity:{k}": v for k, v in DESCRIPTIONS.items()})
+    der.texts["quantity:J_lower(u*)"] = f"J-lower at u* = {parse_exact(w['u_lower'], 'witnesses.u_lower')}"
+    curv = w["curvature"]
+    if not isinstance(curv, list) or len(curv) != n or not all(isinstance(c, dict) and isinstance(c.get("level"), str) for c in curv):
+        raise Malformed("witnesses.curvature: one {level, thetas} entry per leaf")
+    for i, leaf in enumerate(w["leaves"]):
+        l, r, level = parse_exact(leaf[0], "leaf l"), parse_exact(leaf[1], "leaf r"), curv[i]["level"]
+        der.texts[f"quantity:leaf[{i}]"] = (
+            f"key Q(l, r) >= max J on the leaf [{l}, {r}] (kappa >= max(0, -J'') on the leaf, B.3.2 sharpened, level {level})"
+        )
+    names = {"alpha_at_least_2": "alpha", "alpha_at_most_256": "alpha", "steps_positive": "T", "delta_positive": "delta", "delta_below_1": "delta"}
+    der.texts.update({f"claim:{h}": f"{v} = {parse_exact(der.claims[h][0], h)} {der.claims[h][1]} {der.claims[h][2]}" for h, v in names.items()})
+    der.texts["claim:search_met_gamma"] = "the search stopped at its tolerance: largest key - J-lower(u*) <= gamma"
+    der.texts["claim:dp"] = f"epsilon <= {bound}"
+    what = f"DP-SGD with p = {p}, sigma = {s} (Bok 2026)"
+    der.texts["conclusion:dp"] = f"{what}: T = {t} steps are ({bound}, {d})-DP (Corollary 1 / (6) at alpha = {a})"
 
 
 def _target(bound: Fraction, alpha: int, t: int, delta: Fraction) -> Fraction:
@@ -246,11 +283,21 @@ def _search_gap(doc: dict, n: int) -> tuple[Fraction, Fraction]:
     return max(k[0] for k in keys) - jhi, max(k[1] for k in keys) - jlo
 
 
+def _leaf_texts(doc: dict, n: int) -> None:
+    """Each leaf's recorded key text is the one certify writes: the recorded ball leaf[i]'s upper end rounded up to
+    KEY_DIGITS significant digits (the text is not used, but a reader sees it: any other text is inconsistent)."""
+    for i in range(n):
+        text = doc["witnesses"]["leaves"][i][2]
+        if text != printed(recorded_ball(f"leaf[{i}]", doc["quantities"].get(f"leaf[{i}]"))[1], up=True, digits=KEY_DIGITS):
+            raise Malformed(f"witnesses.leaves[{i}]: key {str(text)[:40]!r} is not quantity leaf[{i}]'s upper end to {KEY_DIGITS} digits")
+
+
 def derive(doc: dict) -> Derivation:
     """Everything the kernel needs to judge a dpsgd/renyi-bok certificate (see document.Derivation)."""
     der = Derivation()
     got = read(doc, der)
     cuts, u_star, gamma = read_leaves(doc["witnesses"])
+    _leaf_texts(doc, len(cuts) - 1)
     if got is None:
         return der
     alpha, p, d2, t, delta = got

@@ -223,6 +223,8 @@ def test_a_warm_memo_gives_the_verdict_of_a_cold_one(genuine):
     assert certify_kernel.check_document(copy.deepcopy(doc)).status == 0
     forged = copy.deepcopy(doc)
     _set_ball(forged, "leaf[0]", Fraction(1, 10))
+    m, e = forged["quantities"]["leaf[0]"]["ball"]["mid"]  # the witness's key text follows the ball (a careful forger)
+    forged["witnesses"]["leaves"][0][2] = printed(Fraction(int(m)) * Fraction(2) ** e, up=True, digits=12)
     forged = reseal(forged)
     warm = certify_kernel.check_document(copy.deepcopy(forged))
     certify_kernel._MEMO.clear()

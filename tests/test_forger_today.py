@@ -1,0 +1,486 @@
+"""A forger's attack on what landed on 2026-12-02: ``events/pld`` certificates of MixtureOfGaussiansDpEvent, the PLD
+layouts the checker re-derives, a branch-and-bound stopped by time, leaf keys, and the second checker (renyi-bok, memo).
+
+The forger's standard (issue 21): what ``certify verify`` accepts is exactly the document certify writes for those
+inputs, and the kernel agrees. Each forgery is a genuine certificate (made here by certify's own producers) edited,
+re-run through certify's evaluator where it can be (``test_forger_events.forged``) or re-sealed as it stands
+(``resealed``), and written as certify writes a document. Files that are byte for byte what certify writes for the
+respelt inputs (components reordered, split or of probability 0; the other relation dp_accounting allows) are controls,
+as is the documented layout margin (an index on its boundary may take either value).
+
+Fixed here (certify_kernel/bok.py): the kernel accepted renyi-bok leaf keys respelt, looser, tighter, "hello" or null,
+and negated or reworded statements and descriptions that quote no new number ("epsilon > ...", "are NOT (...)-DP").
+
+Findings left (strict xfails, each reason names the fix): a layout object with a key certify never writes, or an empty
+``bands`` list, verifies (events/pld and pld/dpsgd: ``Plan.from_json``); ``events/pld``'s K and tau are not re-derived
+although ``certify.pld.ledger.plan`` computes them exactly; a search budget certify refuses to run (``max_evaluations``
+above the cap, a negative ``max_seconds``) verifies, after a stop by time and after a finished search; a finished
+search's curvature thetas are not re-derived; the kernel accepts negated prose on objpert and renyi-poisson-fails, and
+renyi-bok points and budgets certify refuses.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sys
+
+import pytest
+
+import certify_kernel
+from certify.balls import InputError
+from certify.events.ledger import ledger_of
+from certify.events.pld_certificates import certify_events_pld
+from certify.verify import spec_for, verify_text
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_forger import reseal  # noqa: E402  (the forger's tools, written once)
+from test_forger21 import canonical_text  # noqa: E402
+from test_forger_events import certify_says, forged, kernel_says  # noqa: E402
+
+
+def mixture(sigma, c, p) -> dict:
+    return {"class_name": "MixtureOfGaussiansDpEvent", "standard_deviation": sigma, "sensitivities": c, "sampling_probs": p}
+
+
+#: dp_accounting's mixture_gaussian_*_1 (privacy_loss_mechanism_test.py): sigma 1, c = (0, 1, 2), p = (1/5, 3/5, 1/5)
+A = (1, [0, 1, 2], ["1/5", "3/5", "1/5"])
+
+
+def made(event: dict, relation: str = "add-remove") -> str:
+    """The text certify writes for one mixture at epsilon 1 on the grid 1/100 (about 1 CPU s the first time)."""
+    return certify_events_pld(ledger_of(event, relation), epsilon="1", grid="1e-2").dumps()
+
+
+@pytest.fixture(scope="module")
+def genuine() -> dict:
+    return json.loads(made(mixture(*A)))
+
+
+def exit_of(text: str) -> int:
+    """``certify verify``'s exit status (6: a search stopped early), 2 when it refuses the work or the input."""
+    try:
+        return verify_text(text).exit_code
+    except InputError:
+        return 2
+
+
+def resealed(doc: dict, edit) -> str:
+    """The forger's file without re-running the evaluator: ``edit`` applied, digest re-sealed, written as certify writes."""
+    d = copy.deepcopy(doc)
+    edit(d)
+    return canonical_text(reseal(d))
+
+
+# --------------------------------------------------------------------------------------------
+# events/pld of MixtureOfGaussiansDpEvent: the recorded lists
+# --------------------------------------------------------------------------------------------
+S, P = "event[0].sensitivities", "event[0].sampling_probs"
+
+
+def test_genuine_mixture_verifies(genuine):
+    text = canonical_text(genuine)
+    assert text == made(mixture(*A))
+    assert certify_says(text) == 0
+    assert kernel_says(text) == 2  # events/pld is not a kind the kernel covers: it says so (exit 2), never accepts
+
+
+#: inputs another user could give: certify writes exactly these files for them (the same mechanism, or the other relation)
+EQUIVALENT = {
+    "components reordered": ({S: "2,1,0", P: "1/5,3/5,1/5"}, mixture(1, [2, 1, 0], ["1/5", "3/5", "1/5"]), "add-remove"),
+    "a component split in two": ({S: "0,1,1,2", P: "1/5,3/10,3/10,1/5"}, mixture(1, [0, 1, 1, 2], ["1/5", "3/10", "3/10", "1/5"]), "add-remove"),
+    "a component of probability 0": ({S: "0,1,2,7", P: "1/5,3/5,1/5,0"}, mixture(1, [0, 1, 2, 7], ["1/5", "3/5", "1/5", "0"]), "add-remove"),
+    "the zero sensitivity moved last": ({S: "1,2,0", P: "3/5,1/5,1/5"}, mixture(1, [1, 2, 0], ["3/5", "1/5", "1/5"]), "add-remove"),
+    "replace-special": ({"neighboring": "replace-special"}, mixture(*A), "replace-special"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EQUIVALENT))
+def test_respelt_mixture_is_what_certify_writes(genuine, case):
+    """Control: a file the forger re-derives for other inputs of the same mechanism verifies, and it is byte for byte
+    what certify writes for those inputs (a true certificate of those inputs, not a forgery)."""
+    inputs, event, relation = EQUIVALENT[case]
+    text = forged(genuine, inputs)
+    assert text == made(event, relation)
+    assert certify_says(text) == 0
+
+
+#: spellings of the lists certify never writes (it writes exact_str of each element, joined by ",")
+SPELLINGS = {
+    "a space after a comma": {S: "0, 1,2"},
+    "a plus sign": {S: "0,+1,2"},
+    "1.0": {S: "0,1.0,2"},
+    "a leading zero": {S: "0,01,2"},
+    "1e0": {S: "0,1e0,2"},
+    "a trailing comma": {S: "0,1,2,"},
+    "an empty element": {S: "0,,1,2"},
+    "-0": {S: "-0,1,2"},
+    "an Arabic-Indic digit": {S: "0,\u0661,2"},
+    "a decimal probability": {P: "0.2,3/5,1/5"},
+    "an unreduced probability": {P: "2/10,3/5,1/5"},
+    "probabilities summing to 1 only after rounding": {P: "1/5,3/5,0.20000000000000001"},
+    "standard deviation 1.0": {"event[0].standard_deviation": "1.0"},
+    "standard deviation 2/2": {"event[0].standard_deviation": "2/2"},
+    "relation replace-one (not the event's)": {"neighboring": "replace-one"},
+}
+
+
+@pytest.mark.parametrize("case", sorted(SPELLINGS))
+def test_list_spellings_refused(genuine, case):
+    assert certify_says(forged(genuine, SPELLINGS[case])) in (4, 5)
+
+
+def _privacy(d):
+    return next(c for c in d["claims"] if c["name"] == "privacy")
+
+
+PROSE = {
+    "claim names another relation": lambda d: _privacy(d).update(statement=_privacy(d)["statement"].replace("add-remove", "replace-one")),
+    "claim relation field": lambda d: _privacy(d).update(relation="<"),
+    "claim rhs looser": lambda d: _privacy(d).update(rhs="1.576828410e-1"),
+    "conclusion with a trailing space": lambda d: d["conclusions"][0].update(statement=d["conclusions"][0]["statement"] + " "),
+    "headline bound looser": lambda d: d["witnesses"].update(bound="1.576828410e-1"),
+    "lower_directions names the other direction": lambda d: d["witnesses"].update(lower_directions=["add"]),
+    "lower_directions twice": lambda d: d["witnesses"].update(lower_directions=["remove", "remove"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PROSE))
+def test_mixture_prose_and_witness_edits_refused(genuine, case):
+    assert certify_says(resealed(genuine, PROSE[case])) in (4, 5)
+
+
+# --------------------------------------------------------------------------------------------
+# PLD layouts (certify.pld.certificates.check_layouts, certify.pld.accountant.Plan.from_json)
+# --------------------------------------------------------------------------------------------
+def _layout(d, key="0/add"):
+    return d["witnesses"]["layouts"][key]
+
+
+LAYOUT_EDITS = {
+    "an index moved by one (not near a boundary)": lambda d: _layout(d).update(lo=_layout(d)["lo"] - 1),
+    "a layout for an entry that does not exist": lambda d: d["witnesses"]["layouts"].update({"1/add": _layout(d)}),
+    "a missing layout": lambda d: d["witnesses"]["layouts"].pop("0/add"),
+    "a stride written 8.0": lambda d: _layout(d).update(stride=8.0),
+    "K written true": lambda d: d["witnesses"].update(K=True),
+    "tau as a JSON number": lambda d: d["witnesses"].update(tau=int(d["witnesses"]["tau"])),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LAYOUT_EDITS))
+def test_layout_edits_refused(genuine, case):
+    assert certify_says(resealed(genuine, LAYOUT_EDITS[case])) != 0
+
+
+NOT_WRITTEN = {
+    "a key certify never writes in a layout": lambda d: _layout(d).update(junk=1),
+    "an empty bands list (certify omits the key)": lambda d: _layout(d).update(bands=[]),
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Plan.from_json (certify/pld/accountant.py) reads lo, hi, core_lo, core_hi, stride, bands and ignores any other "
+    "key, and reads an empty bands list as no bands: fix by demanding lj == lay.to_json() (the object certify writes); "
+    "pld/dpsgd shares the reader",
+)
+@pytest.mark.parametrize("case", sorted(NOT_WRITTEN))
+def test_layout_objects_are_the_ones_certify_writes(genuine, case):
+    assert certify_says(resealed(genuine, NOT_WRITTEN[case])) != 0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="events/pld checks K and tau for type, range and recorded precision only (docs: 'not re-derived yet'), but "
+    "certify.pld.ledger.plan computes both exactly from the query (K = min(bits_for(delta), MAX_K), tau = floor(delta "
+    "2^K / 2^30); no float): fix by demanding (K, tau) == plan(...)'s in evaluate_events_pld, beside check_layouts",
+)
+@pytest.mark.parametrize("edit", ["tau=0", "tau=1801440", "tau=1801439000000", "K=83", "K=85", "K=120"])
+def test_events_pld_K_and_tau_are_the_ones_certify_chooses(genuine, edit):
+    """tau edited alone (the file re-sealed); K with the numbers certify's evaluator derives at it (precision K + 96)."""
+    key, value = edit.split("=")
+    assert (genuine["witnesses"]["K"], genuine["witnesses"]["tau"]) == (84, "1801439")
+    if key == "tau":
+        text = resealed(genuine, lambda d: d["witnesses"].update(tau=value))
+    else:
+        text = forged(genuine, witnesses=lambda w: w.update(K=int(value)))
+        assert json.loads(text)["witnesses"]["K"] == int(value)
+    assert certify_says(text) != 0
+
+
+# --------------------------------------------------------------------------------------------
+# A branch-and-bound stopped by time (dpsgd/rho-bok, budget.stopped_by = "seconds")
+# --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def time_stop() -> dict:
+    """A genuine rho-bok certificate whose search stopped by time after 2 evaluations (fake clock, as in
+    tests/test_dpsgd_stopped_by_seconds.py)."""
+    from test_dpsgd_stopped_by_seconds import time_stopped
+
+    doc = time_stopped(1)
+    assert doc["witnesses"]["budget"] == {"evaluations": "2", "max_evaluations": "2000", "max_seconds": "1", "stopped_by": "seconds"}
+    return doc
+
+
+def _budget(**kw):
+    return lambda d: d["witnesses"]["budget"].update(**kw)
+
+
+def test_time_stop_genuine_and_respelt(time_stop):
+    """Control (exit 6: a search stopped early), then evaluation counts and limits spelt otherwise are refused."""
+    assert exit_of(resealed(time_stop, lambda d: None)) == 6
+    for e in ("02", "2.0", "+2", " 2", "\u0662", "2/1"):
+        assert certify_says(resealed(time_stop, _budget(evaluations=e))) == 4, e
+    assert certify_says(resealed(time_stop, _budget(max_seconds="1.0"))) == 4
+    assert certify_says(resealed(time_stop, _budget(max_evaluations="1000000000000", evaluations="100000000000"))) == 2
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the witness reader (certify/dpsgd/certificates.py, read of witnesses.budget) checks max_evaluations and "
+    "max_seconds for spelling only; the producer refuses --max-evaluations above the cap bb_evaluations (20,000) or "
+    "below 2 and a negative --max-seconds: fix by applying the producer's own checks (search.budget) to the recorded budget",
+)
+@pytest.mark.parametrize("edit", ["max_evaluations=20001", "max_evaluations=1000000000000", "max_seconds=-1"])
+def test_time_stop_budget_is_one_certify_runs(time_stop, edit):
+    key, value = edit.split("=")
+    assert exit_of(resealed(time_stop, _budget(**{key: value}))) not in (0, 6)
+
+
+# --------------------------------------------------------------------------------------------
+# dpsgd/renyi-bok: leaf keys, curvature witnesses, prose; the second checker beside certify
+# --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def bok() -> dict:
+    """A genuine renyi-bok certificate (fixed-size, p = 1/100, sigma = 2, T = 1000: 4 leaves, maximum at u = 0)."""
+    from certify import api
+
+    cert = api.dpsgd_epsilon(sampling="fixed-size", adjacency="replace-one", sampling_rate="1/100", noise_multiplier="2", steps=1000, delta="1e-6")
+    return json.loads(cert.certificate.dumps())
+
+
+def _key(i: int, text):
+    return lambda d: d["witnesses"]["leaves"][i].__setitem__(2, text)
+
+
+@pytest.mark.slow  # about 1 CPU s: the kernel re-bounds every leaf with its own quadrature
+def test_bok_genuine_accepted_by_both(bok):
+    text = canonical_text(bok)
+    assert (certify_says(text), kernel_says(text)) == (0, 0)
+
+
+def _leaf_key_spellings(key: str) -> dict:
+    mant, exp = key.split("e")
+    last = int(mant[-1])
+    return {
+        "capital E": key.replace("e", "E"),
+        "a trailing zero": f"{mant}0e{exp}",
+        "a plus sign": "+" + key,
+        "a two-digit exponent": key.replace("e-", "e-0"),
+        "one unit looser": f"{mant[:-1]}{(last + 1) % 10}e{exp}",
+        "one unit tighter": f"{mant[:-1]}{(last - 1) % 10}e{exp}",
+        "not a number": "hello",
+        "null": None,
+    }
+
+
+def test_bok_leaf_keys_respelt_refused_by_both(bok):
+    """Fixed here (certify_kernel/bok.py): the kernel never read the recorded leaf keys (it re-bounds every leaf itself), so
+    it accepted a key respelt, one unit looser or tighter, "hello" or null, all of which certify refuses. It now demands
+    the text certify writes: quantity leaf[i]'s upper end rounded up to 12 digits."""
+    key = bok["witnesses"]["leaves"][1][2]
+    assert key == "8.80135049393e-4"
+    for name, text in _leaf_key_spellings(key).items():
+        forged_text = resealed(bok, _key(1, text))
+        assert (certify_says(forged_text), kernel_says(forged_text)) == (4, 4), name
+
+
+def _leaf_description(d) -> str:
+    return d["quantities"]["leaf[1]"]["description"]
+
+
+def _bok_claim(d, name):
+    return next(c for c in d["claims"] if c["name"] == name)
+
+
+BOK_PROSE = {
+    "claim dp negated": lambda d: _bok_claim(d, "dp").update(statement=_bok_claim(d, "dp")["statement"].replace("<=", ">")),
+    "hypothesis reworded": lambda d: _bok_claim(d, "delta_below_1").update(statement="delta = 1/1000000 is not < 1"),
+    "search claim negated": lambda d: _bok_claim(d, "search_met_gamma").update(statement="the search did NOT stop at its tolerance"),
+    "conclusion negated": lambda d: d["conclusions"][0].update(statement=d["conclusions"][0]["statement"].replace(" are (", " are NOT (")),
+    "conclusion with a mark": lambda d: d["conclusions"][0].update(statement=d["conclusions"][0]["statement"] + "!"),
+    "rho description": lambda d: d["quantities"]["rho"].update(description="an estimate, not a bound"),
+    "leaf description: another level": lambda d: d["quantities"]["leaf[1]"].update(
+        description=d["quantities"]["leaf[1]"]["description"].replace("kneg", "full")
+    ),
+}
+
+
+@pytest.mark.slow  # about 1 CPU s: one kernel derivation (the edits keep its memo key)
+@pytest.mark.parametrize("case", sorted(BOK_PROSE))
+def test_bok_prose_refused_by_both(bok, case):
+    """Fixed here (certify_kernel/bok.py): the kernel checked renyi-bok prose for unchecked numbers only, so a negated claim
+    ("epsilon > 2.436693804e0") or conclusion ("are NOT (...)-DP") quoting no new number was accepted with "1 conclusion(s)
+    hold". It now re-derives every statement and description certify writes for a finished branch-and-bound."""
+    text = resealed(bok, BOK_PROSE[case])
+    assert (certify_says(text), kernel_says(text)) == (4, 4)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a finished search's curvature thetas are read for count and range only (certify/dpsgd/certificates.py, kappa_neg "
+    "via split_thetas): any theta gives a valid bound, and where the leaf's key is unchanged a file certify never writes "
+    "verifies; fix: re-derive them with curvature.theta_choice (floats choose them: a tolerance as for the PLD layouts, "
+    "or demand equality and document it) as check_seconds_state already does after a stop by time",
+)
+def test_bok_curvature_thetas_are_the_ones_certify_chooses(bok):
+    assert bok["witnesses"]["curvature"][0]["thetas"][0] != 1
+    text = resealed(bok, lambda d: d["witnesses"]["curvature"][0]["thetas"].__setitem__(0, 1))
+    assert certify_says(text) != 0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a finished search's budget is checked for its keys and spelling only (certify/dpsgd/certificates.py): a negative "
+    "max_seconds or max_evaluations above the cap bb_evaluations verifies, values the producer refuses (search.budget); "
+    "the kernel does not read the budget either",
+)
+@pytest.mark.parametrize("edit", ["max_evaluations=99999999", "max_seconds=-5"])
+def test_bok_finished_search_budget_is_one_certify_runs(bok, edit):
+    key, value = edit.split("=")
+    text = resealed(bok, lambda d: d["witnesses"]["budget"].update({key: value}))
+    assert certify_says(text) != 0
+
+
+# --------------------------------------------------------------------------------------------
+# The second checker: prose on the kinds whose statements it does not re-derive
+# --------------------------------------------------------------------------------------------
+_EXAMPLES: dict = {}
+
+
+def example(kind: str) -> dict:
+    """The kind's registered example, as certify writes it (made once)."""
+    if kind not in _EXAMPLES:
+        _EXAMPLES[kind] = json.loads(spec_for(kind).example().dumps())
+    return copy.deepcopy(_EXAMPLES[kind])
+
+
+def _reword(part: str, name: str, old: str, new: str):
+    def edit(d):
+        entry = next(c for c in d[part] if c["name"] == name)
+        assert old in entry["statement"], entry["statement"]
+        entry["statement"] = entry["statement"].replace(old, new, 1)
+
+    return edit
+
+
+#: statements negated without quoting a new number (issue 21's "conclusion negated", on the kinds whose prose the kernel
+#: checks for unchecked numbers only)
+NEGATED = {
+    "objpert: Theorem 4.1 conclusion": ("objpert/theorem-4.1", _reword("conclusions", "dp_theorem_4_1", "the release is (", "the release is NOT (")),
+    "objpert: first C.13 conclusion": ("objpert/theorem-4.1", _reword("conclusions", "first_passing_c13", "is N = 519", "is NOT N = 519")),
+    "objpert: C.13 claim": ("objpert/theorem-4.1", _reword("claims", "dp_C13", "is (1, delta_N)", "is NOT (1, delta_N)")),
+    "objpert: radius claim": ("objpert/theorem-4.1", _reword("claims", "radius_condition", "holds", "fails")),
+    "renyi-poisson-fails: claim": ("dpsgd/renyi-poisson-fails", _reword("claims", "fails", "certifies no epsilon", "certifies an epsilon")),
+    "renyi-poisson-fails: conclusion": ("dpsgd/renyi-poisson-fails", _reword("conclusions", "fails", "does not meet", "meets")),
+}
+
+
+@pytest.mark.slow  # about 4 CPU s (the kernel's 270 orders of the failing side, Theorem C.13's search)
+@pytest.mark.xfail(
+    strict=True,
+    reason="certify_kernel's objpert and poisson_fails check statements for unchecked numbers only (docs/kernel.md: prose "
+    "that quotes no new number is accepted), so a negated claim or conclusion is accepted with 'N conclusion(s) hold'; "
+    "fix: re-derive their texts as events.py, poisson.py and (now) bok.py do; not done here: the kernel is at its "
+    "2,500-line cap (tests/test_kernel.py), 5 lines left",
+)
+@pytest.mark.parametrize("case", sorted(NEGATED))
+def test_kernel_refuses_negated_prose(case):
+    kind, edit = NEGATED[case]
+    text = resealed(example(kind), edit)
+    assert certify_says(text) == 4
+    assert kernel_says(text) in (4, 5), certify_kernel.check_text(text).message
+
+
+@pytest.mark.xfail(
+    strict=True, reason="pld/dpsgd shares Plan.from_json (certify/pld/accountant.py): see test_layout_objects_are_the_ones_certify_writes"
+)
+def test_pld_dpsgd_layout_objects_are_the_ones_certify_writes():
+    doc = example("pld/dpsgd")
+    assert certify_says(canonical_text(doc)) == 0
+    key = sorted(doc["witnesses"]["layouts"])[0]
+    assert certify_says(resealed(doc, lambda d: d["witnesses"]["layouts"][key].update(junk=1))) != 0
+
+
+@pytest.mark.slow  # about 2 CPU s: two cold kernel derivations of the renyi-bok certificate
+def test_kernel_warm_memo_gives_cold_verdicts(bok):
+    """The kernel's memo (keyed by kind, precision, inputs, witnesses and the recorded quantities a kind READS): in one
+    process, a genuine file and forgeries that share its key or not, in both orders, get the verdicts of a cold start."""
+    texts = [canonical_text(bok)]
+    texts += [resealed(bok, BOK_PROSE[c]) for c in ("conclusion negated", "rho description")]
+    texts += [resealed(bok, _key(1, "8.80135049394e-4")), resealed(bok, lambda d: d["budget"].update(note="x"))]
+    texts += [resealed(bok, lambda d: d.update(precision=256))]  # designed: the kernel judges truth, not reproduction
+    cold = []
+    for text in texts:
+        certify_kernel._MEMO.clear()
+        cold.append(kernel_says(text))
+    assert cold == [0, 4, 4, 4, 0, 0]
+    for order in (texts, texts[::-1]):
+        warm = [kernel_says(t) for t in order]
+        assert warm == (cold if order is texts else cold[::-1])
+
+
+#: a grid at which the quotient lo / h of the mixture's 0/add window is the integer -1557 exactly (h = |lo| / 1557, lo the
+#: float loss range of this platform's libm): its floor is within any margin of the boundary
+EDGE_GRID = "8765276221316761/876513077476982784"
+
+
+@pytest.mark.slow  # about 2 CPU s: certify's producer and checker at the edge grid
+def test_layout_margin_moves_only_an_index_at_its_boundary():
+    """Documented (docs/reference/certificate.md, "Choices made with floats"): an index whose quotient is within the
+    relative margin 1e-12 of its boundary may take either neighbouring value (another platform's libm may land there);
+    every other index must be certify's own. Here lo of 0/add lies on its boundary: -1559 (the value at h (1 - 1e-12)) is
+    accepted beside certify's -1558, while lo -1557, hi + 1 or core_lo - 1 are refused."""
+    from certify.balls import exact
+    from certify.events.pld_certificates import EPSILON_QUERY_DELTA, parse_inputs
+    from certify.pld.certificates import LAYOUT_MARGIN
+    from certify.pld.ledger import plan
+
+    h = exact(EDGE_GRID)
+    entries = parse_inputs({**json.loads(made(mixture(*A)))["inputs"], "grid": EDGE_GRID})[4]
+    runs = [plan(entries, EPSILON_QUERY_DELTA, x).layouts["0/add"].to_json() for x in (h, h * (1 + LAYOUT_MARGIN), h * (1 - LAYOUT_MARGIN))]
+    if [r["lo"] for r in runs] != [-1558, -1558, -1559]:
+        pytest.skip(f"this platform's libm puts the window elsewhere: {runs}")
+    doc = json.loads(certify_events_pld(ledger_of(mixture(*A), "add-remove"), epsilon="1", grid=EDGE_GRID).dumps())
+    assert certify_says(canonical_text(doc)) == 0
+
+    def moved(key, by):
+        return forged(doc, witnesses=lambda w: w["layouts"]["0/add"].update({key: w["layouts"]["0/add"][key] + by}))
+
+    assert certify_says(moved("lo", -1)) == 0
+    for key, by in (("lo", 1), ("hi", 1), ("core_lo", -1), ("core_hi", -1)):
+        assert certify_says(moved(key, by)) == 4, (key, by)
+
+
+BOK_UNREAD = {
+    "no points": lambda d: d["witnesses"].update(points=[]),
+    "a point's rule step": lambda d: d["witnesses"]["points"][0].update(h="1/2"),
+    "an empty budget": lambda d: d["witnesses"].update(budget={}),
+}
+
+
+@pytest.mark.slow  # about 1 CPU s: one kernel derivation per case
+@pytest.mark.xfail(
+    strict=True,
+    reason="certify_kernel/bok.py never reads witnesses.points or witnesses.budget (it re-bounds every leaf with its own "
+    "quadrature), so it accepts files certify refuses (no points, another rule, an empty budget): a disagreement; fix: "
+    "check their layout in read_leaves (a point per leaf end and u* > 0; the budget keys of a finished search) and list "
+    "the rules' parameters with the designed disagreements in docs/kernel.md, or re-derive them (the kernel is at its "
+    "line cap)",
+)
+@pytest.mark.parametrize("case", sorted(BOK_UNREAD))
+def test_kernel_refuses_bok_witnesses_certify_refuses(bok, case):
+    text = resealed(bok, BOK_UNREAD[case])
+    assert certify_says(text) == 4
+    assert kernel_says(text) in (4, 5)
