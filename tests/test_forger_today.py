@@ -11,9 +11,11 @@ as is the documented layout margin (an index on its boundary may take either val
 Fixed here (certify_kernel/bok.py): the kernel accepted renyi-bok leaf keys respelt, looser, tighter, "hello" or null,
 and negated or reworded statements and descriptions that quote no new number ("epsilon > ...", "are NOT (...)-DP").
 
-Findings left (strict xfails, each reason names the fix): a layout object with a key certify never writes, or an empty
-``bands`` list, verifies (events/pld and pld/dpsgd: ``Plan.from_json``); ``events/pld``'s K and tau are not re-derived
-although ``certify.pld.ledger.plan`` computes them exactly; a search budget certify refuses to run (``max_evaluations``
+Fixed since (certify/pld/accountant.py, certify/events/pld_certificates.py): a layout object with a key certify never
+writes, or an empty ``bands`` list (events/pld and pld/dpsgd: ``Plan.from_json``); ``events/pld``'s K and tau, now
+re-derived by ``certify.pld.ledger.plan`` (exact, no floats).
+
+Findings left (strict xfails, each reason names the fix): a search budget certify refuses to run (``max_evaluations``
 above the cap, a negative ``max_seconds``) verifies, after a stop by time and after a finished search; a finished
 search's curvature thetas are not re-derived; the kernel accepts negated prose on objpert and renyi-poisson-fails, and
 renyi-bok points and budgets certify refuses.
@@ -179,23 +181,11 @@ NOT_WRITTEN = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Plan.from_json (certify/pld/accountant.py) reads lo, hi, core_lo, core_hi, stride, bands and ignores any other "
-    "key, and reads an empty bands list as no bands: fix by demanding lj == lay.to_json() (the object certify writes); "
-    "pld/dpsgd shares the reader",
-)
 @pytest.mark.parametrize("case", sorted(NOT_WRITTEN))
 def test_layout_objects_are_the_ones_certify_writes(genuine, case):
     assert certify_says(resealed(genuine, NOT_WRITTEN[case])) != 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="events/pld checks K and tau for type, range and recorded precision only (docs: 'not re-derived yet'), but "
-    "certify.pld.ledger.plan computes both exactly from the query (K = min(bits_for(delta), MAX_K), tau = floor(delta "
-    "2^K / 2^30); no float): fix by demanding (K, tau) == plan(...)'s in evaluate_events_pld, beside check_layouts",
-)
 @pytest.mark.parametrize("edit", ["tau=0", "tau=1801440", "tau=1801439000000", "K=83", "K=85", "K=120"])
 def test_events_pld_K_and_tau_are_the_ones_certify_chooses(genuine, edit):
     """tau edited alone (the file re-sealed); K with the numbers certify's evaluator derives at it (precision K + 96)."""
@@ -403,9 +393,6 @@ def test_kernel_refuses_negated_prose(case):
     assert kernel_says(text) in (4, 5), certify_kernel.check_text(text).message
 
 
-@pytest.mark.xfail(
-    strict=True, reason="pld/dpsgd shares Plan.from_json (certify/pld/accountant.py): see test_layout_objects_are_the_ones_certify_writes"
-)
 def test_pld_dpsgd_layout_objects_are_the_ones_certify_writes():
     doc = example("pld/dpsgd")
     assert certify_says(canonical_text(doc)) == 0

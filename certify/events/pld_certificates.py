@@ -239,7 +239,10 @@ def evaluate_events_pld(inputs: dict, witnesses: dict) -> Evaluation:
     lower = witnesses["lower_directions"]
     if not (isinstance(lower, list) and lower and all(isinstance(d, str) for d in lower)):
         raise InputError("witnesses.lower_directions", "must be a nonempty list of direction names")
-    check_layouts(pl.layouts, lambda hh: plan(entries, plan_delta(query, target), hh).layouts, h)
+    want = plan(entries, plan_delta(query, target), h)  # exact K and tau (no floats), the layouts' rule
+    if (pl.K, pl.tau) != (want.K, want.tau):
+        raise InputError("witnesses", f"K and tau must be the ones certify chooses for this query (K = {want.K}, tau = {want.tau})")
+    check_layouts(pl.layouts, lambda hh: want.layouts if hh == h else plan(entries, plan_delta(query, target), hh).layouts, h)
     r = run(entries, pl, BUDGET_SECONDS, lower=tuple(lower))
     _check_searched(entries, r, query, target, eps_up, eps_low, h, tuple(lower))
     ev = Evaluation()

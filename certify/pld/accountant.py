@@ -106,11 +106,17 @@ class Plan:
             except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as err:
                 raise InputError("witnesses", f"layout {name!r} malformed: {err}") from None
             _check_layout(lay, "witnesses.layouts")
+            if lay.to_json() != lj:  # no key certify never writes ("junk", an empty "bands"), no other spelling
+                raise InputError("witnesses.layouts", f"layout {name!r} is not written as certify writes it: {_show_keys(lj)}")
             lays[name] = lay
         add_from = w.get("add_from")
         if add_from is not None and add_from != "remove":
             raise InputError("witnesses", f'add_from must be "remove" (or absent), got {add_from!r}')
         return Plan(h, K, tau, lays, add_from)
+
+
+def _show_keys(lj: dict) -> str:
+    return "keys " + ", ".join(sorted(str(k)[:20] for k in lj)[:10])
 
 
 #: at most this many graded bands in a layout
