@@ -67,7 +67,7 @@ def test_auto_grid_is_tight_or_says_why(q, sigma, T, delta, outcome):
 @pytest.mark.slow
 def test_audit_case_is_tight_at_the_first_grid():
     """q = 1e-3, sigma = 0.6, T = 5e4, delta = 1e-8 (the audit: [6.269, 6.602] at h = 1e-4, truth about 6.6017; then
-    [6.5832, 6.6017] at 2e-5 after five refinements): with midpoint tangents the first grid is tight, no refinement."""
+    [6.5832, 6.6017] at 2e-5 after five refinements): with the lifted optimistic lines the first grid is tight."""
     auto = certify_pld(POISSON_ADD_REMOVE, "0.001", "0.6", 50000, "1e-8", grid=None)
     lo, up = _bounds(auto)
     assert auto.inputs["grid"] == "1/10000"
@@ -83,11 +83,11 @@ def _true_mean_loss(q: str, sigma: str):
         return mp.quad(lambda x: R.density("remove", x, qf, D) * R.loss("remove", x, qf, D), [-mp.inf, -5, 0, D, 5, mp.inf])
 
 
-def _optimistic_mean(q: str, sigma: str, h: str, mid: bool):
-    """Mean loss of the optimistic one-step measure of the plan's remove layout (``mid``: midpoint tangents or not)."""
+def _optimistic_mean(q: str, sigma: str, h: str, lift: bool):
+    """Mean loss of the optimistic one-step measure of the plan's remove layout (``lift``: lifted lines or not)."""
     qq, hh = exact(q), exact(h)
     pl = plan(POISSON_ADD_REMOVE, qq, exact(sigma), 5000, exact("1e-8"), hh)
-    lay = replace(pl.layouts["remove"], mid=mid)
+    lay = replace(pl.layouts["remove"], lift=lift)
     prof = bind(profiles(POISSON_ADD_REMOVE)[0], qq, shift(POISSON_ADD_REMOVE, exact(sigma)))
     o = discretise.optimistic(discretise.sample_of(prof, hh, lay, pl.K), pl.K)
     hm = mp.mpf(int(hh.p)) / int(hh.q)
@@ -96,15 +96,15 @@ def _optimistic_mean(q: str, sigma: str, h: str, mid: bool):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mid", [True, False])
-def test_optimistic_one_step_mean_loss_is_close_to_the_true_one(mid):
+@pytest.mark.parametrize("lift", [True, False])
+def test_optimistic_one_step_mean_loss_is_close_to_the_true_one(lift):
     """q = 1e-3, sigma = 0.6, h = 2e-4 (the audit's pair): 30% of the P-mass lies within 1e-4 above the loss floor
     log(1 - q). The optimistic measure with end tangents has a mean loss 1.8e-5 low (2.5 times the true mean 7.1e-6:
-    composed T times, that was the audit's low eps_low); midpoint tangents mixed at the floor: 1.2e-8 low."""
+    composed T times, that was the audit's low eps_low); lifted to 1 - gamma at the floor: 1.5e-8 low."""
     true = _true_mean_loss("1e-3", "0.6")
     assert abs(true - mp.mpf("7.11455724824e-6")) < mp.mpf("1e-15")  # the reference itself, to 12 digits
-    err = _optimistic_mean("1e-3", "0.6", "2e-4", mid) - true
-    if mid:
+    err = _optimistic_mean("1e-3", "0.6", "2e-4", lift) - true
+    if lift:
         assert abs(err) < mp.mpf("1e-7"), err
     else:
         assert err < mp.mpf("-1e-5"), err  # the finding: the test tells the two constructions apart

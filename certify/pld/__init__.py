@@ -79,8 +79,8 @@ COARSE_GAP = fmpq(1, 10)
 #: checker's budget (BUDGET_SECONDS by the work model), all of them together within AUTO_SECONDS (work model)
 MAX_REFINEMENTS = 5
 AUTO_SECONDS = 2 * BUDGET_SECONDS
-#: measured (q = 1e-3, sigma = 0.6, T = 5000, delta = 1e-8, midpoint tangents): 1.7e-4, 8.5e-5, 1.4e-5, 2.5e-6 at
-#: h = 4e-4 .. 5e-5 (h^1 to h^2.6: where the loss floor log(1 - q) falls in a cell matters); with end tangents it was
+#: measured (q = 1e-3, sigma = 0.6, T = 5000, delta = 1e-8, lifted lines): RATES at
+#: h = 4e-4 .. 5e-5 (where the loss floor log(1 - q) falls in a cell matters); without the lift it was
 #: 2.2e-2, 8.2e-3, 2.6e-3, 7.0e-4 at h = 2e-4 .. 2.5e-5. The next grid assumes h^1.5, with a margin; when that falls
 #: short, the next refinement starts from the new gap
 GAP_EXPONENT = 1.5
@@ -136,7 +136,7 @@ def _auto_grid(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, derive_ad
     total within AUTO_SECONDS (the work cap: none fits, the last certificate is returned; :func:`tightness_note`
     says so). Every certificate is sound; refining only
     narrows the bracket (the lower bound's bias is about T h^2 times the mean deficit of the optimistic one-step
-    curve, which midpoint tangents keep small: :func:`certify.pld.discretise.optimistic`)."""
+    curve, which the lifted lines keep small: :func:`certify.pld.discretise.optimistic`)."""
     last = None
     cert = None
     coarsest = None  # the coarsest grid's certificate, once a grid has had too many atoms (a finer grid has more)

@@ -47,9 +47,9 @@ Why a check at the grid points suffices. f is convex; g is linear on every [gamm
   rounded DOWN; then g(gamma_j) <= w_j is CHECKED in balls at every grid point.
   Which line ell_j: any global minorant of f will do, and a convex combination (1 - theta) ell + theta ell'
   (theta in [0, 1] exact) of two global minorants is one (f >= ell and f >= ell' pointwise). Plans written
-  before issue 24 use the average of the tangents at the interval's ends; new plans (``Layout.mid``) the
-  tangent at the interval's midpoint, mixed with the tangent at its left end where the midpoint tangent would
-  lie below the minorant 1 - gamma at gamma_j (:func:`optimistic`: why both matter).
+  before issue 24 use the average of the tangents at the interval's ends; new plans (``Layout.lift``) mix
+  that line with the tangent at the interval's left end where it would lie below the minorant 1 - gamma at
+  gamma_j (:func:`optimistic`: why it matters).
 Masses are integers M_j = m_j 2^K (fixed point); nothing here is a float except the window choice.
 """
 
@@ -67,8 +67,8 @@ GUARD = 40
 #: K + CURVE_PREC bits (they need absolute accuracy well below 2^-K only)
 EXTRA_PREC = 96
 CURVE_PREC = 48
-#: midpoint tangents: mixing in the left tangent (to keep g >= 1 - gamma at a cell's left end) gives up at most this
-#: fraction of the right end's excess over (1 - gamma)_+ (:func:`optimistic`)
+#: lifted layouts: mixing in the left tangent (to keep g >= 1 - gamma at a cell's left end) gives up at most this
+#: fraction of the right end's value where gamma >= 1 (:func:`optimistic`)
 MIX_KEEP = 0.5
 
 
@@ -146,9 +146,9 @@ class Layout:
     core_hi: int
     stride: int
     bands: tuple[tuple[int, int, int], ...] = ()
-    #: also sample the midpoint of every interval between consecutive used indices: the optimistic lines are
-    #: midpoint tangents (:func:`optimistic`); recorded as ``"tangents": "mid"`` (absent: the average of end tangents)
-    mid: bool = False
+    #: the optimistic lines are lifted to 1 - gamma at their left ends (:func:`optimistic`); recorded as
+    #: ``"tangents": "lifted"`` (absent: the average of the end tangents as it is, plans written before issue 24)
+    lift: bool = False
 
     def indices(self) -> list[int]:
         s = self.stride
@@ -187,8 +187,8 @@ class Layout:
         out = {"lo": self.lo, "hi": self.hi, "core_lo": self.core_lo, "core_hi": self.core_hi, "stride": self.stride}
         if self.bands:
             out["bands"] = [list(b) for b in self.bands]
-        if self.mid:
-            out["tangents"] = "mid"
+        if self.lift:
+            out["tangents"] = "lifted"
         return out
 
 
@@ -201,28 +201,28 @@ def _bound(profile, q, delta) -> CurveProfile:
     return bind(profile, q, delta)
 
 
-def layout(profile, q: fmpq, delta: fmpq, h: fmpq, eta: float, steps: int | None = None, target: float | None = None, mid: bool = False) -> Layout:
+def layout(profile, q: fmpq, delta: fmpq, h: fmpq, eta: float, steps: int | None = None, target: float | None = None, lift: bool = False) -> Layout:
     """:func:`layout_of` for a DP-SGD profile (:class:`certify.pld.pairs.Profile`) of the pair (q, Delta)."""
-    return layout_of(_bound(profile, q, delta), h, eta, steps, target, mid)
+    return layout_of(_bound(profile, q, delta), h, eta, steps, target, lift)
 
 
-def layout_of(profile: CurveProfile, h: fmpq, eta: float, steps: int | None = None, target: float | None = None, mid: bool = False) -> Layout:
+def layout_of(profile: CurveProfile, h: fmpq, eta: float, steps: int | None = None, target: float | None = None, lift: bool = False) -> Layout:
     """The window (tail mass ~eta), the dense core (tail mass ~max(eta, min(CORE_ETA, eta CORE_FACTOR)))
     and, when ``steps`` and the read-off level ``target`` (delta) are given, the graded bands inside that
-    core (:func:`grades`); ``mid``: midpoint tangents (:attr:`Layout.mid`). A choice; floats place indices only."""
+    core (:func:`grades`); ``lift``: lifted optimistic lines (:attr:`Layout.lift`). A choice; floats place indices only."""
     lo, hi = window_of(profile, h, eta)
     core_eta = max(eta, min(CORE_ETA, eta * CORE_FACTOR))
     clo, chi = window_of(profile, h, core_eta)
     clo, chi = max(lo, clo), min(hi, chi)
     gr = [(g, st) for g, st in grades(steps, target) if g > core_eta] if steps and target else []
     if not gr:
-        return Layout(lo, hi, clo, chi, STRIDE, (), mid)
+        return Layout(lo, hi, clo, chi, STRIDE, (), lift)
     wins = [window_of(profile, h, g) for g, _ in gr[1:]] + [(clo, chi)]
     wins = [(max(clo, a), min(chi, b)) for a, b in wins]
     dlo, dhi = window_of(profile, h, gr[0][0])
     dlo, dhi = max(clo, dlo), min(chi, dhi)
     bands = tuple((a, b, st) for (a, b), (_, st) in zip(wins, gr))
-    return Layout(lo, hi, dlo, dhi, STRIDE, bands, mid)
+    return Layout(lo, hi, dlo, dhi, STRIDE, bands, lift)
 
 
 def window(profile, q: fmpq, delta: fmpq, h: fmpq, eta: float) -> tuple[int, int]:
@@ -328,11 +328,7 @@ class Samples:
     """At each used grid index j: the ball gamma_j = e^(j h), the exact point t_j = lower endpoint of
     that ball (t_j <= gamma_j), an exact upper value d_j >= f(t_j) >= f(gamma_j) (f non-increasing), and
     for every member the balls (v, s) of its f(t_j), f'(t_j): each member's tangent line at t_j is below
-    that member's curve, hence below the max-profile, everywhere.
-
-    With midpoint tangents (``mid_t`` not None): for each pair of consecutive used indices j_k < j_(k+1) the
-    exact point m_k = lower endpoint of the ball e^((j_k + j_(k+1)) h / 2) (clipped at 0) and every member's
-    balls (v, s) of f(m_k), f'(m_k) (:func:`optimistic`, "Midpoint tangents")."""
+    that member's curve, hence below the max-profile, everywhere. ``lift``: the layout's :attr:`Layout.lift`."""
 
     profile: CurveProfile
     idx: list[int]
@@ -340,8 +336,7 @@ class Samples:
     t: list[fmpq]
     d: list[fmpq]
     tangents: list[list[tuple[arb, arb]]]
-    mid_t: list[fmpq] | None = None
-    mid_tangents: list[list[tuple[arb, arb]]] | None = None
+    lift: bool = False
 
 
 def sample(profile, q: fmpq, delta: fmpq, h: fmpq, lay: Layout, K: int) -> Samples:
@@ -350,13 +345,10 @@ def sample(profile, q: fmpq, delta: fmpq, h: fmpq, lay: Layout, K: int) -> Sampl
 
 
 def sample_of(profile: CurveProfile, h: fmpq, lay: Layout, K: int) -> Samples:
-    """One evaluation of every member curve per used grid point (:class:`Samples`), at K + CURVE_PREC bits;
-    ``lay.mid``: also one per interval between consecutive used points, at its midpoint in loss (midpoint tangents)."""
+    """One evaluation of every member curve per used grid point (:class:`Samples`), at K + CURVE_PREC bits."""
     idx = lay.indices()
     with workprec(K + EXTRA_PREC):
         gammas = _gamma_balls(idx, h)
-        hb = ball(h)
-        mids = [((hb * (a + b)) / 2).exp() for a, b in zip(idx, idx[1:])] if lay.mid else None
     ts, ds, tans = [], [], []
     tb = tiny_bits(K)
     zero = fmpq(0)
@@ -375,15 +367,7 @@ def sample_of(profile: CurveProfile, h: fmpq, lay: Layout, K: int) -> Samples:
             ts.append(t)
             ds.append(up)
             tans.append(lines)
-        mts, mtans = None, None
-        if mids is not None:
-            mts, mtans = [], []
-            for g in mids:
-                t = g.lower().fmpq()
-                t = zero if t < 0 else t
-                mts.append(t)
-                mtans.append([ev(t) for ev in evals])
-    return Samples(profile, idx, gammas, ts, ds, tans, mts, mtans)
+    return Samples(profile, idx, gammas, ts, ds, tans, lay.lift)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -442,29 +426,21 @@ def optimistic(sm: Samples, K: int) -> OneStep:
     the tangent lines at t_k and t_(k+1): an average of two global minorants of a convex function is a
     global minorant (and its error at the ends is about half that of either tangent alone).
 
-    Midpoint tangents (samples taken with ``mid``): the line on [gamma_k, gamma_(k+1)] is the tangent at the
-    exact point m_k ~ e^((j_k + j_(k+1)) h / 2) of the member larger there; it is a global minorant (any
-    point, convexity), so the check below proves g <= f exactly as before. Why: with Delta = gamma_(k+1) -
-    gamma_k and f'' the curvature (f''(gamma) = q(log gamma) / gamma, q the loss density under Q), the
-    average of the two end tangents lies below f by f'' Delta^2 / 4 at the ends and f'' Delta^2 / 6 on
-    average over the interval; the tangent at the midpoint by f'' Delta^2 / 8 at the ends and f'' Delta^2 / 24
-    on average, the least any line below f on the interval achieves (it minimises the mean of f'' (x - m)^2
-    / 2). The composed lower end's bias (~ T h^2, the mean deficit acting as a downward shift of every step's
-    loss) shrinks by about 4 for one more curve evaluation per interval.
-
-    The mixing (a choice; soundness is the convex-combination argument of the module docstring). A node
-    value w_k below 1 - gamma_k by d costs far more than d at one node: g is convex with g(0) <= 1, so every
-    node left of k is pulled below 1 - gamma by about d gamma_j / gamma_k, which moves the measure's whole
-    low end (its mean loss drops by about d, against h d for an isolated node deficit), and composition adds
-    that T times. It happens where the loss law piles up within a cell above its floor (the remove pair:
-    L > log(1 - q), and 30% of the P-mass within 1e-4 of it at q = 1e-3, sigma = 0.6): there the midpoint
-    tangent extended to the cell's left end drops below 1 - gamma. Then the line is (1 - theta) ell_mid +
-    theta ell_left with the least theta (midpoint rounding of a float, a choice) that lifts its left value to
-    1 - gamma_k (ell_left, the tangent at t_k, is >= 1 - gamma there up to rounding), except that at a right
-    end gamma_(k+1) >= 1 (where 1 - gamma <= 0 and g = 0 at a node would cut every larger loss) theta keeps at
-    least 1 - MIX_KEEP of the right value. Measured at q = 1e-3, sigma = 0.6, h = 1e-4 (true one-step mean
-    loss 7.11e-6): the optimistic measure's mean is 6.7e-6 low with end tangents, 4.2e-6 with midpoint tangents
-    alone, 1.7e-9 with the mixing; at T = 5000, delta = 1e-8 eps_up / eps_low - 1 went from 8.2e-3 to 1.4e-5."""
+    Lifted lines (``sm.lift``, new plans; a choice: soundness is the convex-combination argument of the module
+    docstring). A node value w_k below 1 - gamma_k by d costs far more than d at one node: g is convex with
+    g(0) <= 1, so every node left of k is pulled below 1 - gamma by about d gamma_j / gamma_k, which moves the
+    measure's whole low end (its mean loss drops by about d, against h d for an isolated node deficit), and
+    composition adds that T times. It happens where the loss law piles up within a cell above its floor (the
+    remove pair: L > log(1 - q), and 30% of the P-mass within 1e-4 of it at q = 1e-3, sigma = 0.6): there the
+    tangent from the cell's right end, extended to its left end, drops below 1 - gamma. Then the line is
+    (1 - theta) line + theta ell_left with the least theta (midpoint rounding of a float, a choice) that lifts
+    its left value to 1 - gamma_k (ell_left, the tangent at t_k, is >= 1 - gamma there up to rounding), except
+    that at a right end gamma_(k+1) >= 1 (where 1 - gamma <= 0 and g = 0 at a node would cut every larger loss)
+    theta keeps at least 1 - MIX_KEEP of the right value (:func:`_lift`). Measured at q = 1e-3, sigma = 0.6,
+    h = 1e-4 (true one-step mean loss 7.11e-6): the optimistic measure's mean is 6.7e-6 low without the lift;
+    at T = 5000, delta = 1e-8 eps_up / eps_low - 1 went from 8.2e-3 to 1.9e-5 (2.2e-2 to 9.9e-5 at h = 2e-4).
+    (Tangents at the cells' midpoints, one more curve evaluation per cell, gave 1.4e-5 and 8.5e-5 and halved the
+    width at T = 1e3 and 1e4 of the benchmark query, for 12-40% more CPU: not taken.)"""
     S = K + GUARD
     idx, gammas, profile = sm.idx, sm.gammas, sm.profile
     lo = idx[0]
@@ -476,8 +452,9 @@ def optimistic(sm: Samples, K: int) -> OneStep:
         tb = tiny_bits(K)
         tans, ts = sm.tangents, sm.t
         single = len(profile.members) == 1
+        lift = sm.lift
         prev = None  # (tangent, s * (gamma_k - t_k)) of the previous interval's right end: reused, same ball
-        for k in range(n - 1 if sm.mid_t is None else 0):
+        for k in range(n - 1):
             t0, t1 = ts[k], ts[k + 1]
             g0, g1 = gammas[k], gammas[k + 1]
             if single:
@@ -493,26 +470,12 @@ def optimistic(sm: Samples, K: int) -> OneStep:
                 (v0, s0), (v1, s1) = tan0, tan1
             own0 = prev[1] if prev is not None and prev[0] is tan0 else s0 * (g0 - t0)
             own1 = s1 * (g1 - t1)
-            b[k] = outward_rational((v0 + own0 + v1 + far1) / 2, False, tb)
-            a[k + 1] = outward_rational((v0 + far0 + v1 + own1) / 2, False, tb)
+            left, right = (v0 + own0 + v1 + far1) / 2, (v0 + far0 + v1 + own1) / 2
+            if lift:
+                left, right = _lift(left, right, v0 + own0, v0 + far0, g0, g1)
+            b[k] = outward_rational(left, False, tb)
+            a[k + 1] = outward_rational(right, False, tb)
             prev = (tan1, own1)
-        if sm.mid_t is not None:  # midpoint tangents: one line per interval, the tangent at m_k
-            for k in range(n - 1):
-                m, lines = sm.mid_t[k], sm.mid_tangents[k]
-                g0, g1 = gammas[k], gammas[k + 1]
-                v, sl = lines[0] if single else max(lines, key=lambda vs: vs[0].mid())  # the larger member at m_k: a choice
-                left, right = v + sl * (g0 - m), v + sl * (g1 - m)
-                floor = 1 - g0
-                if (left - floor).mid() < 0:  # below the minorant 1 - gamma at gamma_k: mix in the tangent at t_k
-                    t0 = ts[k]
-                    vl, sll = tans[k][0] if single else max(tans[k], key=lambda vs: vs[0].mid())
-                    l0, l1 = vl + sll * (g0 - t0), vl + sll * (g1 - t0)
-                    theta = _mix_weight((floor - left) / (l0 - left))
-                    if g1.mid() >= 1 and (right - l1).mid() > 0 and right.mid() > 0:  # keep (1 - MIX_KEEP) of the right value
-                        theta = min(theta, _mix_weight(MIX_KEEP * right / (right - l1), up=False))
-                    left, right = (1 - theta) * left + theta * l0, (1 - theta) * right + theta * l1
-                b[k] = outward_rational(left, False, tb)
-                a[k + 1] = outward_rational(right, False, tb)
         b[n - 1] = a[n - 1]
         w = [min(x, y) for x, y in zip(a, b)]
         c = next((k for k in range(1, n) if not w[k] > 0), n - 1)
@@ -547,6 +510,20 @@ def optimistic(sm: Samples, K: int) -> OneStep:
         "total_P_mass_lower": _dec(fmpq(sum(masses.values()), 1 << K)),
     }
     return OneStep(profile.name, False, K, lo, vec, 0, checks)
+
+
+def _lift(left: arb, right: arb, l0: arb, l1: arb, g0: arb, g1: arb) -> tuple[arb, arb]:
+    """The values at gamma_k, gamma_(k+1) of (1 - theta) line + theta ell_left (values ``left``, ``right`` and ``l0``,
+    ``l1``; ell_left the tangent at t_k): the least theta that lifts the left value to 1 - gamma_k, at a right end
+    gamma_(k+1) >= 1 keeping at least 1 - MIX_KEEP of the right value (:func:`optimistic`); a convex combination of
+    two global minorants is one, whatever theta."""
+    floor = 1 - g0
+    if not (left - floor).mid() < 0:
+        return left, right
+    theta = _mix_weight((floor - left) / (l0 - left))
+    if g1.mid() >= 1 and (right - l1).mid() > 0 and right.mid() > 0:
+        theta = min(theta, _mix_weight(MIX_KEEP * right / (right - l1), up=False))
+    return (1 - theta) * left + theta * l0, (1 - theta) * right + theta * l1
 
 
 def _mix_weight(x: arb, up: bool = True) -> fmpq:
