@@ -440,7 +440,7 @@ def optimistic(sm: Samples, K: int) -> OneStep:
     h = 1e-4 (true one-step mean loss 7.11e-6): the optimistic measure's mean is 6.7e-6 low without the lift;
     at T = 5000, delta = 1e-8 eps_up / eps_low - 1 went from 8.2e-3 to 1.9e-5 (2.2e-2 to 9.9e-5 at h = 2e-4).
     (Tangents at the cells' midpoints, one more curve evaluation per cell, gave 1.4e-5 and 8.5e-5 and halved the
-    width at T = 1e3 and 1e4 of the benchmark query, for 12-40% more CPU: not taken.)"""
+    width at T = 1e3 and 1e4 of the benchmark query, for one more curve evaluation per cell: not taken.)"""
     S = K + GUARD
     idx, gammas, profile = sm.idx, sm.gammas, sm.profile
     lo = idx[0]
