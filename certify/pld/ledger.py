@@ -27,7 +27,7 @@ from functools import lru_cache
 
 from ..balls import InputError, fmpq
 from . import compose, direct, discretise
-from .accountant import _check_layout, bits_for, one_steps, sample_seconds, MAX_K
+from .accountant import LIFT, _check_layout, bits_for, one_steps, sample_seconds, MAX_K
 from .curves import Curve, CurveProfile
 
 DIRECTIONS = ("remove", "add")
@@ -73,7 +73,7 @@ def plan(entries, delta: fmpq, h: fmpq) -> LedgerPlan:
     lays = {}
     for i, e in enumerate(entries):
         for d in directions(entries):
-            lay = discretise.layout_of(CurveProfile("pair", (e.curve(d),)), h, eta, steps=e.count, target=float(delta))
+            lay = discretise.layout_of(CurveProfile("pair", (e.curve(d),)), h, eta, steps=e.count, target=float(delta), lift=LIFT)
             _check_layout(lay)
             lays[layout_name(i, d)] = lay
     tau = int((delta * (fmpq(1) * 2**K) / 2**30).floor())
