@@ -388,13 +388,6 @@ NEGATED = {
 
 
 @pytest.mark.slow  # about 4 CPU s (the kernel's 270 orders of the failing side, Theorem C.13's search)
-@pytest.mark.xfail(
-    strict=True,
-    reason="certify_kernel's objpert and poisson_fails check statements for unchecked numbers only (docs/kernel.md: prose "
-    "that quotes no new number is accepted), so a negated claim or conclusion is accepted with 'N conclusion(s) hold'; "
-    "fix: re-derive their texts as events.py, poisson.py and (now) bok.py do; not done here: the kernel is at its "
-    "2,500-line cap (tests/test_kernel.py), 5 lines left",
-)
 @pytest.mark.parametrize("case", sorted(NEGATED))
 def test_kernel_refuses_negated_prose(case):
     kind, edit = NEGATED[case]
@@ -471,14 +464,6 @@ BOK_UNREAD = {
 
 
 @pytest.mark.slow  # about 1 CPU s: one kernel derivation per case
-@pytest.mark.xfail(
-    strict=True,
-    reason="certify_kernel/bok.py never reads witnesses.points or witnesses.budget (it re-bounds every leaf with its own "
-    "quadrature), so it accepts files certify refuses (no points, another rule, an empty budget): a disagreement; fix: "
-    "check their layout in read_leaves (a point per leaf end and u* > 0; the budget keys of a finished search) and list "
-    "the rules' parameters with the designed disagreements in docs/kernel.md, or re-derive them (the kernel is at its "
-    "line cap)",
-)
 @pytest.mark.parametrize("case", sorted(BOK_UNREAD))
 def test_kernel_refuses_bok_witnesses_certify_refuses(bok, case):
     text = resealed(bok, BOK_UNREAD[case])
