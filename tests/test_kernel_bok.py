@@ -234,7 +234,7 @@ def test_a_warm_memo_gives_the_verdict_of_a_cold_one(genuine):
 
 @pytest.mark.slow  # about 2 CPU s: the kernel's and certify's derivations of the example
 def test_a_rule_certify_would_not_choose_is_a_designed_disagreement():
-    """Documented (docs/kernel.md, "Designed disagreements"): the kernel reads witnesses.points for their layout (one
+    """Documented (docs/kernel.md, renyi-bok, "Designed disagreement"): the kernel reads witnesses.points for their layout (one
     well-formed rule per leaf end and u*) but bounds J by its own quadrature, so a well-formed rule certify would not
     choose (here the step halved, still on the window's grid) changes no truth: the kernel accepts, certify (which
     re-evaluates with the recorded rule and finds another leaf key) refuses. A rule off its grid is refused by both."""
