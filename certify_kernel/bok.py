@@ -39,6 +39,7 @@ CONTRACT = poisson.CONTRACT | dict(sampling="fixed-size", adjacency="replace-one
 INPUTS = frozenset(CONTRACT) | {"alpha", "delta", "noise_multiplier", "sampling_rate", "steps"}
 #: significant digits of a leaf key as certify writes it in witnesses.leaves (upper decimal of the ball leaf[i])
 KEY_DIGITS = 12
+POINT = ("u", "a", "b", "h", "strip")
 WITNESSES = frozenset({"budget", "curvature", "gamma", "leaves", "method", "points", "reported_epsilon", "stopped_early", "u_lower"})
 EQUATIONS = {"J(0)": "(5) at u = 0", "J_lower(u*)": "B.3.1", "gamma": "B.2", "search_gap": "B.2", "rho": "(5)", "alpha": "(5)", "epsilon": "(6)"}
 #: point evaluations of (35) per certificate, grid nodes x (alpha+1) per point and in all (about 12 s), leaves:
@@ -100,7 +101,27 @@ def read_leaves(w: dict) -> tuple[list, Fraction, Fraction]:
     u_star, gamma = parse_exact(w["u_lower"], "witnesses.u_lower"), parse_exact(w["gamma"], "witnesses.gamma")
     if not 0 <= u_star <= Fraction(1, 2) or gamma <= 0:
         raise Malformed("witnesses.u_lower in [0, 1/2] and witnesses.gamma > 0")
+    read_points(w, cuts, u_star)
     return cuts, u_star, gamma
+
+
+def read_points(w: dict, cuts: list, u_star: Fraction) -> None:
+    """The layout of the points and budget certify writes for a finished search. Their values are not used (the kernel
+    bounds J by its own quadrature): one point {u, a, b, h, strip} per leaf end and u* but 0, in increasing u, each a
+    well-formed rule (h, strip > 0, a <= 0 <= b multiples of h); the budget of a search that met gamma and evaluated every
+    leaf end (at most max(2, max_evaluations) points). Which rule certify chose is not re-derived (docs/kernel.md)."""
+    points, budget, want = w["points"], w["budget"], sorted((set(cuts) | {u_star}) - {0})
+    if not isinstance(points, list) or len(points) != len(want) or not all(isinstance(x, dict) and set(x) == set(POINT) for x in points):
+        raise Malformed("witnesses.points: one {u, a, b, h, strip} per leaf end and u* (u > 0), in increasing u")
+    for x, u in zip(points, want):
+        got, a, b, h, strip = (parse_exact(x[k], f"witnesses.points.{k}") for k in POINT)
+        if got != u or h <= 0 or strip <= 0 or not a <= 0 <= b or (a / h).denominator != 1 or (b / h).denominator != 1:
+            raise Malformed(f"witnesses.points: the rule at u = {u} is not a point certify writes (u, h, strip > 0, a <= 0 <= b on the grid)")
+    if not isinstance(budget, dict) or set(budget) != {"max_evaluations", "max_seconds", "stopped_by"} or budget["stopped_by"] != "":
+        raise Malformed("witnesses.budget: must be {max_evaluations, max_seconds, stopped_by: ''} after a search that met gamma")
+    n, _ = parse_exact(budget["max_evaluations"], "max_evaluations"), parse_exact(budget["max_seconds"], "max_seconds")
+    if n.denominator != 1 or len(cuts) > max(2, n):
+        raise Malformed("witnesses.budget: max_evaluations an integer, at least the number of leaf ends")
 
 
 def _weights(alpha: int, p: Fraction, d2: Fraction, beta2) -> list:
@@ -231,8 +252,7 @@ def _plan(doc: dict, der: Derivation, n: int, bound: str) -> None:
         "delta_below_1": (inputs["delta"], "<", "1"),
     }
     der.claims = {"search_met_gamma": ("search_gap", "<=", "gamma"), **hyps, "dp": ("epsilon", "<=", bound)}
-    der.conclusions["dp"] = ("dp", tuple(hyps), (parse_exact(bound, "reported_epsilon"), parse_exact(inputs["delta"], "delta")))
-    der.quotable = {Fraction(2026)}  # "(Bok 2026)"
+    der.conclusions["dp"] = ("dp", tuple(hyps))
     der.loose = {"rho", "epsilon", "J_lower(u*)", "search_gap"} | {f"leaf[{i}]" for i in range(n)}
     _texts(doc, der, n, bound)
 

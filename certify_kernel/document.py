@@ -10,18 +10,18 @@ This module then checks, in order (a later step runs only when the earlier ones 
    the ball, its equation, and the kernel's enclosure inside the recorded ball (disjoint: inconsistent;
    overlapping only: cannot decide, except for the quantities a kind marks ``loose``: accepted, see Derivation);
 4. every recorded claim, decided from the kernel's enclosures (never from the recorded balls);
-5. every recorded conclusion: the claim and hypotheses the kernel expects, ``holds`` equal to the claim and
-   all hypotheses as the kernel decided them, and the statement quoting the numbers that were checked.
+5. every recorded conclusion: the claim and hypotheses the kernel expects, and ``holds`` equal to the claim and
+   all hypotheses as the kernel decided them.
 
-Prose (statements, descriptions) is not parsed, but it may quote only numbers that are checked
-(:func:`stray_numbers`): a statement cannot claim a number nobody verified.
+Prose (descriptions, statements) is not parsed: every kind re-derives, word for word, the text certify writes from
+the numbers it checks (``Derivation.texts``), so a negated or reworded statement is inconsistent even where it
+quotes no new number.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -54,15 +54,15 @@ class Derivation:
     ``values``: quantity name -> (lo, hi), exact rationals enclosing the quantity's true value.
     ``names``: every quantity name the certificate must record (those not in ``values`` are not checked).
     ``claims``: claim name -> (lhs, relation, rhs) the kernel requires (the recorded claim must say exactly that).
-    ``conclusions``: conclusion name -> (claim name, hypotheses, values the statement must quote, however spelt).
+    ``conclusions``: conclusion name -> (claim name, hypotheses) the kernel requires.
     ``failed``: hypotheses on the inputs that fail (the certificate proves nothing: exit 5).
     ``unsure``: reasons the kernel cannot decide something it needs (exit 3 unless refused otherwise).
     ``equations``: quantity name -> the equation label it must record (which formula the recorded number is).
-    ``quotable``: numbers besides inputs, witnesses, operands and decimals that statements may quote (a step count).
     ``loose``: quantities the kernel may enclose more loosely than certify's ball: overlapping it is enough (disjoint
     is inconsistent), since every claim is decided from the kernel's own enclosure, never from the recorded ball.
-    ``texts``: the exact prose a kind re-derives ("quantity:NAME" description, "claim:NAME" / "conclusion:NAME"
-    statement, "budget" the whole budget object): a recorded text that differs is inconsistent.
+    ``texts``: the exact prose the kind re-derives ("quantity:NAME" description, "claim:NAME" / "conclusion:NAME"
+    statement, "budget" the whole budget object, where a kind re-derives it): a recorded text that differs, or one
+    the kind does not re-derive, is inconsistent.
     """
 
     values: dict = field(default_factory=dict)
@@ -72,9 +72,16 @@ class Derivation:
     failed: list = field(default_factory=list)
     unsure: list = field(default_factory=list)
     equations: dict = field(default_factory=dict)
-    quotable: set = field(default_factory=set)
     loose: set = field(default_factory=set)
     texts: dict = field(default_factory=dict)
+
+    def claim(self, name: str, claim: tuple, text: str) -> None:
+        """Expect the claim ``name`` to state ``claim`` = (lhs, relation, rhs), in the words ``text`` certify writes."""
+        self.claims[name], self.texts[f"claim:{name}"] = claim, text
+
+    def conclude(self, name: str, claim: str, hypotheses: tuple, text: str) -> None:
+        """Expect the conclusion ``name`` to rest on ``claim`` and ``hypotheses``, in the words ``text`` certify writes."""
+        self.conclusions[name], self.texts[f"conclusion:{name}"] = (claim, tuple(hypotheses)), text
 
 
 def load(text: str | bytes) -> dict:
@@ -165,22 +172,17 @@ def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list)
         return
     if "budget" in der.texts and doc["budget"] != der.texts["budget"]:
         problems.append("budget: not the kind's budget (its keys and texts are re-derived)")
-    quotable = quotable_numbers(doc, der)
     for name in sorted(recorded):
         try:
             lo, hi = recorded_ball(name, recorded[name])
         except Malformed as err:
             problems.append(str(err))
             continue
-        stray = stray_numbers(recorded[name].get("description", ""), quotable) if isinstance(recorded[name].get("description", ""), str) else ["?"]
-        if stray:
-            problems.append(f"quantity {name}: its description quotes number(s) that nothing checks: {', '.join(stray)[:100]}")
+        if name in der.equations and recorded[name]["equation"] != der.equations[name]:
+            problems.append(f"quantity {name}: equation {str(recorded[name]['equation'])[:60]!r}, the kernel evaluates {der.equations[name]!r}")
             continue
         if not _same_text(recorded[name].get("description"), der, f"quantity:{name}"):
             problems.append(f"quantity {name}: its description is not the one the kernel re-derives")
-            continue
-        if name in der.equations and recorded[name]["equation"] != der.equations[name]:
-            problems.append(f"quantity {name}: equation {str(recorded[name]['equation'])[:60]!r}, the kernel evaluates {der.equations[name]!r}")
             continue
         if name not in der.values:
             continue
@@ -225,69 +227,14 @@ def tri(true: bool, false: bool) -> bool:
     raise Undecided("the intervals overlap")
 
 
-_NUMBER = re.compile(r"(?<![\w.])-?[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?(?:/[0-9]+)?(?![\w.])")
-#: references to the papers' numbered statements ("Theorem 4.1", "Sec. 3.3"): not numbers
-_WORDS = "Theorem|Thm|Lemma|Corollary|Proposition|Prop\\.|Section|Sec\\.|Remark|Example|Appendix|Definition"
-_REFERENCE = re.compile(r"\b(?:" + _WORDS + r")\s+[A-Z]?[0-9]+(?:\.[0-9]+)*")
-#: small integers a statement may quote freely (phase indices, section and equation numbers)
-SMALL = 100
-
-
-def _collect(obj, out: set) -> None:
-    """Every exact number written in ``obj`` (strings that are numbers, integers), recursively."""
-    if isinstance(obj, dict):
-        for v in obj.values():
-            _collect(v, out)
-    elif isinstance(obj, list):
-        for v in obj:
-            _collect(v, out)
-    elif isinstance(obj, int) and not isinstance(obj, bool):
-        out.add(Fraction(obj))
-    elif isinstance(obj, str) and len(obj) < 200:
-        try:
-            out.add(parse_exact(obj, "number"))
-        except Malformed:
-            pass
-
-
-def quotable_numbers(doc: dict, der: Derivation) -> set:
-    """The numbers a statement may quote: inputs, witnesses, claim operands, recorded decimals, the kind's own."""
-    out = set(der.quotable)
-    _collect([doc["inputs"], doc["witnesses"]], out)
-    _collect([[c.get("lhs"), c.get("rhs")] for c in doc["claims"] if isinstance(c, dict)], out)
-    _collect([[q.get("lower"), q.get("upper")] for q in doc["quantities"].values() if isinstance(q, dict)], out)
-    return out
-
-
-def numbers_in(text: str) -> dict:
-    """The numbers quoted in ``text``: token -> its value (however it is spelt), None when it is not a readable number."""
-    out = {}
-    for token in _NUMBER.findall(_REFERENCE.sub("", text)):
-        try:
-            out[token] = parse_exact(token, "statement number")
-        except Malformed:
-            out[token] = None
-    return out
-
-
-def stray_numbers(text: str, quotable: set) -> list:
-    """The numbers quoted in ``text`` that are not quotable (a statement must not state numbers nobody checked)."""
-    return [t for t, v in numbers_in(text).items() if v is None or v not in quotable and not (v.denominator == 1 and abs(v) <= SMALL)]
-
-
 def compare_claims(doc: dict, der: Derivation, problems: list, unsure: list) -> dict:
     """Each recorded claim decided by the kernel; returns name -> holds (None: undecided)."""
     decided: dict = {}
-    quotable = quotable_numbers(doc, der)
     for i, c in enumerate(doc["claims"]):
         if not isinstance(c, dict) or set(c) != CLAIM_KEYS or not isinstance(c["name"], str) or c["name"] in decided:
             problems.append(f"claims[{i}]: malformed or repeated claim entry")
             continue
         name = c["name"]
-        stray = stray_numbers(c["statement"], quotable) if isinstance(c["statement"], str) else ["(not text)"]
-        if stray:
-            problems.append(f"claim {name}: its statement quotes number(s) that nothing checks: {', '.join(stray)[:100]}")
-            continue
         want = der.claims.get(name)
         if want is not None and (c["relation"] != want[1] or not _same(c["lhs"], want[0], der) or not _same(c["rhs"], want[2], der)):
             problems.append(f"claim {name}: states {c['lhs']} {c['relation']} {c['rhs']}, the kernel expects {' '.join(map(str, want))}")
@@ -314,8 +261,8 @@ def compare_claims(doc: dict, der: Derivation, problems: list, unsure: list) -> 
 
 
 def _same_text(recorded, der: Derivation, key: str) -> bool:
-    """The recorded prose is the kind's re-derived text, where the kind re-derives it (else any checked prose)."""
-    return key not in der.texts or recorded == der.texts[key]
+    """The recorded prose is the text the kind re-derives (a text the kind does not re-derive is never accepted)."""
+    return key in der.texts and recorded == der.texts[key]
 
 
 def _same(recorded, wanted, der: Derivation) -> bool:
@@ -336,17 +283,12 @@ def compare_conclusions(doc: dict, der: Derivation, decided: dict, problems: lis
             problems.append(f"conclusions[{i}]: malformed, repeated or not a conclusion of this kind")
             continue
         seen.add(c["name"])
-        claim, hyps, quoted = der.conclusions[c["name"]]
-        if c["claim"] != claim or c["hypotheses"] != list(hyps) or not isinstance(c["statement"], str):
+        claim, hyps = der.conclusions[c["name"]]
+        if c["claim"] != claim or c["hypotheses"] != list(hyps):
             problems.append(f"conclusion {c['name']}: rests on other claims than the kernel's ({claim}; {', '.join(hyps)})")
             continue
         if not _same_text(c["statement"], der, f"conclusion:{c['name']}"):
             problems.append(f"conclusion {c['name']}: its statement is not the one the kernel re-derives")
-            continue
-        said = set(numbers_in(c["statement"]).values())
-        absent = [str(v) for v in quoted if v not in said] + stray_numbers(c["statement"], quotable_numbers(doc, der))
-        if absent:
-            problems.append(f"conclusion {c['name']}: the statement misquotes the checked numbers ({', '.join(absent)[:100]})")
             continue
         parts = [decided.get(n) for n in (claim, *hyps)]
         holds = False if False in parts else (None if None in parts else True)

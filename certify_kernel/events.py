@@ -202,12 +202,11 @@ def _query(inputs: dict, failed: list) -> tuple[str, Fraction]:
 def _plan(doc: dict, der: Derivation, entries: list, query: str, extra: bool) -> None:
     """Quantity names, equations, claims and the conclusion, as the kind records them (certify's layout)."""
     n, bound, t = len(entries), doc["witnesses"]["bound"], doc["inputs"][query]
-    der.quotable = {Fraction(n), Fraction(sum(c for _, c, _ in entries))}
     if query == "target_delta" and parse_exact(t, "target_delta") == 0:
         der.names = {"epsilon"} | {f"epsilon[{i}]" for i in range(n)}
         der.equations = {"epsilon": EQ_PURE} | {f"epsilon[{i}]": MECHANISMS[e[0]][2] for i, e in enumerate(entries)}
         der.claims["bound"] = ("epsilon", "<=", bound)
-        der.conclusions["dp"] = ("bound", (), (parse_exact(bound, "bound"),))
+        der.conclusions["dp"] = ("bound", ())
         return
     head = {"target_delta": "epsilon", "target_epsilon": "delta", "order": "rdp"}[query]
     a = doc["witnesses"]["alpha"] if query != "order" else t
@@ -218,8 +217,7 @@ def _plan(doc: dict, der: Derivation, entries: list, query: str, extra: bool) ->
     for name, lhs, rel, rhs in hyps:
         der.claims[name] = (lhs, rel, rhs)
     der.claims["bound"] = (head, "<=", bound)
-    quoted = {"target_delta": (bound, t), "target_epsilon": (t, bound), "order": (a, bound)}[query]
-    der.conclusions["dp"] = ("bound", tuple(h[0] for h in hyps), tuple(parse_exact(x, "quoted") for x in quoted))
+    der.conclusions["dp"] = ("bound", tuple(h[0] for h in hyps))
     der.names = {"rdp", head} | {f"rdp[{i}]" for i in range(n)} | ({"alpha"} if query != "order" else set()) | ({"extra_delta"} if extra else set())
     der.equations = {"rdp": EQ["rdp"], "extra_delta": EQ["extra_delta"], "alpha": "witness"} | {
         f"rdp[{i}]": MECHANISMS[e[0]][2] for i, e in enumerate(entries)

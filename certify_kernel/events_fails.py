@@ -38,17 +38,13 @@ def _epsilon(entries: list, a: int, relation: str, delta: Fraction):
 def _plan(der: Derivation, orders: list, d: str, t: str, target: Fraction, delta: Fraction) -> None:
     der.names = {f"epsilon[{a}]" for a in orders}
     der.equations = {f"epsilon[{a}]": events.EQ["convert"] for a in orders}
-    der.quotable = {Fraction(a) for a in orders}
-    der.claims = {"hyp:delta>0": (d, ">", "0"), "hyp:delta<1": (d, "<", "1")}
+    for name, rel, rhs in (("delta>0", ">", "0"), ("delta<1", "<", "1")):
+        der.claim("hyp:" + name, (d, rel, rhs), f"delta = {d} {rel} {rhs}")
     der.claims.update({f"fails[{a}]": (f"epsilon[{a}]", ">", t) for a in orders})
     names = list(der.claims)
-    der.conclusions["fails"] = (names[-1], tuple(names[:-1]), (target, delta))
+    der.conclusions["fails"] = (names[-1], tuple(names[:-1]))
     # the prose certify writes, re-derived (document.Derivation.texts)
-    der.texts = {
-        "claim:hyp:delta>0": f"delta = {d} > 0",
-        "claim:hyp:delta<1": f"delta = {d} < 1",
-        "budget": {"orders": f"all {len(orders)} orders of the grid re-evaluated (no search)"},
-    }
+    der.texts["budget"] = {"orders": f"all {len(orders)} orders of the grid re-evaluated (no search)"}
     der.texts.update({f"claim:fails[{a}]": f"at alpha = {a} the Rényi bound exceeds epsilon = {t}" for a in orders})
     der.texts.update({f"quantity:epsilon[{a}]": f"the Rényi bound at alpha = {a} (Mironov17 Prop. 1)" for a in orders})
     der.texts["conclusion:fails"] = f"the calibration accountant (min over {GRID} of the Rényi bound) does not certify ({t}, {d})-DP for this ledger"

@@ -227,6 +227,24 @@ QC13 = {"witnessed_failures": "Theorem C.13", "first_passing_iterations": "Theor
 QC13.update(g_bar_N="Lemma C.5 (36)", alpha_bar="(47)", radius_step="(47)", radius_gap="(47)", Delta_xi="(48)", tau="(48)", s_N="C.4")
 QC13.update(delta_N="(50)")
 EQUATIONS = Q41 | QC13 | {"delta_N_previous": "(50)"}
+#: the descriptions certify writes (iterations, delta, delta_N and delta_N_previous quote numbers: _plan_4_1, _c13)
+DESCRIPTIONS = {"d_star": "d* = min{d, n+1}", "L": "smoothness L = mu + L2 zeta^2", "M": "Hessian Lipschitz constant M = L3 zeta^3"}
+DESCRIPTIONS.update(G="gradient sensitivity G = 2 L1 zeta / n", Delta_H="Delta_H = 2 L2 zeta^2", eta="step size", sigma="noise standard deviation")
+DESCRIPTIONS.update(rho="contraction rho = 1 - eta mu", r_u="r_u = sigma (sqrt(d*) + u)", r_prime="r' = r_u + 2 L G / mu", B="B = 1/mu")
+DESCRIPTIONS.update(R_bar="R-bar = (r' + L1 zeta)/mu", threshold7="right-hand side of the iteration threshold", rho_half_N="rho^(N/2)")
+DESCRIPTIONS.update(tau_star="log-determinant term tau*", epsilon0="smallest certified epsilon eps_0", delta_truncation="truncation mass e^(-u^2/2)")
+DESCRIPTIONS.update(epsilon0_gaussian="Gaussian-ratio part of eps_0: (G/sigma) rho^(N/2) + G^2 (1 + rho^(N/2))^2/(2 sigma^2)")
+DESCRIPTIONS.update(delta_divergence="divergence term (2G/sigma) Q1((sigma/G)(eps - eps_0))", delta="upper bound on the privacy profile")
+DESCRIPTIONS.update(witnessed_failures="number of smaller counts N re-checked to fail, each for its recorded reason", nu_tilde_N="nu~_N")
+DESCRIPTIONS.update(first_passing_iterations="first N certified by Theorem C.13", gamma_N="gamma_N = (1 - (1 - eta L)^N)/L")
+DESCRIPTIONS.update(
+    g_bar_N="sup of g_N over [mu, L]", alpha_bar="alpha-bar = gamma_N - eta M R-bar B nu~_N rho^(N-1)", tau="log-determinant bound tau"
+)
+DESCRIPTIONS.update(radius_step="G (1 - rho^N)/(mu alpha-bar)", radius_gap="r' - r = 2 L G / mu", Delta_xi="Delta_xi = 2 mu rho^N R-bar")
+DESCRIPTIONS.update(s_N="t-independent part of eps_total (49)")
+#: what a conclusion rests on about the loss, as certify states it
+LOSSES = {"logistic": "logistic loss: L1 = 1, L2 = 1/4, L3 = 1/(6*sqrt(3))"}
+LOSSES["custom"] = "custom loss: its constants L1, L2, L3 are the user's, as recorded, and are not checked"
 
 
 def _iterations(doc: dict) -> tuple[int, str, str]:
@@ -249,17 +267,22 @@ def _iterations(doc: dict) -> tuple[int, str, str]:
 
 
 def _plan_4_1(doc: dict, der: Derivation, N: int, rule: str, reported: str) -> None:
-    eps, der.names = doc["inputs"]["epsilon"], set(Q41)
-    der.claims["threshold7_holds"] = ("iterations", ">=", "threshold7")
-    der.claims["epsilon_admissible"] = (eps, ">=", "epsilon0")
-    der.claims["dp_4_1"] = ("delta", "<=", reported)
-    said = (Fraction(N), parse_exact(eps, "inputs.epsilon"), parse_exact(reported, "witnesses.reported_delta"))
-    der.conclusions["dp_theorem_4_1"] = ("dp_4_1", ("threshold7_holds", "epsilon_admissible"), said)
+    """Theorem 4.1's claims and conclusions, with the statements certify writes (document.Derivation.texts)."""
+    eps, der.names, loss = doc["inputs"]["epsilon"], set(Q41), LOSSES[doc["inputs"]["loss"]]
+    e = parse_exact(eps, "inputs.epsilon")
+    der.claim("threshold7_holds", ("iterations", ">=", "threshold7"), f"N = {N} satisfies (7)")
+    der.claim("epsilon_admissible", (eps, ">=", "epsilon0"), f"eps = {e} >= eps_0")
+    der.claim("dp_4_1", ("delta", "<=", reported), f"the release is ({e}, {reported})-DP by Theorem 4.1 (delta <= {reported})")
+    text = f"after N = {N} iterations the release is ({e}, {reported})-DP (Theorem 4.1; {loss})"
+    der.conclude("dp_theorem_4_1", "dp_4_1", ("threshold7_holds", "epsilon_admissible"), text)
     if rule == RULE_SMALLEST:
-        der.claims["threshold7_smallest"] = ("threshold7", ">", str(N - 1))
-        der.conclusions["iterations_smallest"] = ("threshold7_smallest", ("threshold7_holds",), (Fraction(N),))
+        der.claim("threshold7_smallest", ("threshold7", ">", str(N - 1)), f"N - 1 = {N - 1} does not satisfy (7)")
+        der.conclude("iterations_smallest", "threshold7_smallest", ("threshold7_holds",), f"N = {N} is the smallest iteration count satisfying (7)")
     if "target_delta" in doc["inputs"]:
-        der.claims["target_4_1"] = ("delta", "<=", doc["inputs"]["target_delta"])
+        t = doc["inputs"]["target_delta"]
+        der.claim("target_4_1", ("delta", "<=", t), f"Theorem 4.1 at N = {N}: delta(eps) <= target {parse_exact(t, 'inputs.target_delta')}")
+    der.texts.update({f"quantity:{k}": text for k, text in DESCRIPTIONS.items()})
+    der.texts.update({"quantity:iterations": f"iteration count N ({rule})", "quantity:delta": f"delta(eps) at eps = {e}: {DESCRIPTIONS['delta']}"})
 
 
 def _values_4_1(doc: dict, der: Derivation, p: dict, c: dict, N: int) -> None:
@@ -336,15 +359,17 @@ def _c13(doc: dict, der: Derivation, p: dict, c: dict, N: int) -> None:
     der.names |= set(names)
     der.values.update({k: bounds(v[k]) for k in names})
     t, e = doc["inputs"]["target_delta"], doc["inputs"]["epsilon"]
-    der.claims.update(
-        c13_first=("witnessed_failures", ">=", str(N1 - 1)),
-        alpha_bar_positive=("alpha_bar", ">", "0"),
-        radius_condition=("radius_step", "<=", "radius_gap"),
-        epsilon_above_s_N=(e, ">=", "s_N"),
-        dp_C13=("delta_N", "<=", t),
-    )
+    der.claim("c13_first", ("witnessed_failures", ">=", str(N1 - 1)), f"every N in 1..{N1 - 1} fails Theorem C.13 (witnessed)")
+    der.claim("alpha_bar_positive", ("alpha_bar", ">", "0"), f"alpha-bar > 0 at N = {N1}")
+    der.claim("radius_condition", ("radius_step", "<=", "radius_gap"), f"(47) holds at N = {N1}")
+    der.claim("epsilon_above_s_N", (e, ">=", "s_N"), f"eps = {eps} >= s_N")
+    der.claim("dp_C13", ("delta_N", "<=", t), f"Theorem C.13: the release at N = {N1} is ({eps}, delta_N)-DP with delta_N <= {target}")
     hyps = ("c13_first", "alpha_bar_positive", "radius_condition", "epsilon_above_s_N")
-    der.conclusions["first_passing_c13"] = ("dp_C13", hyps, (Fraction(N1), eps, target))
+    text = f"the first N certified by Theorem C.13 (radii of C.4) is N = {N1}: the release is ({eps}, {target})-DP there and every smaller N"
+    der.conclude("first_passing_c13", "dp_C13", hyps, f"{text} fails ({LOSSES[doc['inputs']['loss']]})")
+    der.texts.update(
+        {"quantity:delta_N": f"delta_N(eps) at N = {N1}", "quantity:delta_N_previous": f"delta_N(eps) at N = {N1 - 1} (fails the target)"}
+    )
 
 
 def derive(doc: dict) -> Derivation:

@@ -205,8 +205,7 @@ def _plan(doc: dict, der: Derivation, phases: list, delta: Fraction, alpha: Frac
     for i in range(n):
         for key, rel, rhs in HYPOTHESES:
             lhs = inputs[f"phase[{i}].{key}"]
-            der.claims[f"hyp:phase[{i}].{key}{rel}{rhs}"] = (lhs, rel, rhs)
-            der.texts[f"claim:hyp:phase[{i}].{key}{rel}{rhs}"] = f"phase {i}: {HYP_TEXTS[key]} = {parse_exact(lhs, key)} {rel} {rhs}"
+            der.claim(f"hyp:phase[{i}].{key}{rel}{rhs}", (lhs, rel, rhs), f"phase {i}: {HYP_TEXTS[key]} = {parse_exact(lhs, key)} {rel} {rhs}")
     d, a = inputs["delta"], doc["witnesses"]["alpha"]
     own = (
         ("delta>0", d, ">", "0", "delta = {d} > 0"),
@@ -215,19 +214,30 @@ def _plan(doc: dict, der: Derivation, phases: list, delta: Fraction, alpha: Frac
         ("alpha<=4096", a, "<=", "4096", "Rényi order alpha = {a} <= 4096"),
     )
     for name, lhs, rel, rhs, text in own:
-        der.claims["hyp:" + name] = (lhs, rel, rhs)
-        der.texts["claim:hyp:" + name] = text.format(d=delta, a=alpha)  # the numbers, not their spellings
+        der.claim("hyp:" + name, (lhs, rel, rhs), text.format(d=delta, a=alpha))  # the numbers, not their spellings
     hyps = tuple(der.claims)
     der.claims["dp"] = ("epsilon", "<=", bound)
     steps = sum(t for _, _, t in phases)
-    der.quotable = {Fraction(n), Fraction(steps)}  # "(3 phase(s), 500 steps; ..."
-    der.conclusions["dp"] = ("dp", hyps, (parse_exact(bound, "epsilon_bound"), delta))
+    der.conclusions["dp"] = ("dp", hyps)
     der.texts["claim:dp"] = (
         f"the DP-SGD run ({n} phase(s), {steps} steps; poisson sampling, add-remove adjacency, sensitivity C, noise sigma*C, "
         f"privacy unit one example) is (epsilon, delta)-DP with epsilon = {bound}, delta = {delta} (Rényi bound of MTZ19 at "
         f"alpha = {alpha}; the add direction is dominated by the remove direction, MTZ19 Sec. 3)"
     )
     der.texts["conclusion:dp"] = f"the run is ({bound}, {delta})-DP (poisson sampling, add-remove adjacency)"
+    how = "" if alpha.denominator == 1 else HOW[mode]
+    der.texts.update({f"quantity:rdp[{i}]": f"one-step eps_RDP(alpha) of phase {i}: {RDP}{how}" for i in range(n)} | DESCRIPTIONS)
+
+
+#: the descriptions certify writes: rdp[i] (MTZ19 3.3-I, and how a fractional order is evaluated) and the fixed ones
+RDP = "log(sum_k C(alpha,k)(1-q)^(alpha-k) q^k exp(k(k-1)/(2 sigma^2)))/(alpha-1)"
+HOW = {"chord": ", by the chord of K = (alpha-1) eps_RDP between the integers around alpha"}
+HOW["integral"] = ", by the defining integral in balls (Arb quadrature + Gaussian tail bounds), or the chord when that is smaller"
+DESCRIPTIONS = {
+    "quantity:alpha": "Rényi order (chosen by float estimates; any alpha > 1 is valid)",
+    "quantity:rdp_total": "sum over phases of T_i eps_RDP_i(alpha) (Rényi composition)",
+    "quantity:epsilon": "rdp_total + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1); upper endpoint is the certified epsilon",
+}
 
 
 def derive(doc: dict) -> Derivation:

@@ -15,7 +15,7 @@ from fractions import Fraction
 
 from .document import Derivation
 from .numbers import Malformed, bounds, exact_input, working_precision
-from .poisson import EQUATIONS, HYPOTHESES, epsilon, log_A, read_inputs
+from .poisson import EQUATIONS, HYP_TEXTS, HYPOTHESES, epsilon, log_A, read_inputs
 from .provenance import check_notes
 
 KIND = "dpsgd/renyi-poisson-fails"
@@ -70,14 +70,28 @@ def derive(doc: dict) -> Derivation:
     ((q, sigma, steps),) = phases
     der.names, der.values = {"epsilon_min"}, {"epsilon_min": minimum(orders, q, sigma, steps, delta)}
     der.equations = {"epsilon_min": EQUATIONS["epsilon"]}
-    der.quotable = {Fraction(a) for a in orders}
-    hyps = []
-    for key, rel, rhs in HYPOTHESES:
-        der.claims[f"hyp:{key}{rel}{rhs}"] = (inputs[f"phase[0].{key}"], rel, rhs)
-        hyps.append(f"hyp:{key}{rel}{rhs}")
-    for name, rel, rhs in (("delta>0", ">", "0"), ("delta<1", "<", "1")):
-        der.claims["hyp:" + name] = (inputs["delta"], rel, rhs)
-        hyps.append("hyp:" + name)
-    der.claims["fails"] = ("epsilon_min", ">", inputs["epsilon_target"])
-    der.conclusions["fails"] = ("fails", tuple(hyps), (sigma, target, delta))
+    _texts(der, inputs["orders"], len(orders), q, sigma, steps, delta, target)
     return der
+
+
+def _texts(der: Derivation, orders: str, n: int, q: Fraction, sigma: Fraction, steps: int, delta: Fraction, target: Fraction) -> None:
+    """The claims, the conclusion and the prose certify writes, re-derived from the exact inputs (never copied)."""
+    for key, rel, rhs in HYPOTHESES:
+        value = {"sampling_rate": q, "noise_multiplier": sigma, "steps": steps}[key]
+        der.claim(f"hyp:{key}{rel}{rhs}", (str(value), rel, rhs), f"{HYP_TEXTS[key]} = {value} {rel} {rhs}")
+    for name, rel, rhs in (("delta>0", ">", "0"), ("delta<1", "<", "1")):
+        der.claim("hyp:" + name, (str(delta), rel, rhs), f"delta = {delta} {rel} {rhs}")
+    hyps = tuple(der.claims)
+    what = f"poisson sampling, add-remove adjacency, q = {q}, T = {steps}"
+    der.claim(
+        "fails",
+        ("epsilon_min", ">", str(target)),
+        f"at sigma = {sigma} the Rényi accountant over the grid G certifies no epsilon <= "
+        f"{target} at delta = {delta}: every order of G gives more ({what})",
+    )
+    der.conclude("fails", "fails", hyps, f"sigma = {sigma} does not meet the target ({target}, {delta}) by this accountant")
+    der.texts["quantity:epsilon_min"] = (
+        f"min over alpha in G ({orders}) of T eps_RDP(alpha) + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1) (MTZ19 Sec. 3, "
+        "integer orders)"
+    )
+    der.texts["budget"] = {"orders": f"{n} orders re-evaluated"}

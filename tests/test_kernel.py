@@ -328,3 +328,24 @@ def test_the_grid_of_orders_is_read_exactly():
     for bad in ("integers 1..5 and 8", "integers 2..5 and 8, 5000", "2..5", "integers 2..5 and ", None):
         with pytest.raises(numbers.Malformed):
             poisson_fails.grid(bad)
+
+
+#: reworded prose of the Poisson example that quotes no new number: every description and statement is re-derived
+PROSE = {
+    "rdp_total description": lambda d: d["quantities"]["rdp_total"].update(description="an estimate, not a bound"),
+    "alpha description": lambda d: d["quantities"]["alpha"].update(description=d["quantities"]["alpha"]["description"] + "!"),
+    "rdp[0] description": lambda d: d["quantities"]["rdp[0]"].update(
+        description=d["quantities"]["rdp[0]"]["description"].replace("chord", "integral")
+    ),
+    "conclusion negated": lambda d: d["conclusions"][0].update(statement=d["conclusions"][0]["statement"].replace("the run is", "the run is NOT")),
+}
+
+
+@pytest.mark.parametrize("label", sorted(PROSE))
+def test_reworded_prose_is_refused_by_both(poisson_doc, label):
+    from certify.verify import verify_document
+
+    doc = _resealed(poisson_doc, PROSE[label])
+    v = certify_kernel.check_document(copy.deepcopy(doc))
+    assert v.status == 4 and "re-derives" in v.message, v.message
+    assert verify_document(copy.deepcopy(doc)).exit_code == 4

@@ -230,3 +230,19 @@ def test_a_warm_memo_gives_the_verdict_of_a_cold_one(genuine):
     certify_kernel._MEMO.clear()
     cold = certify_kernel.check_document(copy.deepcopy(forged))
     assert warm == cold and cold.status == 4 and "search_gap" in cold.message, (warm, cold)
+
+
+@pytest.mark.slow  # about 2 CPU s: the kernel's and certify's derivations of the example
+def test_a_rule_certify_would_not_choose_is_a_designed_disagreement():
+    """Documented (docs/kernel.md, renyi-bok, "Designed disagreement"): the kernel reads witnesses.points for their layout (one
+    well-formed rule per leaf end and u*) but bounds J by its own quadrature, so a well-formed rule certify would not
+    choose (here the step halved, still on the window's grid) changes no truth: the kernel accepts, certify (which
+    re-evaluates with the recorded rule and finds another leaf key) refuses. A rule off its grid is refused by both."""
+    doc = _example()
+    point = doc["witnesses"]["points"][0]
+    finer = copy.deepcopy(doc)
+    finer["witnesses"]["points"][0]["h"] = str(Fraction(point["h"]) / 2)
+    off_grid = copy.deepcopy(doc)
+    off_grid["witnesses"]["points"][0]["h"] = "1/2"  # a = -121/16 is not a multiple of 1/2
+    assert (certify_kernel.check_document(reseal(copy.deepcopy(finer))).status, certify_verdict(reseal(finer))) == (0, 4)
+    assert (certify_kernel.check_document(reseal(copy.deepcopy(off_grid))).status, certify_verdict(reseal(off_grid))) == (4, 4)
