@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..balls import InputError, exact_int, exact_str, float_of, fmpq, lower_decimal, upper_decimal, require_in, exact_flag, int_flag
+from ..balls import InputError, exact_int, exact_str, float_of, fmpq, lower_decimal, upper_decimal, exact_flag, int_flag
 from ..limits import cap
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from .. import cli
@@ -64,13 +64,11 @@ def grid_arg(text: str) -> str:
 def _budget(args):
     """search.budget(...) from --max-evaluations / --max-seconds (defaults: search.MAX_EVALUATIONS, MAX_SECONDS)."""
     from ..balls import exact, exact_int
-    from .search import MAX_EVALUATIONS, MAX_SECONDS, SearchLimits, budget
+    from .search import MAX_EVALUATIONS, MAX_SECONDS, budget, search_limits
 
     n = MAX_EVALUATIONS if args.max_evaluations is None else exact_int(args.max_evaluations, "--max-evaluations")
-    require_in("--max-evaluations", n, 2, None, "[)", integer=True)
     t = fmpq(MAX_SECONDS) if args.max_seconds is None else exact(args.max_seconds, "--max-seconds")
-    require_in("--max-seconds", t, 0)
-    return budget(SearchLimits(n, t))
+    return budget(search_limits(n, t))
 
 
 def _stopped_early(out) -> bool:
