@@ -43,7 +43,7 @@ from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, contract_from_in
 from ..provenance import NOTE_SUFFIX, check_notes
 from ..validators import parse_delta, parse_steps, steps_of_epochs  # noqa: F401  (re-exported: their home is certify.validators)
 from ..verify import register
-from .curvature import LEVELS, interval_key, kappa_neg, theta_choice
+from .curvature import LEVELS, interval_key, kappa_neg, split_thetas, theta_choice
 from .mixture import MAX_NODES, J_zero, Rule, check_rule, point_bounds
 from .problem import ALPHA_MAX, ALPHA_MIN, Problem, parse_alpha, parse_batch, parse_p, parse_sigma  # noqa: F401  (re-exported)
 from .search import HALF, SearchLimits, SearchResult, default_gamma, prop2a_sides, prop2b_sides, search_limits
@@ -302,15 +302,14 @@ def check_thetas(prob: Problem, i: int, l: fmpq, r: fmpq, level: str, thetas) ->
     choose them (numpy's log and exp): equality is demanded at every precision (the choice does not depend on it); on
     a platform whose libm lands on the other side of a rounding or a minimum (docs/reference/certificate.md, "Curvature
     thetas") a genuine certificate is refused, never a forgery accepted. Cost: one float choice per leaf (cached)."""
+    split_thetas(prob, thetas, level)  # the list's layout first: integers in [0, 2^40], the level's count
     want = theta_choice(prob, l, r, level)
-    got = tuple(thetas)
-    if got != want:
-        k = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    if tuple(thetas) != want:
+        k = next(k for k, (a, b) in enumerate(zip(thetas, want)) if a != b)
         raise InputError(
             f"witnesses.curvature[{i}].thetas",
-            f"leaf [{exact_str(l)}, {exact_str(r)}] at level {level}: theta numerator {k} is "
-            f"{got[k] if k < len(got) else 'missing'!s:.40}, certify chooses {want[k] if k < len(want) else 'none'} "
-            f"({len(want)} thetas, curvature.theta_choice): a choice certify never makes",
+            f"leaf [{exact_str(l)}, {exact_str(r)}] at level {level}: theta numerator {k} is {thetas[k]}, certify chooses "
+            f"{want[k]} (curvature.theta_choice): a choice certify never makes",
         )
 
 
