@@ -117,7 +117,8 @@ def witness_from_json(w: dict) -> SearchResult:
     writes present, each in the JSON type certify writes (:func:`certify.certificate.witness_field`), leaves with
     their keys all or none, points once each in increasing u (leaf order), ``budget`` exactly when the method is
     the branch-and-bound, ``stopped_by`` one of :data:`STOPPED_BY` and "" exactly when the search did not stop early,
-    and the recorded limits ones that allow the partition (a search evaluates at most max(2, max_evaluations)
+    the recorded limits ones certify runs with (the producer's check of its flags, :func:`search_limits`) and that allow
+    the partition (a search evaluates at most max(2, max_evaluations)
     points, and every leaf endpoint is one). InputError naming the field otherwise."""
     if not isinstance(w, dict):
         raise InputError("witnesses", "must be an object")
