@@ -64,11 +64,11 @@ def grid_arg(text: str) -> str:
 def _budget(args):
     """search.budget(...) from --max-evaluations / --max-seconds (defaults: search.MAX_EVALUATIONS, MAX_SECONDS)."""
     from ..balls import exact, exact_int
-    from .search import MAX_EVALUATIONS, MAX_SECONDS, budget, search_limits
+    from .search import MAX_EVALUATIONS, MAX_SECONDS, SearchLimits, budget
 
     n = MAX_EVALUATIONS if args.max_evaluations is None else exact_int(args.max_evaluations, "--max-evaluations")
     t = fmpq(MAX_SECONDS) if args.max_seconds is None else exact(args.max_seconds, "--max-seconds")
-    return budget(search_limits(n, t))
+    return budget(SearchLimits(n, t))  # checked there (search.search_limits)
 
 
 def _stopped_early(out) -> bool:

@@ -97,7 +97,8 @@ def budget(b: SearchLimits):
     """Use ``b`` as the default budget of :func:`rho_search` inside the block (the commands' --max-evaluations,
     --max-seconds reach the search through here, whatever calls it). ``max_seconds`` bounds the whole block:
     every search inside it (the choice of alpha, each precision of the ladder) shares one deadline.
-    ``max_evaluations`` is at most the cap ``bb_evaluations`` of :data:`certify.limits.LIMITS` (the checker's)."""
+    ``b`` passes :func:`search_limits` (max_evaluations in [2, the cap ``bb_evaluations``], max_seconds > 0), the check the
+    witness reader applies to a recorded budget."""
     search_limits(b.max_evaluations, b.max_seconds)
     _BUDGET.append((b, time.monotonic() + _seconds(b)))
     try:
