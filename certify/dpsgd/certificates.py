@@ -43,10 +43,10 @@ from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, contract_from_in
 from ..provenance import NOTE_SUFFIX, check_notes
 from ..validators import parse_delta, parse_steps, steps_of_epochs  # noqa: F401  (re-exported: their home is certify.validators)
 from ..verify import register
-from .curvature import LEVELS, interval_key, kappa_neg
+from .curvature import LEVELS, interval_key, kappa_neg, split_thetas, theta_choice
 from .mixture import MAX_NODES, J_zero, Rule, check_rule, point_bounds
 from .problem import ALPHA_MAX, ALPHA_MIN, Problem, parse_alpha, parse_batch, parse_p, parse_sigma  # noqa: F401  (re-exported)
-from .search import HALF, SearchLimits, SearchResult, default_gamma, prop2a_sides, prop2b_sides
+from .search import HALF, SearchLimits, SearchResult, default_gamma, prop2a_sides, prop2b_sides, search_limits
 from .small_p import small_p_bounds
 
 KIND_RHO = "dpsgd/rho-bok"
@@ -117,7 +117,8 @@ def witness_from_json(w: dict) -> SearchResult:
     writes present, each in the JSON type certify writes (:func:`certify.certificate.witness_field`), leaves with
     their keys all or none, points once each in increasing u (leaf order), ``budget`` exactly when the method is
     the branch-and-bound, ``stopped_by`` one of :data:`STOPPED_BY` and "" exactly when the search did not stop early,
-    and the recorded limits ones that allow the partition (a search evaluates at most max(2, max_evaluations)
+    the recorded limits ones certify runs with (the producer's check of its flags, :func:`search_limits`) and that allow
+    the partition (a search evaluates at most max(2, max_evaluations)
     points, and every leaf endpoint is one). InputError naming the field otherwise."""
     if not isinstance(w, dict):
         raise InputError("witnesses", "must be an object")
@@ -170,9 +171,11 @@ def witness_from_json(w: dict) -> SearchResult:
     keys = {"max_evaluations", "max_seconds", "stopped_by"} | ({"evaluations"} if b.get("stopped_by") == "seconds" else set())
     if set(b) != keys:
         raise InputError("witnesses.budget", f"must be an object with the keys {', '.join(sorted(keys))} (evaluations after a stop by time only)")
-    res.budget = SearchLimits(
+    # the producer's own check of --max-evaluations / --max-seconds: a budget certify would run with
+    res.budget = search_limits(
         witness_int_text(b, "max_evaluations", "witnesses.budget.max_evaluations"),
         exact(witness_field(b, "max_seconds", "witnesses.budget.max_seconds", str), "witnesses.budget.max_seconds"),
+        ("witnesses.budget.max_evaluations", "witnesses.budget.max_seconds"),
     )
     res.stopped_by = witness_field(b, "stopped_by", "witnesses.budget.stopped_by", str)
     if res.stopped_by not in STOPPED_BY:
@@ -293,6 +296,24 @@ def check_seconds_state(prob: Problem, res: SearchResult) -> None:
         )
 
 
+def check_thetas(prob: Problem, i: int, l: fmpq, r: fmpq, level: str, thetas) -> None:
+    """The theta_k of (42') recorded for leaf i are the ones certify chooses: :func:`certify.dpsgd.curvature.theta_choice`
+    (the producer's own function, called by :func:`certify.dpsgd.search.rho_search`) at the leaf and its recorded level,
+    demanded equal. Any theta in [0, 1] gives a valid bound, so only this refuses a file certify never writes. Floats
+    choose them (numpy's log and exp): equality is demanded at every precision (the choice does not depend on it); on
+    a platform whose libm lands on the other side of a rounding or a minimum (docs/reference/certificate.md, "Curvature
+    thetas") a genuine certificate is refused, never a forgery accepted. Cost: one float choice per leaf (cached)."""
+    split_thetas(prob, thetas, level)  # the list's layout first: integers in [0, 2^40], the level's count
+    want = theta_choice(prob, l, r, level)
+    if tuple(thetas) != want:
+        k = next(k for k, (a, b) in enumerate(zip(thetas, want)) if a != b)
+        raise InputError(
+            f"witnesses.curvature[{i}].thetas",
+            f"leaf [{exact_str(l)}, {exact_str(r)}] at level {level}: theta numerator {k} is {thetas[k]}, certify chooses "
+            f"{want[k]} (curvature.theta_choice): a choice certify never makes",
+        )
+
+
 def check_cover(leaves: list[tuple[fmpq, fmpq]]) -> None:
     """The leaves, in order, must partition [0, 1/2] exactly: l_0 = 0, r_i = l_(i+1), r_last = 1/2, l < r."""
     if not leaves:
@@ -407,7 +428,7 @@ def fill_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict | Non
         for i, (l, r) in enumerate(res.leaves):
             if res.levels[i] not in LEVELS:
                 raise InputError("witnesses", f"curvature level of leaf {i} must be one of {tuple(LEVELS)}, got {res.levels[i]!r}")
-            # kappa_neg checks the theta list (count, range) against the level
+            check_thetas(prob, i, l, r, res.levels[i], res.thetas[i])
             kap = kappa_neg(prob, l, r, tuple(res.thetas[i]), res.levels[i]).upper().fmpq()
             k = interval_key(hi(l), hi(r), kap, l, r)
             keys.append(k)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..balls import InputError, exact_int, exact_str, float_of, fmpq, lower_decimal, upper_decimal, require_in, exact_flag, int_flag
+from ..balls import InputError, exact_int, exact_str, float_of, fmpq, lower_decimal, upper_decimal, exact_flag, int_flag
 from ..limits import cap
 from ..contract import FIXED_SIZE_REPLACE_ONE
 from .. import cli
@@ -67,10 +67,8 @@ def _budget(args):
     from .search import MAX_EVALUATIONS, MAX_SECONDS, SearchLimits, budget
 
     n = MAX_EVALUATIONS if args.max_evaluations is None else exact_int(args.max_evaluations, "--max-evaluations")
-    require_in("--max-evaluations", n, 2, None, "[)", integer=True)
     t = fmpq(MAX_SECONDS) if args.max_seconds is None else exact(args.max_seconds, "--max-seconds")
-    require_in("--max-seconds", t, 0)
-    return budget(SearchLimits(n, t))
+    return budget(SearchLimits(n, t))  # checked there (search.search_limits)
 
 
 def _stopped_early(out) -> bool:

@@ -39,7 +39,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..balls import Tri, UndecidedError, arb, ball, compare, exact_str, float_of, fmpq
+from ..balls import Tri, UndecidedError, arb, ball, compare, exact_str, float_of, fmpq, require_in
 from ..limits import refuse_above
 from .curvature import interval_key, kappa_neg, theta_choice
 from .mixture import PointBound, Rule, choose_rule, point_bounds, point_precision, J_zero
@@ -72,6 +72,17 @@ class SearchLimits:
         return {"max_evaluations": str(self.max_evaluations), "max_seconds": exact_str(self.max_seconds)}
 
 
+def search_limits(max_evaluations: int, max_seconds: fmpq, names: tuple[str, str] = ("--max-evaluations", "--max-seconds")) -> SearchLimits:
+    """The budget certify runs with: ``max_evaluations`` an integer in [2, cap ``bb_evaluations`` of
+    :data:`certify.limits.LIMITS`], ``max_seconds`` > 0; else InputError naming ``names`` (the flags; the witness
+    reader passes the recorded fields). The one check of a budget: the commands' flags and a recorded
+    ``witnesses.budget`` both go through it, so a certificate records only a budget certify would run with."""
+    require_in(names[0], max_evaluations, 2, None, "[)", integer=True)
+    refuse_above("bb_evaluations", max_evaluations, names[0], "point evaluations of the branch-and-bound (at least 2)")
+    require_in(names[1], max_seconds, 0)
+    return SearchLimits(max_evaluations, max_seconds)
+
+
 def _seconds(b: SearchLimits) -> float:
     return float_of(b.max_seconds)
 
@@ -86,8 +97,9 @@ def budget(b: SearchLimits):
     """Use ``b`` as the default budget of :func:`rho_search` inside the block (the commands' --max-evaluations,
     --max-seconds reach the search through here, whatever calls it). ``max_seconds`` bounds the whole block:
     every search inside it (the choice of alpha, each precision of the ladder) shares one deadline.
-    ``max_evaluations`` is at most the cap ``bb_evaluations`` of :data:`certify.limits.LIMITS` (the checker's)."""
-    refuse_above("bb_evaluations", b.max_evaluations, "--max-evaluations", "point evaluations of the branch-and-bound (at least 2)")
+    ``b`` passes :func:`search_limits` (max_evaluations in [2, the cap ``bb_evaluations``], max_seconds > 0), the check the
+    witness reader applies to a recorded budget."""
+    search_limits(b.max_evaluations, b.max_seconds)
     _BUDGET.append((b, time.monotonic() + _seconds(b)))
     try:
         yield b
