@@ -15,10 +15,12 @@ Fixed since (certify/pld/accountant.py, certify/events/pld_certificates.py): a l
 writes, or an empty ``bands`` list (events/pld and pld/dpsgd: ``Plan.from_json``); ``events/pld``'s K and tau, now
 re-derived by ``certify.pld.ledger.plan`` (exact, no floats).
 
-Findings left (strict xfails, each reason names the fix): a search budget certify refuses to run (``max_evaluations``
-above the cap, a negative ``max_seconds``) verifies, after a stop by time and after a finished search; a finished
-search's curvature thetas are not re-derived; the kernel accepts negated prose on objpert and renyi-poisson-fails, and
-renyi-bok points and budgets certify refuses.
+Also fixed since: a search budget certify refuses to run (``max_evaluations`` above the cap, a negative
+``max_seconds``), after a stop by time and after a finished search, and a finished search's curvature thetas
+(certify/dpsgd: one budget check for producer and reader, thetas re-derived by ``theta_choice``); the kernel's
+acceptance of negated prose on objpert and renyi-poisson-fails and of renyi-bok points and budgets certify refuses
+(every kind's prose is now re-derived word for word; a well-formed rule certify would not choose is a documented
+designed disagreement, docs/kernel.md).
 """
 
 from __future__ import annotations
