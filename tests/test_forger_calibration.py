@@ -296,3 +296,63 @@ def test_float_target_provenance_recorded(accountant):
         assert "event[0].sampling_probability.note" in ins  # the event's float is noted (control)
         assert ins["target_delta"] != "1/100000"  # the float's exact binary value is used (control)
         assert "target_delta.note" in ins
+
+
+# --------------------------------------------------------------------------------------------
+# the family: the placeholder in odd places
+# --------------------------------------------------------------------------------------------
+ODD = {
+    "count": {"class_name": "SelfComposedDpEvent", "count": "$noise", "event": {"class_name": "GaussianDpEvent", "noise_multiplier": "$noise"}},
+    "rate": {
+        "class_name": "PoissonSampledDpEvent",
+        "sampling_probability": "$noise",
+        "event": {"class_name": "GaussianDpEvent", "noise_multiplier": "1"},
+    },
+    "class": {"class_name": "$noise", "noise_multiplier": "$noise"},
+    "list class": {"class_name": [1], "noise_multiplier": "$noise"},
+    "object class": {"class_name": "GaussianDpEvent", "noise_multiplier": "$noise", "x": {"class_name": {"a": 1}, "y": "$noise"}},
+    "epsilon-delta": {"class_name": "EpsilonDeltaDpEvent", "epsilon": "$noise", "delta": 0},
+    "key": {"class_name": "GaussianDpEvent", "noise_multiplier": "2", "$noise": "$noise"},
+    "whole": "$noise",
+    "mixture list": {
+        "class_name": "MixtureOfGaussiansDpEvent",
+        "standard_deviation": "$noise",
+        "sensitivities": [0, "$noise"],
+        "sampling_probs": ["1/2", "1/2"],
+    },
+    "none": {"class_name": "GaussianDpEvent", "noise_multiplier": "2"},
+    "spaced": {"class_name": "GaussianDpEvent", "noise_multiplier": " $noise"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(ODD))
+def test_placeholder_in_odd_places_refused(name):
+    """Fixed here (certify/events/calibrate_pld.py, check_family): a class_name that is a list or an object raised
+    TypeError (unhashable) with a traceback; every refusal now names the fields the placeholder may stand for."""
+    with pytest.raises(InputError) as err:
+        calibrate_pld(ODD[name], E, D, "add-remove", grid="1e-2")
+    if "cannot be calibrated under pld" in err.value.message:
+        assert "GaussianDpEvent.noise_multiplier" in err.value.message
+
+
+def test_placeholder_in_two_mechanisms_at_once(tmp_path):
+    """Control: one noise in a PoissonSampled Laplace and a Gaussian composed: a bracket that fits the family."""
+    laplace = {
+        "class_name": "PoissonSampledDpEvent",
+        "sampling_probability": "1/10",
+        "event": {"class_name": "LaplaceDpEvent", "noise_multiplier": "$noise"},
+    }
+    fam = {"class_name": "ComposedDpEvent", "events": [laplace, {"class_name": "GaussianDpEvent", "noise_multiplier": "$noise"}]}
+    cal = calibrate_pld(fam, E, D, "add-remove", grid="1e-2")
+    check_calibration(fam, E, D, "add-remove", cal.s_fail, cal.s_pass, cal.passing.to_json(), cal.failing.to_json())
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="fix in certify/events/calibrate.py (substitute's walk): NOISE_FIELDS.get(obj.get('class_name')) raises TypeError "
+    "when class_name is a list or an object; check the class name is a string first (as calibrate_pld.check_family now does)",
+)
+@pytest.mark.parametrize("name", ["list class", "object class"])
+def test_rdp_calibration_unhashable_class_name_refused(name):
+    with pytest.raises(InputError):
+        calibrate(ODD[name], E, D, "add-remove")

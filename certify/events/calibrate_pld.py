@@ -70,6 +70,11 @@ REFUSED = {
     "proved to be a post-processing of a smaller one (the monotonicity the bracket relies on); use --accountant rdp",
     "SingleEpochTreeAggregationDpEvent": "SingleEpochTreeAggregationDpEvent has no certified PLD pair; use --accountant rdp",
 }
+#: the fields the placeholder may stand for under pld (named in every refusal of check_family)
+ADMISSIBLE = (
+    f'"{PLACEHOLDER}" may stand only for GaussianDpEvent.noise_multiplier, LaplaceDpEvent.noise_multiplier (also inside '
+    "PoissonSampledDpEvent) or MixtureOfGaussiansDpEvent.standard_deviation"
+)
 REL_WIDTH = fmpq(1, 10**3)
 S_MIN_EXP, S_MAX_EXP = -10, 30
 S_MIN, S_MAX = fmpq(2) ** S_MIN_EXP, fmpq(2) ** S_MAX_EXP
@@ -122,8 +127,9 @@ def check_family(template, name: str = "EVENT.json") -> None:
                 walk(v, depth + 1)
         elif isinstance(obj, dict):
             cls = obj.get("class_name")
+            cls = cls if isinstance(cls, str) else repr(cls)[:40]  # any JSON value (a list or object is not hashable)
             if any(v == PLACEHOLDER for v in obj.values()) and cls not in PLD_NOISE_FIELDS:
-                raise InputError(name, REFUSED.get(cls, f'"{PLACEHOLDER}" in {cls} cannot be calibrated under pld'))
+                raise InputError(name, REFUSED.get(cls, f'"{PLACEHOLDER}" in {cls[:40]} cannot be calibrated under pld; {ADMISSIBLE}'))
             for v in obj.values():
                 walk(v, depth + 1)
 
