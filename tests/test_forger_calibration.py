@@ -356,3 +356,42 @@ def test_placeholder_in_two_mechanisms_at_once(tmp_path):
 def test_rdp_calibration_unhashable_class_name_refused(name):
     with pytest.raises(InputError):
         calibrate(ODD[name], E, D, "add-remove")
+
+
+# --------------------------------------------------------------------------------------------
+# check_calibration: how the two files fit the family
+# --------------------------------------------------------------------------------------------
+def test_bracket_of_an_unproved_family_refused():
+    """Fixed here (check_calibration now runs check_family): two genuine events/pld files of a DiscreteGaussianDpEvent
+    family, failing at sigma 2 and passing at 4, were accepted as a calibration bracket, although nothing proves that
+    the exact epsilon is non-increasing in the lattice sigma (calibrate_pld refuses that family)."""
+    fam = {"class_name": "SelfComposedDpEvent", "count": 3, "event": {"class_name": "DiscreteGaussianDpEvent", "sigma": "$noise", "sensitivity": 1}}
+    passing = certify_events_pld(ledger_of(substitute(fam, 4), "add-remove"), delta=D, grid="1e-2")
+    failing = certify_events_pld(ledger_of(substitute(fam, 2), "add-remove"), delta=D, grid="1e-2")
+    assert {c["name"] for c in failing.to_json()["conclusions"]} >= {"tightness"}
+    with pytest.raises(InputError) as err:
+        check_calibration(fam, "3", D, "add-remove", 2, 4, passing.to_json(), failing.to_json())
+    assert "DiscreteGaussianDpEvent.sigma" in err.value.message
+    with pytest.raises(InputError):
+        calibrate_pld(fam, "3", D, "add-remove", grid="1e-2")
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: d.__setitem__("inputs", [1]),
+        lambda d: d.__setitem__("witnesses", [1]),
+        lambda d: d.__setitem__("conclusions", [{"name": ["dp"]}]),
+        lambda d: d.__setitem__("conclusions", "dp"),
+        lambda d: d["witnesses"].pop("epsilon_upper"),
+        lambda d: d["witnesses"].__setitem__("epsilon_upper", [[1]]),
+    ],
+)
+def test_malformed_passing_document_refused(pld, docs, edit):
+    """Fixed here: inputs or witnesses that are not objects, or a conclusion named by a list, raised AttributeError or
+    TypeError in check_calibration; now an InputError naming the side."""
+    doc = copy.deepcopy(docs["pld-pass"])
+    edit(doc)
+    with pytest.raises(InputError) as err:
+        check_calibration(FAMILY, E, D, "add-remove", pld.s_fail, pld.s_pass, doc, docs["pld-fail"], verify=False)
+    assert err.value.parameter in ("pass", "epsilon_upper")

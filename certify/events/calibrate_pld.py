@@ -343,12 +343,14 @@ def _root(pts: list, u_c: float, k: float) -> float:
 # --------------------------------------------------------------------------------------------
 def check_calibration(template, epsilon, delta, relation, s_fail, s_pass, passing: dict, failing: dict, verify: bool = True) -> None:
     """InputError unless (s_fail, s_pass, passing, failing) is a certified PLD calibration bracket of the family at
-    (epsilon, delta): s_fail < s_pass; each document is an ``events/pld`` certificate of the member at its noise
-    (the ledger's inputs equal) at target_delta = delta; the passing one concludes ``dp`` with epsilon_upper <= E; the
+    (epsilon, delta): the family passes :func:`check_family` (its noise fields proved monotone); s_fail < s_pass;
+    each document is an ``events/pld`` certificate of the member at its noise (the ledger's inputs equal) at
+    target_delta = delta; the passing one concludes ``dp`` with epsilon_upper <= E; the
     failing one concludes ``tightness`` with epsilon_lower > E; and (``verify``) each passes ``certify verify``."""
     from ..verify import verify_document
     from .pld_certificates import KIND
 
+    check_family(template)  # a bracket means something only where eps* is proved non-increasing in the noise
     target, d = exact(epsilon, "epsilon"), exact(delta, "delta")
     s_fail, s_pass = exact(s_fail, "s_fail"), exact(s_pass, "s_pass")
     if not s_fail < s_pass:
@@ -356,11 +358,14 @@ def check_calibration(template, epsilon, delta, relation, s_fail, s_pass, passin
     for side, s, doc in (("pass", s_pass, passing), ("fail", s_fail, failing)):
         if not isinstance(doc, dict) or doc.get("kind") != KIND:
             raise InputError(side, f"must be an {KIND} certificate")
-        ins, wit = doc.get("inputs") or {}, doc.get("witnesses") or {}
+        ins, wit = doc.get("inputs"), doc.get("witnesses")
+        if not isinstance(ins, dict) or not isinstance(wit, dict):
+            raise InputError(side, "must hold inputs and witnesses as objects")
         want = {**ledger_inputs(member(template, s, relation)), "target_delta": exact_str(d)}
         if {k: v for k, v in ins.items() if k in want or k.startswith("event")} != want or ins.get("target_delta") != exact_str(d):
             raise InputError(side, f"is not the certificate of the family's member at s = {exact_str(s)} and delta = {exact_str(d)}")
-        names = {c.get("name") for c in doc.get("conclusions") or [] if isinstance(c, dict)}
+        conclusions = doc.get("conclusions") if isinstance(doc.get("conclusions"), list) else []
+        names = {c.get("name") for c in conclusions if isinstance(c, dict) and isinstance(c.get("name"), str)}
         if side == "pass" and not ("dp" in names and exact(wit.get("epsilon_upper"), "epsilon_upper") <= target):
             raise InputError(side, f"does not certify epsilon <= {exact_str(target)}")
         if side == "fail" and not ("tightness" in names and exact(wit.get("epsilon_lower"), "epsilon_lower") > target):
