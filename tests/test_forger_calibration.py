@@ -395,3 +395,19 @@ def test_malformed_passing_document_refused(pld, docs, edit):
     with pytest.raises(InputError) as err:
         check_calibration(FAMILY, E, D, "add-remove", pld.s_fail, pld.s_pass, doc, docs["pld-fail"], verify=False)
     assert err.value.parameter in ("pass", "epsilon_upper")
+
+
+@pytest.mark.parametrize("guess", [5000.0, -5000.0, float("nan"), float("inf")])
+def test_wild_fine_guess_ends_cleanly(monkeypatch, guess):
+    """Fixed here (calibrate_pld's fine phase): a flat secant of the fine runs (3000 PoissonSampled Laplace events
+    composed, ~50 s of runs) put the next guess at 2.0**u with u ~ 1e4: OverflowError with a traceback. The guess is
+    now kept inside [2^-10, 2^30] (a choice only); a wild guess ends in a bracket or an InputError naming the flag."""
+    import certify.events.calibrate_pld as module
+
+    monkeypatch.setattr(module, "_root", lambda pts, u_c, k: guess if pts else u_c)
+    try:
+        cal = calibrate_pld(FAMILY, E, D, "add-remove", grid="1e-2")
+    except InputError as err:
+        assert err.parameter == "--grid"
+    else:
+        check_calibration(FAMILY, E, D, "add-remove", cal.s_fail, cal.s_pass, cal.passing.to_json(), cal.failing.to_json(), verify=False)

@@ -295,7 +295,8 @@ def calibrate_pld(template, epsilon, delta, relation="add-remove", grid=None, pr
         sf = best["fail"][0] if best["fail"] else None
         if sp is not None and sf is not None and (sp - sf) / sp <= REL_WIDTH:
             break
-        u_e = _root(pts, u_c, k)
+        u_e = _root(pts, u_c, k)  # a float guess: kept inside the search's range (a flat secant overflowed 2.0**u_e)
+        u_e = min(max(u_e, float(S_MIN_EXP)), float(S_MAX_EXP)) if math.isfinite(u_e) else u_c
         side = "pass" if sp is None or float(sp) > 2.0**u_e * (1 + w / 2) else "fail"
         off = w / 4 * 2 ** tries[side]
         x = 2.0**u_e * (1 + off) if side == "pass" else 2.0**u_e * (1 - off)
