@@ -411,3 +411,21 @@ def test_wild_fine_guess_ends_cleanly(monkeypatch, guess):
         assert err.parameter == "--grid"
     else:
         check_calibration(FAMILY, E, D, "add-remove", cal.s_fail, cal.s_pass, cal.passing.to_json(), cal.failing.to_json(), verify=False)
+
+
+def test_family_too_costly_refused_at_once():
+    """Fixed here: a family none of whose coarse PLD runs can be made (10^9 Poisson-sampled Laplace steps) went on to a
+    fine phase placed by no data: refused after the coarse phase naming --grid ("use a coarser --grid", at any grid),
+    and with 3000 composed events, an OverflowError after ~50 s. Now: refused naming ``event`` once the largest noise's
+    run cannot be made, or no coarse run was."""
+    laplace = {
+        "class_name": "PoissonSampledDpEvent",
+        "sampling_probability": "1/10",
+        "event": {"class_name": "LaplaceDpEvent", "noise_multiplier": "$noise"},
+    }
+    fam = {"class_name": "SelfComposedDpEvent", "count": 10**9, "event": laplace}
+    t0 = time.process_time()
+    with pytest.raises(InputError) as err:
+        calibrate_pld(fam, E, D, "add-remove", grid="1e-2")
+    assert err.value.parameter == "event" and "too costly" in err.value.message
+    assert time.process_time() - t0 < 10

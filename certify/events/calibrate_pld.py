@@ -250,7 +250,19 @@ def calibrate_pld(template, epsilon, delta, relation="add-remove", grid=None, pr
         m = _mid(cert)
         return math.log(m / E) if m > 0 else -math.inf
 
-    if g(S_MAX_EXP, S_MAX) > 0:
+    def too_costly():
+        why = sorted({str(r[2]) for r in runs if r[3] is None})
+        return InputError(
+            "event",
+            f"this family is too costly to calibrate by pld: no PLD run on the coarse grid {exact_str(hc)} can be made within its "
+            f"limits ({COARSE_RUN_SECONDS:g} s each by the work model; refused by: {', '.join(why)[:80]}) at the noises tried; "
+            "use fewer or cheaper events, or --accountant rdp",
+        )
+
+    top = g(S_MAX_EXP, S_MAX)
+    if runs[-1][3] is None and runs[-1][2] == "work":  # even the largest noise is over the limit: the search would be blind
+        raise too_costly()
+    if top > 0:
         raise InputError(
             "--epsilon", f"no noise up to 2^{S_MAX_EXP} meets epsilon = {exact_str(target)} at delta = {exact_str(delta)} for this family"
         )
@@ -284,6 +296,8 @@ def calibrate_pld(template, epsilon, delta, relation="add-remove", grid=None, pr
     else:
         u_c, k = (a + b) / 2, 1.0
     k = min(max(k, 0.05), 50.0) if math.isfinite(k) else 1.0
+    if all(r[3] is None for r in runs):  # no coarse run was made: the estimate below would be a guess about nothing
+        raise too_costly()
     s_low = dyadic(2.0**a * (1 - float(REL_WIDTH)), up=False)
     h, seconds = fine_grid(template, relation, s_low, delta, h_user)
     say(f"coarse estimate s ~ {2.0**u_c:.8g}; fine grid h = {exact_str(h)} (at most {FINE_RUNS} runs, about {seconds:.3g} s)")
