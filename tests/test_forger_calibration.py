@@ -12,11 +12,18 @@ or unwritable (refused before work, naming the flag, nothing written); SIGINT/SI
 whether checked alone, right after the genuine file of any of the kinds events/rdp, events/rdp-fails, events/pld, or
 twice; a genuine file accepted after any forgery (the memos never change a verdict).
 
+Fixed here (certify/events/calibrate_pld.py): a class_name that is a list or an object crashed check_family (TypeError
+traceback), whose refusals now name the admissible fields; check_calibration accepted a bracket of a family whose
+monotonicity is unproved (DiscreteGaussianDpEvent.sigma) and crashed on inputs/witnesses that are not objects; the fine
+phase's float guess overflowed 2.0**u (traceback after ~50 s on 3000 composed events); a family none of whose coarse
+runs can be made ran a blind fine phase (~100 s, then "use a coarser --grid"): now refused at once naming ``event``.
+
 Findings left (strict xfails, each reason names the fix):
 * ``--out X --out-fail X`` (the same file, also spelt differently) exits 0 and prints "passing certificate written to
   X", but X holds the failing certificate: the passing one is silently lost;
 * ``certify.accounting.calibrate_noise`` with a float target (dp_accounting's habit) records the target at its exact
-  binary value without ``target_delta.note`` (``RdpAccountant.get_epsilon`` records it): the provenance is dropped.
+  binary value without ``target_delta.note`` (``RdpAccountant.get_epsilon`` records it): the provenance is dropped;
+* the rdp calibration (certify/events/calibrate.py) crashes on a class_name that is a list or an object.
 """
 
 from __future__ import annotations
