@@ -70,6 +70,11 @@ REFUSED = {
     "proved to be a post-processing of a smaller one (the monotonicity the bracket relies on); use --accountant rdp",
     "SingleEpochTreeAggregationDpEvent": "SingleEpochTreeAggregationDpEvent has no certified PLD pair; use --accountant rdp",
 }
+#: the fields the placeholder may stand for under pld (named in every refusal of check_family)
+ADMISSIBLE = (
+    f'"{PLACEHOLDER}" may stand only for GaussianDpEvent.noise_multiplier, LaplaceDpEvent.noise_multiplier (also inside '
+    "PoissonSampledDpEvent) or MixtureOfGaussiansDpEvent.standard_deviation"
+)
 REL_WIDTH = fmpq(1, 10**3)
 S_MIN_EXP, S_MAX_EXP = -10, 30
 S_MIN, S_MAX = fmpq(2) ** S_MIN_EXP, fmpq(2) ** S_MAX_EXP
@@ -122,8 +127,9 @@ def check_family(template, name: str = "EVENT.json") -> None:
                 walk(v, depth + 1)
         elif isinstance(obj, dict):
             cls = obj.get("class_name")
+            cls = cls if isinstance(cls, str) else repr(cls)[:40]  # any JSON value (a list or object is not hashable)
             if any(v == PLACEHOLDER for v in obj.values()) and cls not in PLD_NOISE_FIELDS:
-                raise InputError(name, REFUSED.get(cls, f'"{PLACEHOLDER}" in {cls} cannot be calibrated under pld'))
+                raise InputError(name, REFUSED.get(cls, f'"{PLACEHOLDER}" in {cls[:40]} cannot be calibrated under pld; {ADMISSIBLE}'))
             for v in obj.values():
                 walk(v, depth + 1)
 
@@ -244,7 +250,19 @@ def calibrate_pld(template, epsilon, delta, relation="add-remove", grid=None, pr
         m = _mid(cert)
         return math.log(m / E) if m > 0 else -math.inf
 
-    if g(S_MAX_EXP, S_MAX) > 0:
+    def too_costly():
+        why = sorted({str(r[2]) for r in runs if r[3] is None})
+        return InputError(
+            "event",
+            f"this family is too costly to calibrate by pld: no PLD run on the coarse grid {exact_str(hc)} can be made within its "
+            f"limits ({COARSE_RUN_SECONDS:g} s each by the work model; refused by: {', '.join(why)[:80]}) at the noises tried; "
+            "use fewer or cheaper events, or --accountant rdp",
+        )
+
+    top = g(S_MAX_EXP, S_MAX)
+    if runs[-1][3] is None and runs[-1][2] == "work":  # even the largest noise is over the limit: the search would be blind
+        raise too_costly()
+    if top > 0:
         raise InputError(
             "--epsilon", f"no noise up to 2^{S_MAX_EXP} meets epsilon = {exact_str(target)} at delta = {exact_str(delta)} for this family"
         )
@@ -278,6 +296,8 @@ def calibrate_pld(template, epsilon, delta, relation="add-remove", grid=None, pr
     else:
         u_c, k = (a + b) / 2, 1.0
     k = min(max(k, 0.05), 50.0) if math.isfinite(k) else 1.0
+    if all(r[3] is None for r in runs):  # no coarse run was made: the estimate below would be a guess about nothing
+        raise too_costly()
     s_low = dyadic(2.0**a * (1 - float(REL_WIDTH)), up=False)
     h, seconds = fine_grid(template, relation, s_low, delta, h_user)
     say(f"coarse estimate s ~ {2.0**u_c:.8g}; fine grid h = {exact_str(h)} (at most {FINE_RUNS} runs, about {seconds:.3g} s)")
@@ -289,7 +309,8 @@ def calibrate_pld(template, epsilon, delta, relation="add-remove", grid=None, pr
         sf = best["fail"][0] if best["fail"] else None
         if sp is not None and sf is not None and (sp - sf) / sp <= REL_WIDTH:
             break
-        u_e = _root(pts, u_c, k)
+        u_e = _root(pts, u_c, k)  # a float guess: kept inside the search's range (a flat secant overflowed 2.0**u_e)
+        u_e = min(max(u_e, float(S_MIN_EXP)), float(S_MAX_EXP)) if math.isfinite(u_e) else u_c
         side = "pass" if sp is None or float(sp) > 2.0**u_e * (1 + w / 2) else "fail"
         off = w / 4 * 2 ** tries[side]
         x = 2.0**u_e * (1 + off) if side == "pass" else 2.0**u_e * (1 - off)
@@ -337,12 +358,14 @@ def _root(pts: list, u_c: float, k: float) -> float:
 # --------------------------------------------------------------------------------------------
 def check_calibration(template, epsilon, delta, relation, s_fail, s_pass, passing: dict, failing: dict, verify: bool = True) -> None:
     """InputError unless (s_fail, s_pass, passing, failing) is a certified PLD calibration bracket of the family at
-    (epsilon, delta): s_fail < s_pass; each document is an ``events/pld`` certificate of the member at its noise
-    (the ledger's inputs equal) at target_delta = delta; the passing one concludes ``dp`` with epsilon_upper <= E; the
+    (epsilon, delta): the family passes :func:`check_family` (its noise fields proved monotone); s_fail < s_pass;
+    each document is an ``events/pld`` certificate of the member at its noise (the ledger's inputs equal) at
+    target_delta = delta; the passing one concludes ``dp`` with epsilon_upper <= E; the
     failing one concludes ``tightness`` with epsilon_lower > E; and (``verify``) each passes ``certify verify``."""
     from ..verify import verify_document
     from .pld_certificates import KIND
 
+    check_family(template)  # a bracket means something only where eps* is proved non-increasing in the noise
     target, d = exact(epsilon, "epsilon"), exact(delta, "delta")
     s_fail, s_pass = exact(s_fail, "s_fail"), exact(s_pass, "s_pass")
     if not s_fail < s_pass:
@@ -350,11 +373,14 @@ def check_calibration(template, epsilon, delta, relation, s_fail, s_pass, passin
     for side, s, doc in (("pass", s_pass, passing), ("fail", s_fail, failing)):
         if not isinstance(doc, dict) or doc.get("kind") != KIND:
             raise InputError(side, f"must be an {KIND} certificate")
-        ins, wit = doc.get("inputs") or {}, doc.get("witnesses") or {}
+        ins, wit = doc.get("inputs"), doc.get("witnesses")
+        if not isinstance(ins, dict) or not isinstance(wit, dict):
+            raise InputError(side, "must hold inputs and witnesses as objects")
         want = {**ledger_inputs(member(template, s, relation)), "target_delta": exact_str(d)}
         if {k: v for k, v in ins.items() if k in want or k.startswith("event")} != want or ins.get("target_delta") != exact_str(d):
             raise InputError(side, f"is not the certificate of the family's member at s = {exact_str(s)} and delta = {exact_str(d)}")
-        names = {c.get("name") for c in doc.get("conclusions") or [] if isinstance(c, dict)}
+        conclusions = doc.get("conclusions") if isinstance(doc.get("conclusions"), list) else []
+        names = {c.get("name") for c in conclusions if isinstance(c, dict) and isinstance(c.get("name"), str)}
         if side == "pass" and not ("dp" in names and exact(wit.get("epsilon_upper"), "epsilon_upper") <= target):
             raise InputError(side, f"does not certify epsilon <= {exact_str(target)}")
         if side == "fail" and not ("tightness" in names and exact(wit.get("epsilon_lower"), "epsilon_lower") > target):
