@@ -214,6 +214,7 @@ def check_paths(args) -> None:
     """Check every output file/folder option of the parsed command before its work starts (all of them before
     any file is written): a file option names a new or regular file in a writable folder, a folder option an
     existing or creatable folder. ``sweep --out`` is a folder (``out_dir``)."""
+    seen: dict[str, str] = {}  # real path -> the flag that names it: two output files are never one file
     for attr, flag, kind in _PATH_OPTIONS:
         value = getattr(args, attr, None)
         if value is None or (value == "" and attr == "cache_dir"):  # '' disables a cache
@@ -222,6 +223,10 @@ def check_paths(args) -> None:
             flag = "--out"
         if kind == "file":
             check_writable(value, flag)
+            real = _file_identity(value)
+            if real in seen:
+                raise InputError(flag, f"names the same file as {seen[real]} ({value}): give each output its own file")
+            seen[real] = flag
         else:
             check_directory(value, flag)
     if getattr(args, "command", None) == "tables" and not getattr(args, "check", False):
@@ -229,6 +234,15 @@ def check_paths(args) -> None:
         check_no_special_outputs(args.tables_dir, "--tables-dir", (".csv", ".md"))
     if getattr(args, "command", None) == "plot" and getattr(args, "out_dir", None):
         check_no_special_outputs(args.out_dir, "--out-dir", (".png",))
+
+
+def _file_identity(path: str):
+    """(device, inode) of an existing file (hard links and other spellings alike), else its real path."""
+    try:
+        st = os.stat(path)
+        return (st.st_dev, st.st_ino)
+    except OSError:
+        return os.path.realpath(path)
 
 
 def check_no_special_outputs(directory: str, flag: str, suffixes: tuple[str, ...]) -> None:

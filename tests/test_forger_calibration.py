@@ -18,12 +18,13 @@ monotonicity is unproved (DiscreteGaussianDpEvent.sigma) and crashed on inputs/w
 phase's float guess overflowed 2.0**u (traceback after ~50 s on 3000 composed events); a family none of whose coarse
 runs can be made ran a blind fine phase (~100 s, then "use a coarser --grid"): now refused at once naming ``event``.
 
-Findings left (strict xfails, each reason names the fix):
-* ``--out X --out-fail X`` (the same file, also spelt differently) exits 0 and prints "passing certificate written to
-  X", but X holds the failing certificate: the passing one is silently lost;
-* ``certify.accounting.calibrate_noise`` with a float target (dp_accounting's habit) records the target at its exact
-  binary value without ``target_delta.note`` (``RdpAccountant.get_epsilon`` records it): the provenance is dropped;
-* the rdp calibration (certify/events/calibrate.py) crashes on a class_name that is a list or an object.
+Fixed since: ``--out X --out-fail X`` (the same file, also spelt differently or hard-linked) is refused before any
+work, naming the second flag, by every command (``certify.cli.check_paths``); the rdp calibration refuses a class_name
+that is a list or an object instead of crashing.
+
+Finding left (strict xfail, its reason names the fix): ``certify.accounting.calibrate_noise`` with a float target
+(dp_accounting's habit) records the target at its exact binary value without ``target_delta.note``
+(``RdpAccountant.get_epsilon`` records it): the provenance is dropped.
 """
 
 from __future__ import annotations
@@ -236,11 +237,6 @@ def test_hostile_flags_refused_before_work(tmp_path, extra, flag):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="fix in certify/events/commands.py (cmd_calibrate): refuse --out-fail naming the same file as --out "
-    "(os.path.samefile / equal realpath) before any work; today the failing certificate overwrites the passing one, exit 0",
-)
 @pytest.mark.parametrize("spelling", ["same", "other"])
 def test_same_output_twice_refused(tmp_path, spelling):
     o = tmp_path / "o"
@@ -354,11 +350,6 @@ def test_placeholder_in_two_mechanisms_at_once(tmp_path):
     check_calibration(fam, E, D, "add-remove", cal.s_fail, cal.s_pass, cal.passing.to_json(), cal.failing.to_json())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fix in certify/events/calibrate.py (substitute's walk): NOISE_FIELDS.get(obj.get('class_name')) raises TypeError "
-    "when class_name is a list or an object; check the class name is a string first (as calibrate_pld.check_family now does)",
-)
 @pytest.mark.parametrize("name", ["list class", "object class"])
 def test_rdp_calibration_unhashable_class_name_refused(name):
     with pytest.raises(InputError):

@@ -85,8 +85,10 @@ def substitute(template, s: fmpq, name: str = "EVENT.json"):
                 )
             return obj
         out = {}
+        cls = obj.get("class_name")
+        field = NOISE_FIELDS.get(cls) if isinstance(cls, str) else None  # a list or object as class_name is no class
         for k, v in obj.items():
-            if v == PLACEHOLDER and NOISE_FIELDS.get(obj.get("class_name")) == k:
+            if v == PLACEHOLDER and field == k:
                 out[k] = exact_str(s)
                 found[0] += 1
             else:
