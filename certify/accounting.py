@@ -190,17 +190,19 @@ def calibrate_noise(event_family, target_epsilon, target_delta, neighboring_rela
     (:func:`certify.events.calibrate_pld.calibrate_pld`: both ends ``events/pld`` certificates, relative width 1e-3,
     ``grid`` the fine loss-grid spacing, default the finest that fits; ``progress`` a callable taking one line of text);
     returns a :class:`certify.events.calibrate_pld.PldCalibration`."""
-    eps, _ = from_library(target_epsilon, "target_epsilon", "the caller")
-    delta, _ = from_library(target_delta, "target_delta", "the caller")
+    eps, eps_note = from_library(target_epsilon, "target_epsilon", "the caller")
+    delta, delta_note = from_library(target_delta, "target_delta", "the caller")
+    notes = {f"{name}{NOTE_SUFFIX}": note for name, note in (("target_delta", delta_note), ("target_epsilon", eps_note)) if note}
     relation = parse_relation(neighboring_relation, "neighboring_relation")
     if accountant == "pld":
         from .events.calibrate_pld import calibrate_pld
 
-        return calibrate_pld(event_family, eps, delta, relation, grid=grid, progress=progress)
+        delta_notes = {k: v for k, v in notes.items() if k.startswith("target_delta")}  # events/pld's only target input
+        return calibrate_pld(event_family, eps, delta, relation, grid=grid, progress=progress, notes=delta_notes)
     if accountant != "rdp":
         raise InputError("accountant", f"must be rdp or pld, got {accountant!r}"[:200])
     if grid is not None:
         raise InputError("grid", "is an option of accountant='pld' only")
     from .events.calibrate import calibrate
 
-    return calibrate(event_family, eps, delta, relation)
+    return calibrate(event_family, eps, delta, relation, notes=notes)

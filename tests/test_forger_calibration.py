@@ -22,9 +22,9 @@ Fixed since: ``--out X --out-fail X`` (the same file, also spelt differently or 
 work, naming the second flag, by every command (``certify.cli.check_paths``); the rdp calibration refuses a class_name
 that is a list or an object instead of crashing.
 
-Finding left (strict xfail, its reason names the fix): ``certify.accounting.calibrate_noise`` with a float target
-(dp_accounting's habit) records the target at its exact binary value without ``target_delta.note``
-(``RdpAccountant.get_epsilon`` records it): the provenance is dropped.
+Also fixed: ``certify.accounting.calibrate_noise`` with a float target (dp_accounting's habit) recorded the target at
+its exact binary value without ``target_delta.note`` (``RdpAccountant.get_epsilon`` records it); both certificates
+now carry the note (the failing side of the rdp calibration also ``target_epsilon.note``), checked by the checker.
 """
 
 from __future__ import annotations
@@ -278,12 +278,6 @@ def test_signal_mid_run(tmp_path, sig, code, when):
 # --------------------------------------------------------------------------------------------
 # the Python API with dp_accounting's floats
 # --------------------------------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="fix in certify/accounting.py (calibrate_noise) and certify/events/calibrate(_pld).py: keep from_library's "
-    "note of a float target and record it as target_delta.note in both certificates (certify_events_pld's notes=), as "
-    "RdpAccountant.get_epsilon does; today the note is discarded",
-)
 @pytest.mark.parametrize("accountant", ["rdp", "pld"])
 def test_float_target_provenance_recorded(accountant):
     dpa = pytest.importorskip("dp_accounting")
@@ -299,6 +293,12 @@ def test_float_target_provenance_recorded(accountant):
         assert "event[0].sampling_probability.note" in ins  # the event's float is noted (control)
         assert ins["target_delta"] != "1/100000"  # the float's exact binary value is used (control)
         assert "target_delta.note" in ins
+        assert verdict(cert.dumps()) == 0  # the checker accepts the note it states
+        doc = json.loads(cert.dumps())  # a note stating another value, or moved to an input it does not describe
+        for edit in ({"target_delta.note": ins["target_delta.note"].replace("1e-05", "2e-05")}, {"grid.note": ins["target_delta.note"]}):
+            forged = copy.deepcopy(doc)
+            forged["inputs"].update(edit)
+            assert verdict(canonical_text(forged)) in (2, 4, 5), edit  # 5: the note's hypothesis fails
 
 
 # --------------------------------------------------------------------------------------------

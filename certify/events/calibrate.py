@@ -25,11 +25,13 @@ ledger before any evaluation (:func:`check_calibration_work`).
 from __future__ import annotations
 
 import copy
+import re
 
 import math
 
 from ..balls import InputError, arb, ball, escalate, exact, exact_str, fmpq, require_in, upper_decimal
 from ..certificate import Budget, Certificate, Evaluation
+from ..provenance import check_notes
 from ..renyi import EQ_CONVERT, epsilon_of_rdp
 from ..limits import scaled
 from ..poisson.calibrate import Calibration, dyadic
@@ -133,21 +135,28 @@ def evaluate_fails(ledger: Ledger, delta: fmpq, target: fmpq) -> Evaluation:
     return ev
 
 
-def _fails_inputs(ledger: Ledger, delta: fmpq, target: fmpq) -> dict:
+def _fails_inputs(ledger: Ledger, delta: fmpq, target: fmpq, notes: dict | None = None) -> dict:
     out = ledger_inputs(ledger)
     out["target_delta"] = exact_str(delta)
     out["target_epsilon"] = exact_str(target)
+    out.update(notes or {})
     return out
 
 
-def certify_fails(ledger: Ledger, delta: fmpq, target: fmpq) -> Certificate:
+def certify_fails(ledger: Ledger, delta: fmpq, target: fmpq, notes: dict | None = None) -> Certificate:
+    """``notes``: provenance notes of the targets (``target_delta.note``, ``target_epsilon.note``), recorded as inputs."""
     ev, prec = escalate(lambda p: (evaluate_fails(ledger, delta, target), p), what="the failing side of the calibration")
-    return Certificate(KIND_FAILS, _fails_inputs(ledger, delta, target), ev, {}, None, prec)
+    return Certificate(KIND_FAILS, _fails_inputs(ledger, delta, target, notes), ev, {}, None, prec)
+
+
+#: the targets of a failing-side certificate and their provenance notes
+_TARGETS = re.compile(r"(target_delta|target_epsilon)(\.note)?")
 
 
 def _parse_fails(inputs: dict):
     if not isinstance(inputs, dict):
         raise InputError("inputs", "must be an object")
+    check_notes({k: v for k, v in inputs.items() if _TARGETS.fullmatch(k)}, {"target_delta", "target_epsilon"})
     return (
         ledger_from_inputs(inputs),
         parse_target_delta(inputs.get("target_delta"), "target_delta"),
@@ -197,7 +206,7 @@ def _validate_fails(inputs: dict) -> None:
 
 
 def _is_fails_input(name: str) -> bool:
-    return is_ledger_input(name) or name in ("target_delta", "target_epsilon")
+    return is_ledger_input(name) or bool(_TARGETS.fullmatch(name))
 
 
 # --------------------------------------------------------------------------------------------
@@ -260,8 +269,11 @@ def _float_eps(template, relation, s: fmpq, delta: fmpq) -> float:
     return float(np.min(_scores(led, "target_delta", delta, INTEGER_STAGE, False)))
 
 
-def calibrate(template, epsilon, delta, relation="add-remove") -> Calibration:
-    """The certified bracket s_fail < s_pass (module docstring) for the family ``template`` (placeholder ``"$noise"``)."""
+def calibrate(template, epsilon, delta, relation="add-remove", notes: dict | None = None) -> Calibration:
+    """The certified bracket s_fail < s_pass (module docstring) for the family ``template`` (placeholder ``"$noise"``).
+    ``notes``: provenance notes of the targets (``target_delta.note``, ``target_epsilon.note``: floats from a library);
+    the passing certificate records the delta's (its only target input), the failing one both."""
+    notes = notes or {}
     from .accountant import INTEGER_STAGE, certified_value, certify_events
 
     target = parse_target_epsilon(epsilon)
@@ -302,7 +314,13 @@ def calibrate(template, epsilon, delta, relation="add-remove") -> Calibration:
     bound = exact_str(target)
     for _ in range(8):  # the balls confirm the float choice, or the bracket widens by one step
         try:
-            passing = certify_events(ledger_of(substitute(template, hi), relation), delta=delta, orders=INTEGER_STAGE, bound=bound)
+            passing = certify_events(
+                ledger_of(substitute(template, hi), relation),
+                delta=delta,
+                orders=INTEGER_STAGE,
+                bound=bound,
+                notes={k: v for k, v in notes.items() if k.startswith("target_delta")},
+            )
             break
         except InputError as err:
             if "would not prove" not in err.message:
@@ -312,7 +330,7 @@ def calibrate(template, epsilon, delta, relation="add-remove") -> Calibration:
         raise InputError("--epsilon", "the float choice and the balls disagree: could not certify the passing side")
     for _ in range(8):
         try:
-            failing = certify_fails(ledger_of(substitute(template, lo), relation), delta, target)
+            failing = certify_fails(ledger_of(substitute(template, lo), relation), delta, target, notes)
             break
         except InputError as err:
             if "would not prove" not in err.message:

@@ -147,7 +147,7 @@ class _Unevaluable(Exception):
     """A run that is not made (over its work limit, or refused by the PLD engine at this s): a search choice only."""
 
 
-def _run(template, relation: str, s: fmpq, delta: fmpq, h: fmpq, limit: float) -> Certificate:
+def _run(template, relation: str, s: fmpq, delta: fmpq, h: fmpq, limit: float, notes: dict | None = None) -> Certificate:
     from ..pld.ledger import plan, run_seconds
     from .pld_certificates import certify_events_pld
     from .pld_pairs import entries_of
@@ -157,7 +157,7 @@ def _run(template, relation: str, s: fmpq, delta: fmpq, h: fmpq, limit: float) -
         entries = entries_of(ledger)
         if run_seconds(entries, plan(entries, delta, h)) > limit:
             raise _Unevaluable("work")
-        return certify_events_pld(ledger, delta=delta, grid=exact_str(h))
+        return certify_events_pld(ledger, delta=delta, grid=exact_str(h), notes=notes)
     except InputError as err:
         if err.parameter in ("--grid", "--steps", "--delta") or str(err.parameter).startswith("event"):  # this s only (s = 1 was checked)
             raise _Unevaluable(err.parameter) from None
@@ -207,8 +207,9 @@ def fine_grid(template, relation: str, s_low: fmpq, delta: fmpq, grid) -> tuple[
 # --------------------------------------------------------------------------------------------
 # the search
 # --------------------------------------------------------------------------------------------
-def calibrate_pld(template, epsilon, delta, relation="add-remove", grid=None, progress=None) -> PldCalibration:
-    """The certified bracket s_fail < s_pass of the exact PLD accountant (module docstring)."""
+def calibrate_pld(template, epsilon, delta, relation="add-remove", grid=None, progress=None, notes: dict | None = None) -> PldCalibration:
+    """The certified bracket s_fail < s_pass of the exact PLD accountant (module docstring). ``notes``: provenance notes
+    of the target (``target_delta.note``: a float from a library), recorded in both certificates."""
     from ..pld.accountant import parse_grid, parse_pld_delta
     from .pld_pairs import entries_of
 
@@ -226,7 +227,7 @@ def calibrate_pld(template, epsilon, delta, relation="add-remove", grid=None, pr
 
     def evaluate(s: fmpq, h: fmpq, limit: float):
         try:
-            cert = _run(template, relation, s, delta, h, limit)
+            cert = _run(template, relation, s, delta, h, limit, notes)
         except _Unevaluable as why:
             runs.append((s, h, why.args[0], None))
             return None
