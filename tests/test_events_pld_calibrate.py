@@ -275,9 +275,19 @@ def test_signal_ends_the_calibration_with_nothing_written(sig, tmp_path):
     out, fail = tmp_path / "p.json", tmp_path / "f.json"
     argv = [sys.executable, "-m", "certify", "calibrate-event", str(fam), "--accountant", "pld", "--epsilon", "1", "--delta", "1e-5"]
     p = subprocess.Popen(argv + ["--out", str(out), "--out-fail", str(fail)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3.0)
+    head = []  # wait for the search's first PLD run (a fixed sleep raced a fast machine: the calibration had finished)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = p.stderr.readline()
+        head.append(line)
+        if not line or ": run " in line or "still running" in line:
+            break
+    if p.poll() is not None:  # the calibration ended before it printed that it was running: no signal to test
+        p.communicate(timeout=60)
+        pytest.skip("the calibration finished before its first progress line")
     p.send_signal(sig)
-    _, err = p.communicate(timeout=60)
+    _, rest = p.communicate(timeout=60)
+    err = "".join(head) + rest
     lines = [ln for ln in err.splitlines() if ln.strip() and "still running" not in ln and ": run " not in ln and "coarse estimate" not in ln]
     assert p.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[sig] and "Traceback" not in err, err
     assert len(lines) == 1 and ("interrupted" if sig == signal.SIGINT else "terminated") in lines[0], err
