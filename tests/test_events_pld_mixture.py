@@ -25,6 +25,15 @@ from certify.events.pld_certificates import certify_events_pld
 from certify.events.pld_pairs import GaussianMixtureCurve, pair_of
 from certify.pld.pairs import MixtureCurve
 
+
+@pytest.fixture(autouse=True)
+def _restore_mpmath_precision():
+    """References here may set mpmath's global precision; restore it (another file's references rely on theirs)."""
+    saved = mp.mp.prec
+    yield
+    mp.mp.prec = saved
+
+
 mp.mp.dps = 30
 
 
