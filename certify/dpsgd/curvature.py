@@ -100,8 +100,9 @@ kappa = min(max(kpos, kneg), kappa2) and kappa_neg = max(0, min(kneg - poslo, ka
 Rounding: every quantity is an Arb ball containing the exact value of the bound it names. Upper
 bounds use the balls' upper endpoints (rounded up), lower bounds (F_low, m_ij, poslo) their lower
 endpoints (rounded down); the results are exact rationals. Floats only choose theta_k (any theta_k
-is valid; the chosen ones are recorded in the certificate, so the checker never chooses and its result
-cannot depend on the platform's floating point); the bounds are evaluated at KAPPA_PREC = 64 bits (they are needed to a few digits only).
+is valid; the chosen ones are recorded in the certificate, and the checker re-derives them with the same
+function so that it accepts only what certify writes: a platform whose libm rounds differently could make it
+refuse a genuine certificate, never accept a forged one); the bounds are evaluated at KAPPA_PREC = 64 bits (they are needed to a few digits only).
 """
 
 from __future__ import annotations
@@ -204,21 +205,6 @@ def kappa_paper(prob: Problem, l: fmpq, r: fmpq) -> arb:
 # --------------------------------------------------------------------------------------------
 # theta choice (floats: choosing only)
 # --------------------------------------------------------------------------------------------
-@lru_cache(maxsize=256)
-def _term_index(prob: Problem):
-    """Float arrays (j, m = i + k, n = alpha - 1 + j) over all terms of all _PAIRS (choosing only)."""
-    import numpy as np
-
-    al = prob.alpha
-    J, Mx = [], []
-    for i, j in _UPPER:
-        for k in range(al - i + 1):
-            J.append(j)
-            Mx.append(i + k)
-    j_ = np.asarray(J, dtype=float)
-    return j_, np.asarray(Mx, dtype=float), al - 1 + j_
-
-
 #: Curvature bounds of increasing cost and sharpness (each one is a valid kappa_neg; see point 5 of the
 #: module docstring) and the pairs (i, j) whose (42') sums each one needs, in witness order.
 LEVELS = {
@@ -269,52 +255,57 @@ def _theta_choice(prob: Problem, l: fmpq, r: fmpq) -> dict[tuple[int, int], list
 
     The log of the k-th term of (42') at u is, up to theta-free terms,
         f(theta, u) = n[(1-theta) log((1-theta)/(1-p)) + theta log(theta/p)] + Delta^2 u s(s+m-1),
-    s = j - n theta, convex in theta with derivative n(logit theta - logit p) - n u Delta^2 (2s + m - 1).
-    Its minimisers at u in {l, (l+r)/2, r} (safeguarded Newton steps in the logit variable, which is
-    then rounded to a multiple of 1/16 so that few distinct theta occur) and theta = 0, 1 are the
-    candidates; the one with the smallest max(f(theta, l), f(theta, r)) (the bound used on [l, r]) is
-    kept. Floats only choose: any theta in [0, 1] gives a valid bound.
+    s = j - n theta, m = i + k, n = alpha - 1 + j, convex in theta with derivative
+    n(logit theta - logit p) - n u Delta^2 (2s + m - 1). Its minimisers at u in {l, (l+r)/2, r} (safeguarded
+    Newton steps in the logit variable, which is then rounded to a multiple of 1/16 so that few distinct theta
+    occur) and theta = 0, 1 are the candidates; the one with the smallest max(f(theta, l), f(theta, r)) (the
+    bound used on [l, r]; the first on ties) is kept. Floats only choose: any theta in [0, 1] gives a valid
+    bound. Plain Python floats (the math module), so that the checker, which re-derives the choice, imports no
+    numpy; producer and checker run this one function.
     """
-    import numpy as np
-
     al = prob.alpha
     lp, lq = log_p_float(prob)
     D2 = (2.0 * int(prob.sigma.q) / int(prob.sigma.p)) ** 2
-    j_, m, n = _term_index(prob)
     lgp = lp - lq
     lf, rf = float(l), float(r)
     scale = float(2**THETA_BITS)
-    # Newton on g(t) = t - lgp - a(2j + m - 1 - 2n sigmoid(t)) (increasing in t), for the three u at once
-    a = (np.asarray([lf, 0.5 * (lf + rf), rf]) * D2)[:, None]
-    lo = lgp - a * 2 * n - 1.0
-    hi = lgp + a * (2 * j_ + m - 1) + 1.0
-    t = np.minimum(np.maximum(lgp + a * (2 * j_ + m - 1 - n), lo), hi)
-    with np.errstate(over="ignore"):
-        for _ in range(6):
-            sg = 1.0 / (1.0 + np.exp(-t))
-            g = t - lgp - a * (2 * j_ + m - 1 - 2 * n * sg)
-            t = np.minimum(np.maximum(t - g / (1.0 + 2 * n * a * sg * (1 - sg)), lo), hi)
-        t = np.clip(np.round(t * 16) / 16, -60.0, 60.0)
-        th = np.round(scale / (1.0 + np.exp(-t))) / scale
-    cands = np.concatenate([np.zeros((1, len(m))), np.ones((1, len(m))), th])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        e1 = np.where(cands < 1, n * (1 - cands) * (np.log1p(-np.minimum(cands, 0.75)) - lq), 0.0)
-        e1 = np.where((cands < 1) & (cands > 0.75), n * (1 - cands) * (np.log(np.maximum(1 - cands, 1e-300)) - lq), e1)
-        e0 = np.where(cands > 0, n * cands * (np.log(np.maximum(cands, 1e-300)) - lp), 0.0)
-    s = j_ - n * cands
-    c = D2 * s * (s + m - 1)
-    vals = e1 + e0 + np.maximum(lf * c, rf * c)
-    vals = np.where(np.isnan(vals), np.inf, vals)  # overflowed estimates never win
-    # ties go to the first minimum (deterministic); float noise can only change which valid theta is used
-    best = np.argmin(vals, axis=0)
-    chosen = cands[best, np.arange(len(m))]
-    chosen = np.where(np.isfinite(chosen), np.clip(chosen, 0.0, 1.0), 0.0)
-    qs = np.round(chosen * scale).astype(np.int64).tolist()
-    out, pos = {}, 0
+    slopes = [u * D2 for u in (lf, 0.5 * (lf + rf), rf)]
+    out = {}
     for i, j in _UPPER:
-        out[i, j] = qs[pos : pos + al - i + 1]
-        pos += al - i + 1
+        out[i, j] = [_theta_q(lgp, lp, lq, D2, lf, rf, slopes, float(j), float(i + k), al - 1.0 + j, scale) for k in range(al - i + 1)]
     return out
+
+
+def _exp_or_inf(x: float) -> float:
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
+def _theta_q(lgp, lp, lq, D2, lf, rf, slopes, j, m, n, scale) -> int:
+    """The chosen theta numerator of one term of (42') (see :func:`_theta_choice`; floats choose only)."""
+    c1 = 2 * j + m - 1
+    cands = [0.0, 1.0]
+    for a in slopes:  # Newton on g(t) = t - lgp - a(2j + m - 1 - 2n sigmoid(t)), increasing in t
+        lo, hi = lgp - a * 2 * n - 1.0, lgp + a * c1 + 1.0
+        t = min(max(lgp + a * (c1 - n), lo), hi)
+        for _ in range(6):
+            sg = 1.0 / (1.0 + _exp_or_inf(-t))
+            g = t - lgp - a * (c1 - 2 * n * sg)
+            t = min(max(t - g / (1.0 + 2 * n * a * sg * (1 - sg)), lo), hi)
+        t = min(max(round(t * 16) / 16, -60.0), 60.0)
+        cands.append(round(scale / (1.0 + math.exp(-t))) / scale)
+    best, low = 0.0, math.inf
+    for c in cands:
+        e1 = n * (1 - c) * ((math.log1p(-c) if c <= 0.75 else math.log(1 - c)) - lq) if c < 1 else 0.0
+        e0 = n * c * (math.log(c) - lp) if c > 0 else 0.0
+        s = j - n * c
+        cc = D2 * s * (s + m - 1)
+        v = e1 + e0 + max(lf * cc, rf * cc)
+        if v < low:  # a NaN (an overflowed estimate) never wins; ties keep the first
+            best, low = c, v
+    return int(round(min(max(best, 0.0), 1.0) * scale))
 
 
 # --------------------------------------------------------------------------------------------
