@@ -189,7 +189,7 @@ def calibrate_noise(event_family, target_epsilon, target_delta, neighboring_rela
     ``accountant="pld"``: the exact epsilon of the composed dominating pairs, certified by PLD
     (:func:`certify.events.calibrate_pld.calibrate_pld`: both ends ``events/pld`` certificates, relative width 1e-3,
     ``grid`` the fine loss-grid spacing, default the finest that fits; ``progress`` a callable taking one line of text);
-    returns a :class:`certify.events.calibrate_pld.PldCalibration`."""
+    returns a :class:`certify.bracket.PldCalibration`."""
     eps, eps_note = from_library(target_epsilon, "target_epsilon", "the caller")
     delta, delta_note = from_library(target_delta, "target_delta", "the caller")
     notes = {f"{name}{NOTE_SUFFIX}": note for name, note in (("target_delta", delta_note), ("target_epsilon", eps_note)) if note}

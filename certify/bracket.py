@@ -8,9 +8,38 @@ them, and ok - fail <= rel_width * ok. The midpoints of exact dyadic ends stay s
 
 from __future__ import annotations
 
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
 
 from .balls import InputError, fmpq
+
+if TYPE_CHECKING:  # (annotations only)
+    from .certificate import Certificate
+
+
+@dataclass
+class PldCalibration:
+    """A certified PLD calibration of a noise parameter (``calibrate-dpsgd --accountant pld`` and
+    ``calibrate-event --accountant pld``): s_fail < s_pass, the ``passing`` certificate's upper bound meets the
+    target at s_pass and the ``failing`` certificate's lower bound exceeds it at s_fail; ``grid`` is the loss grid
+    of both ends; ``runs`` lists every PLD run in order: (s, grid, epsilon_lower, epsilon_upper), or for a run not
+    made (s, grid, the parameter that refused it or "work", None)."""
+
+    s_fail: fmpq
+    s_pass: fmpq
+    passing: Certificate
+    failing: Certificate
+    grid: fmpq
+    runs: list = field(default_factory=list)
+
+    @property
+    def relative_width(self) -> fmpq:
+        return (self.s_pass - self.s_fail) / self.s_pass
+
+    @property
+    def queries(self) -> int:
+        """How many certified PLD runs were made."""
+        return sum(1 for r in self.runs if r[3] is not None)
 
 
 def grow_then_bisect(

@@ -49,9 +49,9 @@ met with a few fine runs; at a coarse --grid the bracket can be wider, then the 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 from ..balls import InputError, exact, exact_str, fmpq, require_in
+from ..bracket import PldCalibration
 from ..certificate import Certificate
 from ..limits import BUDGET_SECONDS, CHECKER_SECONDS
 from ..poisson.calibrate import dyadic
@@ -96,21 +96,6 @@ def coarse_runs() -> int:
     to COARSE_WIDTH takes ceil(log2(1/log2(1 + COARSE_WIDTH))) halvings."""
     halvings = math.ceil(math.log2(1 / math.log2(1 + COARSE_WIDTH)))
     return 2 + math.ceil(math.log2(S_MAX_EXP - S_MIN_EXP)) + 2 * halvings
-
-
-@dataclass
-class PldCalibration:
-    s_fail: fmpq
-    s_pass: fmpq
-    passing: Certificate
-    failing: Certificate
-    grid: fmpq
-    runs: list = field(default_factory=list)  # (s, grid, epsilon_lower, epsilon_upper) of every run, in order (a run not
-    # made: (s, grid, the parameter that refused it or "work", None))
-
-    @property
-    def relative_width(self) -> fmpq:
-        return (self.s_pass - self.s_fail) / self.s_pass
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,28 +18,14 @@ started from the Rényi calibration's float estimate (which passes by the PLD, t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-from ..balls import InputError, ball_endpoints, exact_str, float_of, fmpq, log_float
+from ..balls import InputError, ball_endpoints, exact, exact_str, float_of, fmpq, log_float
+from ..bracket import PldCalibration
 from ..certificate import Certificate
 from ..contract import POISSON_ADD_REMOVE
 
 REL_WIDTH = fmpq(1, 10**3)
 MAX_QUERIES = 40
-
-
-@dataclass
-class PldCalibration:
-    s_fail: fmpq
-    s_pass: fmpq
-    passing: Certificate
-    failing: Certificate
-    queries: int
-    grid: str
-
-    @property
-    def relative_width(self) -> fmpq:
-        return (self.s_pass - self.s_fail) / self.s_pass
 
 
 def _side(cert: Certificate, target: fmpq) -> str:
@@ -57,19 +43,19 @@ def calibrate_pld(epsilon, delta, steps, sampling_rate, grid: str = "1e-4", prog
 
     target, delta, steps, q = parse_epsilon(epsilon), parse_delta(delta), parse_steps(steps), parse_sampling_rate(sampling_rate)
     s0 = _float_sigma(max(float_of(q), 1e-300), steps, log_float(delta), float_of(target), True)
-    queries = 0
+    runs: list = []  # (s, grid, epsilon_lower, epsilon_upper) of every certified query, in order
     certs: dict[fmpq, tuple[str, Certificate]] = {}
 
     def query(s: fmpq) -> str:
-        nonlocal queries
         if s not in certs:
-            if queries >= MAX_QUERIES:
+            if len(runs) >= MAX_QUERIES:
                 raise InputError("--epsilon", f"no PLD bracket after {MAX_QUERIES} certified queries")
-            queries += 1
             cert = certify_pld(POISSON_ADD_REMOVE, exact_str(q), exact_str(s), steps, exact_str(delta), grid)
+            lo, up = ball_endpoints(cert.quantities["epsilon_lower"].value)[0], ball_endpoints(cert.quantities["epsilon_upper"].value)[1]
+            runs.append((s, exact(cert.inputs.get("grid", grid), "--grid"), lo, up))
             certs[s] = (_side(cert, target), cert)
             if progress:
-                progress(f"calibrate-dpsgd --accountant pld: query {queries}: sigma ~ {float_of(s):.6g} {certs[s][0]}")
+                progress(f"calibrate-dpsgd --accountant pld: query {len(runs)}: sigma ~ {float_of(s):.6g} {certs[s][0]}")
         return certs[s][0]
 
     hi = dyadic(s0, up=True)
@@ -100,9 +86,7 @@ def calibrate_pld(epsilon, delta, steps, sampling_rate, grid: str = "1e-4", prog
             lo = mid
         else:
             undecided.append(mid)
-    return PldCalibration(
-        lo, hi, certs[hi][1], certs[lo][1], queries, exact_str(certs[hi][1].inputs["grid"]) if "grid" in certs[hi][1].inputs else grid
-    )
+    return PldCalibration(lo, hi, certs[hi][1], certs[lo][1], runs[list(certs).index(hi)][1], runs)
 
 
 def summary(cal: PldCalibration, target: fmpq, delta: fmpq, steps: int, q: fmpq, seconds: float) -> str:
@@ -118,7 +102,7 @@ def summary(cal: PldCalibration, target: fmpq, delta: fmpq, steps: int, q: fmpq,
                 f"  s_fail = {exact_str(cal.s_fail)} ~ {lower_decimal(cal.s_fail, 8)}: the exact epsilon of the composed dominating pair "
                 f">= {lower_decimal(low, 8)} > target (certified PLD lower bound: no accountant of this pair meets the target)",
                 f"  relative width (s_pass - s_fail)/s_pass = {upper_decimal(cal.relative_width, 3)} (<= 1e-3 unless the grid's gap stops it)",
-                f"  accountant: certified PLD (lossless), grid h = {cal.grid}; eps(delta) of the pair is non-increasing in sigma "
+                f"  accountant: certified PLD (lossless), grid h = {exact_str(cal.grid)}; eps(delta) of the pair is non-increasing in sigma "
                 "(more noise is a post-processing), so s_pass is minimal up to the bracket",
                 f"  {POISSON_ADD_REMOVE.statement()}",
                 f"  ({cal.queries} certified queries, {seconds:.1f} s)",
