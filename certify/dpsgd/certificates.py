@@ -300,7 +300,7 @@ def check_thetas(prob: Problem, i: int, l: fmpq, r: fmpq, level: str, thetas) ->
     """The theta_k of (42') recorded for leaf i are the ones certify chooses: :func:`certify.dpsgd.curvature.theta_choice`
     (the producer's own function, called by :func:`certify.dpsgd.search.rho_search`) at the leaf and its recorded level,
     demanded equal. Any theta in [0, 1] gives a valid bound, so only this refuses a file certify never writes. Floats
-    choose them (numpy's log and exp): equality is demanded at every precision (the choice does not depend on it); on
+    choose them (the math module's log and exp): equality is demanded at every precision (the choice does not depend on it); on
     a platform whose libm lands on the other side of a rounding or a minimum (docs/reference/certificate.md, "Curvature
     thetas") a genuine certificate is refused, never a forgery accepted. Cost: one float choice per leaf (cached)."""
     split_thetas(prob, thetas, level)  # the list's layout first: integers in [0, 2^40], the level's count

@@ -94,8 +94,11 @@ kappa = min(max(kpos, kneg), kappa2) and kappa_neg = max(0, min(kneg - poslo, ka
      "kneg"   max(0, min(kneg, kappa2)) without poslo and without the caps by M02, M12 (5 sums + F_low);
      "crude"  the same with M13 <= M03 and M22 <= M21 <= M11 (0 <= v, w <= 1):
               kneg <= Delta^4 alpha ((6 alpha + 4) M03 + 2 alpha M11)            (2 sums + F_low).
-   The search uses "full"; the certificate records, per leaf, the cheapest level whose key (37) stays
-   below the certified upper bound of rho, so the checker pays for sharpness only where it matters.
+   The search uses "full"; the certificate records, per leaf, the first level (in the order above, reversed:
+   crude, kneg, convex, full) whose key (37) is <= U, the largest key over the leaves at level "full"
+   (:func:`choose_levels`, from the leaves, the recorded rules and the re-derived thetas only: the checker
+   re-derives it and demands it), so the certified bound is at most U (the bound with "full" everywhere) and
+   sharpness is recorded only where it matters.
 
 Rounding: every quantity is an Arb ball containing the exact value of the bound it names. Upper
 bounds use the balls' upper endpoints (rounded up), lower bounds (F_low, m_ij, poslo) their lower
