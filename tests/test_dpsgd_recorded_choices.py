@@ -29,6 +29,7 @@ from certify.dpsgd.accountant import certify_rho, clear_memo
 from certify.dpsgd.curvature import LEVELS, THETA_BITS, theta_choice
 from certify.dpsgd.problem import Problem
 from certify.dpsgd.search import SearchLimits
+from certify.verify import verify_text
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_forger import _evaluate_rederiving_reports, reseal  # noqa: E402
@@ -145,7 +146,11 @@ def _level_edit(doc: dict, i: int, level: str, monkeypatch, stopped: bool = Fals
 
 
 def _refused_naming(text: str, level: str, want: str) -> None:
+    """Refused (exit 4) naming both levels; also at a higher --precision, where the rule is not applied (keys move with
+    precision) but the re-derivation at the recorded precision, which verify always runs, refuses it."""
     assert certify_says(text) == 4
+    rep = verify_text(text, precision=256)
+    assert rep.exit_code == 4 and any("curvature[" in p and f"recorded level {level}" in p for p in rep.problems)
     doc = json.loads(text)
     with pytest.raises(InputError, match=rf"recorded level {level}, certify chooses {want} \(curvature.choose_levels"):
         certificates.evaluate_rho_bok(doc["inputs"], doc["witnesses"])
