@@ -292,7 +292,7 @@ def test_prop2b_certificate_round_trip():
     assert not verify_document(_retamper(doc)).ok
 
 
-def test_tamper_curvature_witness(bnb_doc):
+def test_tamper_curvature_witness(bnb_doc, monkeypatch):
     """The checker never chooses theta or the curvature level: a bad list or a level too cheap is refused."""
     curv = bnb_doc["witnesses"]["curvature"]
     assert len(curv) == len(bnb_doc["witnesses"]["leaves"])
@@ -315,10 +315,17 @@ def test_tamper_curvature_witness(bnb_doc):
     prob = Problem(int(doc["inputs"]["alpha"]), exact(doc["inputs"]["sampling_rate"]), exact(doc["inputs"]["noise_multiplier"]))
     doc["witnesses"]["curvature"][i] = {"level": "crude", "thetas": list(theta_choice(prob, l, r, "crude"))}
     rep = verify_document(_retamper(doc))
+    # refused for its level first (certify's rule, curvature.choose_levels, re-derived) ...
+    assert not rep.ok and any(f"recorded level crude, certify chooses {curv[i]['level']}" in p for p in rep.problems)
+    # ... and, that check switched off, by its key (the crude bound's key is not the recorded one)
+    from certify.dpsgd import certificates
+
+    monkeypatch.setattr(certificates, "check_levels", lambda *a: None)
+    rep = verify_document(_retamper(doc))
     assert not rep.ok and any("recorded bound" in p for p in rep.problems)
 
 
-def test_economical_witness_keeps_the_bound():
+def test_economical_witness_keeps_the_bound(monkeypatch):
     """Coarser rules and cheaper curvature levels on leaves with slack never move the certified rho."""
     from certify.dpsgd.certificates import fill_rho
     from certify.dpsgd.search import rho_search
@@ -341,6 +348,11 @@ def test_economical_witness_keeps_the_bound():
     res2.rules = tight
     res2.levels = ["full"] * len(res.leaves)
     res2.thetas = [theta_choice(prob, l, r, "full") for l, r in res.leaves]
+    from certify.dpsgd import certificates
+
+    with pytest.raises(InputError, match="recorded level full, certify chooses"):  # not what certify writes ...
+        fill_rho(prob, res2, Evaluation())
+    monkeypatch.setattr(certificates, "check_levels", lambda *a: None)  # ... but a valid bound: evaluate it
     ev2 = Evaluation()
     fill_rho(prob, res2, ev2)
     assert rho.upper() == ev2.quantities["rho"].value.upper()

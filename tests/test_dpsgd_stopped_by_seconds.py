@@ -24,8 +24,8 @@ from certify.certificate import Evaluation
 from certify.dpsgd import search
 from certify.dpsgd.accountant import certify_rho, clear_memo
 from certify.dpsgd.certificates import evaluate_rho_bok, fill_rho, witness_json
-from certify.dpsgd.curvature import theta_choice
-from certify.dpsgd.mixture import choose_rule
+from certify.dpsgd.curvature import choose_levels, theta_choice
+from certify.dpsgd.mixture import choose_rule, point_bounds
 from certify.dpsgd.problem import Problem
 from certify.dpsgd.search import HALF, SearchLimits, SearchResult, rel_bits_for
 from certify.limits import check_work
@@ -140,8 +140,10 @@ def forged_partition(doc: dict, split: fmpq) -> dict:
         rules = {u: choose_rule(PROB, u, bits) for u in (split, HALF)}
         leaves = [(fmpq(0), split), (split, HALF)]
         res = SearchResult("branch-and-bound", gamma, leaves, rules, HALF, 3, 2)
-        res.levels = ["full", "full"]
-        res.thetas = [theta_choice(PROB, l, r, "full") for l, r in leaves]
+        # the curvature levels and thetas as certify chooses them for these leaves and rules
+        hi = {u: point_bounds(PROB, u, rules.get(u)).J_hi.upper().fmpq() for u in (fmpq(0), split, HALF)}
+        res.levels = choose_levels(PROB, leaves, hi)[1]
+        res.thetas = [theta_choice(PROB, l, r, lev) for (l, r), lev in zip(leaves, res.levels)]
         res.budget = SearchLimits(2000, exact(w["budget"]["max_seconds"]))
         res.stopped_by = "seconds"
         ev = Evaluation()

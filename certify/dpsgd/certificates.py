@@ -43,7 +43,7 @@ from ..contract import CONTRACT_FIELDS, FIXED_SIZE_REPLACE_ONE, contract_from_in
 from ..provenance import NOTE_SUFFIX, check_notes
 from ..validators import parse_delta, parse_steps, steps_of_epochs  # noqa: F401  (re-exported: their home is certify.validators)
 from ..verify import register
-from .curvature import LEVELS, interval_key, kappa_neg, split_thetas, theta_choice
+from .curvature import LEVELS, choose_levels, interval_key, kappa_neg, split_thetas, theta_choice
 from .mixture import MAX_NODES, J_zero, Rule, check_rule, point_bounds
 from .problem import ALPHA_MAX, ALPHA_MIN, Problem, parse_alpha, parse_batch, parse_p, parse_sigma  # noqa: F401  (re-exported)
 from .search import HALF, SearchLimits, SearchResult, default_gamma, prop2a_sides, prop2b_sides, search_limits
@@ -300,7 +300,7 @@ def check_thetas(prob: Problem, i: int, l: fmpq, r: fmpq, level: str, thetas) ->
     """The theta_k of (42') recorded for leaf i are the ones certify chooses: :func:`certify.dpsgd.curvature.theta_choice`
     (the producer's own function, called by :func:`certify.dpsgd.search.rho_search`) at the leaf and its recorded level,
     demanded equal. Any theta in [0, 1] gives a valid bound, so only this refuses a file certify never writes. Floats
-    choose them (numpy's log and exp): equality is demanded at every precision (the choice does not depend on it); on
+    choose them (the math module's log and exp): equality is demanded at every precision (the choice does not depend on it); on
     a platform whose libm lands on the other side of a rounding or a minimum (docs/reference/certificate.md, "Curvature
     thetas") a genuine certificate is refused, never a forgery accepted. Cost: one float choice per leaf (cached)."""
     split_thetas(prob, thetas, level)  # the list's layout first: integers in [0, 2^40], the level's count
@@ -312,6 +312,33 @@ def check_thetas(prob: Problem, i: int, l: fmpq, r: fmpq, level: str, thetas) ->
             f"leaf [{exact_str(l)}, {exact_str(r)}] at level {level}: theta numerator {k} is {thetas[k]}, certify chooses "
             f"{want[k]} (curvature.theta_choice): a choice certify never makes",
         )
+
+
+def check_levels(prob: Problem, res: SearchResult, hi) -> None:
+    """The curvature level recorded for each leaf is the one certify chooses: :func:`certify.dpsgd.curvature.choose_levels`
+    (the producer's own function, called by :func:`certify.dpsgd.search.rho_search`) re-derives U, the largest key (37)
+    over the leaves at level "full" with the recorded rules, and for each leaf the first of crude, kneg, convex, full
+    whose key is <= U; the recorded level must be that one. Any level gives a valid bound, so only this refuses a
+    file certify never writes (a sharper level than certify's, or a cheaper one). Exact rationals only (the keys
+    are upper endpoints): the same at every platform. Keys move with precision (a finer evaluation of a point
+    tightens its J-upper), so the rule is applied at the recorded precision, where ``certify verify`` always
+    re-derives the file (as :func:`check_leaf_key`). Cost: the level "full" on every leaf (the cheaper levels
+    below a leaf's reuse its sums)."""
+    from ..balls import ctx
+    from ..verify import RECORDED_PRECISION
+
+    recorded = RECORDED_PRECISION.get()
+    if recorded is not None and ctx.prec != recorded:
+        return
+    U, want = choose_levels(prob, res.leaves, {u: hi(u) for u in sorted({x for leaf in res.leaves for x in leaf})})
+    for i, ((l, r), got, lev) in enumerate(zip(res.leaves, res.levels, want)):
+        if got != lev:
+            raise InputError(
+                f"witnesses.curvature[{i}].level",
+                f"leaf [{exact_str(l)}, {exact_str(r)}]: recorded level {got}, certify chooses {lev} (curvature.choose_levels: "
+                f"the first of {', '.join(LEVELS)} whose key (37) is <= U = {upper_decimal(U, KEY_DIGITS)}, the largest key "
+                'at level "full"): a choice certify never makes',
+            )
 
 
 def check_cover(leaves: list[tuple[fmpq, fmpq]]) -> None:
@@ -429,6 +456,8 @@ def fill_rho(prob: Problem, res: SearchResult, ev: Evaluation, cache: dict | Non
             if res.levels[i] not in LEVELS:
                 raise InputError("witnesses", f"curvature level of leaf {i} must be one of {tuple(LEVELS)}, got {res.levels[i]!r}")
             check_thetas(prob, i, l, r, res.levels[i], res.thetas[i])
+        check_levels(prob, res, hi)
+        for i, (l, r) in enumerate(res.leaves):
             kap = kappa_neg(prob, l, r, tuple(res.thetas[i]), res.levels[i]).upper().fmpq()
             k = interval_key(hi(l), hi(r), kap, l, r)
             keys.append(k)

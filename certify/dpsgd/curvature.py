@@ -94,8 +94,11 @@ kappa = min(max(kpos, kneg), kappa2) and kappa_neg = max(0, min(kneg - poslo, ka
      "kneg"   max(0, min(kneg, kappa2)) without poslo and without the caps by M02, M12 (5 sums + F_low);
      "crude"  the same with M13 <= M03 and M22 <= M21 <= M11 (0 <= v, w <= 1):
               kneg <= Delta^4 alpha ((6 alpha + 4) M03 + 2 alpha M11)            (2 sums + F_low).
-   The search uses "full"; the certificate records, per leaf, the cheapest level whose key (37) stays
-   below the certified upper bound of rho, so the checker pays for sharpness only where it matters.
+   The search uses "full"; the certificate records, per leaf, the first level (in the order above, reversed:
+   crude, kneg, convex, full) whose key (37) is <= U, the largest key over the leaves at level "full"
+   (:func:`choose_levels`, from the leaves, the recorded rules and the re-derived thetas only: the checker
+   re-derives it and demands it), so the certified bound is at most U (the bound with "full" everywhere) and
+   sharpness is recorded only where it matters.
 
 Rounding: every quantity is an Arb ball containing the exact value of the bound it names. Upper
 bounds use the balls' upper endpoints (rounded up), lower bounds (F_low, m_ij, poslo) their lower
@@ -270,9 +273,17 @@ def _theta_choice(prob: Problem, l: fmpq, r: fmpq) -> dict[tuple[int, int], list
     lf, rf = float(l), float(r)
     scale = float(2**THETA_BITS)
     slopes = [u * D2 for u in (lf, 0.5 * (lf + rf), rf)]
+    # the choice depends on (j, m = i + k) only: pairs with the same j share it (5 (alpha + 1) choices, not 9)
+    memo: dict[tuple[int, int], int] = {}
     out = {}
     for i, j in _UPPER:
-        out[i, j] = [_theta_q(lgp, lp, lq, D2, lf, rf, slopes, float(j), float(i + k), al - 1.0 + j, scale) for k in range(al - i + 1)]
+        row = []
+        for m in range(i, al + 1):
+            q = memo.get((j, m))
+            if q is None:
+                q = memo[j, m] = _theta_q(lgp, lp, lq, D2, lf, rf, slopes, float(j), float(m), al - 1.0 + j, scale)
+            row.append(q)
+        out[i, j] = row
     return out
 
 
@@ -441,7 +452,7 @@ def moment_bounds(prob: Problem, l: fmpq, r: fmpq, lower: bool = False, thetas=N
     M = {}
     qs = split_thetas(prob, thetas) if thetas is not None else _theta_choice_cached(prob, l, r)
     for i, j in _PAIRS:
-        M[i, j] = arb((N_bound(prob, i, j, l, r, qs[i, j]) / Fl).upper()).min(one)
+        M[i, j] = arb((_N_upper(prob, i, j, l, r, tuple(qs[i, j]), ctx.prec) / Fl).upper()).min(one)
     # 0 <= v, w <= 1: M_ij <= M_i'j' for i' <= i, j' <= j
     M[0, 3] = M[0, 3].min(M[0, 2])
     M[0, 4] = M[0, 4].min(M[0, 3])
@@ -451,12 +462,21 @@ def moment_bounds(prob: Problem, l: fmpq, r: fmpq, lower: bool = False, thetas=N
     M[2, 2] = M[2, 2].min(M[2, 1]).min(M[1, 2])
     if not lower:
         return M
-    return M, _lower_moments(prob, l, r, qs[0, 0])
+    return M, _lower_moments(prob, l, r, tuple(qs[0, 0]), ctx.prec)
 
 
-def _lower_moments(prob: Problem, l: fmpq, r: fmpq, q00: list[int]) -> dict:
-    """Lower bounds of M_ij for (i, j) in _LOWER (point 4), with the upper bound of F from the pair (0, 0)."""
-    Fu = arb(N_bound(prob, 0, 0, l, r, q00).upper())
+@lru_cache(maxsize=65536)
+def _N_upper(prob: Problem, i: int, j: int, l: fmpq, r: fmpq, qs: tuple, prec: int) -> arb:
+    """:func:`N_bound` at the working precision ``prec``, cached: the levels of a leaf share their sums (42')
+    (the same pair, leaf and thetas give the same ball), so checking the levels below a leaf's costs no new sum."""
+    return N_bound(prob, i, j, l, r, qs)
+
+
+@lru_cache(maxsize=16384)
+def _lower_moments(prob: Problem, l: fmpq, r: fmpq, q00: tuple, prec: int) -> dict:
+    """Lower bounds of M_ij for (i, j) in _LOWER (point 4), with the upper bound of F from the pair (0, 0)
+    (cached as :func:`_N_upper`: levels "convex" and "full" share them; callers do not mutate the dict)."""
+    Fu = arb(_N_upper(prob, 0, 0, l, r, q00, prec).upper())
     return {ij: arb((N_lower(prob, ij[0], ij[1], l, r) / Fu).lower()).max(arb(0)) for ij in _LOWER}
 
 
@@ -525,7 +545,7 @@ def _kappa_neg_light(prob: Problem, l: fmpq, r: fmpq, prec: int, thetas: tuple, 
     with ctx.workprec(min(prec, KAPPA_PREC)):
         Fl = arb(F_low(prob, r).lower())
         one = arb(1)
-        M = {ij: arb((N_bound(prob, ij[0], ij[1], l, r, qs[ij]) / Fl).upper()).min(one) for ij in qs}
+        M = {ij: arb((_N_upper(prob, ij[0], ij[1], l, r, tuple(qs[ij]), ctx.prec) / Fl).upper()).min(one) for ij in qs}
         if level == "crude":
             M[1, 3] = M[0, 3]
             M[2, 1] = M[2, 2] = M[1, 1]
@@ -542,7 +562,7 @@ def _kappa_neg_light(prob: Problem, l: fmpq, r: fmpq, prec: int, thetas: tuple, 
         best = min(kneg.upper().fmpq(), k2)
         if level == "convex":
             # point 4 with the upper bound of F from the pair (0, 0): subtract poslo
-            poslo = _poslo(D4a, al, _lower_moments(prob, l, r, qs[0, 0]))
+            poslo = _poslo(D4a, al, _lower_moments(prob, l, r, tuple(qs[0, 0]), ctx.prec))
             if poslo.is_finite():
                 best = min(best, (kneg - poslo).upper().fmpq())
         return max(fmpq(0), best)
@@ -560,3 +580,25 @@ def interval_key(A_hi: fmpq, B_hi: fmpq, kap: fmpq, l: fmpq, r: fmpq) -> fmpq:
     if c > 0 and abs(d) <= c:
         return (A_hi + B_hi) / 2 + c / 4 + d * d / (4 * c)
     return A_hi if A_hi >= B_hi else B_hi
+
+
+def choose_levels(prob: Problem, leaves, hi) -> tuple[fmpq, list[str]]:
+    """The curvature level of every leaf, as certify records it (point 5 of the module docstring): (U, levels).
+
+    ``leaves`` partition [0, 1/2]; ``hi[u]`` is the upper bound of J at each leaf endpoint u (an exact rational:
+    the upper endpoint of the point bound with the recorded rule). U is the largest key (37) over the leaves at
+    level "full" (thetas from :func:`theta_choice`); a leaf's level is the first of LEVELS (crude, kneg, convex,
+    full: increasing cost) whose key is <= U ("full" always is). Only exact rationals are compared, from the
+    leaves, the endpoints' bounds and the re-derived thetas: the producer (:func:`certify.dpsgd.search.rho_search`)
+    and the checker (:func:`certify.dpsgd.certificates.fill_rho`) call this one function. The largest key over the
+    chosen levels (the certified upper bound of rho) is at most U, the bound with "full" on every leaf.
+    Cost: the full bound on every leaf; the cheaper levels below a leaf's reuse its sums (42') (cached)."""
+    full = [interval_key(hi[l], hi[r], kappa_neg(prob, l, r).upper().fmpq(), l, r) for l, r in leaves]
+    U = max(full)
+    levels = []
+    for l, r in leaves:
+        for level in LEVELS:
+            if level == "full" or interval_key(hi[l], hi[r], kappa_neg(prob, l, r, level=level).upper().fmpq(), l, r) <= U:
+                levels.append(level)
+                break
+    return U, levels

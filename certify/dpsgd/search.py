@@ -17,9 +17,10 @@
   rho >= B (rounded down). The leaves are then coarsened: adjacent leaves are merged while the key
   of the merged interval stays below the final upper bound (no new point evaluations; this keeps the
   certificate, and the checker's work, small). Finally the certificate is made economical: each
-  leaf's slack (the certified upper bound minus its key) pays for coarser trapezoidal rules at its
-  endpoints and for the cheapest curvature level (point 5 of :mod:`certify.dpsgd.curvature`) that keeps
-  its key below the certified bound, so the certified rho does not move.
+  leaf's slack (the upper bound minus its key) pays for coarser trapezoidal rules at its endpoints, and
+  each leaf gets the cheapest curvature level (point 5 of :mod:`certify.dpsgd.curvature`) whose key stays
+  below U, the largest key at the sharpest level with those rules (:func:`~certify.dpsgd.curvature.choose_levels`,
+  a rule the checker re-derives from the witness), so the certified rho does not move.
 * Budget (:class:`SearchLimits`): at most MAX_EVALUATIONS point evaluations (deterministic: the default
   mechanism) and MAX_SECONDS seconds (a safety net only: a stop by time depends on the machine). A search
   that stops at its budget keeps every leaf it has (they still cover [0, 1/2], so rho <= max key holds):
@@ -41,7 +42,7 @@ from dataclasses import dataclass, field
 
 from ..balls import Tri, UndecidedError, arb, ball, compare, exact_str, float_of, fmpq, require_in
 from ..limits import refuse_above
-from .curvature import interval_key, kappa_neg, theta_choice
+from .curvature import choose_levels, interval_key, kappa_neg, theta_choice
 from .mixture import PointBound, Rule, choose_rule, point_bounds, point_precision, J_zero
 from .problem import Problem
 from .small_p import small_p_bounds
@@ -305,7 +306,7 @@ def rho_search(prob: Problem, gamma: fmpq | None = None, use_shortcuts: bool = T
     res = SearchResult("branch-and-bound", gamma, merged, {}, ev.u_best, len(ev.points), n_before)
     res.rules, pbs = _economical_rules(ev, merged, R)
     hi = {u: pb.J_hi.upper().fmpq() for u, pb in pbs.items()}
-    res.levels = [_cheapest_level(ev, l, r, hi[l], hi[r], R) for l, r in merged]
+    res.levels = choose_levels(prob, merged, hi)[1]
     res.thetas = [theta_choice(prob, l, r, lev) for (l, r), lev in zip(merged, res.levels)]
     res.stats = {"iterations": iters, "converged": bool(upper - ev.B <= gamma)}
     res.stopped_early = not (R - ev.B <= gamma)
@@ -352,15 +353,6 @@ def _economical_rules(ev: _Evaluator, leaves: list[tuple[fmpq, fmpq]], R: fmpq):
                     pass
         rules[u], pbs[u] = rule, pb
     return rules, pbs
-
-
-def _cheapest_level(ev: _Evaluator, l: fmpq, r: fmpq, hl: fmpq, hr: fmpq, upper: fmpq) -> str:
-    """The cheapest curvature level (point 5 of :mod:`certify.dpsgd.curvature`) whose key stays <= upper."""
-    for level in ("crude", "kneg", "convex"):
-        kap = kappa_neg(ev.prob, l, r, level=level).upper().fmpq()
-        if interval_key(hl, hr, kap, l, r) <= upper:
-            return level
-    return "full"
 
 
 def _coarsen(ev: _Evaluator, leaves: list[tuple[fmpq, fmpq]], upper: fmpq) -> list[tuple[fmpq, fmpq]]:
