@@ -719,9 +719,11 @@ def node_seconds(alpha: int, prec: int) -> float:
 
 
 def kappa_seconds(alpha: int) -> float:
-    """Upper estimate of one curvature bound kappa_neg (:func:`certify.dpsgd.curvature.kappa_neg`, always at 64
-    bits): measured 0.6-4 ms at alpha 8-64, 12-17 ms at alpha 256; model 4 ms + 0.06 ms alpha."""
-    return 4e-3 + 6e-5 * alpha
+    """Upper estimate of one leaf's curvature work (always at 64 bits): its level re-derived
+    (:func:`certify.dpsgd.curvature.choose_levels`: the bound kappa_neg at level full with the float theta choice,
+    then the cheaper levels on the same sums) and its key at the recorded level. Measured (CPU, caches cleared, two
+    busy cores) 3.8 ms at alpha 8, 20 ms at 64, 65-73 ms at 256; model 3 ms + 0.32 ms alpha."""
+    return 3e-3 + 3.2e-4 * alpha
 
 
 def _extra_bits_estimate(inputs: dict) -> int:
