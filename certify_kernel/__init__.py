@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import bok, document, events, events_fails, objpert, poisson, poisson_fails
+from . import bok, document, events, events_fails, objpert, pld, poisson, poisson_fails
 from .document import EXIT_INCONSISTENT, EXIT_INPUT, EXIT_NOT_PROVED, EXIT_OK, EXIT_UNDECIDED, Refused
 from .numbers import Malformed, Undecided, working_precision
 
 #: kind -> module with ``derive(doc) -> Derivation``
-KINDS = {m.KIND: m for m in (bok, poisson, poisson_fails, objpert, events, events_fails)}
+KINDS = {m.KIND: m for m in (bok, poisson, poisson_fails, objpert, events, events_fails, pld)}
 #: bits of the kernel's intervals: well above the recorded precision, so its enclosures sit inside recorded balls
 EXTRA_BITS = 64
 

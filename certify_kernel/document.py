@@ -63,6 +63,8 @@ class Derivation:
     ``texts``: the exact prose the kind re-derives ("quantity:NAME" description, "claim:NAME" / "conclusion:NAME"
     statement, "budget" the whole budget object, where a kind re-derives it): a recorded text that differs, or one
     the kind does not re-derive, is inconsistent.
+    ``sides``: quantity -> 1 (-1) where the recorded ball bounds from above (below) the exact value the kernel encloses
+    (inconsistent only when wholly below (above) it), 0 where the kernel's number is its own (the ball not compared).
     """
 
     values: dict = field(default_factory=dict)
@@ -74,6 +76,7 @@ class Derivation:
     equations: dict = field(default_factory=dict)
     loose: set = field(default_factory=set)
     texts: dict = field(default_factory=dict)
+    sides: dict = field(default_factory=dict)
 
     def claim(self, name: str, claim: tuple, text: str) -> None:
         """Expect the claim ``name`` to state ``claim`` = (lhs, relation, rhs), in the words ``text`` certify writes."""
@@ -187,7 +190,11 @@ def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list)
         if name not in der.values:
             continue
         klo, khi = der.values[name]
-        if recorded[name].get("bound") == "upper":
+        side = der.sides.get(name)
+        if side is not None:
+            if side > 0 and hi < klo or side < 0 and lo > khi:
+                problems.append(f"quantity {name}: recorded ball [{recorded[name]['lower']}, {recorded[name]['upper']}] is on the wrong side of the exact value")
+        elif recorded[name].get("bound") == "upper":
             if khi > hi and klo > hi:
                 problems.append(f"quantity {name}: recorded upper bound {recorded[name]['upper']} is below the kernel's enclosure")
             elif khi > hi and name not in der.loose:

@@ -1,0 +1,319 @@
+"""Kind ``pld/dpsgd``: the certified PLD accountant, re-derived from /work/shared/notes/certified-pld.md (cited "N").
+
+  (N0) a discrete measure, atoms m_i at losses l_i = i h and m_inf at +inf, has the curve
+       delta(g) = m_inf + sum m_i (1 - g e^(-l_i))_+ (g = e^eps >= 0), non-decreasing in every mass and every loss;
+  (N1) the pair: Poisson + add-remove, remove P = (1-q) N(0,1) + q N(mu,1) vs Q = N(0,1), mu = 1/sigma (MTZ19 Sec. 3);
+       fixed-size + replace-one, the pointwise maximum of H_g(P||Q) and H_g(Q||P) at p, mu = 2/sigma (Bok, Prop. 1);
+       the loss log(dP/dQ) is increasing in x, so H_g(P||Q) = P(x > x*) - g Q(x > x*), dH/dg = -Q(x > x*);
+  (N1') add from remove: H_g(Q||P) = 1 - g + g H_(1/g)(P||Q) (both probability measures), at every T;
+  (N2) composition preserves domination for every g >= 0 (Zhu, Dong, Wang 2022, Thm 10; the proof by Fubini needs
+       finite measures only, not total mass 1): T-fold power of the polynomial sum m_i x^i, m_inf as the rest;
+  (N3) read-off: delta(eps) by (N0) at the composed measures.
+
+Upper (pessimistic) measure: at the layout's grid points g_j = e^(j h) the kernel's upper bounds d_j >= H(g_j) and
+H(0) = 1; the lower convex hull of those points ("connect the dots", Doroshenko et al. 2022) gives masses (rounded up
+to 2^-K). Whatever the masses, the check makes it a proof: a piecewise linear curve with kinks at the g_j only, at
+least d_j at every g_j and at least 1 at g = 0, is at least the convex H on every segment, and beyond the last point
+m_inf >= d_last >= H. Lower (optimistic): on each segment the tangent of H (one of the two curves for the maximum) at
+its midpoint is below H; at every point the smaller of the two adjacent tangents, 1 - g on the first segment, 0 from
+the last point with a nonnegative value on; masses rounded down; a curve at most those values at every point is at
+most H (a line below a line below H on each segment). Products are exact (python-flint's fmpz_poly: exact integer
+products only), rounded up (down) to 2^-K; tails of at most tau go to +inf and onto the first atom (are dropped).
+The hull's vertices are chosen at rational points near the g_j (a choice; the checks at every point decide). So [lower, upper] encloses
+the composed pair's exact delta at epsilon_upper and epsilon_lower: the claims are decided from that, the recorded
+delta balls only checked on their side of it, and the margins are the kernel's own (its measures are not certify's).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from flint import fmpz_poly
+from mpmath import iv
+
+from .document import Derivation
+from .numbers import Malformed, Undecided, bounds, exact_input, interval, parse_exact, span, working_precision
+from .poisson import CONTRACT
+
+KIND = "pld/dpsgd"
+FIXED = dict(CONTRACT, sampling="fixed-size", adjacency="replace-one", sensitivity="2C")
+INPUTS = frozenset(CONTRACT) | {"delta", "grid", "noise_multiplier", "sampling_rate", "steps"}
+WITNESSES = {"K", "add_from", "epsilon_lower", "epsilon_upper", "layouts", "lower_profiles", "tau"}
+#: work decided before it is done: grid points per profile, steps (products ~ 2 log2 T), atoms x bits of one product
+MAX_POINTS, MAX_STEPS, MAX_CELLS = 6000, 1 << 24, 40_000_000
+UP = "min over the used grid points (and gamma = 0) of g_up - upper(curve): >= 0 means the one-step measure's curve dominates the profile for every gamma >= 0"
+LOW = "min over the used grid points (and gamma = 0) of lower(tangent) - g_low: >= 0 means the profile dominates the one-step measure's curve"
+TEXTS = {
+    "epsilon_upper": ("readoff: eps_pass", "certified epsilon: the run is (epsilon_upper, delta)-DP"),
+    "epsilon_lower": ("readoff: eps_fail", "certified lower bound on the exact eps(delta) of the composed dominating pair"),
+    "delta_upper": ("readoff: delta_up(epsilon_upper)", "m_inf + sum m_i (1 - e^(eps - l_i))_+ of the composed pessimistic measures (worst direction)"),
+    "delta_lower": ("readoff: delta_low(epsilon_lower)", "the same read-off of the composed optimistic measures (worst direction)"),
+}
+
+
+def _q_at(x: Fraction):
+    """Q(x) = P(N(0,1) > x) at an exact x (an interval): (1 -+ E(|x|))/2, E(s) = erf(s/sqrt 2) = sqrt(2/pi) e^(-s^2/2)
+    sum_n s^(2n+1)/(1*3*...*(2n+1)) (all terms > 0; summed in fixed point 2^-P with floors and ceilings, and once the
+    term ratio s^2/(2n+3) is below 1/2 the tail is at most twice the last term). Where phi(s)/s < 2^-prec (Mills'
+    bound Q(s) <= phi(s)/s), Q(s) is only enclosed in [0, phi(s)/s]."""
+    s, prec = abs(x), iv.prec
+    if s > 1 and (bound := (iv.exp(-interval(s * s / 2)) / iv.sqrt(2 * iv.pi) / interval(s)).b) < iv.mpf(2) ** -prec:
+        return iv.mpf([0, bound]) if x > 0 else iv.mpf([1 - bound, 1])
+    P = prec + math.ceil(0.75 * float(s) ** 2) + 16
+    lo = hi = term_lo = term_hi = s.numerator * 2**P // s.denominator
+    term_hi += 1
+    hi += 1
+    n, (a, b), last = 0, (s * s).as_integer_ratio(), math.ceil(s * s)
+    while term_hi > 1 or n < last:
+        term_lo, term_hi = term_lo * a // (b * (2 * n + 3)), -(-term_hi * a // (b * (2 * n + 3)))
+        lo, hi, n = lo + term_lo, hi + term_hi, n + 1
+    with working_precision(P):
+        e = iv.sqrt(2 / iv.pi) * iv.exp(-interval(s * s / 2)) * span(Fraction(lo, 2**P), Fraction(hi + 2 * term_hi, 2**P))
+        return (1 - e) / 2 if x >= 0 else (1 + e) / 2
+
+
+def _tail(t):
+    """Q over an interval t: [Q(hi), Q(lo)] (Q is decreasing)."""
+    lo, hi = bounds(t)
+    return iv.mpf([_q_at(hi).a, _q_at(lo).b])
+
+
+def curve(g, q: Fraction, mu, both: bool) -> list:
+    """[(H, dH/dg)] of (N1) at g > 0 (intervals): H_g(P||Q), and with ``both`` also H_g(Q||P) (the profile is the larger)."""
+    qi, m2 = interval(q), mu * mu / 2
+    if g.b <= 1 - qi.b:
+        out = [(1 - g, iv.mpf(-1))]
+    elif g.a > 1 - qi.a:
+        x = (iv.log((g - (1 - qi)) / qi) + m2) / mu  # x* of (N1): (1-q) + q e^(mu x - mu^2/2) = g
+        t0, t1 = _tail(x), _tail(x - mu)
+        out = [((1 - qi) * t0 + qi * t1 - g * t0, -t0)]
+    else:
+        raise Undecided("a grid point straddles 1 - q")
+    if not both:
+        return out
+    if g.a >= 1 / (1 - qi.a):
+        return out + [(iv.mpf(0), iv.mpf(0))]
+    if g.b >= 1 / (1 - qi.b):
+        raise Undecided("a grid point straddles 1/(1 - q)")
+    x = (iv.log((1 / g - (1 - qi)) / qi) + m2) / mu  # H_g(Q||P) = Q(x < x') - g P(x < x'), (1-q) + q e^(mu x' - mu^2/2) = 1/g
+    c0, c1 = 1 - _tail(x), 1 - _tail(x - mu)
+    p = (1 - qi) * c0 + qi * c1
+    return out + [(c0 - g * p, -p)]
+
+
+def points(lay) -> list:
+    """The grid indices of a recorded layout: all of [core_lo, core_hi]; each band [lo, hi, stride] from the core
+    outwards, every stride-th index counted from the inner one's ends; beyond, every ``stride``-th up to lo / hi, and
+    lo, hi. Any set of points is sound (the checks run at all of them): the layout only sets tightness and work."""
+    keys = {"lo", "hi", "core_lo", "core_hi", "stride", "bands", "tangents"}
+    if type(lay) is not dict or not {"lo", "hi", "core_lo", "core_hi", "stride"} <= set(lay) <= keys:
+        raise Malformed("witnesses.layouts: not a layout")
+    lo, hi, a, b, s = (lay[k] for k in ("lo", "hi", "core_lo", "core_hi", "stride"))
+    bands = lay.get("bands", [])
+    ints = [lo, hi, a, b, s] + [x for band in bands if type(band) is list and len(band) == 3 for x in band]
+    if any(type(x) is not int or abs(x) > 1 << 40 for x in ints) or len(ints) != 5 + 3 * len(bands) or len(bands) > 16:
+        raise Malformed("witnesses.layouts: indices must be integers, bands [lo, hi, stride] triples")
+    if not lo <= a <= b <= hi or min([s] + [band[2] for band in bands]) < 1:
+        raise Malformed("witnesses.layouts: lo <= core_lo <= core_hi <= hi and positive strides")
+    if b - a + 1 + sum((bh - bl) // st + 1 for bl, bh, st in bands) + (hi - lo) // s + 2 > MAX_POINTS:
+        raise Undecided(f"a layout has more than {MAX_POINTS} grid points: too costly for the kernel")
+    left, right = [], []
+    for blo, bhi, st in [*bands, [lo, hi, s]]:
+        left += range(min(left + [a]) - st, blo - 1, -st)
+        right += range(max(right + [b]) + st, bhi + 1, st)
+    return sorted(set(left + right + [lo, hi] + list(range(a, b + 1))) & set(range(lo, hi + 1)))
+
+
+def _hull(xs: list, ys: list) -> list:
+    """Indices of the lower convex hull of the points (xs, ys) in increasing x (exact rationals)."""
+    out: list = []
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        while len(out) > 1 and (xs[out[-1]] - xs[out[-2]]) * (y - ys[out[-2]]) <= (ys[out[-1]] - ys[out[-2]]) * (x - xs[out[-2]]):
+            out.pop()
+        out.append(i)
+    return out
+
+
+def _masses(gs: list, ys: list, K: int, up: bool) -> list:
+    """Integer masses (units 2^-K) at the points whose curve interpolates the hull of (0, ys[0]), (gs[i], ys[i+1])
+    (N0): mass = g_i (slope right - slope left), 0 off the hull; rounded up (``up``) or down, never below 0."""
+    vert = _hull([Fraction(0)] + [bounds(g)[0] for g in gs], ys)  # at the g_j's lower ends: a choice, the checks decide
+    xi = [iv.mpf(0)] + gs
+    out = [0] * len(gs)
+    for k, v in enumerate(vert[1:], 1):
+        left = (interval(ys[v] - ys[vert[k - 1]])) / (xi[v] - xi[vert[k - 1]])
+        right = (interval(ys[vert[k + 1]] - ys[v])) / (xi[vert[k + 1]] - xi[v]) if k + 1 < len(vert) else iv.mpf(0)
+        m = bounds(xi[v] * (right - left) * 2**K)
+        out[v - 1] = max(0, math.ceil(m[1]) if up else math.floor(m[0]))
+    return out
+
+
+def curve_at(gs: list, ms: list, m_inf: int, K: int) -> list:
+    """(N0) at every point g_j: m_inf + sum_(i>j) m_i - g_j sum_(i>j) m_i / g_i, exact sums and intervals, units 1."""
+    out, a, b = [None] * len(gs), 0, iv.mpf(0)
+    for j in range(len(gs) - 1, -1, -1):
+        out[j] = (m_inf + a - gs[j] * b) / iv.mpf(2) ** K
+        a, b = a + ms[j], b + ms[j] / gs[j]
+    return out
+
+
+def one_step(idx: list, h: Fraction, q: Fraction, mu, both: bool, K: int, der: Derivation, name: str) -> tuple:
+    """The upper and lower one-step measures at the points ``idx`` (dense (first index, masses, m_inf)), their checks."""
+    gs = [iv.exp(interval(j * h)) for j in idx]
+    d = [max(bounds(hj)[1] for hj, _ in curve(g, q, mu, both)) for g in gs]
+    for j in range(1, len(d)):
+        d[j] = min(d[j], d[j - 1])  # H is non-increasing
+    eta = Fraction(1, 2 ** (K + 4))
+    up, m_inf = _masses(gs, [1 + eta] + [x + eta for x in d], K, True), math.ceil((d[-1] + eta) * 2**K)
+    f = curve_at(gs, up, m_inf, K)
+    margin = min([bounds(f[j] - interval(d[j]))[0] for j in range(len(gs))] + [Fraction(m_inf + sum(up), 2**K) - 1])
+    if margin >= 0:
+        der.values[f"margin_upper[{name}]"] = (margin, margin)
+    lines = [(iv.mpf(1), iv.mpf(-1), iv.mpf(0))]  # 1 - g on [0, g_0], then a tangent at each segment's midpoint
+    for g0, g1 in zip(gs, gs[1:]):
+        m = (g0 + g1) / 2
+        lines.append(max(curve(m, q, mu, both), key=lambda c: float(c[0].a)) + (m,))
+    lines.append(None)
+    v = [min(bounds(hm + dm * (g - m))[0] for hm, dm, m in filter(None, lines[j : j + 2])) for j, g in enumerate(gs)]
+    n = max((j for j in range(len(v)) if v[j] >= 0), default=0)
+    v = [Fraction(1)] + v[:n] + [Fraction(0)]  # G(0) <= 1; from the point n on, G = 0 <= H
+    low = _masses(gs[: n + 1], [x - eta for x in v[:-1]] + [0], K, False)
+    gl = curve_at(gs[: n + 1], low, 0, K)
+    margin = min([bounds(interval(v[j + 1]) - gl[j])[0] for j in range(n + 1)] + [1 - Fraction(sum(low), 2**K)])
+    if margin >= 0:
+        der.values[f"margin_lower[{name}]"] = (margin, margin)
+    return dense(idx, up, m_inf), dense(idx[: n + 1], low, 0)
+
+
+def dense(idx: list, ms: list, m_inf: int) -> tuple:
+    """(first index, masses at every index from it to the last point, m_inf)."""
+    out = [0] * (idx[-1] - idx[0] + 1)
+    for j, m in zip(idx, ms):
+        out[j - idx[0]] = m
+    return idx[0], out, m_inf
+
+
+def product(a: tuple, b: tuple, K: int, tau: int, up: bool) -> tuple:
+    """(N2) one exact product (fmpz_poly), masses rounded up (down) to 2^-K, m_inf of the product
+    a_inf (|b| + b_inf) + |a| b_inf; tails of mass <= tau moved onto the first atom and to +inf (dropped)."""
+    (i, x, xi), (j, y, yi) = a, b
+    if (len(x) + len(y)) * (x and max(x).bit_length() + max(y).bit_length() + 1) > MAX_CELLS:
+        raise Undecided("a composed measure is too large for the kernel's product bound")
+    c = [int(t) for t in (fmpz_poly(x) * fmpz_poly(y)).coeffs()]
+    c = [-(-t >> K) for t in c] if up else [t >> K for t in c] or [0]
+    inf = -(-(xi * (sum(y) + yi) + sum(x) * yi) >> K)
+    lo, acc = 0, 0
+    while lo < len(c) - 1 and acc + c[lo] <= tau:
+        acc, lo = acc + c[lo], lo + 1
+    hi, cut = len(c), 0
+    while hi - 1 > lo and cut + c[hi - 1] <= tau:
+        cut, hi = cut + c[hi - 1], hi - 1
+    c = c[lo:hi]
+    if up:
+        c[0], inf = c[0] + acc, inf + cut
+    return i + j + lo, c, inf
+
+
+def power(m: tuple, T: int, K: int, tau: int, up: bool) -> tuple:
+    """The T-fold composition (N2) by repeated squaring."""
+    out = None
+    while T:
+        if T & 1:
+            out = m if out is None else product(out, m, K, tau, up)
+        T >>= 1
+        if T:
+            m = product(m, m, K, tau, up)
+    return out
+
+
+def _horner(c: list, x: tuple, P: int) -> tuple:
+    """(lo, hi) of sum_k c_k x^k, c_k >= 0 integers, 0 < x_lo <= x <= x_hi < 1 (fixed point 2^-P, floors / ceilings)."""
+    xl, xh = math.floor(x[0] * 2**P), math.ceil(x[1] * 2**P)
+    lo = hi = 0
+    for t in reversed(c):
+        lo, hi = (lo * xl >> P) + (t << P), -(-(hi * xh) >> P) + (t << P)
+    return Fraction(lo, 2**P), Fraction(hi, 2**P)
+
+
+def readoff(m: tuple, eps: Fraction, h: Fraction, K: int, add: bool):
+    """(N3) delta(eps) of a composed measure (an interval): remove m_inf + sum_(l_i > eps) m_i (1 - e^(eps - l_i));
+    add by (N1'), 1 - g + g (m_inf + sum_(l_i > -eps) m_i) - sum_(l_i > -eps) m_i e^(-l_i), g = e^eps."""
+    base, c, inf = m
+    e = -eps if add else eps
+    s = max(base, math.floor(e / h) + 1)
+    c = c[s - base :]
+    tilt = span(*_horner(c, bounds(iv.exp(interval(-h))), iv.prec))  # sum_k c_(s+k) e^(-k h)
+    a, unit = interval(Fraction(inf + sum(c))), iv.mpf(2) ** K
+    if add:
+        g = iv.exp(interval(eps))
+        return 1 - g + (g * a - iv.exp(interval(-s * h)) * tilt) / unit
+    return (a - iv.exp(interval(eps - s * h)) * tilt) / unit
+
+
+def read(doc: dict, der: Derivation) -> tuple | None:
+    """(contract profile, q, mu, T, delta, h, eps_up, eps_low, layout) with the hypotheses checked (else ``der.failed``)."""
+    inputs, w = doc["inputs"], doc["witnesses"]
+    if set(inputs) != INPUTS:
+        raise Undecided("inputs other than the kernel's set (batch and dataset sizes, epochs, notes) are not covered")
+    fixed = inputs.get("sampling") == "fixed-size"
+    for key, want in (FIXED if fixed else CONTRACT).items():
+        if inputs[key] != want:
+            der.failed.append(f"inputs.{key} must be {want!r} for this contract")
+    q, sigma, T, delta, h = (exact_input(inputs, k, der.failed) for k in ("sampling_rate", "noise_multiplier", "steps", "delta", "grid"))
+    if None in (q, sigma, T, delta, h) or der.failed:
+        return None
+    for ok, why in ((0 < q < 1, "0 < q < 1"), (sigma > 0, "sigma > 0"), (T >= 1 and T.denominator == 1, "an integer T >= 1"),
+                    (0 < delta < 1, "0 < delta < 1"), (0 < h <= Fraction(1, 2), "0 < grid <= 1/2")):
+        if not ok:
+            der.failed.append(f"inputs: {why} fails")
+    if der.failed:
+        return None
+    if set(w) != WITNESSES - ({"add_from"} if fixed else set()) or w.get("add_from", "remove") != "remove":
+        raise Undecided("a pld/dpsgd certificate that composes the add direction apart is not covered (exit 3)")
+    name = "max" if fixed else "remove"
+    if set(w["layouts"]) != {name} or w["lower_profiles"] != [name] or type(w["K"]) is not int:
+        raise Malformed("witnesses: layouts, lower_profiles or K not of this contract")
+    eps = [parse_exact(w[k], f"witnesses.{k}") for k in ("epsilon_upper", "epsilon_lower")]
+    if T > MAX_STEPS or max(abs(e) for e in eps) > 1000:
+        raise Undecided(f"T above {MAX_STEPS} or |epsilon| above 1000: not covered")
+    return name, q, sigma, int(T), delta, h, eps, w["layouts"][name]
+
+
+def _texts(der: Derivation, name: str, delta: Fraction, h: Fraction, e_up: Fraction, e_low: Fraction) -> None:
+    """The quantities, claims and conclusions certify writes, word for word; the deltas are compared on their side
+    of the kernel's enclosure of the exact value, the margins are the kernel's own (``Derivation.sides``)."""
+    up, low = f"margin_upper[{name}]", f"margin_lower[{name}]"
+    for key, (eq, text) in {**TEXTS, up: ("discretise: pessimistic check", UP), low: ("discretise: optimistic check", LOW)}.items():
+        der.names.add(key)
+        der.equations[key], der.texts[f"quantity:{key}"] = eq, text
+    der.sides.update({up: 0, low: 0, "delta_upper": 1, "delta_lower": -1})
+    der.values["epsilon_upper"], der.values["epsilon_lower"] = (e_up, e_up), (e_low, e_low)
+    der.claim(f"dominates[{name}]", (up, ">=", "0"), f"the pessimistic one-step measure dominates the {name} profile for every gamma >= 0")
+    der.claim(f"dominated[{name}]", (low, ">=", "0"), f"the {name} profile dominates the optimistic one-step measure for every gamma >= 0")
+    der.claim("privacy", ("delta_upper", "<=", str(delta)), "delta_up(epsilon_upper) <= delta: the run is (epsilon_upper, delta)-DP")
+    der.claim("tightness", ("delta_lower", ">", str(delta)), "delta_low(epsilon_lower) > delta: the exact eps(delta) of the composed pair exceeds epsilon_lower")
+    der.conclude("privacy", "privacy", (f"dominates[{name}]",), f"the run is ({e_up}, {delta})-DP (certified PLD accountant, grid {h})")
+    der.conclude("tightness", "tightness", (f"dominated[{name}]",), f"the exact epsilon at delta = {delta} of the composed dominating pair exceeds {e_low}")
+
+
+def derive(doc: dict) -> Derivation:
+    """Everything the kernel needs to judge a pld/dpsgd certificate (see document.Derivation)."""
+    der = Derivation()
+    got = read(doc, der)
+    if got is None:
+        return der
+    name, q, sigma, T, delta, h, (e_up, e_low), lay = got
+    _texts(der, name, delta, h, e_up, e_low)
+    idx = points(lay)
+    # masses in units 2^-K: the add direction's read-off amplifies excess mass by e^eps (N1')
+    K = math.ceil(math.log2(1 / delta)) + 2 * T.bit_length() + (idx[-1] - idx[0]).bit_length() + 48 + (0 if name == "max" else math.ceil(1.45 * float(max(e_up, 0))))
+    tau = int(delta * 2**K) >> (48 + 2 * T.bit_length() + (0 if name == "max" else math.ceil(1.45 * float(max(e_up, 0)))))
+    with working_precision(K + 128):
+        mu = interval((2 if name == "max" else 1) / sigma)
+        up, low = one_step(idx, h, q, mu, name == "max", K, der, name)
+        up, low = power(up, T, K, tau, True), power(low, T, K, tau, False)
+        for key, eps in (("delta_upper", e_up), ("delta_lower", e_low)):
+            rd = [(readoff(up, eps, h, K, add), readoff(low, eps, h, K, add)) for add in ([False] if name == "max" else [False, True])]
+            der.values[key] = (max(bounds(lo)[0] for _, lo in rd), max(bounds(hi)[1] for hi, _ in rd))
+    return der
