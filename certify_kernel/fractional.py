@@ -27,7 +27,7 @@ Each power integrates in closed form (completing the square, the erfc terms of M
   (A)  A_alpha = (2(1-q))^alpha [ sum_{j<=K} c_j (H(j, +1) + H(alpha-j, -1))  +-  |C(alpha,K+1)| 2^-K (H(0, +1) + H(alpha, -1)) ].
 
 At an integer alpha = n, c_j = C(n,j) 2^-n, the remainder is 0 and (A) is the sum of MTZ19 3.3-I (H(j,+1) + H(j,-1) = E(j)).
-Q(t) for |t| <= 8: (1 -+ erf(|t|/sqrt 2))/2 by the all-positive series (numbers.erf_interval); beyond: Laplace's
+Q(t) for |t| <= 8: (1 -+ erf(|t|/sqrt 2))/2 by the all-positive series (numbers.normal_tail); beyond: Laplace's
 continued fraction for the Mills ratio (DLMF 7.9.2), enclosed by evaluating it backward from an interval tail (``mills``).
 """
 
@@ -38,7 +38,7 @@ from fractions import Fraction
 
 from mpmath import iv
 
-from .numbers import Undecided, erf_interval, interval, iv_max, working_precision
+from .numbers import Undecided, interval, iv_max, normal_tail, working_precision
 
 #: most terms K of (P) (the work grows like K^2 plus 2K Gaussian tails); beyond: cannot decide
 MAX_TERMS = 1500
@@ -93,14 +93,8 @@ class _Split:
             return psi * mills(t)
         if t.b < -self.T:
             return self.E(m) - psi * mills(-t)
-        if t.a < 0 < t.b:
-            raise Undecided("a Gaussian tail argument straddles 0")
-        x2 = float(t.b if t.a >= 0 else -t.a) ** 2
-        with working_precision(iv.prec + int(0.75 * x2) + 40):
-            t = (interval(m) - self.consts()[1]) / interval(self.sigma) * sign
-            erf = erf_interval(abs(t) / iv.sqrt(2))
-            tail = (1 - erf) / 2 if t.a >= 0 else (1 + erf) / 2
-            return self.E(m) * tail
+        with working_precision(iv.prec + 40):  # Q by numbers.normal_tail, which adds the bits 1 - erf cancels
+            return self.E(m) * normal_tail((interval(m) - self.consts()[1]) / interval(self.sigma) * sign)
 
 
 def terms_needed(alpha: Fraction, bits: int) -> int:

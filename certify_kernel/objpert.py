@@ -28,8 +28,7 @@ from fractions import Fraction
 from mpmath import iv
 
 from .document import Derivation, tri
-from .numbers import Malformed, Undecided, bounds, exact_input, interval, iv_max, iv_min, parse_exact, parse_int, span, working_precision
-from .numbers import erf_interval as _erf
+from .numbers import Malformed, Undecided, bounds, exact_input, interval, iv_max, iv_min, normal_tail, parse_exact, parse_int, span, working_precision
 
 KIND = "objpert/theorem-4.1"
 READS = ()  # derive reads no recorded quantity (see __init__._derive)
@@ -47,15 +46,10 @@ MAX_T = 60
 
 # ---- The Gaussian integrated tail Q1 (44) --------------------------------------------------
 def _q1_series(ti, nonnegative: bool, magnitude: float, prec: int):
-    """Q1 = phi - t Q over an interval (or exact point) ti of one sign, Q = (1 -+ erf(|t|/sqrt 2))/2 (44).
-
-    1 - erf loses about 0.72 t^2 bits and phi - tQ about 2 log2 t more: they are added to the precision.
-    """
-    with working_precision(prec + int(0.75 * magnitude**2) + 2 * int(magnitude).bit_length() + 40):
+    """Q1 = phi - t Q (44) over an interval (or exact point) ti of one sign (phi - tQ cancels about 2 log2 t bits)."""
+    with working_precision(prec + 2 * int(magnitude).bit_length() + 40):
         ti = interval(ti) if isinstance(ti, Fraction) else ti
-        erf = _erf(abs(ti) / iv.sqrt(2))
-        q = (1 - erf) / 2 if nonnegative else (1 + erf) / 2
-        return phi_interval(ti) - ti * q
+        return phi_interval(ti) - ti * normal_tail(ti)
 
 
 def phi_interval(t):

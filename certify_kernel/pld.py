@@ -10,18 +10,15 @@
        finite measures only, not total mass 1): T-fold power of the polynomial sum m_i x^i, m_inf as the rest;
   (N3) read-off: delta(eps) by (N0) at the composed measures.
 
-Upper (pessimistic) measure: at the layout's grid points g_j = e^(j h) the kernel's upper bounds d_j >= H(g_j) and
-H(0) = 1; the lower convex hull of those points ("connect the dots", Doroshenko et al. 2022) gives masses (rounded up
-to 2^-K). Whatever the masses, the check makes it a proof: a piecewise linear curve with kinks at the g_j only, at
-least d_j at every g_j and at least 1 at g = 0, is at least the convex H on every segment, and beyond the last point
-m_inf >= d_last >= H. Lower (optimistic): on each segment the tangent of H (one of the two curves for the maximum) at
-its midpoint is below H; at every point the smaller of the two adjacent tangents, 1 - g on the first segment, 0 from
-the last point with a nonnegative value on; masses rounded down; a curve at most those values at every point is at
-most H (a line below a line below H on each segment). Products are exact (python-flint's fmpz_poly: exact integer
-products only), rounded up (down) to 2^-K; tails of at most tau go to +inf and onto the first atom (are dropped).
-The hull's vertices are chosen at rational points near the g_j (a choice; the checks at every point decide). So [lower, upper] encloses
-the composed pair's exact delta at epsilon_upper and epsilon_lower: the claims are decided from that, the recorded
-delta balls only checked on their side of it, and the margins are the kernel's own (its measures are not certify's).
+Upper measure: the lower convex hull ("connect the dots", Doroshenko et al. 2022) of (0, 1) and (g_j, d_j), d_j >= H(g_j)
+at the layout's points g_j = e^(j h), masses rounded up to 2^-K. The check makes it a proof, whatever the masses: a
+piecewise linear curve with kinks at the g_j only, >= d_j at every g_j and >= 1 at 0, is >= the convex H on every
+segment, and m_inf >= d_last >= H beyond. Lower: the tangent of H (of one curve, for the maximum) at each segment's
+midpoint is below H; v_j = the smaller adjacent tangent at g_j (1 - g on the first segment; 0 from the last v_j >= 0
+on), masses rounded down; a curve with kinks at the g_j, <= v_j at each, is <= H. Products exact (python-flint's
+fmpz_poly, exact integer products only), rounded up (down) to 2^-K; tails of mass <= tau go to +inf and onto the first
+atom (are dropped). So [lower, upper] encloses the pair's exact composed delta: the claims are decided from it, the
+recorded deltas checked to lie on their side of it, the margins are the kernel's own (``Derivation.sides``).
 """
 
 from __future__ import annotations
@@ -33,7 +30,7 @@ from flint import fmpz_poly
 from mpmath import iv
 
 from .document import Derivation
-from .numbers import Malformed, Undecided, bounds, exact_input, interval, parse_exact, span, working_precision
+from .numbers import Malformed, Undecided, bounds, exact_input, interval, normal_tail, parse_exact, span, working_precision
 from .poisson import CONTRACT
 
 KIND = "pld/dpsgd"
@@ -47,36 +44,12 @@ LOW = "min over the used grid points (and gamma = 0) of lower(tangent) - g_low: 
 TEXTS = {
     "epsilon_upper": ("readoff: eps_pass", "certified epsilon: the run is (epsilon_upper, delta)-DP"),
     "epsilon_lower": ("readoff: eps_fail", "certified lower bound on the exact eps(delta) of the composed dominating pair"),
-    "delta_upper": ("readoff: delta_up(epsilon_upper)", "m_inf + sum m_i (1 - e^(eps - l_i))_+ of the composed pessimistic measures (worst direction)"),
+    "delta_upper": (
+        "readoff: delta_up(epsilon_upper)",
+        "m_inf + sum m_i (1 - e^(eps - l_i))_+ of the composed pessimistic measures (worst direction)",
+    ),
     "delta_lower": ("readoff: delta_low(epsilon_lower)", "the same read-off of the composed optimistic measures (worst direction)"),
 }
-
-
-def _q_at(x: Fraction):
-    """Q(x) = P(N(0,1) > x) at an exact x (an interval): (1 -+ E(|x|))/2, E(s) = erf(s/sqrt 2) = sqrt(2/pi) e^(-s^2/2)
-    sum_n s^(2n+1)/(1*3*...*(2n+1)) (all terms > 0; summed in fixed point 2^-P with floors and ceilings, and once the
-    term ratio s^2/(2n+3) is below 1/2 the tail is at most twice the last term). Where phi(s)/s < 2^-prec (Mills'
-    bound Q(s) <= phi(s)/s), Q(s) is only enclosed in [0, phi(s)/s]."""
-    s, prec = abs(x), iv.prec
-    if s > 1 and (bound := (iv.exp(-interval(s * s / 2)) / iv.sqrt(2 * iv.pi) / interval(s)).b) < iv.mpf(2) ** -prec:
-        return iv.mpf([0, bound]) if x > 0 else iv.mpf([1 - bound, 1])
-    P = prec + math.ceil(0.75 * float(s) ** 2) + 16
-    lo = hi = term_lo = term_hi = s.numerator * 2**P // s.denominator
-    term_hi += 1
-    hi += 1
-    n, (a, b), last = 0, (s * s).as_integer_ratio(), math.ceil(s * s)
-    while term_hi > 1 or n < last:
-        term_lo, term_hi = term_lo * a // (b * (2 * n + 3)), -(-term_hi * a // (b * (2 * n + 3)))
-        lo, hi, n = lo + term_lo, hi + term_hi, n + 1
-    with working_precision(P):
-        e = iv.sqrt(2 / iv.pi) * iv.exp(-interval(s * s / 2)) * span(Fraction(lo, 2**P), Fraction(hi + 2 * term_hi, 2**P))
-        return (1 - e) / 2 if x >= 0 else (1 + e) / 2
-
-
-def _tail(t):
-    """Q over an interval t: [Q(hi), Q(lo)] (Q is decreasing)."""
-    lo, hi = bounds(t)
-    return iv.mpf([_q_at(hi).a, _q_at(lo).b])
 
 
 def curve(g, q: Fraction, mu, both: bool) -> list:
@@ -86,7 +59,7 @@ def curve(g, q: Fraction, mu, both: bool) -> list:
         out = [(1 - g, iv.mpf(-1))]
     elif g.a > 1 - qi.a:
         x = (iv.log((g - (1 - qi)) / qi) + m2) / mu  # x* of (N1): (1-q) + q e^(mu x - mu^2/2) = g
-        t0, t1 = _tail(x), _tail(x - mu)
+        t0, t1 = normal_tail(x), normal_tail(x - mu)
         out = [((1 - qi) * t0 + qi * t1 - g * t0, -t0)]
     else:
         raise Undecided("a grid point straddles 1 - q")
@@ -97,15 +70,14 @@ def curve(g, q: Fraction, mu, both: bool) -> list:
     if g.b >= 1 / (1 - qi.b):
         raise Undecided("a grid point straddles 1/(1 - q)")
     x = (iv.log((1 / g - (1 - qi)) / qi) + m2) / mu  # H_g(Q||P) = Q(x < x') - g P(x < x'), (1-q) + q e^(mu x' - mu^2/2) = 1/g
-    c0, c1 = 1 - _tail(x), 1 - _tail(x - mu)
+    c0, c1 = 1 - normal_tail(x), 1 - normal_tail(x - mu)
     p = (1 - qi) * c0 + qi * c1
     return out + [(c0 - g * p, -p)]
 
 
 def points(lay) -> list:
-    """The grid indices of a recorded layout: all of [core_lo, core_hi]; each band [lo, hi, stride] from the core
-    outwards, every stride-th index counted from the inner one's ends; beyond, every ``stride``-th up to lo / hi, and
-    lo, hi. Any set of points is sound (the checks run at all of them): the layout only sets tightness and work."""
+    """The indices of a layout: [core_lo, core_hi]; per band [lo, hi, stride] outwards, every stride-th from the inner
+    ends; then every ``stride``-th, and lo, hi. Any set is sound (checked at each point): it sets tightness and work."""
     keys = {"lo", "hi", "core_lo", "core_hi", "stride", "bands", "tangents"}
     if type(lay) is not dict or not {"lo", "hi", "core_lo", "core_hi", "stride"} <= set(lay) <= keys:
         raise Malformed("witnesses.layouts: not a layout")
@@ -122,7 +94,7 @@ def points(lay) -> list:
     for blo, bhi, st in [*bands, [lo, hi, s]]:
         left += range(min(left + [a]) - st, blo - 1, -st)
         right += range(max(right + [b]) + st, bhi + 1, st)
-    return sorted(set(left + right + [lo, hi] + list(range(a, b + 1))) & set(range(lo, hi + 1)))
+    return sorted(j for j in set(left + right + [lo, hi] + list(range(a, b + 1))) if lo <= j <= hi)
 
 
 def _hull(xs: list, ys: list) -> list:
@@ -136,8 +108,7 @@ def _hull(xs: list, ys: list) -> list:
 
 
 def _masses(gs: list, ys: list, K: int, up: bool) -> list:
-    """Integer masses (units 2^-K) at the points whose curve interpolates the hull of (0, ys[0]), (gs[i], ys[i+1])
-    (N0): mass = g_i (slope right - slope left), 0 off the hull; rounded up (``up``) or down, never below 0."""
+    """Masses (units 2^-K) of the hull of (0, ys[0]), (g_i, ys[i+1]) (N0): g_i (slope right - slope left), rounded."""
     vert = _hull([Fraction(0)] + [bounds(g)[0] for g in gs], ys)  # at the g_j's lower ends: a choice, the checks decide
     xi = [iv.mpf(0)] + gs
     out = [0] * len(gs)
@@ -252,7 +223,7 @@ def readoff(m: tuple, eps: Fraction, h: Fraction, K: int, add: bool):
 
 
 def read(doc: dict, der: Derivation) -> tuple | None:
-    """(contract profile, q, mu, T, delta, h, eps_up, eps_low, layout) with the hypotheses checked (else ``der.failed``)."""
+    """(profile, q, sigma, T, delta, h, epsilons, layout), the hypotheses checked (else ``der.failed``)."""
     inputs, w = doc["inputs"], doc["witnesses"]
     if set(inputs) != INPUTS:
         raise Undecided("inputs other than the kernel's set (batch and dataset sizes, epochs, notes) are not covered")
@@ -263,10 +234,10 @@ def read(doc: dict, der: Derivation) -> tuple | None:
     q, sigma, T, delta, h = (exact_input(inputs, k, der.failed) for k in ("sampling_rate", "noise_multiplier", "steps", "delta", "grid"))
     if None in (q, sigma, T, delta, h) or der.failed:
         return None
-    for ok, why in ((0 < q < 1, "0 < q < 1"), (sigma > 0, "sigma > 0"), (T >= 1 and T.denominator == 1, "an integer T >= 1"),
-                    (0 < delta < 1, "0 < delta < 1"), (0 < h <= Fraction(1, 2), "0 < grid <= 1/2")):
-        if not ok:
-            der.failed.append(f"inputs: {why} fails")
+    ok = (0 < q < 1, sigma > 0, T >= 1 and T.denominator == 1, 0 < delta < 1, 0 < h <= Fraction(1, 2))
+    der.failed += [
+        f"inputs: {why} fails" for o, why in zip(ok, ("0 < q < 1", "sigma > 0", "T >= 1 integer", "0 < delta < 1", "grid in (0, 1/2]")) if not o
+    ]
     if der.failed:
         return None
     if set(w) != WITNESSES - ({"add_from"} if fixed else set()) or w.get("add_from", "remove") != "remove":
@@ -281,8 +252,7 @@ def read(doc: dict, der: Derivation) -> tuple | None:
 
 
 def _texts(der: Derivation, name: str, delta: Fraction, h: Fraction, e_up: Fraction, e_low: Fraction) -> None:
-    """The quantities, claims and conclusions certify writes, word for word; the deltas are compared on their side
-    of the kernel's enclosure of the exact value, the margins are the kernel's own (``Derivation.sides``)."""
+    """The quantities, claims and conclusions in certify's words; the sides of the deltas, the margins the kernel's own."""
     up, low = f"margin_upper[{name}]", f"margin_lower[{name}]"
     for key, (eq, text) in {**TEXTS, up: ("discretise: pessimistic check", UP), low: ("discretise: optimistic check", LOW)}.items():
         der.names.add(key)
@@ -292,9 +262,15 @@ def _texts(der: Derivation, name: str, delta: Fraction, h: Fraction, e_up: Fract
     der.claim(f"dominates[{name}]", (up, ">=", "0"), f"the pessimistic one-step measure dominates the {name} profile for every gamma >= 0")
     der.claim(f"dominated[{name}]", (low, ">=", "0"), f"the {name} profile dominates the optimistic one-step measure for every gamma >= 0")
     der.claim("privacy", ("delta_upper", "<=", str(delta)), "delta_up(epsilon_upper) <= delta: the run is (epsilon_upper, delta)-DP")
-    der.claim("tightness", ("delta_lower", ">", str(delta)), "delta_low(epsilon_lower) > delta: the exact eps(delta) of the composed pair exceeds epsilon_lower")
+    der.claim(
+        "tightness",
+        ("delta_lower", ">", str(delta)),
+        "delta_low(epsilon_lower) > delta: the exact eps(delta) of the composed pair exceeds epsilon_lower",
+    )
     der.conclude("privacy", "privacy", (f"dominates[{name}]",), f"the run is ({e_up}, {delta})-DP (certified PLD accountant, grid {h})")
-    der.conclude("tightness", "tightness", (f"dominated[{name}]",), f"the exact epsilon at delta = {delta} of the composed dominating pair exceeds {e_low}")
+    der.conclude(
+        "tightness", "tightness", (f"dominated[{name}]",), f"the exact epsilon at delta = {delta} of the composed dominating pair exceeds {e_low}"
+    )
 
 
 def derive(doc: dict) -> Derivation:
@@ -306,14 +282,17 @@ def derive(doc: dict) -> Derivation:
     name, q, sigma, T, delta, h, (e_up, e_low), lay = got
     _texts(der, name, delta, h, e_up, e_low)
     idx = points(lay)
-    # masses in units 2^-K: the add direction's read-off amplifies excess mass by e^eps (N1')
-    K = math.ceil(math.log2(1 / delta)) + 2 * T.bit_length() + (idx[-1] - idx[0]).bit_length() + 48 + (0 if name == "max" else math.ceil(1.45 * float(max(e_up, 0))))
-    tau = int(delta * 2**K) >> (48 + 2 * T.bit_length() + (0 if name == "max" else math.ceil(1.45 * float(max(e_up, 0)))))
+    # units 2^-K: the excess mass (2^-K per atom and product) and the tails (tau) far below delta (N1': times e^eps)
+    amp = 48 + 2 * T.bit_length() + (0 if name == "max" else math.ceil(1.45 * float(max(e_up, 0))))
+    K = delta.denominator.bit_length() - delta.numerator.bit_length() + 1 + amp + (idx[-1] - idx[0]).bit_length()
+    tau = int(delta * 2**K) >> amp
+    if K > 4096:
+        raise Undecided(f"K = {K} bits per mass: too costly for the kernel")
     with working_precision(K + 128):
         mu = interval((2 if name == "max" else 1) / sigma)
         up, low = one_step(idx, h, q, mu, name == "max", K, der, name)
         up, low = power(up, T, K, tau, True), power(low, T, K, tau, False)
         for key, eps in (("delta_upper", e_up), ("delta_lower", e_low)):
-            rd = [(readoff(up, eps, h, K, add), readoff(low, eps, h, K, add)) for add in ([False] if name == "max" else [False, True])]
+            rd = [(readoff(up, eps, h, K, add), readoff(low, eps, h, K, add)) for add in (False, True)[: 1 if name == "max" else 2]]
             der.values[key] = (max(bounds(lo)[0] for _, lo in rd), max(bounds(hi)[1] for hi, _ in rd))
     return der
