@@ -226,13 +226,13 @@ def log1p_interval(s):
     return iv.log(1 + s)
 
 
-def normal_tail_at(x: Fraction):
+def normal_tail_at(x: Fraction, floor=None):
     """Q(x) = P(N(0,1) > x) at an exact x, an interval: (1 -+ E(|x|))/2, E(s) = erf(s/sqrt 2) = sqrt(2/pi) e^(-s^2/2)
     sum_n s^(2n+1)/(1*3*...*(2n+1)), all terms > 0, summed in fixed point 2^-P (P: the precision plus the 0.72 s^2 bits
     that 1 - E cancels) with floors and ceilings; once the ratio s^2/(2n+3) < 1/2 the rest is at most the last term.
-    Where Mills' bound phi(s)/s < 2^-prec: Q(s) in [0, phi(s)/s]."""
+    Where Mills' bound phi(s)/s is below ``floor`` (an absolute accuracy): Q(s) in [0, phi(s)/s]."""
     s, prec = abs(x), iv.prec
-    if s > 1 and (bound := (iv.exp(-interval(s * s / 2)) / iv.sqrt(2 * iv.pi) / interval(s)).b) < iv.mpf(2) ** -prec:
+    if floor and s > 1 and (bound := (iv.exp(-interval(s * s / 2)) / iv.sqrt(2 * iv.pi) / interval(s)).b) < floor:
         return iv.mpf([0, bound]) if x > 0 else iv.mpf([1 - bound, 1])
     P = prec + math.ceil(0.75 * float(s) ** 2) + 16
     lo = term_lo = s.numerator * 2**P // s.denominator
@@ -246,7 +246,7 @@ def normal_tail_at(x: Fraction):
         return (1 - e) / 2 if x >= 0 else (1 + e) / 2
 
 
-def normal_tail(t):
+def normal_tail(t, floor=None):
     """Q over an interval t: [Q(hi), Q(lo)] (Q is decreasing)."""
     lo, hi = bounds(t)
-    return iv.mpf([normal_tail_at(hi).a, normal_tail_at(lo).b])
+    return iv.mpf([normal_tail_at(hi, floor).a, normal_tail_at(lo, floor).b])

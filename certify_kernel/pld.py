@@ -54,12 +54,12 @@ TEXTS = {
 
 def curve(g, q: Fraction, mu, both: bool) -> list:
     """[(H, dH/dg)] of (N1) at g > 0 (intervals): H_g(P||Q), and with ``both`` also H_g(Q||P) (the profile is the larger)."""
-    qi, m2 = interval(q), mu * mu / 2
+    qi, m2, fl = interval(q), mu * mu / 2, iv.mpf(2) ** -iv.prec
     if g.b <= 1 - qi.b:
         out = [(1 - g, iv.mpf(-1))]
     elif g.a > 1 - qi.a:
         x = (iv.log((g - (1 - qi)) / qi) + m2) / mu  # x* of (N1): (1-q) + q e^(mu x - mu^2/2) = g
-        t0, t1 = normal_tail(x), normal_tail(x - mu)
+        t0, t1 = normal_tail(x, fl), normal_tail(x - mu, fl)
         out = [((1 - qi) * t0 + qi * t1 - g * t0, -t0)]
     else:
         raise Undecided("a grid point straddles 1 - q")
@@ -70,7 +70,7 @@ def curve(g, q: Fraction, mu, both: bool) -> list:
     if g.b >= 1 / (1 - qi.b):
         raise Undecided("a grid point straddles 1/(1 - q)")
     x = (iv.log((1 / g - (1 - qi)) / qi) + m2) / mu  # H_g(Q||P) = Q(x < x') - g P(x < x'), (1-q) + q e^(mu x' - mu^2/2) = 1/g
-    c0, c1 = 1 - normal_tail(x), 1 - normal_tail(x - mu)
+    c0, c1 = 1 - normal_tail(x, fl), 1 - normal_tail(x - mu, fl)
     p = (1 - qi) * c0 + qi * c1
     return out + [(c0 - g * p, -p)]
 

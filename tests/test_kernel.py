@@ -257,7 +257,7 @@ CLI_CASES = {
     "delta 2": (lambda d: d["inputs"].update(delta="2"), 5, "hypothesis fails"),
     "epsilon_bound 1": (lambda d: d["witnesses"].update(epsilon_bound="1"), 4, "claim dp"),
     "integral": (lambda d: d["witnesses"].update(fractional="integral"), 4, "equation"),
-    "kind": (lambda d: d.update(kind="pld/dpsgd"), 2, "not covered"),
+    "kind": (lambda d: d.update(kind="events/pld"), 2, "not covered"),
 }
 
 
