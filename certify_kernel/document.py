@@ -193,7 +193,7 @@ def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list)
         side = der.sides.get(name)
         if side is not None:
             if side > 0 and hi < klo or side < 0 and lo > khi:
-                problems.append(f"quantity {name}: recorded ball [{recorded[name]['lower']}, {recorded[name]['upper']}] is on the wrong side of the exact value")
+                problems.append(f"quantity {name}: the recorded ball lies on the wrong side of the kernel's enclosure of the exact value")
         elif recorded[name].get("bound") == "upper":
             if khi > hi and klo > hi:
                 problems.append(f"quantity {name}: recorded upper bound {recorded[name]['upper']} is below the kernel's enclosure")

@@ -39,9 +39,13 @@ INPUTS = frozenset(CONTRACT) | {"delta", "grid", "noise_multiplier", "sampling_r
 WITNESSES = {"K", "add_from", "epsilon_lower", "epsilon_upper", "layouts", "lower_profiles", "tau"}
 #: work decided before it is done: grid points per profile, steps (products ~ 2 log2 T), atoms x bits of one product
 MAX_POINTS, MAX_STEPS, MAX_CELLS = 6000, 1 << 24, 40_000_000
-UP = "min over the used grid points (and gamma = 0) of g_up - upper(curve): >= 0 means the one-step measure's curve dominates the profile for every gamma >= 0"
-LOW = "min over the used grid points (and gamma = 0) of lower(tangent) - g_low: >= 0 means the profile dominates the one-step measure's curve"
-TEXTS = {
+GRID = "min over the used grid points (and gamma = 0) of "
+TEXTS = {  # quantity: (equation, description), as certify writes them
+    "margin_upper": (
+        "discretise: pessimistic check",
+        GRID + "g_up - upper(curve): >= 0 means the one-step measure's curve dominates the profile for every gamma >= 0",
+    ),
+    "margin_lower": ("discretise: optimistic check", GRID + "lower(tangent) - g_low: >= 0 means the profile dominates the one-step measure's curve"),
     "epsilon_upper": ("readoff: eps_pass", "certified epsilon: the run is (epsilon_upper, delta)-DP"),
     "epsilon_lower": ("readoff: eps_fail", "certified lower bound on the exact eps(delta) of the composed dominating pair"),
     "delta_upper": (
@@ -135,7 +139,7 @@ def one_step(idx: list, h: Fraction, q: Fraction, mu, both: bool, K: int, der: D
     d = [max(bounds(hj)[1] for hj, _ in curve(g, q, mu, both)) for g in gs]
     for j in range(1, len(d)):
         d[j] = min(d[j], d[j - 1])  # H is non-increasing
-    eta = Fraction(1, 2 ** (K + 4))
+    eta = Fraction(1, 2 ** (K + 4))  # the hulls' margin, far above the intervals' widths
     up, m_inf = _masses(gs, [1 + eta] + [x + eta for x in d], K, True), math.ceil((d[-1] + eta) * 2**K)
     f = curve_at(gs, up, m_inf, K)
     margin = min([bounds(f[j] - interval(d[j]))[0] for j in range(len(gs))] + [Fraction(m_inf + sum(up), 2**K) - 1])
@@ -159,25 +163,21 @@ def one_step(idx: list, h: Fraction, q: Fraction, mu, both: bool, K: int, der: D
 
 def dense(idx: list, ms: list, m_inf: int) -> tuple:
     """(first index, masses at every index from it to the last point, m_inf)."""
-    out = [0] * (idx[-1] - idx[0] + 1)
-    for j, m in zip(idx, ms):
-        out[j - idx[0]] = m
-    return idx[0], out, m_inf
+    at = dict(zip(idx, ms))
+    return idx[0], [at.get(j, 0) for j in range(idx[0], idx[-1] + 1)], m_inf
 
 
 def product(a: tuple, b: tuple, K: int, tau: int, up: bool) -> tuple:
     """(N2) one exact product (fmpz_poly), masses rounded up (down) to 2^-K, m_inf of the product
     a_inf (|b| + b_inf) + |a| b_inf; tails of mass <= tau moved onto the first atom and to +inf (dropped)."""
-    (i, x, xi), (j, y, yi) = a, b
+    (i, x, xi), (j, y, yi) = a, b  # (first index, masses, m_inf)
     if (len(x) + len(y)) * (x and max(x).bit_length() + max(y).bit_length() + 1) > MAX_CELLS:
         raise Undecided("a composed measure is too large for the kernel's product bound")
-    c = [int(t) for t in (fmpz_poly(x) * fmpz_poly(y)).coeffs()]
-    c = [-(-t >> K) for t in c] if up else [t >> K for t in c] or [0]
+    c = [(-(-int(t) >> K) if up else int(t) >> K) for t in (fmpz_poly(x) * fmpz_poly(y)).coeffs()] or [0]
     inf = -(-(xi * (sum(y) + yi) + sum(x) * yi) >> K)
-    lo, acc = 0, 0
+    lo, acc, hi, cut = 0, 0, len(c), 0
     while lo < len(c) - 1 and acc + c[lo] <= tau:
         acc, lo = acc + c[lo], lo + 1
-    hi, cut = len(c), 0
     while hi - 1 > lo and cut + c[hi - 1] <= tau:
         cut, hi = cut + c[hi - 1], hi - 1
     c = c[lo:hi]
@@ -234,10 +234,8 @@ def read(doc: dict, der: Derivation) -> tuple | None:
     q, sigma, T, delta, h = (exact_input(inputs, k, der.failed) for k in ("sampling_rate", "noise_multiplier", "steps", "delta", "grid"))
     if None in (q, sigma, T, delta, h) or der.failed:
         return None
-    ok = (0 < q < 1, sigma > 0, T >= 1 and T.denominator == 1, 0 < delta < 1, 0 < h <= Fraction(1, 2))
-    der.failed += [
-        f"inputs: {why} fails" for o, why in zip(ok, ("0 < q < 1", "sigma > 0", "T >= 1 integer", "0 < delta < 1", "grid in (0, 1/2]")) if not o
-    ]
+    ok = {"0 < q < 1": 0 < q < 1, "sigma > 0": sigma > 0, "T >= 1 integer": T >= 1 and T.denominator == 1, "0 < delta < 1": 0 < delta < 1}
+    der.failed += [f"inputs: {why} fails" for why, o in {**ok, "grid in (0, 1/2]": 0 < h <= Fraction(1, 2)}.items() if not o]
     if der.failed:
         return None
     if set(w) != WITNESSES - ({"add_from"} if fixed else set()) or w.get("add_from", "remove") != "remove":
@@ -253,24 +251,20 @@ def read(doc: dict, der: Derivation) -> tuple | None:
 
 def _texts(der: Derivation, name: str, delta: Fraction, h: Fraction, e_up: Fraction, e_low: Fraction) -> None:
     """The quantities, claims and conclusions in certify's words; the sides of the deltas, the margins the kernel's own."""
-    up, low = f"margin_upper[{name}]", f"margin_lower[{name}]"
-    for key, (eq, text) in {**TEXTS, up: ("discretise: pessimistic check", UP), low: ("discretise: optimistic check", LOW)}.items():
+    for key, (eq, text) in TEXTS.items():
+        key = f"{key}[{name}]" if key.startswith("margin") else key
         der.names.add(key)
         der.equations[key], der.texts[f"quantity:{key}"] = eq, text
-    der.sides.update({up: 0, low: 0, "delta_upper": 1, "delta_lower": -1})
+    der.sides.update({f"margin_upper[{name}]": 0, f"margin_lower[{name}]": 0, "delta_upper": 1, "delta_lower": -1})
     der.values["epsilon_upper"], der.values["epsilon_lower"] = (e_up, e_up), (e_low, e_low)
-    der.claim(f"dominates[{name}]", (up, ">=", "0"), f"the pessimistic one-step measure dominates the {name} profile for every gamma >= 0")
-    der.claim(f"dominated[{name}]", (low, ">=", "0"), f"the {name} profile dominates the optimistic one-step measure for every gamma >= 0")
+    prof, pair = f"the {name} profile", "the exact eps(delta) of the composed pair exceeds epsilon_lower"
+    der.claim(f"dominates[{name}]", (f"margin_upper[{name}]", ">=", "0"), f"the pessimistic one-step measure dominates {prof} for every gamma >= 0")
+    der.claim(f"dominated[{name}]", (f"margin_lower[{name}]", ">=", "0"), f"{prof} dominates the optimistic one-step measure for every gamma >= 0")
     der.claim("privacy", ("delta_upper", "<=", str(delta)), "delta_up(epsilon_upper) <= delta: the run is (epsilon_upper, delta)-DP")
-    der.claim(
-        "tightness",
-        ("delta_lower", ">", str(delta)),
-        "delta_low(epsilon_lower) > delta: the exact eps(delta) of the composed pair exceeds epsilon_lower",
-    )
+    der.claim("tightness", ("delta_lower", ">", str(delta)), f"delta_low(epsilon_lower) > delta: {pair}")
     der.conclude("privacy", "privacy", (f"dominates[{name}]",), f"the run is ({e_up}, {delta})-DP (certified PLD accountant, grid {h})")
-    der.conclude(
-        "tightness", "tightness", (f"dominated[{name}]",), f"the exact epsilon at delta = {delta} of the composed dominating pair exceeds {e_low}"
-    )
+    exceeds = f"the exact epsilon at delta = {delta} of the composed dominating pair exceeds {e_low}"
+    der.conclude("tightness", "tightness", (f"dominated[{name}]",), exceeds)
 
 
 def derive(doc: dict) -> Derivation:
