@@ -8,7 +8,6 @@ import sys
 from . import check_text
 from .document import EXIT_INPUT, MAX_BYTES
 
-
 def main(argv: list[str]) -> int:
     """Check the one certificate named in argv; bad usage or an unreadable file: one line on stderr, exit 2."""
     if len(argv) != 1:

@@ -1,8 +1,7 @@
 """The certificate as a document: shape, digest, and the comparison of its entries with the kernel's numbers.
 
-A kind module reads the inputs and witnesses and returns a :class:`Derivation`:
-its own enclosures of the quantities, the conclusions and claims it expects, and the hypotheses that fail.
-This module then checks, in order (a later step runs only when the earlier ones pass):
+A kind module reads the inputs and witnesses and returns a :class:`Derivation`: its own enclosures of the quantities, the conclusions and claims it
+expects, and the hypotheses that fail. This module then checks, in order (a later step runs only when the earlier ones pass):
 
 1. the outer shape (:func:`load`): top-level keys, schema ``certify/3``, precision, types (else exit 2);
 2. the digest: sha256 of the canonical JSON (sorted keys, separators ``,`` ``:``, ASCII) of the checked keys;
@@ -13,9 +12,8 @@ This module then checks, in order (a later step runs only when the earlier ones 
 5. every recorded conclusion: the claim and hypotheses the kernel expects, and ``holds`` equal to the claim and
    all hypotheses as the kernel decided them.
 
-Prose (descriptions, statements) is not parsed: every kind re-derives, word for word, the text certify writes from
-the numbers it checks (``Derivation.texts``), so a negated or reworded statement is inconsistent even where it
-quotes no new number.
+Prose (descriptions, statements) is not parsed: every kind re-derives, word for word, the text certify writes from the numbers it checks
+(``Derivation.texts``), so a negated or reworded statement is inconsistent even where it quotes no new number.
 """
 
 from __future__ import annotations
@@ -38,7 +36,6 @@ MAX_PRECISION = 4096
 
 EXIT_OK, EXIT_INPUT, EXIT_UNDECIDED, EXIT_INCONSISTENT, EXIT_NOT_PROVED = 0, 2, 3, 4, 5
 
-
 class Refused(Exception):
     """A verdict reached before the end: ``status`` (2, 3, 4 or 5) and the reason."""
 
@@ -46,26 +43,19 @@ class Refused(Exception):
         super().__init__(message)
         self.status, self.message = status, message
 
-
 @dataclass
 class Derivation:
     """What a kind module derived from the inputs and witnesses alone.
-
-    ``values``: quantity name -> (lo, hi), exact rationals enclosing the quantity's true value.
-    ``names``: every quantity name the certificate must record (those not in ``values`` are not checked).
-    ``claims``: claim name -> (lhs, relation, rhs) the kernel requires (the recorded claim must say exactly that).
-    ``conclusions``: conclusion name -> (claim name, hypotheses) the kernel requires.
-    ``failed``: hypotheses on the inputs that fail (the certificate proves nothing: exit 5).
-    ``unsure``: reasons the kernel cannot decide something it needs (exit 3 unless refused otherwise).
-    ``equations``: quantity name -> the equation label it must record (which formula the recorded number is).
-    ``loose``: quantities the kernel may enclose more loosely than certify's ball: overlapping it is enough (disjoint
-    is inconsistent), since every claim is decided from the kernel's own enclosure, never from the recorded ball.
-    ``texts``: the exact prose the kind re-derives ("quantity:NAME" description, "claim:NAME" / "conclusion:NAME"
-    statement, "budget" the whole budget object, where a kind re-derives it): a recorded text that differs, or one
-    the kind does not re-derive, is inconsistent.
-    ``sides``: quantity -> 1 (-1) where the recorded ball bounds from above (below) the exact value the kernel encloses
-    (inconsistent only when wholly below (above) it), 0 where the kernel's number is its own (the ball not compared).
-    """
+    ``values``: quantity name -> (lo, hi), exact rationals enclosing the quantity's true value. ``names``: every quantity name the certificate must
+    record (those not in ``values`` are not checked). ``claims``: claim name -> (lhs, relation, rhs) the kernel requires (the recorded claim must
+    say exactly that). ``conclusions``: conclusion name -> (claim name, hypotheses) the kernel requires. ``failed``: hypotheses on the inputs that
+    fail (the certificate proves nothing: exit 5). ``unsure``: reasons the kernel cannot decide something it needs (exit 3 unless refused
+    otherwise). ``equations``: quantity name -> the equation label it must record (which formula the recorded number is). ``loose``: quantities the
+    kernel may enclose more loosely than certify's ball: overlapping it is enough (disjoint is inconsistent), since every claim is decided from the
+    kernel's own enclosure, never from the recorded ball. ``texts``: the exact prose the kind re-derives ("quantity:NAME" description, "claim:NAME"
+    / "conclusion:NAME" statement, "budget" the whole budget object, where a kind re-derives it): a recorded text that differs, or one the kind does
+    not re-derive, is inconsistent. ``sides``: quantity -> 1 (-1) where the recorded ball bounds from above (below) the exact value the kernel
+    encloses (inconsistent only when wholly below (above) it), 0 where the kernel's number is its own (the ball not compared)."""
 
     values: dict = field(default_factory=dict)
     names: set = field(default_factory=set)
@@ -86,7 +76,6 @@ class Derivation:
         """Expect the conclusion ``name`` to rest on ``claim`` and ``hypotheses``, in the words ``text`` certify writes."""
         self.conclusions[name], self.texts[f"conclusion:{name}"] = (claim, tuple(hypotheses)), text
 
-
 def load(text: str | bytes) -> dict:
     """Parse the JSON text and check the outer shape; Refused(2) otherwise (never a traceback)."""
     if len(text) > MAX_BYTES:
@@ -97,14 +86,12 @@ def load(text: str | bytes) -> dict:
         raise Refused(EXIT_INPUT, f"certificate: not valid JSON ({str(err)[:100]})") from None
     return check_shape(doc)
 
-
 def _unique(pairs: list) -> dict:
     """A JSON object whose keys are all distinct: a key written twice shows a reader one value and the parser another."""
     obj = dict(pairs)
     if len(obj) != len(pairs):
         raise ValueError("a key is written twice in one object")
     return obj
-
 
 def check_shape(doc) -> dict:
     """The top level: known keys only, schema certify/3, precision in [53, 4096], fields of the right types."""
@@ -127,16 +114,13 @@ def check_shape(doc) -> dict:
         raise Refused(EXIT_INPUT, "certificate: every input must be exact text")
     return doc
 
-
 def canonical(obj) -> str:
     """Canonical JSON text: sorted keys, no spaces, ASCII escapes."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
-
 def digest_of(doc: dict) -> str:
     """sha256 of the canonical JSON of the checked keys."""
     return "sha256:" + hashlib.sha256(canonical({k: doc[k] for k in CHECKED_KEYS}).encode()).hexdigest()
-
 
 def check_digest(doc: dict) -> None:
     try:
@@ -145,7 +129,6 @@ def check_digest(doc: dict) -> None:
         ok = False
     if not ok:
         raise Refused(EXIT_INCONSISTENT, "digest does not match the content: the certificate was altered after it was written")
-
 
 # ---- Quantities ----------------------------------------------------------------------------
 def recorded_ball(name: str, q) -> tuple[Fraction, Fraction]:
@@ -164,7 +147,6 @@ def recorded_ball(name: str, q) -> tuple[Fraction, Fraction]:
     if q.get("integer", False) is not True and "integer" in q or q.get("bound", "upper") != "upper":
         raise Malformed(f"quantity {name}: bad 'integer' or 'bound' field")
     return lo, hi
-
 
 def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list) -> None:
     """The recorded set of quantities, their layout and decimals, descriptions, equations, and the kernel's enclosures."""
@@ -204,7 +186,6 @@ def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list)
         elif (klo < lo or khi > hi) and name not in der.loose:
             unsure.append(f"quantity {name}: the kernel's enclosure is not inside the recorded ball")
 
-
 # ---- Claims and conclusions ----------------------------------------------------------------
 def operand(text, der: Derivation) -> tuple[Fraction, Fraction]:
     if isinstance(text, str) and text in der.names:
@@ -213,7 +194,6 @@ def operand(text, der: Derivation) -> tuple[Fraction, Fraction]:
         return der.values[text]
     v = parse_exact(text, "claim operand")
     return v, v
-
 
 def decide(lhs, relation, rhs, der: Derivation) -> bool:
     """Decide ``lhs relation rhs`` from the kernel's enclosures; Undecided when they overlap."""
@@ -226,13 +206,11 @@ def decide(lhs, relation, rhs, der: Derivation) -> bool:
         return tri(b < c, a >= d)
     raise Malformed(f"unknown relation {relation!r}")
 
-
 def tri(true: bool, false: bool) -> bool:
     """A three-valued decision: ``true`` when it is proved, False when its negation ``false`` is, else Undecided."""
     if true or false:
         return true
     raise Undecided("the intervals overlap")
-
 
 def compare_claims(doc: dict, der: Derivation, problems: list, unsure: list) -> dict:
     """Each recorded claim decided by the kernel; returns name -> holds (None: undecided)."""
@@ -266,11 +244,9 @@ def compare_claims(doc: dict, der: Derivation, problems: list, unsure: list) -> 
         problems.append(f"claims: missing {', '.join(missing)[:200]}")
     return decided
 
-
 def _same_text(recorded, der: Derivation, key: str) -> bool:
     """The recorded prose is the text the kind re-derives (a text the kind does not re-derive is never accepted)."""
     return key in der.texts and recorded == der.texts[key]
-
 
 def _same(recorded, wanted, der: Derivation) -> bool:
     """The recorded operand text is the operand the kernel expects (a quantity name or the same exact number)."""
@@ -280,7 +256,6 @@ def _same(recorded, wanted, der: Derivation) -> bool:
         return parse_exact(recorded, "claim operand") == parse_exact(wanted, "expected operand")
     except Malformed:
         return False
-
 
 def compare_conclusions(doc: dict, der: Derivation, decided: dict, problems: list, unsure: list) -> list:
     """Each conclusion as the kernel expects it; returns the names of conclusions that do not hold."""

@@ -43,7 +43,6 @@ from .numbers import Undecided, interval, iv_max, normal_tail, working_precision
 #: most terms K of (P) (the work grows like K^2 plus 2K Gaussian tails); beyond: cannot decide
 MAX_TERMS = 1500
 
-
 def mills(t):
     """M(t) = Q(t)/phi(t) for an interval t > 0 by Laplace's continued fraction (DLMF 7.9.2 at z = t/sqrt 2):
     M = 1/(t + w_1), w_i = i/(t + w_(i+1)), every w_i > 0. Each map w -> i/(t + w) is monotone, so the true w_n lies
@@ -59,13 +58,10 @@ def mills(t):
         n *= 2
     raise Undecided("the continued fraction of the Gaussian tail converges too slowly here")
 
-
 class _Split:
     """The constants of (MTZ19 3.3-II) and (H) for one (q, sigma): c = 1/(2 sigma^2), L = log((1-q)/q), z0, psi.
-
-    L, z0 and psi are recomputed at each working precision (an erfc argument must carry the extra bits its
-    cancellation 1 - erf needs, not only the arithmetic after it).
-    """
+    L, z0 and psi are recomputed at each working precision (an erfc argument must carry the extra bits its cancellation 1 - erf needs, not only the
+    arithmetic after it)."""
 
     def __init__(self, q: Fraction, sigma: Fraction):
         self.q, self.sigma, self.c = q, sigma, Fraction(1) / (2 * sigma * sigma)
@@ -96,7 +92,6 @@ class _Split:
         with working_precision(iv.prec + 40):  # Q by numbers.normal_tail, which adds the bits 1 - erf cancels
             return self.E(m) * normal_tail((interval(m) - self.consts()[1]) / interval(self.sigma) * sign)
 
-
 def terms_needed(alpha: Fraction, bits: int) -> int:
     """The smallest K >= floor(alpha) + 1 with |C(alpha,K+1)| 2^(alpha+1-K) <= 2^-bits (remainder (R) relative to A >= 1)."""
     K, log_c = math.floor(alpha) + 1, 0.0
@@ -110,15 +105,11 @@ def terms_needed(alpha: Fraction, bits: int) -> int:
             raise Undecided(f"the fractional order alpha = {alpha} needs more than {MAX_TERMS} terms of (P)")
     return K
 
-
 def coefficients(alpha: Fraction, K: int) -> tuple[list, object]:
     """(c_0..c_K of (P), |C(alpha,K+1)|) as intervals, in O(K) operations.
-
-    C(alpha,k) C(k,j) = C(alpha,j) C(alpha-j,k-j) gives c_j = 2^-j C(alpha,j) T_j with T_j = sum_{i<=K-j} C(alpha-j,i) (-1/2)^i;
-    Pascal's rule C(b,i) = C(b-1,i) + C(b-1,i-1) gives T_j = T_(j+1)/2 + D_j (-1/2)^(K-j), D_j = C(alpha-j-1, K-j),
-    with T_K = 1, D_K = 1 and D_j = (alpha-j-1)/(K-j) D_(j+1) (a backward recurrence that halves its errors);
-    b_k = C(alpha,k) by C(alpha,k+1) = C(alpha,k) (alpha-k)/(k+1).
-    """
+    C(alpha,k) C(k,j) = C(alpha,j) C(alpha-j,k-j) gives c_j = 2^-j C(alpha,j) T_j with T_j = sum_{i<=K-j} C(alpha-j,i) (-1/2)^i; Pascal's rule
+    C(b,i) = C(b-1,i) + C(b-1,i-1) gives T_j = T_(j+1)/2 + D_j (-1/2)^(K-j), D_j = C(alpha-j-1, K-j), with T_K = 1, D_K = 1 and D_j =
+    (alpha-j-1)/(K-j) D_(j+1) (a backward recurrence that halves its errors); b_k = C(alpha,k) by C(alpha,k+1) = C(alpha,k) (alpha-k)/(k+1)."""
     a, T, D, c, b = interval(alpha), iv.mpf(1), iv.mpf(1), [None] * (K + 1), [iv.mpf(1)]
     for k in range(K + 1):
         b.append(b[-1] * (a - k) / (k + 1))
@@ -128,7 +119,6 @@ def coefficients(alpha: Fraction, K: int) -> tuple[list, object]:
         T = T / 2 + D * (iv.mpf(-0.5) ** (K - j))
         c[j] = b[j] * iv.mpf(2) ** (-j) * T
     return c, abs(b[K + 1])
-
 
 def moment(alpha: Fraction, q: Fraction, sigma: Fraction, bits: int):
     """A_alpha of (MTZ19 3.3) by (A), for a fractional alpha > 1 and 0 < q < 1, with absolute error about 2^-bits A."""
@@ -143,18 +133,14 @@ def moment(alpha: Fraction, q: Fraction, sigma: Fraction, bits: int):
         scale = iv.exp(interval(alpha) * iv.log(interval(2 * (1 - q))))
         return scale * (total + iv.mpf([-rem, rem]))
 
-
 def log_A(alpha: Fraction, q: Fraction, sigma: Fraction, bits: int):
     """K(alpha) = log A_alpha (an interval; A_alpha >= 1 for alpha > 1, so it is >= 0)."""
     return iv.log(iv_max(moment(alpha, q, sigma, bits), 1))
 
-
 def accuracy_bits(alpha: Fraction, q: Fraction, sigma: Fraction, precision: int) -> int:
     """Bits of absolute accuracy on A_alpha for about 2^-(precision+24) relative accuracy on K = log A_alpha.
-
-    A_alpha - 1 is estimated (it only sets the work, never a bound) by alpha(alpha-1)/2 (A_2 - 1), with
-    A_2 - 1 = q^2 (exp(1/sigma^2) - 1) (MTZ19 3.3-I at n = 2).
-    """
+    A_alpha - 1 is estimated (it only sets the work, never a bound) by alpha(alpha-1)/2 (A_2 - 1), with A_2 - 1 = q^2 (exp(1/sigma^2) - 1) (MTZ19
+    3.3-I at n = 2)."""
     x = 1 / max(float(sigma), 1e-150) ** 2
     log2_chi = 2 * math.log2(max(float(q), 1e-300)) + (x / math.log(2) if x > 50 else math.log2(math.expm1(x)))
     estimate = math.log2(float(alpha * (alpha - 1)) / 2) + log2_chi

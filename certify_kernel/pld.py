@@ -10,15 +10,14 @@
        finite measures only, not total mass 1): T-fold power of the polynomial sum m_i x^i, m_inf as the rest;
   (N3) read-off: delta(eps) by (N0) at the composed measures.
 
-Upper measure: the lower convex hull ("connect the dots", Doroshenko et al. 2022) of (0, 1) and (g_j, d_j), d_j >= H(g_j)
-at the layout's points g_j = e^(j h), masses rounded up to 2^-K. The check makes it a proof, whatever the masses: a
-piecewise linear curve with kinks at the g_j only, >= d_j at every g_j and >= 1 at 0, is >= the convex H on every
-segment, and m_inf >= d_last >= H beyond. Lower: the tangent of H (of one curve, for the maximum) at each segment's
-midpoint is below H; v_j = the smaller adjacent tangent at g_j (1 - g on the first segment; 0 from the last v_j >= 0
-on), masses rounded down; a curve with kinks at the g_j, <= v_j at each, is <= H. Products exact (python-flint's
-fmpz_poly, exact integer products only), rounded up (down) to 2^-K; tails of mass <= tau go to +inf and onto the first
-atom (are dropped). So [lower, upper] encloses the pair's exact composed delta: the claims are decided from it, the
-recorded deltas checked to lie on their side of it, the margins are the kernel's own (``Derivation.sides``).
+Upper measure: the lower convex hull ("connect the dots", Doroshenko et al. 2022) of (0, 1) and (g_j, d_j), d_j >= H(g_j) at the layout's points g_j
+= e^(j h), masses rounded up to 2^-K. The check makes it a proof, whatever the masses: a piecewise linear curve with kinks at the g_j only, >= d_j
+at every g_j and >= 1 at 0, is >= the convex H on every segment, and m_inf >= d_last >= H beyond. Lower: the tangent of H (of one curve, for the
+maximum) at each segment's midpoint is below H; v_j = the smaller adjacent tangent at g_j (1 - g on the first segment; 0 from the last v_j >= 0 on),
+masses rounded down; a curve with kinks at the g_j, <= v_j at each, is <= H. Products exact (python-flint's fmpz_poly, exact integer products only),
+rounded up (down) to 2^-K; tails of mass <= tau go to +inf and onto the first atom (are dropped). So [lower, upper] encloses the pair's exact
+composed delta: the claims are decided from it, the recorded deltas checked to lie on their side of it, the margins are the kernel's own
+(``Derivation.sides``).
 """
 
 from __future__ import annotations
@@ -55,7 +54,6 @@ TEXTS = {  # quantity: (equation, description), as certify writes them
     "delta_lower": ("readoff: delta_low(epsilon_lower)", "the same read-off of the composed optimistic measures (worst direction)"),
 }
 
-
 def curve(g, q: Fraction, mu, both: bool) -> list:
     """[(H, dH/dg)] of (N1) at g > 0 (intervals): H_g(P||Q), and with ``both`` also H_g(Q||P) (the profile is the larger)."""
     qi, m2, fl = interval(q), mu * mu / 2, iv.mpf(2) ** -iv.prec
@@ -78,7 +76,6 @@ def curve(g, q: Fraction, mu, both: bool) -> list:
     p = (1 - qi) * c0 + qi * c1
     return out + [(c0 - g * p, -p)]
 
-
 def points(lay) -> list:
     """The indices of a layout: [core_lo, core_hi]; per band [lo, hi, stride] outwards, every stride-th from the inner
     ends; then every ``stride``-th, and lo, hi. Any set is sound (checked at each point): it sets tightness and work."""
@@ -100,7 +97,6 @@ def points(lay) -> list:
         right += range(max(right + [b]) + st, bhi + 1, st)
     return sorted(j for j in set(left + right + [lo, hi] + list(range(a, b + 1))) if lo <= j <= hi)
 
-
 def _hull(xs: list, ys: list) -> list:
     """Indices of the lower convex hull of the points (xs, ys) in increasing x (exact rationals)."""
     out: list = []
@@ -109,7 +105,6 @@ def _hull(xs: list, ys: list) -> list:
             out.pop()
         out.append(i)
     return out
-
 
 def _masses(gs: list, ys: list, K: int, up: bool) -> list:
     """Masses (units 2^-K) of the hull of (0, ys[0]), (g_i, ys[i+1]) (N0): g_i (slope right - slope left), rounded."""
@@ -123,7 +118,6 @@ def _masses(gs: list, ys: list, K: int, up: bool) -> list:
         out[v - 1] = max(0, math.ceil(m[1]) if up else math.floor(m[0]))
     return out
 
-
 def curve_at(gs: list, ms: list, m_inf: int, K: int) -> list:
     """(N0) at every point g_j: m_inf + sum_(i>j) m_i - g_j sum_(i>j) m_i / g_i, exact sums and intervals, units 1."""
     out, a, b = [None] * len(gs), 0, iv.mpf(0)
@@ -131,7 +125,6 @@ def curve_at(gs: list, ms: list, m_inf: int, K: int) -> list:
         out[j] = (m_inf + a - gs[j] * b) / iv.mpf(2) ** K
         a, b = a + ms[j], b + ms[j] / gs[j]
     return out
-
 
 def one_step(idx: list, h: Fraction, q: Fraction, mu, both: bool, K: int, der: Derivation, name: str) -> tuple:
     """The upper and lower one-step measures at the points ``idx`` (dense (first index, masses, m_inf)), their checks."""
@@ -160,12 +153,10 @@ def one_step(idx: list, h: Fraction, q: Fraction, mu, both: bool, K: int, der: D
         der.values[f"margin_lower[{name}]"] = (margin, margin)
     return dense(idx, up, m_inf), dense(idx[: n + 1], low, 0)
 
-
 def dense(idx: list, ms: list, m_inf: int) -> tuple:
     """(first index, masses at every index from it to the last point, m_inf)."""
     at = dict(zip(idx, ms))
     return idx[0], [at.get(j, 0) for j in range(idx[0], idx[-1] + 1)], m_inf
-
 
 def product(a: tuple, b: tuple, K: int, tau: int, up: bool) -> tuple:
     """(N2) one exact product (fmpz_poly), masses rounded up (down) to 2^-K, m_inf of the product
@@ -185,7 +176,6 @@ def product(a: tuple, b: tuple, K: int, tau: int, up: bool) -> tuple:
         c[0], inf = c[0] + acc, inf + cut
     return i + j + lo, c, inf
 
-
 def power(m: tuple, T: int, K: int, tau: int, up: bool) -> tuple:
     """The T-fold composition (N2) by repeated squaring."""
     out = None
@@ -197,7 +187,6 @@ def power(m: tuple, T: int, K: int, tau: int, up: bool) -> tuple:
             m = product(m, m, K, tau, up)
     return out
 
-
 def _horner(c: list, x: tuple, P: int) -> tuple:
     """(lo, hi) of sum_k c_k x^k, c_k >= 0 integers, 0 < x_lo <= x <= x_hi < 1 (fixed point 2^-P, floors / ceilings)."""
     xl, xh = math.floor(x[0] * 2**P), math.ceil(x[1] * 2**P)
@@ -205,7 +194,6 @@ def _horner(c: list, x: tuple, P: int) -> tuple:
     for t in reversed(c):
         lo, hi = (lo * xl >> P) + (t << P), -(-(hi * xh) >> P) + (t << P)
     return Fraction(lo, 2**P), Fraction(hi, 2**P)
-
 
 def readoff(m: tuple, eps: Fraction, h: Fraction, K: int, add: bool):
     """(N3) delta(eps) of a composed measure (an interval): remove m_inf + sum_(l_i > eps) m_i (1 - e^(eps - l_i));
@@ -220,7 +208,6 @@ def readoff(m: tuple, eps: Fraction, h: Fraction, K: int, add: bool):
         g = iv.exp(interval(eps))
         return 1 - g + (g * a - iv.exp(interval(-s * h)) * tilt) / unit
     return (a - iv.exp(interval(eps - s * h)) * tilt) / unit
-
 
 def read(doc: dict, der: Derivation) -> tuple | None:
     """(profile, q, sigma, T, delta, h, epsilons, layout), the hypotheses checked (else ``der.failed``)."""
@@ -248,7 +235,6 @@ def read(doc: dict, der: Derivation) -> tuple | None:
         raise Undecided(f"T above {MAX_STEPS} or |epsilon| above 1000: not covered")
     return name, q, sigma, int(T), delta, h, eps, w["layouts"][name]
 
-
 def _texts(der: Derivation, name: str, delta: Fraction, h: Fraction, e_up: Fraction, e_low: Fraction) -> None:
     """The quantities, claims and conclusions in certify's words; the sides of the deltas, the margins the kernel's own."""
     for key, (eq, text) in TEXTS.items():
@@ -265,7 +251,6 @@ def _texts(der: Derivation, name: str, delta: Fraction, h: Fraction, e_up: Fract
     der.conclude("privacy", "privacy", (f"dominates[{name}]",), f"the run is ({e_up}, {delta})-DP (certified PLD accountant, grid {h})")
     exceeds = f"the exact epsilon at delta = {delta} of the composed dominating pair exceeds {e_low}"
     der.conclude("tightness", "tightness", (f"dominated[{name}]",), exceeds)
-
 
 def derive(doc: dict) -> Derivation:
     """Everything the kernel needs to judge a pld/dpsgd certificate (see document.Derivation)."""
