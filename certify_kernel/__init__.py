@@ -3,9 +3,7 @@
 It imports nothing from ``certify``; its arithmetic is exact rationals (:mod:`fractions`) and mpmath's interval context ``mpmath.iv``. From a
 certificate's inputs and witnesses alone it re-derives the numbers its conclusions rest on and decides whether they hold (a :class:`Verdict`, exit
 statuses as ``certify verify``).
-
-Read in this order: ``numbers`` (parsing, decimals, intervals), ``document`` (shape, digest, comparisons), ``provenance`` (notes), then one module
-per kind (``poisson`` with ``fractional``, ``poisson_fails``, ``bok``, ``objpert``, ``events``, ``events_fails``), then this file.
+Reading order and review guide: docs/kernel.md.
 """
 
 from __future__ import annotations

@@ -15,10 +15,7 @@ e^(beta z - beta^2/2)) >= 1-p, so M = (1-p)^(1-alpha) e^(a^2/2 + k^2 beta^2/8). 
 (1-p)^(1-alpha) e^(k^2 beta^2/8) phi(v - k beta/2), each cut tail is at most that factor times phi(W)(h + 1/W) (monotone tail and Mills' bound).
 Every term is >= 0: F in [sum - disc, sum + disc + tails].
 
-The kernel does not trust the recorded leaf keys: on every recorded leaf it bounds max J by its own (37), bisecting the leaf (at most MAX_POINTS
-point evaluations in all) until each piece's key meets the rho that the claimed epsilon needs; its rho is the maximum of its keys, and epsilon is
-decided from it. A recorded key below the kernel's lower bound of J at a leaf end is inconsistent (exit 4); a key it cannot confirm is not needed
-(``loose``).
+The recorded leaf keys are not trusted: each leaf is re-bounded by (37), bisected (at most MAX_POINTS evaluations); see docs/kernel.md.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """The certificate as a document: shape, digest, and the comparison of its entries with the kernel's numbers.
 
-A kind module reads the inputs and witnesses and returns a :class:`Derivation`: its own enclosures of the quantities, the conclusions and claims it
-expects, and the hypotheses that fail. This module then checks, in order (a later step runs only when the earlier ones pass):
-
-1. the outer shape (:func:`load`): top-level keys, schema ``certify/3``, precision, types (else exit 2);
-2. the digest: sha256 of the canonical JSON (sorted keys, separators ``,`` ``:``, ASCII) of the checked keys;
-3. every recorded quantity: strict ball layout, ``lower``/``upper`` equal to the 10-digit outward rounding of
-   the ball, its equation, and the kernel's enclosure inside the recorded ball (disjoint: inconsistent;
-   overlapping only: cannot decide, except for the quantities a kind marks ``loose``: accepted, see Derivation);
-4. every recorded claim, decided from the kernel's enclosures (never from the recorded balls);
-5. every recorded conclusion: the claim and hypotheses the kernel expects, and ``holds`` equal to the claim and
-   all hypotheses as the kernel decided them.
-
-Prose (descriptions, statements) is not parsed: every kind re-derives, word for word, the text certify writes from the numbers it checks
+A kind module returns a :class:`Derivation` from the inputs and witnesses; then, in order (each step only when the earlier
+pass): 1. the outer shape (:func:`load`, else exit 2); 2. the digest (sha256 of the canonical JSON of the checked keys);
+3. each quantity: strict ball layout, decimals the ball's 10-digit outward rounding, its equation, the kernel's enclosure
+inside the ball (disjoint: inconsistent; overlapping: cannot decide, but see ``loose`` and ``sides``); 4. each claim,
+decided from the kernel's enclosures (never the recorded balls); 5. each conclusion: the claim and hypotheses the kernel
+expects, ``holds`` as the kernel decided them. Prose is not parsed: every kind re-derives certify's words
 (``Derivation.texts``), so a negated or reworded statement is inconsistent even where it quotes no new number.
 """
 
@@ -45,27 +38,22 @@ class Refused(Exception):
 
 @dataclass
 class Derivation:
-    """What a kind module derived from the inputs and witnesses alone.
-    ``values``: quantity name -> (lo, hi), exact rationals enclosing the quantity's true value. ``names``: every quantity name the certificate must
-    record (those not in ``values`` are not checked). ``claims``: claim name -> (lhs, relation, rhs) the kernel requires (the recorded claim must
-    say exactly that). ``conclusions``: conclusion name -> (claim name, hypotheses) the kernel requires. ``failed``: hypotheses on the inputs that
-    fail (the certificate proves nothing: exit 5). ``unsure``: reasons the kernel cannot decide something it needs (exit 3 unless refused
-    otherwise). ``equations``: quantity name -> the equation label it must record (which formula the recorded number is). ``loose``: quantities the
-    kernel may enclose more loosely than certify's ball: overlapping it is enough (disjoint is inconsistent), since every claim is decided from the
-    kernel's own enclosure, never from the recorded ball. ``texts``: the exact prose the kind re-derives ("quantity:NAME" description, "claim:NAME"
-    / "conclusion:NAME" statement, "budget" the whole budget object, where a kind re-derives it): a recorded text that differs, or one the kind does
-    not re-derive, is inconsistent. ``sides``: quantity -> 1 (-1) where the recorded ball bounds from above (below) the exact value the kernel
-    encloses (inconsistent only when wholly below (above) it), 0 where the kernel's number is its own (the ball not compared)."""
+    """What a kind module derived from the inputs and witnesses alone (a text differing from ``texts``, or one it lacks, is inconsistent)."""
 
-    values: dict = field(default_factory=dict)
-    names: set = field(default_factory=set)
-    claims: dict = field(default_factory=dict)
-    conclusions: dict = field(default_factory=dict)
-    failed: list = field(default_factory=list)
-    unsure: list = field(default_factory=list)
-    equations: dict = field(default_factory=dict)
+    values: dict = field(default_factory=dict)  # quantity -> (lo, hi), exact rationals enclosing its true value
+    names: set = field(default_factory=set)  # every quantity the certificate must record (those not in values: not checked)
+    claims: dict = field(default_factory=dict)  # claim -> (lhs, relation, rhs) the recorded claim must state exactly
+    conclusions: dict = field(default_factory=dict)  # conclusion -> (claim, hypotheses) it must rest on
+    failed: list = field(default_factory=list)  # hypotheses on the inputs that fail (it proves nothing: exit 5)
+    unsure: list = field(default_factory=list)  # what the kernel cannot decide (exit 3 unless refused otherwise)
+    equations: dict = field(default_factory=dict)  # quantity -> the equation label it must record
+    # quantities the kernel may enclose more loosely than certify's ball: overlapping is enough (disjoint is inconsistent),
+    # since every claim is decided from the kernel's enclosure, never from the recorded ball
     loose: set = field(default_factory=set)
+    # "quantity:NAME" description, "claim:NAME" / "conclusion:NAME" statement, "budget": the prose the kind re-derives
     texts: dict = field(default_factory=dict)
+    # quantity -> 1 (-1): the recorded ball bounds the exact value from above (below), inconsistent only when wholly below
+    # (above) the kernel's enclosure of it; 0: the kernel's number is its own (the ball is not compared)
     sides: dict = field(default_factory=dict)
 
     def claim(self, name: str, claim: tuple, text: str) -> None:

@@ -79,36 +79,26 @@ def curve(g, q: Fraction, mu, both: bool) -> list:
 def points(lay) -> list:
     """The indices of a layout: [core_lo, core_hi]; per band [lo, hi, stride] outwards, every stride-th from the inner
     ends; then every ``stride``-th, and lo, hi. Any set is sound (checked at each point): it sets tightness and work."""
-    keys = {"lo", "hi", "core_lo", "core_hi", "stride", "bands", "tangents"}
-    if type(lay) is not dict or not {"lo", "hi", "core_lo", "core_hi", "stride"} <= set(lay) <= keys:
-        raise Malformed("witnesses.layouts: not a layout")
     lo, hi, a, b, s = (lay[k] for k in ("lo", "hi", "core_lo", "core_hi", "stride"))
-    bands = lay.get("bands", [])
-    ints = [lo, hi, a, b, s] + [x for band in bands if type(band) is list and len(band) == 3 for x in band]
-    if any(type(x) is not int or abs(x) > 1 << 40 for x in ints) or len(ints) != 5 + 3 * len(bands) or len(bands) > 16:
-        raise Malformed("witnesses.layouts: indices must be integers, bands [lo, hi, stride] triples")
-    if not lo <= a <= b <= hi or min([s] + [band[2] for band in bands]) < 1:
-        raise Malformed("witnesses.layouts: lo <= core_lo <= core_hi <= hi and positive strides")
-    if b - a + 1 + sum((bh - bl) // st + 1 for bl, bh, st in bands) + (hi - lo) // s + 2 > MAX_POINTS:
+    bands = [(bl, bh, st) for bl, bh, st in lay.get("bands", [])] + [(lo, hi, s)]
+    if any(type(x) is not int for x in (lo, hi, a, b) + sum(bands, ())) or not lo <= a <= b <= hi or min(x[2] for x in bands) < 1:
+        raise Malformed("witnesses.layouts: integer indices lo <= core_lo <= core_hi <= hi, positive strides")
+    if len(bands) > 17 or b - a + sum((bh - bl) // st + 1 for bl, bh, st in bands) > MAX_POINTS:
         raise Undecided(f"a layout has more than {MAX_POINTS} grid points: too costly for the kernel")
     left, right = [], []
-    for blo, bhi, st in [*bands, [lo, hi, s]]:
+    for blo, bhi, st in bands:
         left += range(min(left + [a]) - st, blo - 1, -st)
         right += range(max(right + [b]) + st, bhi + 1, st)
     return sorted(j for j in set(left + right + [lo, hi] + list(range(a, b + 1))) if lo <= j <= hi)
 
-def _hull(xs: list, ys: list) -> list:
-    """Indices of the lower convex hull of the points (xs, ys) in increasing x (exact rationals)."""
-    out: list = []
-    for i, (x, y) in enumerate(zip(xs, ys)):
-        while len(out) > 1 and (xs[out[-1]] - xs[out[-2]]) * (y - ys[out[-2]]) <= (ys[out[-1]] - ys[out[-2]]) * (x - xs[out[-2]]):
-            out.pop()
-        out.append(i)
-    return out
-
 def _masses(gs: list, ys: list, K: int, up: bool) -> list:
-    """Masses (units 2^-K) of the hull of (0, ys[0]), (g_i, ys[i+1]) (N0): g_i (slope right - slope left), rounded."""
-    vert = _hull([Fraction(0)] + [bounds(g)[0] for g in gs], ys)  # at the g_j's lower ends: a choice, the checks decide
+    """Masses (units 2^-K) of the lower convex hull of (0, ys[0]), (g_i, ys[i+1]) (N0): g_i (slope right - slope left),
+    rounded; the hull's vertices chosen at the g_i's lower ends, exactly (a choice: the checks decide)."""
+    xs, vert = [Fraction(0)] + [bounds(g)[0] for g in gs], []
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        while len(vert) > 1 and (xs[vert[-1]] - xs[vert[-2]]) * (y - ys[vert[-2]]) <= (ys[vert[-1]] - ys[vert[-2]]) * (x - xs[vert[-2]]):
+            vert.pop()
+        vert.append(i)
     xi = [iv.mpf(0)] + gs
     out = [0] * len(gs)
     for k, v in enumerate(vert[1:], 1):
@@ -151,12 +141,12 @@ def one_step(idx: list, h: Fraction, q: Fraction, mu, both: bool, K: int, der: D
     margin = min([bounds(interval(v[j + 1]) - gl[j])[0] for j in range(n + 1)] + [1 - Fraction(sum(low), 2**K)])
     if margin >= 0:
         der.values[f"margin_lower[{name}]"] = (margin, margin)
-    return dense(idx, up, m_inf), dense(idx[: n + 1], low, 0)
-
-def dense(idx: list, ms: list, m_inf: int) -> tuple:
-    """(first index, masses at every index from it to the last point, m_inf)."""
-    at = dict(zip(idx, ms))
-    return idx[0], [at.get(j, 0) for j in range(idx[0], idx[-1] + 1)], m_inf
+    at, below = dict(zip(idx, up)), dict(zip(idx, low))  # dense: (first index, masses at every index from it, m_inf)
+    return (idx[0], [at[j] if j in at else 0 for j in range(idx[0], idx[-1] + 1)], m_inf), (
+        idx[0],
+        [below.get(j, 0) for j in range(idx[0], idx[n] + 1)],
+        0,
+    )
 
 def product(a: tuple, b: tuple, K: int, tau: int, up: bool) -> tuple:
     """(N2) one exact product (fmpz_poly), masses rounded up (down) to 2^-K, m_inf of the product
@@ -178,13 +168,10 @@ def product(a: tuple, b: tuple, K: int, tau: int, up: bool) -> tuple:
 
 def power(m: tuple, T: int, K: int, tau: int, up: bool) -> tuple:
     """The T-fold composition (N2) by repeated squaring."""
-    out = None
-    while T:
-        if T & 1:
-            out = m if out is None else product(out, m, K, tau, up)
-        T >>= 1
-        if T:
-            m = product(m, m, K, tau, up)
+    out = m if T & 1 else None
+    while T > 1:
+        T, m = T >> 1, product(m, m, K, tau, up)
+        out = (m if out is None else product(out, m, K, tau, up)) if T & 1 else out
     return out
 
 def _horner(c: list, x: tuple, P: int) -> tuple:
