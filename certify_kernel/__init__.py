@@ -6,10 +6,7 @@ statuses as ``certify verify``).
 Reading order and review guide: docs/kernel.md.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
-
 from . import bok, document, events, events_fails, objpert, pld, poisson, poisson_fails
 from .document import EXIT_INCONSISTENT, EXIT_INPUT, EXIT_NOT_PROVED, EXIT_OK, EXIT_UNDECIDED, Refused
 from .numbers import Malformed, Undecided, working_precision
@@ -21,9 +18,9 @@ EXTRA_BITS = 64
 
 @dataclass(frozen=True)
 class Verdict:
-    """``status``: 0 accept (consistent, and every conclusion holds by the kernel's own arithmetic), 2 not a certificate
-    or a kind not covered, 3 cannot decide, 4 reject: inconsistent (digest, layout, a recorded number or verdict
-    contradicted), 5 reject: consistent, but a hypothesis or a conclusion fails; ``message``: one line."""
+    """``status``: 0 accept (consistent, every conclusion holds by the kernel's own arithmetic), 2 not a certificate or a kind
+    not covered, 3 cannot decide, 4 inconsistent (digest, layout, a recorded number or verdict contradicted), 5 consistent
+    but a hypothesis or a conclusion fails; ``message``: one line."""
 
     status: int
     message: str

@@ -18,13 +18,9 @@ Every term is >= 0: F in [sum - disc, sum + disc + tails].
 The recorded leaf keys are not trusted: each leaf is re-bounded by (37), bisected (at most MAX_POINTS evaluations); see docs/kernel.md.
 """
 
-from __future__ import annotations
-
 from fractions import Fraction
 from math import ceil, comb, floor
-
 from mpmath import iv
-
 from .document import Derivation, recorded_ball
 from .numbers import Malformed, Undecided, bounds, interval, log_interval, parse_exact, printed, span, working_precision
 from . import poisson
@@ -191,17 +187,14 @@ def key(jl: Fraction, jr: Fraction, kap: Fraction, width: Fraction) -> Fraction:
 
 class Points:
     """J-bounds at the points of u evaluated so far (a budget of MAX_POINTS; beyond it, Undecided)."""
-
     def __init__(self, alpha: int, p: Fraction, d2: Fraction, budget: int):
         self.alpha, self.p, self.d2, self.budget, self.done, self.kappas = alpha, p, d2, budget, {}, {}
-
     def __call__(self, u: Fraction) -> tuple[Fraction, Fraction]:
         if u not in self.done:
             if len(self.done) >= self.budget:  # never reached: leaf_bound keeps the budget
                 raise Undecided(f"more than {self.budget} point evaluations needed")
             self.done[u] = point(self.alpha, self.p, self.d2, u)
         return self.done[u]
-
     def kappa(self, r: Fraction) -> Fraction:
         if r not in self.kappas:
             with working_precision(min(iv.prec, QUAD_BITS)):  # an upper bound: its precision only moves its tightness

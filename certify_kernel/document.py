@@ -9,13 +9,10 @@ expects, ``holds`` as the kernel decided them. Prose is not parsed: every kind r
 (``Derivation.texts``), so a negated or reworded statement is inconsistent even where it quotes no new number.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 from dataclasses import dataclass, field
 from fractions import Fraction
-
 from .numbers import Malformed, Undecided, dyadic, parse_exact, printed
 
 SCHEMA = "certify/3"
@@ -31,7 +28,6 @@ EXIT_OK, EXIT_INPUT, EXIT_UNDECIDED, EXIT_INCONSISTENT, EXIT_NOT_PROVED = 0, 2, 
 
 class Refused(Exception):
     """A verdict reached before the end: ``status`` (2, 3, 4 or 5) and the reason."""
-
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status, self.message = status, message
@@ -55,11 +51,9 @@ class Derivation:
     # quantity -> 1 (-1): the recorded ball bounds the exact value from above (below), inconsistent only when wholly below
     # (above) the kernel's enclosure of it; 0: the kernel's number is its own (the ball is not compared)
     sides: dict = field(default_factory=dict)
-
     def claim(self, name: str, claim: tuple, text: str) -> None:
         """Expect the claim ``name`` to state ``claim`` = (lhs, relation, rhs), in the words ``text`` certify writes."""
         self.claims[name], self.texts[f"claim:{name}"] = claim, text
-
     def conclude(self, name: str, claim: str, hypotheses: tuple, text: str) -> None:
         """Expect the conclusion ``name`` to rest on ``claim`` and ``hypotheses``, in the words ``text`` certify writes."""
         self.conclusions[name], self.texts[f"conclusion:{name}"] = (claim, tuple(hypotheses)), text
@@ -118,7 +112,6 @@ def check_digest(doc: dict) -> None:
     if not ok:
         raise Refused(EXIT_INCONSISTENT, "digest does not match the content: the certificate was altered after it was written")
 
-# ---- Quantities ----------------------------------------------------------------------------
 def recorded_ball(name: str, q) -> tuple[Fraction, Fraction]:
     """(lo, hi) of a recorded quantity, after checking its layout and that its decimals are its outward rounding."""
     if not isinstance(q, dict) or not q.keys() <= QUANTITY_KEYS or not {"equation", "ball", "lower", "upper"} <= q.keys():
@@ -174,7 +167,6 @@ def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list)
         elif (klo < lo or khi > hi) and name not in der.loose:
             unsure.append(f"quantity {name}: the kernel's enclosure is not inside the recorded ball")
 
-# ---- Claims and conclusions ----------------------------------------------------------------
 def operand(text, der: Derivation) -> tuple[Fraction, Fraction]:
     if isinstance(text, str) and text in der.names:
         if text not in der.values:

@@ -23,19 +23,13 @@ D_alpha(P||Q) = log(sum P^alpha Q^(1-alpha))/(alpha-1), Mironov 2017 Def. 3, for
                        delta = extra + (1 - extra) min(1, exp((alpha-1)(rdp - eps + log((alpha-1)/alpha)) - log alpha));
   (Dwork-Roth 2014 Sec. 3.5)  pure queries (target_delta = 0): epsilon = sum_i c_i eps_i.
 
-The prose certify writes (statements, descriptions, the budget) is re-derived word for word (``_texts``), and every number must be spelt as certify
-writes it (``spelt``): the kernel accepts only a file certify could have written.
-
-Any other event class (DiscreteGaussian, DiscreteLaplace, ExponentialMechanism, PermuteAndFlip, tree aggregation): "cannot decide" (exit 3).
+Prose is re-derived word for word (``_texts``), numbers must be spelt as certify writes them (``spelt``); any other
+event class (DiscreteGaussian, DiscreteLaplace, Exponential, PermuteAndFlip, tree aggregation): "cannot decide" (exit 3).
 """
-
-from __future__ import annotations
 
 import re
 from fractions import Fraction
-
 from mpmath import iv
-
 from . import fractional
 from .document import Derivation, recorded_ball
 from .numbers import Malformed, Undecided, bounds, interval, iv_max, iv_min, log_interval, parse_exact, parse_int, printed
@@ -61,7 +55,6 @@ EQ_PURE = "Dwork-Roth 2014 Sec. 3.5 (basic composition)"
 MAX_ENTRIES, MAX_COUNT, MAX_PARAM, MAX_BITS = 10_000, 10**18, Fraction(10**6), 8000
 _KEY = re.compile(r"event\[(0|[1-9][0-9]{0,4})\]\.([a-z_]+)(\.note)?")
 
-# ---- The ledger ----------------------------------------------------------------------------
 def _entry(inputs: dict, i: int, failed: list) -> tuple:
     """(class, count, {parameter: exact value}) of entry i, with its hypotheses checked (failures appended)."""
     cls = inputs.get(f"event[{i}].class")
@@ -124,7 +117,6 @@ def read_ledger(inputs: dict, failed: list) -> list:
     check_notes(inputs, failed)
     return entries
 
-# ---- One application of each mechanism at alpha --------------------------------------------
 def _rr(alpha: Fraction, p: Fraction, k: int, relation: str):
     """Randomized response's Rényi divergence (Mironov17 Sec. 6, Def. 3), a = 1-p+p/k, b = p/k."""
     if k == 1 or p == 1:
@@ -177,7 +169,6 @@ def pure_of(cls: str, v: dict, relation: str):
     a, b = 1 - p + p / k, p / k
     return log_interval(a / b) if relation == R1 else iv_max(log_interval(a * k), -log_interval(b * k))
 
-# ---- The query, the plan of the certificate, and the values --------------------------------
 def _query(inputs: dict, failed: list) -> tuple[str, Fraction]:
     given = [q for q in ("target_delta", "target_epsilon", "order") if q in inputs]
     if len(given) != 1:

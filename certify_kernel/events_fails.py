@@ -8,12 +8,8 @@ does not certify (epsilon_target, delta). (epsilon, delta) events are not calibr
 that its enclosures sit inside certify's balls (an edited ball that excludes the value is then disjoint from them: inconsistent).
 """
 
-from __future__ import annotations
-
 from fractions import Fraction
-
 from mpmath import iv
-
 from . import events
 from .document import Derivation
 from .numbers import Malformed, Undecided, bounds

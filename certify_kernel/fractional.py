@@ -31,13 +31,9 @@ Q(t) for |t| <= 8: (1 -+ erf(|t|/sqrt 2))/2 by the all-positive series (numbers.
 continued fraction for the Mills ratio (DLMF 7.9.2), enclosed by evaluating it backward from an interval tail (``mills``).
 """
 
-from __future__ import annotations
-
 import math
 from fractions import Fraction
-
 from mpmath import iv
-
 from .numbers import Undecided, interval, iv_max, normal_tail, working_precision
 
 #: most terms K of (P) (the work grows like K^2 plus 2K Gaussian tails); beyond: cannot decide
@@ -62,13 +58,11 @@ class _Split:
     """The constants of (MTZ19 3.3-II) and (H) for one (q, sigma): c = 1/(2 sigma^2), L = log((1-q)/q), z0, psi.
     L, z0 and psi are recomputed at each working precision (an erfc argument must carry the extra bits its cancellation 1 - erf needs, not only the
     arithmetic after it)."""
-
     def __init__(self, q: Fraction, sigma: Fraction):
         self.q, self.sigma, self.c = q, sigma, Fraction(1) / (2 * sigma * sigma)
         self._at: dict = {}
         #: beyond |t| = T the continued fraction (about (0.6 prec/t)^2 terms), below it the erf series
         self.T = 8
-
     def consts(self):
         """(L, z0, psi) at the current working precision."""
         if iv.prec not in self._at:
@@ -76,11 +70,9 @@ class _Split:
             z0 = interval(self.sigma * self.sigma) * L + iv.mpf(0.5)
             self._at[iv.prec] = (L, z0, iv.exp(-z0 * z0 * interval(self.c)) / iv.sqrt(2 * iv.pi))
         return self._at[iv.prec]
-
     def E(self, m: Fraction):
         """E(m) = exp(m(m-1)/(2 sigma^2) - m L) of (H)."""
         return iv.exp(interval(m * (m - 1) * self.c) - interval(m) * self.consts()[0])
-
     def H(self, m: Fraction, sign: int):
         """H(m, sign) = psi M(sign (m - z0)/sigma) of (H)."""
         _, z0, psi = self.consts()

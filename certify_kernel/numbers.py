@@ -1,22 +1,11 @@
-"""Exact numbers and intervals: the kernel's whole arithmetic.
-
-Two kinds of numbers only:
-
-* exact rationals (:class:`fractions.Fraction`), parsed from the certificate's text with no float in between;
-* closed intervals of mpmath's interval context ``mpmath.iv`` (outward rounded endpoints), used for
-  ``exp`` and ``log``; every interval is turned back into a pair of exact rationals (``lo``, ``hi``) that
-  encloses the true value.
-
-An interval whose endpoints are not finite raises :class:`Undecided` (never read as a number).
-"""
-
-from __future__ import annotations
+"""Exact numbers and intervals, the kernel's whole arithmetic: exact rationals (:class:`fractions.Fraction`, parsed from
+the text with no float in between) and mpmath's outward-rounded ``mpmath.iv`` intervals, each turned back into exact
+rationals (lo, hi) that enclose the true value; an endpoint that is not finite raises :class:`Undecided`."""
 
 import contextlib
 import math
 import re
 from fractions import Fraction
-
 from mpmath import iv
 from mpmath.libmp import finf, fnan, fninf
 
@@ -120,7 +109,6 @@ def printed(q: Fraction, up: bool, digits: int = 10) -> str:
     s = str(m)
     return f"{'-' if q < 0 else ''}{s[0]}{'.' + s[1:] if len(s) > 1 else ''}e{e}"
 
-# ---- Intervals (mpmath.iv) -----------------------------------------------------------------
 @contextlib.contextmanager
 def working_precision(bits: int):
     """Run with ``mpmath.iv`` at ``bits`` bits (restored afterwards)."""

@@ -21,12 +21,8 @@ A count N fails C.13 for the first of, in the order of Appendix C.4: alpha-bar <
 delta_N(eps) > target. The utility bounds (inputs delta_S, ...) are not re-derived: "cannot decide".
 """
 
-from __future__ import annotations
-
 from fractions import Fraction
-
 from mpmath import iv
-
 from .document import Derivation, tri
 from .numbers import Malformed, Undecided, bounds, exact_input, interval, iv_max, iv_min, normal_tail, parse_exact, parse_int, span, working_precision
 
@@ -43,7 +39,6 @@ MAX_COUNTS = 10_000
 #: largest |t| at which Q1(t) is evaluated (the series needs about 0.72 t^2 extra bits)
 MAX_T = 60
 
-# ---- The Gaussian integrated tail Q1 (44) --------------------------------------------------
 def _q1_series(ti, nonnegative: bool, magnitude: float, prec: int):
     """Q1 = phi - t Q (44) over an interval (or exact point) ti of one sign (phi - tQ cancels about 2 log2 t bits)."""
     with working_precision(prec + 2 * int(magnitude).bit_length() + 40):
@@ -71,7 +66,6 @@ def q1(t):
         return _q1_series(t, lo >= 0, float(max(abs(lo), abs(hi))), iv.prec)
     return span(q1_point(hi, iv.prec)[0], q1_point(lo, iv.prec)[1])
 
-# ---- Inputs and the hypotheses of Theorem 4.1 ----------------------------------------------
 def _exact(inputs: dict, key: str, failed: list, positive: bool = True) -> Fraction | None:
     v = exact_input(inputs, key, failed)
     if v is not None and (positive and v <= 0 or v < 0):
@@ -122,7 +116,6 @@ def constants(p: dict) -> dict:
     c["log_det"] = iv.log(1 + c["Delta_H"] / (2 * interval(p["n"]) * c["mu"]))
     return c
 
-# ---- Theorem 4.1: (7), (8), (9), (10) ------------------------------------------------------
 def threshold_7(c: dict):
     """The right-hand side of (7)."""
     em = c["eta"] * c["mu"]
@@ -143,7 +136,6 @@ def theorem_4_1(p: dict, c: dict, N: int, eps: Fraction) -> dict:
     v["delta"] = v["delta_truncation"] + v["delta_divergence"]
     return v
 
-# ---- Theorem C.13 at the radii of Appendix C.4 ---------------------------------------------
 def _power(base: Fraction, k: int):
     """base^k for an exact base in [0, 1) and an integer k >= 0 (0^0 = 1)."""
     if base == 0:
@@ -195,7 +187,6 @@ def c13_reason(p: dict, c: dict, N: int, eps: Fraction, target: Fraction) -> tup
     return "passes", v
 
 
-# ---- The certificate: witnesses, recorded names, claims, conclusions -----------------------
 #: the equation (of the paper) each recorded quantity evaluates: Theorem 4.1's quantities (Q41), then Theorem C.13's (QC13)
 Q41 = {"d_star": "(2)", "L": "Lemma B.1", "M": "Lemma B.2", "G": "Lemma B.5", "Delta_H": "Section 3.1", "eta": "Section 3.2"}
 Q41.update(rho="Section 3.2", sigma="Theorem 4.1", r_u="Theorem 4.1", r_prime="Theorem 4.1", R_bar="Theorem 4.1", B="Lemma A.9")

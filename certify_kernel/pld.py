@@ -20,14 +20,10 @@ composed delta: the claims are decided from it, the recorded deltas checked to l
 (``Derivation.sides``).
 """
 
-from __future__ import annotations
-
 import math
 from fractions import Fraction
-
 from flint import fmpz_poly
 from mpmath import iv
-
 from .document import Derivation
 from .numbers import Malformed, Undecided, bounds, exact_input, interval, normal_tail, parse_exact, span, working_precision
 from .poisson import CONTRACT
@@ -99,8 +95,7 @@ def _masses(gs: list, ys: list, K: int, up: bool) -> list:
         while len(vert) > 1 and (xs[vert[-1]] - xs[vert[-2]]) * (y - ys[vert[-2]]) <= (ys[vert[-1]] - ys[vert[-2]]) * (x - xs[vert[-2]]):
             vert.pop()
         vert.append(i)
-    xi = [iv.mpf(0)] + gs
-    out = [0] * len(gs)
+    xi, out = [iv.mpf(0)] + gs, [0] * len(gs)
     for k, v in enumerate(vert[1:], 1):
         left = (interval(ys[v] - ys[vert[k - 1]])) / (xi[v] - xi[vert[k - 1]])
         right = (interval(ys[vert[k + 1]] - ys[v])) / (xi[vert[k + 1]] - xi[v]) if k + 1 < len(vert) else iv.mpf(0)
@@ -128,11 +123,8 @@ def one_step(idx: list, h: Fraction, q: Fraction, mu, both: bool, K: int, der: D
     margin = min([bounds(f[j] - interval(d[j]))[0] for j in range(len(gs))] + [Fraction(m_inf + sum(up), 2**K) - 1])
     if margin >= 0:
         der.values[f"margin_upper[{name}]"] = (margin, margin)
-    lines = [(iv.mpf(1), iv.mpf(-1), iv.mpf(0))]  # 1 - g on [0, g_0], then a tangent at each segment's midpoint
-    for g0, g1 in zip(gs, gs[1:]):
-        m = (g0 + g1) / 2
-        lines.append(max(curve(m, q, mu, both), key=lambda c: float(c[0].a)) + (m,))
-    lines.append(None)
+    tangents = [max(curve(m, q, mu, both), key=lambda c: float(c[0].a)) + (m,) for m in [(g0 + g1) / 2 for g0, g1 in zip(gs, gs[1:])]]
+    lines = [(iv.mpf(1), iv.mpf(-1), iv.mpf(0))] + tangents + [None]  # 1 - g on [0, g_0], a tangent at each segment's midpoint
     v = [min(bounds(hm + dm * (g - m))[0] for hm, dm, m in filter(None, lines[j : j + 2])) for j, g in enumerate(gs)]
     n = max((j for j in range(len(v)) if v[j] >= 0), default=0)
     v = [Fraction(1)] + v[:n] + [Fraction(0)]  # G(0) <= 1; from the point n on, G = 0 <= H
@@ -186,8 +178,7 @@ def readoff(m: tuple, eps: Fraction, h: Fraction, K: int, add: bool):
     """(N3) delta(eps) of a composed measure (an interval): remove m_inf + sum_(l_i > eps) m_i (1 - e^(eps - l_i));
     add by (N1'), 1 - g + g (m_inf + sum_(l_i > -eps) m_i) - sum_(l_i > -eps) m_i e^(-l_i), g = e^eps."""
     base, c, inf = m
-    e = -eps if add else eps
-    s = max(base, math.floor(e / h) + 1)
+    s = max(base, math.floor((-eps if add else eps) / h) + 1)
     c = c[s - base :]
     tilt = span(*_horner(c, bounds(iv.exp(interval(-h))), iv.prec))  # sum_k c_(s+k) e^(-k h)
     a, unit = interval(Fraction(inf + sum(c))), iv.mpf(2) ** K
@@ -212,11 +203,9 @@ def read(doc: dict, der: Derivation) -> tuple | None:
     der.failed += [f"inputs: {why} fails" for why, o in {**ok, "grid in (0, 1/2]": 0 < h <= Fraction(1, 2)}.items() if not o]
     if der.failed:
         return None
-    if set(w) != WITNESSES - ({"add_from"} if fixed else set()) or w.get("add_from", "remove") != "remove":
-        raise Undecided("a pld/dpsgd certificate that composes the add direction apart is not covered (exit 3)")
-    name = "max" if fixed else "remove"
-    if set(w["layouts"]) != {name} or w["lower_profiles"] != [name] or type(w["K"]) is not int:
-        raise Malformed("witnesses: layouts, lower_profiles or K not of this contract")
+    name = "max" if fixed else "remove"  # no add_from (the add direction composed apart) is not covered: exit 3
+    if set(w) != WITNESSES - ({"add_from"} if fixed else set()) or w.get("add_from", "remove") != "remove" or set(w["layouts"]) != {name}:
+        raise Undecided("pld/dpsgd witnesses not covered: the kernel reads the layout of the max or the remove profile only")
     eps = [parse_exact(w[k], f"witnesses.{k}") for k in ("epsilon_upper", "epsilon_lower")]
     if T > MAX_STEPS or max(abs(e) for e in eps) > 1000:
         raise Undecided(f"T above {MAX_STEPS} or |epsilon| above 1000: not covered")
@@ -245,7 +234,7 @@ def derive(doc: dict) -> Derivation:
     got = read(doc, der)
     if got is None:
         return der
-    name, q, sigma, T, delta, h, (e_up, e_low), lay = got
+    name, q, sigma, T, delta, h, (e_up, e_low), lay = got  # then the work, decided before it is done: K, tau, the points
     _texts(der, name, delta, h, e_up, e_low)
     idx = points(lay)
     # units 2^-K: the excess mass (2^-K per atom and product) and the tails (tau) far below delta (N1': times e^eps)

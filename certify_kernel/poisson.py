@@ -10,20 +10,14 @@ in /work/shared/notes/practitioner-accounting.md:
   (Mironov17 Prop. 1)  RDP composes additively: rdp_total = sum_i T_i eps_RDP_i(alpha);
   (Balle20 Thm 21)     eps = rdp_total + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1), alpha > 1.
 
-A_n - 1 = sum_{k>=2} w_k (exp(k(k-1)c) - 1) with w_k = C(n,k)(1-q)^(n-k) q^k (the weights sum to 1, c = 1/(2 sigma^2)); every term is >= 0, so the
-sum has no cancellation and log A_n = log1p(A_n - 1) keeps its relative accuracy for tiny q. The fractional mode "integral" records min(the defining
-integral of MTZ19 Sec. 3.3, the chord); the kernel encloses the integral by ``fractional`` (a series with an explicit remainder) and takes the chord
-when the recorded ball is the chord's (both are upper bounds of eps_RDP: the integral is its value, the chord lies above the convex K), and compares
-them ``loose`` with certify's balls (document.Derivation).
+A_n - 1 = sum_{k>=2} w_k (exp(k(k-1)c) - 1), w_k = C(n,k)(1-q)^(n-k) q^k, c = 1/(2 sigma^2): all terms >= 0, so
+log A_n = log1p(A_n - 1) keeps its relative accuracy for tiny q. Mode "integral" records min(MTZ19 Sec. 3.3's integral
+(``fractional``), the chord), both upper bounds of eps_RDP; compared ``loose`` (document.Derivation).
 """
-
-from __future__ import annotations
 
 import re
 from fractions import Fraction
-
 from mpmath import iv
-
 from . import fractional
 from .document import Derivation, recorded_ball
 from .provenance import check_notes

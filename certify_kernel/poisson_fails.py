@@ -8,11 +8,8 @@ with eps_RDP from (MTZ19 3.3-I) and the conversion of Balle20 Thm 21 (see ``pois
 text, ``integers A..B and x, y, ...``, and read here. The conclusion is a statement about this accountant only.
 """
 
-from __future__ import annotations
-
 import re
 from fractions import Fraction
-
 from .document import Derivation
 from .numbers import Malformed, bounds, exact_input, working_precision
 from .poisson import EQUATIONS, HYP_TEXTS, HYPOTHESES, epsilon, log_A, read_inputs

@@ -11,12 +11,9 @@ library's number. A note is a statement about the recorded value, so the kernel 
 Numbers in a note are written as certify writes them (X and Z as ``p`` or ``p/q`` in lowest terms).
 """
 
-from __future__ import annotations
-
 import math
 import re
 from fractions import Fraction
-
 from .numbers import Malformed, parse_exact
 
 _EXACT = r"[0-9]{1,400}(?:/[0-9]{1,400})?"

@@ -56,7 +56,7 @@ def test_kernel_imports_nothing_from_certify():
 
 def test_python_flint_is_used_for_exact_integer_products_only():
     """flint is imported by pld.py alone, and only fmpz_poly, used only as fmpz_poly(ints) * fmpz_poly(ints)."""
-    for path, text, tree in _trees():
+    for path, _, tree in _trees():
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "flint" for a in n.names]
         assert names == (["fmpz_poly"] if path.endswith("pld.py") else []), (path, names)
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "fmpz_poly"]
