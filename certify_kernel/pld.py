@@ -33,7 +33,7 @@ FIXED = dict(CONTRACT, sampling="fixed-size", adjacency="replace-one", sensitivi
 INPUTS = frozenset(CONTRACT) | {"delta", "grid", "noise_multiplier", "sampling_rate", "steps"}
 WITNESSES = {"K", "add_from", "epsilon_lower", "epsilon_upper", "layouts", "lower_profiles", "tau"}
 #: work decided before it is done: grid points per profile, steps (products ~ 2 log2 T), atoms x bits of one product
-MAX_POINTS, MAX_STEPS, MAX_CELLS = 6000, 1 << 24, 40_000_000
+MAX_POINTS, MAX_STEPS, MAX_CELLS = 4000, 1 << 24, 40_000_000
 GRID = "min over the used grid points (and gamma = 0) of "
 TEXTS = {  # quantity: (equation, description), as certify writes them
     "margin_upper": (
