@@ -33,7 +33,7 @@ FIXED = dict(CONTRACT, sampling="fixed-size", adjacency="replace-one", sensitivi
 INPUTS = frozenset(CONTRACT) | {"delta", "grid", "noise_multiplier", "sampling_rate", "steps"}
 WITNESSES = {"K", "add_from", "epsilon_lower", "epsilon_upper", "layouts", "lower_profiles", "tau"}
 #: work decided before it is done: grid points per profile, steps (products ~ 2 log2 T), atoms x bits of one product
-MAX_POINTS, MAX_STEPS, MAX_CELLS = 4000, 1 << 24, 40_000_000
+MAX_POINTS, MAX_STEPS, MAX_CELLS = 2500, 1 << 24, 40_000_000
 GRID = "min over the used grid points (and gamma = 0) of "
 TEXTS = {  # quantity: (equation, description), as certify writes them
     "margin_upper": (
@@ -77,14 +77,14 @@ def points(lay) -> list:
     ends; then every ``stride``-th, and lo, hi. Any set is sound (checked at each point): it sets tightness and work."""
     lo, hi, a, b, s = (lay[k] for k in ("lo", "hi", "core_lo", "core_hi", "stride"))
     bands = [(bl, bh, st) for bl, bh, st in lay.get("bands", [])] + [(lo, hi, s)]
-    if any(type(x) is not int for x in (lo, hi, a, b) + sum(bands, ())) or not lo <= a <= b <= hi or min(x[2] for x in bands) < 1:
-        raise Malformed("witnesses.layouts: integer indices lo <= core_lo <= core_hi <= hi, positive strides")
-    if len(bands) > 17 or b - a + sum((bh - bl) // st + 1 for bl, bh, st in bands) > MAX_POINTS:
-        raise Undecided(f"a layout has more than {MAX_POINTS} grid points: too costly for the kernel")
-    left, right = [], []
+    if len(bands) > 17 or any(type(x) is not int for x in (lo, hi, a, b) + sum(bands, ())) or not lo <= a <= b <= hi or min(x[2] for x in bands) < 1:
+        raise Malformed("witnesses.layouts: at most 16 bands, integer indices lo <= core_lo <= core_hi <= hi, positive strides")
+    left, right, count = [], [], b - a + 1
     for blo, bhi, st in bands:
-        left += range(min(left + [a]) - st, blo - 1, -st)
-        right += range(max(right + [b]) + st, bhi + 1, st)
+        l0, r0 = min(left + [a]), max(right + [b])
+        if (count := count + max(0, l0 - blo) // st + max(0, bhi - r0) // st + 2) > MAX_POINTS:
+            raise Undecided(f"a layout of more than {MAX_POINTS} grid points: too costly for the kernel")
+        left, right = left + list(range(l0 - st, blo - 1, -st)), right + list(range(r0 + st, bhi + 1, st))
     return sorted(j for j in set(left + right + [lo, hi] + list(range(a, b + 1))) if lo <= j <= hi)
 
 def _masses(gs: list, ys: list, K: int, up: bool) -> list:
