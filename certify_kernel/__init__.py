@@ -1,37 +1,29 @@
 """certify_kernel: a second, small checker of certify's certificates that shares no code with certify.
 
-It imports nothing from ``certify``; its arithmetic is exact rationals (:mod:`fractions`) and mpmath's
-interval context ``mpmath.iv``. From a certificate's inputs and witnesses alone it re-derives the numbers
-its conclusions rest on and decides whether they hold (a :class:`Verdict`, exit statuses as ``certify verify``).
-
-Read in this order: ``numbers`` (parsing, decimals, intervals), ``document`` (shape, digest, comparisons),
-``provenance`` (notes), then one module per kind (``poisson`` with ``fractional``, ``poisson_fails``, ``bok``, ``objpert``,
-``events``, ``events_fails``), then this file.
+It imports nothing from ``certify``; its arithmetic is exact rationals (:mod:`fractions`) and mpmath's interval context ``mpmath.iv``. From a
+certificate's inputs and witnesses alone it re-derives the numbers its conclusions rest on and decides whether they hold (a :class:`Verdict`, exit
+statuses as ``certify verify``).
+Reading order and review guide: docs/kernel.md.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
-
-from . import bok, document, events, events_fails, objpert, poisson, poisson_fails
+from . import bok, document, events, events_fails, objpert, pld, poisson, poisson_fails
 from .document import EXIT_INCONSISTENT, EXIT_INPUT, EXIT_NOT_PROVED, EXIT_OK, EXIT_UNDECIDED, Refused
 from .numbers import Malformed, Undecided, working_precision
 
 #: kind -> module with ``derive(doc) -> Derivation``
-KINDS = {m.KIND: m for m in (bok, poisson, poisson_fails, objpert, events, events_fails)}
+KINDS = {m.KIND: m for m in (bok, poisson, poisson_fails, objpert, events, events_fails, pld)}
 #: bits of the kernel's intervals: well above the recorded precision, so its enclosures sit inside recorded balls
 EXTRA_BITS = 64
 
-
 @dataclass(frozen=True)
 class Verdict:
-    """``status``: 0 accept (consistent, and every conclusion holds by the kernel's own arithmetic), 2 not a certificate
-    or a kind not covered, 3 cannot decide, 4 reject: inconsistent (digest, layout, a recorded number or verdict
-    contradicted), 5 reject: consistent, but a hypothesis or a conclusion fails; ``message``: one line."""
+    """``status``: 0 accept (consistent, every conclusion holds by the kernel's own arithmetic), 2 not a certificate or a kind
+    not covered, 3 cannot decide, 4 inconsistent (digest, layout, a recorded number or verdict contradicted), 5 consistent
+    but a hypothesis or a conclusion fails; ``message``: one line."""
 
     status: int
     message: str
-
 
 def check_text(text: str | bytes) -> Verdict:
     """Check a certificate given as JSON text (the CLI's entry point)."""
@@ -39,7 +31,6 @@ def check_text(text: str | bytes) -> Verdict:
         return check_document(document.load(text))
     except Refused as r:
         return Verdict(r.status, r.message)
-
 
 def check_document(doc) -> Verdict:
     """Check a parsed certificate: the kernel's verdict (never raises on any JSON value)."""
@@ -65,7 +56,6 @@ def check_document(doc) -> Verdict:
 #: kind reads): a pure function of it
 _MEMO: dict = {}
 
-
 def _derive(doc: dict, module):
     # a kind's READS names (by prefix) the recorded quantities its derive reads (all of them if it does not say): a
     # fractional "integral" order reads which bound certify took (rdp[i]), bok its leaf keys
@@ -76,7 +66,6 @@ def _derive(doc: dict, module):
             _MEMO.clear()
         _MEMO[key] = module.derive(doc)
     return _MEMO[key]
-
 
 def _judge(doc: dict, module) -> Verdict:
     der = _derive(doc, module)

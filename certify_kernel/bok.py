@@ -9,26 +9,18 @@ Written from the paper (/work/shared/papers/bok-2026-renyi-vs-lossless-dpsgd.txt
   (41)   |J''| <= (|F''| + F'^2)/(alpha-1) (F >= 1), with (39), (40) and the moments (42): kappa1; (45): kappa2;
   (6)    eps = T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha-1)   (Corollary 1).
 
-I_k is enclosed by the kernel's own quadrature, not certify's: the trapezoidal rule on the grid h Z is exact up to
-2M/(e^(2 pi a/h) - 1) for a function analytic in the strip |Im v| < a with int |f(x+iy)| dx <= M there
-(Trefethen & Weideman 2014, Thm 5.1). With beta a <= 3/2 < pi/2, Re(1-p+p e^(beta z - beta^2/2)) >= 1-p, so
-M = (1-p)^(1-alpha) e^(a^2/2 + k^2 beta^2/8). The grid is cut outside [-W, alpha beta/2 + W]; since
-f <= (1-p)^(1-alpha) e^(k^2 beta^2/8) phi(v - k beta/2), each cut tail is at most that factor times phi(W)(h + 1/W)
-(monotone tail and Mills' bound). Every term is >= 0: F in [sum - disc, sum + disc + tails].
+I_k is enclosed by the kernel's own quadrature, not certify's: the trapezoidal rule on the grid h Z is exact up to 2M/(e^(2 pi a/h) - 1) for a
+function analytic in the strip |Im v| < a with int |f(x+iy)| dx <= M there (Trefethen & Weideman 2014, Thm 5.1). With beta a <= 3/2 < pi/2, Re(1-p+p
+e^(beta z - beta^2/2)) >= 1-p, so M = (1-p)^(1-alpha) e^(a^2/2 + k^2 beta^2/8). The grid is cut outside [-W, alpha beta/2 + W]; since f <=
+(1-p)^(1-alpha) e^(k^2 beta^2/8) phi(v - k beta/2), each cut tail is at most that factor times phi(W)(h + 1/W) (monotone tail and Mills' bound).
+Every term is >= 0: F in [sum - disc, sum + disc + tails].
 
-The kernel does not trust the recorded leaf keys: on every recorded leaf it bounds max J by its own (37), bisecting
-the leaf (at most MAX_POINTS point evaluations in all) until each piece's key meets the rho that the claimed epsilon
-needs; its rho is the maximum of its keys, and epsilon is decided from it. A recorded key below the kernel's
-lower bound of J at a leaf end is inconsistent (exit 4); a key it cannot confirm is not needed (``loose``).
+The recorded leaf keys are not trusted: each leaf is re-bounded by (37), bisected (at most MAX_POINTS evaluations); see docs/kernel.md.
 """
-
-from __future__ import annotations
 
 from fractions import Fraction
 from math import ceil, comb, floor
-
 from mpmath import iv
-
 from .document import Derivation, recorded_ball
 from .numbers import Malformed, Undecided, bounds, interval, log_interval, parse_exact, printed, span, working_precision
 from . import poisson
@@ -49,10 +41,8 @@ MAX_POINTS, MAX_NODE_WORK, MAX_WORK, MAX_LEAVES = 160, 40_000, 300_000, 4096
 #: (the leaf keys need no more: they are compared loosely, and epsilon's margin is that of a 10-digit decimal)
 W, STEPS, QUAD_BITS = 11, 9, 160
 
-
 def _number(inputs: dict, key: str) -> Fraction:
     return parse_exact(inputs.get(key), f"inputs.{key}")
-
 
 def read(doc: dict, der: Derivation) -> tuple | None:
     """(alpha, p, Delta^2, T, delta) with the hypotheses of Thm 1, B.3 and Corollary 1 checked (else ``der.failed``)."""
@@ -77,7 +67,6 @@ def read(doc: dict, der: Derivation) -> tuple | None:
     if max(x.numerator.bit_length() + x.denominator.bit_length() for x in (p, sigma, delta)) > 4000:
         der.failed.append("inputs: numbers longer than 4000 bits")
     return None if der.failed else (int(alpha), p, 4 / sigma**2, int(t), delta)
-
 
 def read_leaves(w: dict) -> tuple[list, Fraction, Fraction]:
     """The recorded partition of [0, 1/2] (checked to be one), u* and gamma; Undecided for searches not re-checked."""
@@ -104,7 +93,6 @@ def read_leaves(w: dict) -> tuple[list, Fraction, Fraction]:
     read_points(w, cuts, u_star)
     return cuts, u_star, gamma
 
-
 def read_points(w: dict, cuts: list, u_star: Fraction) -> None:
     """The layout of the points and budget certify writes for a finished search. Their values are not used (the kernel
     bounds J by its own quadrature): one point {u, a, b, h, strip} per leaf end and u* but 0, in increasing u, each a
@@ -123,12 +111,10 @@ def read_points(w: dict, cuts: list, u_star: Fraction) -> None:
     if n.denominator != 1 or len(cuts) > max(2, n):
         raise Malformed("witnesses.budget: max_evaluations an integer, at least the number of leaf ends")
 
-
 def _weights(alpha: int, p: Fraction, d2: Fraction, beta2) -> list:
     """The weights of (35): C(alpha,k)(1-p)^(alpha-k) p^k e^(k(k-1)Delta^2/2 - k^2 beta^2/8), k = 0..alpha."""
     q, pp = interval(1 - p), interval(p)
     return [comb(alpha, k) * q ** (alpha - k) * pp**k * iv.exp(interval(d2 * k * (k - 1) / 2) - k * k * beta2 / 8) for k in range(alpha + 1)]
-
 
 def grid(alpha: int, d2: Fraction, u: Fraction) -> tuple:
     """(beta, a, h, j0, j1): the strip half-width a (beta a <= 3/2), the step h = a/STEPS, nodes j h for j0 <= j <= j1."""
@@ -139,7 +125,6 @@ def grid(alpha: int, d2: Fraction, u: Fraction) -> tuple:
     j0, j1 = floor(-W / h), ceil((alpha * bhi / 2 + W) / h)
     return beta, a, h, j0, j1
 
-
 def point(alpha: int, p: Fraction, d2: Fraction, u: Fraction) -> tuple[Fraction, Fraction]:
     """(lower, upper) of J(u) = log F(u)/(alpha-1), F by (35): closed form at u = 0, else the enclosed trapezoid sums."""
     if u == 0:
@@ -147,7 +132,6 @@ def point(alpha: int, p: Fraction, d2: Fraction, u: Fraction) -> tuple[Fraction,
         return bounds(iv.log(f) / (alpha - 1))
     with working_precision(min(iv.prec, QUAD_BITS)):
         return _quadrature(alpha, p, d2, u)
-
 
 def _quadrature(alpha: int, p: Fraction, d2: Fraction, u: Fraction) -> tuple[Fraction, Fraction]:
     beta, a, h, j0, j1 = grid(alpha, d2, u)
@@ -172,7 +156,6 @@ def _quadrature(alpha: int, p: Fraction, d2: Fraction, u: Fraction) -> tuple[Fra
     flo = max(bounds(lo)[0], Fraction(1))  # F >= 1 (a Rényi divergence is >= 0)
     return bounds(log_interval(flo) / (alpha - 1))[0], bounds(iv.log(hi) / (alpha - 1))[1]
 
-
 def moment(alpha: int, p: Fraction, d2: Fraction, r: Fraction, i: int, j: int):
     """(42): an upper bound of E[v^i w^j h(X, Y)] for u <= r (the smaller of the two bounds, term by term)."""
     total, q, pp = iv.mpf(0), interval(1 - p), interval(p)
@@ -182,7 +165,6 @@ def moment(alpha: int, p: Fraction, d2: Fraction, r: Fraction, i: int, j: int):
         two = q ** (alpha - i - k) * pp ** (1 + k + i - alpha) * iv.exp(interval(d2 * (base + 2 * r * (alpha - 1) * (alpha - i - k)) / 2))
         total += comb(alpha - i, k) * (one if one.b <= two.b else two)
     return total
-
 
 def kappa(alpha: int, p: Fraction, d2: Fraction, r: Fraction) -> Fraction:
     """kappa = kappa1 ^ kappa2 >= max |J''| on [l, r] (B.3.2): (39), (40), (42) into (41); (45)."""
@@ -195,7 +177,6 @@ def kappa(alpha: int, p: Fraction, d2: Fraction, r: Fraction) -> Fraction:
     kappa2 = 2 * d2 * d2 * a * (4 * a * a + 5 * a + 4)
     return min(kappa1, kappa2)
 
-
 def key(jl: Fraction, jr: Fraction, kap: Fraction, width: Fraction) -> Fraction:
     """(37) from upper bounds: max over t in [0, 1] of (1-t) jl + t jr + c t(1-t), c = kap width^2/2 (exact)."""
     c = kap * width * width / 2
@@ -204,26 +185,21 @@ def key(jl: Fraction, jr: Fraction, kap: Fraction, width: Fraction) -> Fraction:
     t = min(max((jr - jl + c) / (2 * c), Fraction(0)), Fraction(1))
     return (1 - t) * jl + t * jr + c * t * (1 - t)
 
-
 class Points:
     """J-bounds at the points of u evaluated so far (a budget of MAX_POINTS; beyond it, Undecided)."""
-
     def __init__(self, alpha: int, p: Fraction, d2: Fraction, budget: int):
         self.alpha, self.p, self.d2, self.budget, self.done, self.kappas = alpha, p, d2, budget, {}, {}
-
     def __call__(self, u: Fraction) -> tuple[Fraction, Fraction]:
         if u not in self.done:
             if len(self.done) >= self.budget:  # never reached: leaf_bound keeps the budget
                 raise Undecided(f"more than {self.budget} point evaluations needed")
             self.done[u] = point(self.alpha, self.p, self.d2, u)
         return self.done[u]
-
     def kappa(self, r: Fraction) -> Fraction:
         if r not in self.kappas:
             with working_precision(min(iv.prec, QUAD_BITS)):  # an upper bound: its precision only moves its tightness
                 self.kappas[r] = kappa(self.alpha, self.p, self.d2, r)
         return self.kappas[r]
-
 
 def leaf_bound(ev: Points, lo: Fraction, hi: Fraction, target: Fraction) -> tuple[Fraction, Fraction]:
     """(a lower bound, an upper bound) of max J on [lo, hi]: (37) on pieces, bisected while a key exceeds target."""
@@ -237,7 +213,6 @@ def leaf_bound(ev: Points, lo: Fraction, hi: Fraction, target: Fraction) -> tupl
         else:
             pieces += [(a, (a + b) / 2), ((a + b) / 2, b)]
     return max(ev(lo)[0], ev(hi)[0]), worst
-
 
 def _plan(doc: dict, der: Derivation, n: int, bound: str) -> None:
     """The quantities, claims and conclusion this kind records."""
@@ -267,7 +242,6 @@ DESCRIPTIONS = {
     "epsilon": "Corollary 1: T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1); upper endpoint is the certified epsilon",
 }
 
-
 def _texts(doc: dict, der: Derivation, n: int, bound: str) -> None:
     """The prose certify writes, re-derived from the numbers (never copied): a negated or reworded statement is
     inconsistent even where it quotes no new number."""
@@ -290,18 +264,15 @@ def _texts(doc: dict, der: Derivation, n: int, bound: str) -> None:
     what = f"DP-SGD with p = {p}, sigma = {s} (Bok 2026)"
     der.texts["conclusion:dp"] = f"{what}: T = {t} steps are ({bound}, {d})-DP (Corollary 1 / (6) at alpha = {a})"
 
-
 def _target(bound: Fraction, alpha: int, t: int, delta: Fraction) -> Fraction:
     """The largest rho whose epsilon (6) is at most the claimed bound (the refinement's aim; not used for soundness)."""
     return bounds((interval(bound) - poisson.epsilon(iv.mpf(0), Fraction(alpha), delta)) / t)[0]
-
 
 def _search_gap(doc: dict, n: int) -> tuple[Fraction, Fraction]:
     """search_gap = max recorded key - recorded J-lower(u*) (B.2): arithmetic on recorded numbers (a fact about the search)."""
     keys = [recorded_ball(f"leaf[{i}]", doc["quantities"][f"leaf[{i}]"]) for i in range(n)]
     jlo, jhi = recorded_ball("J_lower(u*)", doc["quantities"]["J_lower(u*)"])
     return max(k[0] for k in keys) - jhi, max(k[1] for k in keys) - jlo
-
 
 def _leaf_texts(doc: dict, n: int) -> None:
     """Each leaf's recorded key text is the one certify writes: the recorded ball leaf[i]'s upper end rounded up to
@@ -310,7 +281,6 @@ def _leaf_texts(doc: dict, n: int) -> None:
         text = doc["witnesses"]["leaves"][i][2]
         if text != printed(recorded_ball(f"leaf[{i}]", doc["quantities"].get(f"leaf[{i}]"))[1], up=True, digits=KEY_DIGITS):
             raise Malformed(f"witnesses.leaves[{i}]: key {str(text)[:40]!r} is not quantity leaf[{i}]'s upper end to {KEY_DIGITS} digits")
-
 
 def derive(doc: dict) -> Derivation:
     """Everything the kernel needs to judge a dpsgd/renyi-bok certificate (see document.Derivation)."""

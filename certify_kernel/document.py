@@ -1,30 +1,18 @@
 """The certificate as a document: shape, digest, and the comparison of its entries with the kernel's numbers.
 
-A kind module reads the inputs and witnesses and returns a :class:`Derivation`:
-its own enclosures of the quantities, the conclusions and claims it expects, and the hypotheses that fail.
-This module then checks, in order (a later step runs only when the earlier ones pass):
-
-1. the outer shape (:func:`load`): top-level keys, schema ``certify/3``, precision, types (else exit 2);
-2. the digest: sha256 of the canonical JSON (sorted keys, separators ``,`` ``:``, ASCII) of the checked keys;
-3. every recorded quantity: strict ball layout, ``lower``/``upper`` equal to the 10-digit outward rounding of
-   the ball, its equation, and the kernel's enclosure inside the recorded ball (disjoint: inconsistent;
-   overlapping only: cannot decide, except for the quantities a kind marks ``loose``: accepted, see Derivation);
-4. every recorded claim, decided from the kernel's enclosures (never from the recorded balls);
-5. every recorded conclusion: the claim and hypotheses the kernel expects, and ``holds`` equal to the claim and
-   all hypotheses as the kernel decided them.
-
-Prose (descriptions, statements) is not parsed: every kind re-derives, word for word, the text certify writes from
-the numbers it checks (``Derivation.texts``), so a negated or reworded statement is inconsistent even where it
-quotes no new number.
+A kind module returns a :class:`Derivation` from the inputs and witnesses; then, in order (each step only when the earlier
+pass): 1. the outer shape (:func:`load`, else exit 2); 2. the digest (sha256 of the canonical JSON of the checked keys);
+3. each quantity: strict ball layout, decimals the ball's 10-digit outward rounding, its equation, the kernel's enclosure
+inside the ball (disjoint: inconsistent; overlapping: cannot decide, but see ``loose`` and ``sides``); 4. each claim,
+decided from the kernel's enclosures (never the recorded balls); 5. each conclusion: the claim and hypotheses the kernel
+expects, ``holds`` as the kernel decided them. Prose is not parsed: every kind re-derives certify's words
+(``Derivation.texts``), so a negated or reworded statement is inconsistent even where it quotes no new number.
 """
-
-from __future__ import annotations
 
 import hashlib
 import json
 from dataclasses import dataclass, field
 from fractions import Fraction
-
 from .numbers import Malformed, Undecided, dyadic, parse_exact, printed
 
 SCHEMA = "certify/3"
@@ -38,51 +26,37 @@ MAX_PRECISION = 4096
 
 EXIT_OK, EXIT_INPUT, EXIT_UNDECIDED, EXIT_INCONSISTENT, EXIT_NOT_PROVED = 0, 2, 3, 4, 5
 
-
 class Refused(Exception):
     """A verdict reached before the end: ``status`` (2, 3, 4 or 5) and the reason."""
-
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status, self.message = status, message
 
-
 @dataclass
 class Derivation:
-    """What a kind module derived from the inputs and witnesses alone.
+    """What a kind module derived from the inputs and witnesses alone (a text differing from ``texts``, or one it lacks, is inconsistent)."""
 
-    ``values``: quantity name -> (lo, hi), exact rationals enclosing the quantity's true value.
-    ``names``: every quantity name the certificate must record (those not in ``values`` are not checked).
-    ``claims``: claim name -> (lhs, relation, rhs) the kernel requires (the recorded claim must say exactly that).
-    ``conclusions``: conclusion name -> (claim name, hypotheses) the kernel requires.
-    ``failed``: hypotheses on the inputs that fail (the certificate proves nothing: exit 5).
-    ``unsure``: reasons the kernel cannot decide something it needs (exit 3 unless refused otherwise).
-    ``equations``: quantity name -> the equation label it must record (which formula the recorded number is).
-    ``loose``: quantities the kernel may enclose more loosely than certify's ball: overlapping it is enough (disjoint
-    is inconsistent), since every claim is decided from the kernel's own enclosure, never from the recorded ball.
-    ``texts``: the exact prose the kind re-derives ("quantity:NAME" description, "claim:NAME" / "conclusion:NAME"
-    statement, "budget" the whole budget object, where a kind re-derives it): a recorded text that differs, or one
-    the kind does not re-derive, is inconsistent.
-    """
-
-    values: dict = field(default_factory=dict)
-    names: set = field(default_factory=set)
-    claims: dict = field(default_factory=dict)
-    conclusions: dict = field(default_factory=dict)
-    failed: list = field(default_factory=list)
-    unsure: list = field(default_factory=list)
-    equations: dict = field(default_factory=dict)
+    values: dict = field(default_factory=dict)  # quantity -> (lo, hi), exact rationals enclosing its true value
+    names: set = field(default_factory=set)  # every quantity the certificate must record (those not in values: not checked)
+    claims: dict = field(default_factory=dict)  # claim -> (lhs, relation, rhs) the recorded claim must state exactly
+    conclusions: dict = field(default_factory=dict)  # conclusion -> (claim, hypotheses) it must rest on
+    failed: list = field(default_factory=list)  # hypotheses on the inputs that fail (it proves nothing: exit 5)
+    unsure: list = field(default_factory=list)  # what the kernel cannot decide (exit 3 unless refused otherwise)
+    equations: dict = field(default_factory=dict)  # quantity -> the equation label it must record
+    # quantities the kernel may enclose more loosely than certify's ball: overlapping is enough (disjoint is inconsistent),
+    # since every claim is decided from the kernel's enclosure, never from the recorded ball
     loose: set = field(default_factory=set)
+    # "quantity:NAME" description, "claim:NAME" / "conclusion:NAME" statement, "budget": the prose the kind re-derives
     texts: dict = field(default_factory=dict)
-
+    # quantity -> 1 (-1): the recorded ball bounds the exact value from above (below), inconsistent only when wholly below
+    # (above) the kernel's enclosure of it; 0: the kernel's number is its own (the ball is not compared)
+    sides: dict = field(default_factory=dict)
     def claim(self, name: str, claim: tuple, text: str) -> None:
         """Expect the claim ``name`` to state ``claim`` = (lhs, relation, rhs), in the words ``text`` certify writes."""
         self.claims[name], self.texts[f"claim:{name}"] = claim, text
-
     def conclude(self, name: str, claim: str, hypotheses: tuple, text: str) -> None:
         """Expect the conclusion ``name`` to rest on ``claim`` and ``hypotheses``, in the words ``text`` certify writes."""
         self.conclusions[name], self.texts[f"conclusion:{name}"] = (claim, tuple(hypotheses)), text
-
 
 def load(text: str | bytes) -> dict:
     """Parse the JSON text and check the outer shape; Refused(2) otherwise (never a traceback)."""
@@ -94,14 +68,12 @@ def load(text: str | bytes) -> dict:
         raise Refused(EXIT_INPUT, f"certificate: not valid JSON ({str(err)[:100]})") from None
     return check_shape(doc)
 
-
 def _unique(pairs: list) -> dict:
     """A JSON object whose keys are all distinct: a key written twice shows a reader one value and the parser another."""
     obj = dict(pairs)
     if len(obj) != len(pairs):
         raise ValueError("a key is written twice in one object")
     return obj
-
 
 def check_shape(doc) -> dict:
     """The top level: known keys only, schema certify/3, precision in [53, 4096], fields of the right types."""
@@ -124,16 +96,13 @@ def check_shape(doc) -> dict:
         raise Refused(EXIT_INPUT, "certificate: every input must be exact text")
     return doc
 
-
 def canonical(obj) -> str:
     """Canonical JSON text: sorted keys, no spaces, ASCII escapes."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
-
 def digest_of(doc: dict) -> str:
     """sha256 of the canonical JSON of the checked keys."""
     return "sha256:" + hashlib.sha256(canonical({k: doc[k] for k in CHECKED_KEYS}).encode()).hexdigest()
-
 
 def check_digest(doc: dict) -> None:
     try:
@@ -143,8 +112,6 @@ def check_digest(doc: dict) -> None:
     if not ok:
         raise Refused(EXIT_INCONSISTENT, "digest does not match the content: the certificate was altered after it was written")
 
-
-# ---- Quantities ----------------------------------------------------------------------------
 def recorded_ball(name: str, q) -> tuple[Fraction, Fraction]:
     """(lo, hi) of a recorded quantity, after checking its layout and that its decimals are its outward rounding."""
     if not isinstance(q, dict) or not q.keys() <= QUANTITY_KEYS or not {"equation", "ball", "lower", "upper"} <= q.keys():
@@ -161,7 +128,6 @@ def recorded_ball(name: str, q) -> tuple[Fraction, Fraction]:
     if q.get("integer", False) is not True and "integer" in q or q.get("bound", "upper") != "upper":
         raise Malformed(f"quantity {name}: bad 'integer' or 'bound' field")
     return lo, hi
-
 
 def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list) -> None:
     """The recorded set of quantities, their layout and decimals, descriptions, equations, and the kernel's enclosures."""
@@ -187,7 +153,11 @@ def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list)
         if name not in der.values:
             continue
         klo, khi = der.values[name]
-        if recorded[name].get("bound") == "upper":
+        side = der.sides.get(name)
+        if side is not None:
+            if side > 0 and hi < klo or side < 0 and lo > khi:
+                problems.append(f"quantity {name}: the recorded ball lies on the wrong side of the kernel's enclosure of the exact value")
+        elif recorded[name].get("bound") == "upper":
             if khi > hi and klo > hi:
                 problems.append(f"quantity {name}: recorded upper bound {recorded[name]['upper']} is below the kernel's enclosure")
             elif khi > hi and name not in der.loose:
@@ -197,8 +167,6 @@ def compare_quantities(doc: dict, der: Derivation, problems: list, unsure: list)
         elif (klo < lo or khi > hi) and name not in der.loose:
             unsure.append(f"quantity {name}: the kernel's enclosure is not inside the recorded ball")
 
-
-# ---- Claims and conclusions ----------------------------------------------------------------
 def operand(text, der: Derivation) -> tuple[Fraction, Fraction]:
     if isinstance(text, str) and text in der.names:
         if text not in der.values:
@@ -206,7 +174,6 @@ def operand(text, der: Derivation) -> tuple[Fraction, Fraction]:
         return der.values[text]
     v = parse_exact(text, "claim operand")
     return v, v
-
 
 def decide(lhs, relation, rhs, der: Derivation) -> bool:
     """Decide ``lhs relation rhs`` from the kernel's enclosures; Undecided when they overlap."""
@@ -219,13 +186,11 @@ def decide(lhs, relation, rhs, der: Derivation) -> bool:
         return tri(b < c, a >= d)
     raise Malformed(f"unknown relation {relation!r}")
 
-
 def tri(true: bool, false: bool) -> bool:
     """A three-valued decision: ``true`` when it is proved, False when its negation ``false`` is, else Undecided."""
     if true or false:
         return true
     raise Undecided("the intervals overlap")
-
 
 def compare_claims(doc: dict, der: Derivation, problems: list, unsure: list) -> dict:
     """Each recorded claim decided by the kernel; returns name -> holds (None: undecided)."""
@@ -259,11 +224,9 @@ def compare_claims(doc: dict, der: Derivation, problems: list, unsure: list) -> 
         problems.append(f"claims: missing {', '.join(missing)[:200]}")
     return decided
 
-
 def _same_text(recorded, der: Derivation, key: str) -> bool:
     """The recorded prose is the text the kind re-derives (a text the kind does not re-derive is never accepted)."""
     return key in der.texts and recorded == der.texts[key]
-
 
 def _same(recorded, wanted, der: Derivation) -> bool:
     """The recorded operand text is the operand the kernel expects (a quantity name or the same exact number)."""
@@ -273,7 +236,6 @@ def _same(recorded, wanted, der: Derivation) -> bool:
         return parse_exact(recorded, "claim operand") == parse_exact(wanted, "expected operand")
     except Malformed:
         return False
-
 
 def compare_conclusions(doc: dict, der: Derivation, decided: dict, problems: list, unsure: list) -> list:
     """Each conclusion as the kernel expects it; returns the names of conclusions that do not hold."""

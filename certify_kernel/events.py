@@ -1,9 +1,8 @@
 """Kind ``events/rdp``: a release described by dp_accounting's event algebra, certified by Rényi DP.
 
-The certificate records a ledger: the neighbouring relation and, per distinct mechanism i, its class, count c_i and
-exact parameters; one query (``target_delta``, ``target_epsilon`` or ``order``); the witnessed order alpha. Written
-from the papers each mechanism cites (alpha > 1; D_alpha(P||Q) = log(sum P^alpha Q^(1-alpha))/(alpha-1), Mironov 2017
-Def. 3, for the finite ones):
+The certificate records a ledger: the neighbouring relation and, per distinct mechanism i, its class, count c_i and exact parameters; one query
+(``target_delta``, ``target_epsilon`` or ``order``); the witnessed order alpha. Written from the papers each mechanism cites (alpha > 1;
+D_alpha(P||Q) = log(sum P^alpha Q^(1-alpha))/(alpha-1), Mironov 2017 Def. 3, for the finite ones):
 
   GaussianDpEvent(z)               alpha/(2 z^2)                                      (Mironov17 Table II)
   LaplaceDpEvent(b)                log(alpha/(2alpha-1) e^((alpha-1)/b) + (alpha-1)/(2alpha-1) e^(-alpha/b))/(alpha-1)
@@ -24,20 +23,13 @@ Def. 3, for the finite ones):
                        delta = extra + (1 - extra) min(1, exp((alpha-1)(rdp - eps + log((alpha-1)/alpha)) - log alpha));
   (Dwork-Roth 2014 Sec. 3.5)  pure queries (target_delta = 0): epsilon = sum_i c_i eps_i.
 
-The prose certify writes (statements, descriptions, the budget) is re-derived word for word (``_texts``), and every
-number must be spelt as certify writes it (``spelt``): the kernel accepts only a file certify could have written.
-
-Any other event class (DiscreteGaussian, DiscreteLaplace, ExponentialMechanism, PermuteAndFlip, tree aggregation):
-"cannot decide" (exit 3).
+Prose is re-derived word for word (``_texts``), numbers must be spelt as certify writes them (``spelt``); any other
+event class (DiscreteGaussian, DiscreteLaplace, Exponential, PermuteAndFlip, tree aggregation): "cannot decide" (exit 3).
 """
-
-from __future__ import annotations
 
 import re
 from fractions import Fraction
-
 from mpmath import iv
-
 from . import fractional
 from .document import Derivation, recorded_ball
 from .numbers import Malformed, Undecided, bounds, interval, iv_max, iv_min, log_interval, parse_exact, parse_int, printed
@@ -63,8 +55,6 @@ EQ_PURE = "Dwork-Roth 2014 Sec. 3.5 (basic composition)"
 MAX_ENTRIES, MAX_COUNT, MAX_PARAM, MAX_BITS = 10_000, 10**18, Fraction(10**6), 8000
 _KEY = re.compile(r"event\[(0|[1-9][0-9]{0,4})\]\.([a-z_]+)(\.note)?")
 
-
-# ---- The ledger ----------------------------------------------------------------------------
 def _entry(inputs: dict, i: int, failed: list) -> tuple:
     """(class, count, {parameter: exact value}) of entry i, with its hypotheses checked (failures appended)."""
     cls = inputs.get(f"event[{i}].class")
@@ -87,7 +77,6 @@ def _entry(inputs: dict, i: int, failed: list) -> tuple:
             failed.append(f"event[{i}].{n}: {v} is outside the mechanism's range")
     return cls, count, values
 
-
 def spelt(text, name: str) -> Fraction:
     """An exact number in the one spelling certify writes ("5", "1/100": an integer or a fraction in lowest terms);
     another spelling of the same number ("0.01", "2/200", "1e2", "0100") is not what certify writes: Malformed."""
@@ -95,7 +84,6 @@ def spelt(text, name: str) -> Fraction:
     if text != str(v):
         raise Malformed(f"{name}: {str(text)[:40]!r} is not certify's spelling of {str(v)[:40]}")
     return v
-
 
 def _admissible(name: str, v: Fraction) -> bool:
     """The parameter ranges of each theorem (noise > 0, probabilities in range, integers where counted)."""
@@ -108,7 +96,6 @@ def _admissible(name: str, v: Fraction) -> bool:
     if name == "delta":
         return 0 <= v < 1
     return 0 <= v <= MAX_PARAM  # epsilon, rho, xi
-
 
 def read_ledger(inputs: dict, failed: list) -> list:
     """The entries [(class, count, values)], every input key known; the relation is one of the three."""
@@ -130,8 +117,6 @@ def read_ledger(inputs: dict, failed: list) -> list:
     check_notes(inputs, failed)
     return entries
 
-
-# ---- One application of each mechanism at alpha --------------------------------------------
 def _rr(alpha: Fraction, p: Fraction, k: int, relation: str):
     """Randomized response's Rényi divergence (Mironov17 Sec. 6, Def. 3), a = 1-p+p/k, b = p/k."""
     if k == 1 or p == 1:
@@ -142,7 +127,6 @@ def _rr(alpha: Fraction, p: Fraction, k: int, relation: str):
         return iv.log(s) / interval(alpha - 1)
     sides = [iv.log((iv.exp(x * iv.log(a * k)) + (k - 1) * iv.exp(x * iv.log(b * k))) / k) for x in (al, 1 - al)]
     return iv_max(*sides) / interval(alpha - 1)
-
 
 def rdp_of(cls: str, v: dict, alpha: Fraction, relation: str, chosen):
     """rdp_i at alpha by the table of the module docstring (``chosen`` picks the recorded integral-or-chord bound)."""
@@ -171,7 +155,6 @@ def rdp_of(cls: str, v: dict, alpha: Fraction, relation: str, chosen):
 #: the certificate's recorded precision (set by derive; the integral's accuracy aims inside certify's balls)
 PRECISION = [128]
 
-
 def pure_of(cls: str, v: dict, relation: str):
     """The pure epsilon of one application, or None for a mechanism that is not pure."""
     if cls == "LaplaceDpEvent":
@@ -186,8 +169,6 @@ def pure_of(cls: str, v: dict, relation: str):
     a, b = 1 - p + p / k, p / k
     return log_interval(a / b) if relation == R1 else iv_max(log_interval(a * k), -log_interval(b * k))
 
-
-# ---- The query, the plan of the certificate, and the values --------------------------------
 def _query(inputs: dict, failed: list) -> tuple[str, Fraction]:
     given = [q for q in ("target_delta", "target_epsilon", "order") if q in inputs]
     if len(given) != 1:
@@ -197,7 +178,6 @@ def _query(inputs: dict, failed: list) -> tuple[str, Fraction]:
     if not ok:
         failed.append(f"inputs.{query}: {target} is outside its range")
     return query, target
-
 
 def _plan(doc: dict, der: Derivation, entries: list, query: str, extra: bool) -> None:
     """Quantity names, equations, claims and the conclusion, as the kind records them (certify's layout)."""
@@ -245,7 +225,6 @@ HYPOTHESES = {
     "hyp:delta>extra_delta": "delta = {t} > extra_delta (the (epsilon, delta) events' own delta)",
 }
 
-
 def _texts(doc: dict, der: Derivation, entries: list, query: str, pure: bool) -> None:
     """The prose certify writes, re-derived (document.Derivation.texts): every statement, description and the budget.
     The headline bound is the head quantity's recorded upper decimal, or (epsilon at delta) a claimed exact bound."""
@@ -280,14 +259,12 @@ def _texts(doc: dict, der: Derivation, entries: list, query: str, pure: bool) ->
     width = {f"{head} width (upper - lower)": printed(hi - lo, up=True, digits=3)}
     der.texts["budget"] = width if pure else {"alpha": "recorded order (any alpha > 1 is valid; the checker never searches)"} | width
 
-
 def _extra_delta(entries: list):
     """(KOV15) 1 - prod_i (1 - delta_i)^c_i, or None when no entry has a delta."""
     deltas = [(c, v["delta"]) for cls, c, v in entries if cls == "EpsilonDeltaDpEvent" and v["delta"] != 0]
     if not deltas:
         return None
     return 1 - iv.exp(sum((c * iv.log(interval(1 - d)) for c, d in deltas), iv.mpf(0)))
-
 
 def _convert(query: str, target: Fraction, alpha: Fraction, rdp, extra):
     """(Balle20 Thm 21) epsilon at delta' (floored at 0), or delta at epsilon (capped at 1, then + extra_delta)."""
@@ -302,7 +279,6 @@ def _convert(query: str, target: Fraction, alpha: Fraction, rdp, extra):
     d = iv_min(d, 1)
     return d if extra is None else extra + (1 - extra) * d
 
-
 def _affordable(entries: list, alpha: Fraction) -> None:
     """Decide the work before doing it: the Poisson-sampled entries' sums (MTZ19) and series (fractional)."""
     pairs = {(v["sampling_probability"], v["noise_multiplier"]) for cls, _, v in entries if cls == "PoissonSampledDpEvent"}
@@ -311,7 +287,6 @@ def _affordable(entries: list, alpha: Fraction) -> None:
         work += len(pairs) * 30 * max(fractional.terms_needed(alpha, PRECISION[0] + 64) + 1, 1) * 600
     if work > MAX_WORK:
         raise Undecided(f"{len(pairs)} Poisson-sampled mechanisms at alpha = {alpha}: too much work, not evaluated")
-
 
 def derive(doc: dict) -> Derivation:
     """Everything the kernel needs to judge an events/rdp certificate (see document.Derivation)."""
@@ -352,7 +327,6 @@ def derive(doc: dict) -> Derivation:
     if extra is not None:
         der.values["extra_delta"] = bounds(extra)
     return der
-
 
 def _pure(der: Derivation, entries: list, relation: str) -> None:
     """(Dwork-Roth 2014 Sec. 3.5) epsilon = sum_i c_i eps_i; a mechanism that is not pure: the hypothesis fails."""

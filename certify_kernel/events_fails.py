@@ -1,21 +1,15 @@
-"""Kind ``events/rdp-fails``: the failing side of a calibration of an event ledger. At every integer order a of the
-calibration accountant's grid G (``GRID``, named by the conclusion's re-derived statement), the ledger's Rényi bound
-converted at delta exceeds the target epsilon:
+"""Kind ``events/rdp-fails``: the failing side of a calibration of an event ledger. At every integer order a of the calibration accountant's grid G
+(``GRID``, named by the conclusion's re-derived statement), the ledger's Rényi bound converted at delta exceeds the target epsilon:
 
   epsilon(a) = sum_i c_i rdp_i(a) + log((a-1)/a) - (log delta + log a)/(a-1) > epsilon_target   for every a in G,
 
-with rdp_i from ``events`` (Mironov17 Prop. 1 for the sum, Balle20 Thm 21 for the conversion), so the calibration
-accountant (the minimum over G) does not certify (epsilon_target, delta). (epsilon, delta) events are not calibrated.
-Each order is evaluated at the kernel's working precision, so that its enclosures sit inside certify's balls (an edited
-ball that excludes the value is then disjoint from them: inconsistent).
+with rdp_i from ``events`` (Mironov17 Prop. 1 for the sum, Balle20 Thm 21 for the conversion), so the calibration accountant (the minimum over G)
+does not certify (epsilon_target, delta). (epsilon, delta) events are not calibrated. Each order is evaluated at the kernel's working precision, so
+that its enclosures sit inside certify's balls (an edited ball that excludes the value is then disjoint from them: inconsistent).
 """
 
-from __future__ import annotations
-
 from fractions import Fraction
-
 from mpmath import iv
-
 from . import events
 from .document import Derivation
 from .numbers import Malformed, Undecided, bounds
@@ -27,13 +21,11 @@ READS = ()  # derive reads no recorded quantity (see __init__._derive)
 #: the calibration accountant's grid (docs/events.md): a certificate over another grid is not the failing side of it
 GRID = "integers 2..256 and 288, 320, 384, 448, 512, 640, 768, 896, 1024, 1280, 1536, 2048, 2560, 3072, 4096"
 
-
 def _epsilon(entries: list, a: int, relation: str, delta: Fraction):
     """epsilon(a) of the module docstring at the integer order a."""
     alpha = Fraction(a)
     total = sum((c * events.rdp_of(cls, v, alpha, relation, None) for cls, c, v in entries), iv.mpf(0))
     return epsilon(total, alpha, delta)
-
 
 def _plan(der: Derivation, orders: list, d: str, t: str, target: Fraction, delta: Fraction) -> None:
     der.names = {f"epsilon[{a}]" for a in orders}
@@ -48,7 +40,6 @@ def _plan(der: Derivation, orders: list, d: str, t: str, target: Fraction, delta
     der.texts.update({f"claim:fails[{a}]": f"at alpha = {a} the Rényi bound exceeds epsilon = {t}" for a in orders})
     der.texts.update({f"quantity:epsilon[{a}]": f"the Rényi bound at alpha = {a} (Mironov17 Prop. 1)" for a in orders})
     der.texts["conclusion:fails"] = f"the calibration accountant (min over {GRID} of the Rényi bound) does not certify ({t}, {d})-DP for this ledger"
-
 
 def derive(doc: dict) -> Derivation:
     """Everything the kernel needs to judge an events/rdp-fails certificate."""

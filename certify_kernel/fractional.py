@@ -27,22 +27,17 @@ Each power integrates in closed form (completing the square, the erfc terms of M
   (A)  A_alpha = (2(1-q))^alpha [ sum_{j<=K} c_j (H(j, +1) + H(alpha-j, -1))  +-  |C(alpha,K+1)| 2^-K (H(0, +1) + H(alpha, -1)) ].
 
 At an integer alpha = n, c_j = C(n,j) 2^-n, the remainder is 0 and (A) is the sum of MTZ19 3.3-I (H(j,+1) + H(j,-1) = E(j)).
-Q(t) for |t| <= 8: (1 -+ erf(|t|/sqrt 2))/2 by the all-positive series (numbers.erf_interval); beyond: Laplace's
+Q(t) for |t| <= 8: (1 -+ erf(|t|/sqrt 2))/2 by the all-positive series (numbers.normal_tail); beyond: Laplace's
 continued fraction for the Mills ratio (DLMF 7.9.2), enclosed by evaluating it backward from an interval tail (``mills``).
 """
 
-from __future__ import annotations
-
 import math
 from fractions import Fraction
-
 from mpmath import iv
-
-from .numbers import Undecided, erf_interval, interval, iv_max, working_precision
+from .numbers import Undecided, interval, iv_max, normal_tail, working_precision
 
 #: most terms K of (P) (the work grows like K^2 plus 2K Gaussian tails); beyond: cannot decide
 MAX_TERMS = 1500
-
 
 def mills(t):
     """M(t) = Q(t)/phi(t) for an interval t > 0 by Laplace's continued fraction (DLMF 7.9.2 at z = t/sqrt 2):
@@ -59,20 +54,15 @@ def mills(t):
         n *= 2
     raise Undecided("the continued fraction of the Gaussian tail converges too slowly here")
 
-
 class _Split:
     """The constants of (MTZ19 3.3-II) and (H) for one (q, sigma): c = 1/(2 sigma^2), L = log((1-q)/q), z0, psi.
-
-    L, z0 and psi are recomputed at each working precision (an erfc argument must carry the extra bits its
-    cancellation 1 - erf needs, not only the arithmetic after it).
-    """
-
+    L, z0 and psi are recomputed at each working precision (an erfc argument must carry the extra bits its cancellation 1 - erf needs, not only the
+    arithmetic after it)."""
     def __init__(self, q: Fraction, sigma: Fraction):
         self.q, self.sigma, self.c = q, sigma, Fraction(1) / (2 * sigma * sigma)
         self._at: dict = {}
         #: beyond |t| = T the continued fraction (about (0.6 prec/t)^2 terms), below it the erf series
         self.T = 8
-
     def consts(self):
         """(L, z0, psi) at the current working precision."""
         if iv.prec not in self._at:
@@ -80,11 +70,9 @@ class _Split:
             z0 = interval(self.sigma * self.sigma) * L + iv.mpf(0.5)
             self._at[iv.prec] = (L, z0, iv.exp(-z0 * z0 * interval(self.c)) / iv.sqrt(2 * iv.pi))
         return self._at[iv.prec]
-
     def E(self, m: Fraction):
         """E(m) = exp(m(m-1)/(2 sigma^2) - m L) of (H)."""
         return iv.exp(interval(m * (m - 1) * self.c) - interval(m) * self.consts()[0])
-
     def H(self, m: Fraction, sign: int):
         """H(m, sign) = psi M(sign (m - z0)/sigma) of (H)."""
         _, z0, psi = self.consts()
@@ -93,15 +81,8 @@ class _Split:
             return psi * mills(t)
         if t.b < -self.T:
             return self.E(m) - psi * mills(-t)
-        if t.a < 0 < t.b:
-            raise Undecided("a Gaussian tail argument straddles 0")
-        x2 = float(t.b if t.a >= 0 else -t.a) ** 2
-        with working_precision(iv.prec + int(0.75 * x2) + 40):
-            t = (interval(m) - self.consts()[1]) / interval(self.sigma) * sign
-            erf = erf_interval(abs(t) / iv.sqrt(2))
-            tail = (1 - erf) / 2 if t.a >= 0 else (1 + erf) / 2
-            return self.E(m) * tail
-
+        with working_precision(iv.prec + 40):  # Q by numbers.normal_tail, which adds the bits 1 - erf cancels
+            return self.E(m) * normal_tail((interval(m) - self.consts()[1]) / interval(self.sigma) * sign)
 
 def terms_needed(alpha: Fraction, bits: int) -> int:
     """The smallest K >= floor(alpha) + 1 with |C(alpha,K+1)| 2^(alpha+1-K) <= 2^-bits (remainder (R) relative to A >= 1)."""
@@ -116,15 +97,11 @@ def terms_needed(alpha: Fraction, bits: int) -> int:
             raise Undecided(f"the fractional order alpha = {alpha} needs more than {MAX_TERMS} terms of (P)")
     return K
 
-
 def coefficients(alpha: Fraction, K: int) -> tuple[list, object]:
     """(c_0..c_K of (P), |C(alpha,K+1)|) as intervals, in O(K) operations.
-
-    C(alpha,k) C(k,j) = C(alpha,j) C(alpha-j,k-j) gives c_j = 2^-j C(alpha,j) T_j with T_j = sum_{i<=K-j} C(alpha-j,i) (-1/2)^i;
-    Pascal's rule C(b,i) = C(b-1,i) + C(b-1,i-1) gives T_j = T_(j+1)/2 + D_j (-1/2)^(K-j), D_j = C(alpha-j-1, K-j),
-    with T_K = 1, D_K = 1 and D_j = (alpha-j-1)/(K-j) D_(j+1) (a backward recurrence that halves its errors);
-    b_k = C(alpha,k) by C(alpha,k+1) = C(alpha,k) (alpha-k)/(k+1).
-    """
+    C(alpha,k) C(k,j) = C(alpha,j) C(alpha-j,k-j) gives c_j = 2^-j C(alpha,j) T_j with T_j = sum_{i<=K-j} C(alpha-j,i) (-1/2)^i; Pascal's rule
+    C(b,i) = C(b-1,i) + C(b-1,i-1) gives T_j = T_(j+1)/2 + D_j (-1/2)^(K-j), D_j = C(alpha-j-1, K-j), with T_K = 1, D_K = 1 and D_j =
+    (alpha-j-1)/(K-j) D_(j+1) (a backward recurrence that halves its errors); b_k = C(alpha,k) by C(alpha,k+1) = C(alpha,k) (alpha-k)/(k+1)."""
     a, T, D, c, b = interval(alpha), iv.mpf(1), iv.mpf(1), [None] * (K + 1), [iv.mpf(1)]
     for k in range(K + 1):
         b.append(b[-1] * (a - k) / (k + 1))
@@ -134,7 +111,6 @@ def coefficients(alpha: Fraction, K: int) -> tuple[list, object]:
         T = T / 2 + D * (iv.mpf(-0.5) ** (K - j))
         c[j] = b[j] * iv.mpf(2) ** (-j) * T
     return c, abs(b[K + 1])
-
 
 def moment(alpha: Fraction, q: Fraction, sigma: Fraction, bits: int):
     """A_alpha of (MTZ19 3.3) by (A), for a fractional alpha > 1 and 0 < q < 1, with absolute error about 2^-bits A."""
@@ -149,18 +125,14 @@ def moment(alpha: Fraction, q: Fraction, sigma: Fraction, bits: int):
         scale = iv.exp(interval(alpha) * iv.log(interval(2 * (1 - q))))
         return scale * (total + iv.mpf([-rem, rem]))
 
-
 def log_A(alpha: Fraction, q: Fraction, sigma: Fraction, bits: int):
     """K(alpha) = log A_alpha (an interval; A_alpha >= 1 for alpha > 1, so it is >= 0)."""
     return iv.log(iv_max(moment(alpha, q, sigma, bits), 1))
 
-
 def accuracy_bits(alpha: Fraction, q: Fraction, sigma: Fraction, precision: int) -> int:
     """Bits of absolute accuracy on A_alpha for about 2^-(precision+24) relative accuracy on K = log A_alpha.
-
-    A_alpha - 1 is estimated (it only sets the work, never a bound) by alpha(alpha-1)/2 (A_2 - 1), with
-    A_2 - 1 = q^2 (exp(1/sigma^2) - 1) (MTZ19 3.3-I at n = 2).
-    """
+    A_alpha - 1 is estimated (it only sets the work, never a bound) by alpha(alpha-1)/2 (A_2 - 1), with A_2 - 1 = q^2 (exp(1/sigma^2) - 1) (MTZ19
+    3.3-I at n = 2)."""
     x = 1 / max(float(sigma), 1e-150) ** 2
     log2_chi = 2 * math.log2(max(float(q), 1e-300)) + (x / math.log(2) if x > 50 else math.log2(math.expm1(x)))
     estimate = math.log2(float(alpha * (alpha - 1)) / 2) + log2_chi

@@ -1,21 +1,11 @@
-"""Exact numbers and intervals: the kernel's whole arithmetic.
-
-Two kinds of numbers only:
-
-* exact rationals (:class:`fractions.Fraction`), parsed from the certificate's text with no float in between;
-* closed intervals of mpmath's interval context ``mpmath.iv`` (outward rounded endpoints), used for
-  ``exp`` and ``log``; every interval is turned back into a pair of exact rationals (``lo``, ``hi``) that
-  encloses the true value.
-
-An interval whose endpoints are not finite raises :class:`Undecided` (never read as a number).
-"""
-
-from __future__ import annotations
+"""Exact numbers and intervals, the kernel's whole arithmetic: exact rationals (:class:`fractions.Fraction`, parsed from
+the text with no float in between) and mpmath's outward-rounded ``mpmath.iv`` intervals, each turned back into exact
+rationals (lo, hi) that enclose the true value; an endpoint that is not finite raises :class:`Undecided`."""
 
 import contextlib
+import math
 import re
 from fractions import Fraction
-
 from mpmath import iv
 from mpmath.libmp import finf, fnan, fninf
 
@@ -31,14 +21,11 @@ ZERO_EXPONENT = 1 << 24
 _DECIMAL = re.compile(r"([+-]?)([0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]{1,7}))?")
 _MANTISSA = re.compile(r"-?[0-9]{1,%d}" % MAX_DIGITS)
 
-
 class Undecided(Exception):
     """The kernel's intervals cannot decide something (never a verdict of true or false)."""
 
-
 class Malformed(ValueError):
     """A certificate field that the kernel cannot read as what it must be."""
-
 
 def _decimal(text: str) -> Fraction | None:
     m = _DECIMAL.fullmatch(text)
@@ -54,7 +41,6 @@ def _decimal(text: str) -> Fraction | None:
         raise Malformed(f"{text[:40]!r} is outside 1e-{MAX_EXPONENT10} .. 1e{MAX_EXPONENT10}")
     q = Fraction(int(mantissa)) * Fraction(10) ** e
     return -q if sign == "-" else q
-
 
 def parse_exact(text, name: str) -> Fraction:
     """An exact rational from text: an integer, a decimal (``0.01``, ``1e-5``) or a fraction of two such (``1/3``)."""
@@ -72,13 +58,11 @@ def parse_exact(text, name: str) -> Fraction:
         return values[0] / values[1]
     return values[0]
 
-
 def parse_int(text, name: str) -> int:
     q = parse_exact(text, name)
     if q.denominator != 1:
         raise Malformed(f"{name}: expected an integer, got {text[:40]!r}")
     return q.numerator
-
 
 def exact_input(inputs: dict, key: str, failed: list, max_bits: int = 8000) -> Fraction | None:
     """The exact value of ``inputs[key]``, or None with the reason appended to ``failed`` (unreadable, or a numerator
@@ -93,7 +77,6 @@ def exact_input(inputs: dict, key: str, failed: list, max_bits: int = 8000) -> F
         return None
     return v
 
-
 def dyadic(pair, name: str) -> Fraction:
     """The exact value m 2^e of a recorded ``[mantissa text, exponent]`` pair (strict layout)."""
     if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str or type(pair[1]) is not int:
@@ -101,7 +84,6 @@ def dyadic(pair, name: str) -> Fraction:
     if not _MANTISSA.fullmatch(pair[0]) or abs(pair[1]) > (MAX_EXPONENT2 if pair[0].strip("-0") else ZERO_EXPONENT):
         raise Malformed(f"{name}: mantissa must be decimal digits (at most {MAX_DIGITS}) and |exponent| <= {MAX_EXPONENT2}")
     return Fraction(int(pair[0])) * Fraction(2) ** pair[1] if pair[0].strip("-0") else Fraction(0)
-
 
 def _floor_log10(a: Fraction) -> int:
     """floor(log10(a)) for a > 0, exactly (estimate from bit lengths, then exact correction; no int-to-str)."""
@@ -112,12 +94,9 @@ def _floor_log10(a: Fraction) -> int:
         e += 1
     return e
 
-
 def printed(q: Fraction, up: bool, digits: int = 10) -> str:
     """q rounded to ``digits`` significant digits towards +inf (``up``) or -inf, written ``d.ddde-4``.
-
-    This is the certificate's decimal layout (``lower``/``upper``); "0" for zero.
-    """
+    This is the certificate's decimal layout (``lower``/``upper``); "0" for zero."""
     if q == 0:
         return "0"
     a = abs(q)
@@ -130,8 +109,6 @@ def printed(q: Fraction, up: bool, digits: int = 10) -> str:
     s = str(m)
     return f"{'-' if q < 0 else ''}{s[0]}{'.' + s[1:] if len(s) > 1 else ''}e{e}"
 
-
-# ---- Intervals (mpmath.iv) -----------------------------------------------------------------
 @contextlib.contextmanager
 def working_precision(bits: int):
     """Run with ``mpmath.iv`` at ``bits`` bits (restored afterwards)."""
@@ -142,11 +119,9 @@ def working_precision(bits: int):
     finally:
         iv.prec = old
 
-
 def interval(q: Fraction):
     """An mpmath interval containing the rational q (numerator and denominator rounded outward)."""
     return iv.mpf(q.numerator) / iv.mpf(q.denominator)
-
 
 def _mpf_fraction(t) -> Fraction:
     if t in (finf, fninf, fnan):
@@ -155,29 +130,24 @@ def _mpf_fraction(t) -> Fraction:
     v = Fraction(int(man)) * Fraction(2) ** int(exp)
     return -v if sign else v
 
-
 def span(lo: Fraction, hi: Fraction):
     """An mpmath interval containing [lo, hi] (exact rationals, rounded outward)."""
     return iv.mpf([interval(lo).a, interval(hi).b])
-
 
 def iv_max(*xs):
     """max of intervals (or numbers): [max of the lower ends, max of the upper ends]."""
     xs = [iv.mpf(x) for x in xs]
     return iv.mpf([max(x.a for x in xs), max(x.b for x in xs)])
 
-
 def iv_min(*xs):
     """min of intervals (or numbers): [min of the lower ends, min of the upper ends]."""
     xs = [iv.mpf(x) for x in xs]
     return iv.mpf([min(x.a for x in xs), min(x.b for x in xs)])
 
-
 def bounds(x) -> tuple[Fraction, Fraction]:
     """Exact (lo, hi) of an mpmath interval; Undecided when it is not finite."""
     lo, hi = x._mpi_
     return _mpf_fraction(lo), _mpf_fraction(hi)
-
 
 def log_interval(q: Fraction):
     """log of a positive rational, as an interval (mpmath.iv.log is rigorous)."""
@@ -185,14 +155,10 @@ def log_interval(q: Fraction):
         raise Undecided("log of a non-positive number")
     return iv.log(interval(q))
 
-
 def expm1_interval(x):
     """exp(x) - 1 for an interval x >= 0, without cancellation when x is small.
-
-    For x < 1/2: Taylor sum_{j=1..m} x^j/j! plus the remainder, which lies in [0, 2 x^(m+1)/(m+1)!]
-    (Lagrange form, e^xi <= e^(1/2) < 2), with m such that the remainder is below 2^-prec relative.
-    For larger x: iv.exp(x) - 1 (relative accuracy is kept since exp(x) - 1 >= x > 1/2 there).
-    """
+    For x < 1/2: Taylor sum_{j=1..m} x^j/j! plus the remainder, which lies in [0, 2 x^(m+1)/(m+1)!] (Lagrange form, e^xi <= e^(1/2) < 2), with m
+    such that the remainder is below 2^-prec relative. For larger x: iv.exp(x) - 1 (relative accuracy is kept since exp(x) - 1 >= x > 1/2 there)."""
     if x.b < 0.5:
         total, term, j = iv.mpf(0), iv.mpf(1), 0
         while True:
@@ -205,13 +171,10 @@ def expm1_interval(x):
         return total + iv.mpf([0, rem.b])
     return iv.exp(x) - 1
 
-
 def log1p_interval(s):
     """log(1 + s) for an interval s >= 0, without cancellation when s is small.
-
-    For s < 1/4: the alternating series sum_{j>=1} (-1)^(j+1) s^j / j, truncated after a term t_m; the tail is
-    bounded by |t_{m+1}| (alternating with decreasing terms), added as [-|t|, |t|]. Else iv.log(1 + s).
-    """
+    For s < 1/4: the alternating series sum_{j>=1} (-1)^(j+1) s^j / j, truncated after a term t_m; the tail is bounded by |t_{m+1}| (alternating
+    with decreasing terms), added as [-|t|, |t|]. Else iv.log(1 + s)."""
     if s.b < 0.25:
         total, power, j = iv.mpf(0), iv.mpf(1), 0
         while True:
@@ -224,21 +187,26 @@ def log1p_interval(s):
         return total + iv.mpf([-tail, tail])
     return iv.log(1 + s)
 
+def normal_tail_at(x: Fraction, floor=None):
+    """Q(x) = P(N(0,1) > x) at an exact x, an interval: (1 -+ E(|x|))/2, E(s) = erf(s/sqrt 2) = sqrt(2/pi) e^(-s^2/2)
+    sum_n s^(2n+1)/(1*3*...*(2n+1)), all terms > 0, summed in fixed point 2^-P (P: the precision plus the 0.72 s^2 bits
+    that 1 - E cancels) with floors and ceilings; once the ratio s^2/(2n+3) < 1/2 the rest is at most the last term.
+    Where Mills' bound phi(s)/s is below ``floor`` (an absolute accuracy): Q(s) in [0, phi(s)/s]."""
+    s, prec = abs(x), iv.prec
+    if floor and s > 1 and (bound := (iv.exp(-interval(s * s / 2)) / iv.sqrt(2 * iv.pi) / interval(s)).b) < floor:
+        return iv.mpf([0, bound]) if x > 0 else iv.mpf([1 - bound, 1])
+    P = prec + math.ceil(0.75 * float(s) ** 2) + 16
+    lo = term_lo = s.numerator * 2**P // s.denominator
+    hi = term_hi = term_lo + 1
+    n, (a, b), last = 0, (s * s).as_integer_ratio(), math.ceil(s * s)
+    while term_hi > 1 or n < last:
+        term_lo, term_hi = term_lo * a // (b * (2 * n + 3)), -(-term_hi * a // (b * (2 * n + 3)))
+        lo, hi, n = lo + term_lo, hi + term_hi, n + 1
+    with working_precision(P):
+        e = iv.sqrt(2 / iv.pi) * iv.exp(-interval(s * s / 2)) * span(Fraction(lo, 2**P), Fraction(hi + 2 * term_hi, 2**P))
+        return (1 - e) / 2 if x >= 0 else (1 + e) / 2
 
-def erf_interval(x):
-    """erf(x) for an interval x >= 0: (2/sqrt(pi)) e^(-x^2) sum_n 2^n x^(2n+1)/(1*3*...*(2n+1)) (all terms > 0).
-
-    After the term ratio 2x^2/(2n+3) drops below 1/2, the tail is at most twice the next term (added as [0, 2t]).
-    """
-    total, term, n, x2, tol = iv.mpf(0), x, 0, 2 * x * x, iv.mpf(2) ** (-iv.prec - 8)
-    while True:
-        total = total + term
-        ratio = x2 / (2 * n + 3)
-        term = term * ratio
-        n += 1
-        if ratio.b < 0.5 and term.b <= total.a * tol or n > 4 * float(x2.b) + 2 * iv.prec + 64:
-            break
-    if ratio.b >= 0.5:
-        raise Undecided("erf series did not converge")
-    total = total + iv.mpf([0, (2 * term).b])
-    return 2 / iv.sqrt(iv.pi) * iv.exp(-x * x) * total
+def normal_tail(t, floor=None):
+    """Q over an interval t: [Q(hi), Q(lo)] (Q is decreasing)."""
+    lo, hi = bounds(t)
+    return iv.mpf([normal_tail_at(hi, floor).a, normal_tail_at(lo, floor).b])

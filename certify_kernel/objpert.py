@@ -21,15 +21,10 @@ A count N fails C.13 for the first of, in the order of Appendix C.4: alpha-bar <
 delta_N(eps) > target. The utility bounds (inputs delta_S, ...) are not re-derived: "cannot decide".
 """
 
-from __future__ import annotations
-
 from fractions import Fraction
-
 from mpmath import iv
-
 from .document import Derivation, tri
-from .numbers import Malformed, Undecided, bounds, exact_input, interval, iv_max, iv_min, parse_exact, parse_int, span, working_precision
-from .numbers import erf_interval as _erf
+from .numbers import Malformed, Undecided, bounds, exact_input, interval, iv_max, iv_min, normal_tail, parse_exact, parse_int, span, working_precision
 
 KIND = "objpert/theorem-4.1"
 READS = ()  # derive reads no recorded quantity (see __init__._derive)
@@ -44,36 +39,24 @@ MAX_COUNTS = 10_000
 #: largest |t| at which Q1(t) is evaluated (the series needs about 0.72 t^2 extra bits)
 MAX_T = 60
 
-
-# ---- The Gaussian integrated tail Q1 (44) --------------------------------------------------
 def _q1_series(ti, nonnegative: bool, magnitude: float, prec: int):
-    """Q1 = phi - t Q over an interval (or exact point) ti of one sign, Q = (1 -+ erf(|t|/sqrt 2))/2 (44).
-
-    1 - erf loses about 0.72 t^2 bits and phi - tQ about 2 log2 t more: they are added to the precision.
-    """
-    with working_precision(prec + int(0.75 * magnitude**2) + 2 * int(magnitude).bit_length() + 40):
+    """Q1 = phi - t Q (44) over an interval (or exact point) ti of one sign (phi - tQ cancels about 2 log2 t bits)."""
+    with working_precision(prec + 2 * int(magnitude).bit_length() + 40):
         ti = interval(ti) if isinstance(ti, Fraction) else ti
-        erf = _erf(abs(ti) / iv.sqrt(2))
-        q = (1 - erf) / 2 if nonnegative else (1 + erf) / 2
-        return phi_interval(ti) - ti * q
-
+        return phi_interval(ti) - ti * normal_tail(ti)
 
 def phi_interval(t):
     """The standard normal density phi(t) = e^(-t^2/2)/sqrt(2 pi)."""
     return iv.exp(-t * t / 2) / iv.sqrt(2 * iv.pi)
 
-
 def q1_point(t: Fraction, prec: int) -> tuple[Fraction, Fraction]:
     """(lo, hi) enclosing Q1(t) (44) at an exact point t.
-
-    Beyond |t| = MAX_T: 0 <= Q1(s) <= phi(s) for s >= 0 (Q1 = phi - sQ, sQ >= 0), and Q1(-s) = s + Q1(s)
-    (Q1(t) = E[(W - t)_+] and E[(W + s)_+] = s + E[(-W - s)_+]).
-    """
+    Beyond |t| = MAX_T: 0 <= Q1(s) <= phi(s) for s >= 0 (Q1 = phi - sQ, sQ >= 0), and Q1(-s) = s + Q1(s) (Q1(t) = E[(W - t)_+] and E[(W + s)_+] = s
+    + E[(-W - s)_+])."""
     if abs(t) > MAX_T:
         phi = bounds(phi_interval(interval(abs(t))))[1]
         return (Fraction(0), phi) if t > 0 else (abs(t), abs(t) + phi)
     return bounds(_q1_series(t, t >= 0, float(abs(t)), prec))
-
 
 def q1(t):
     """Q1 over an interval t: in one evaluation when t has one sign and |t| <= MAX_T, else by monotonicity
@@ -83,14 +66,11 @@ def q1(t):
         return _q1_series(t, lo >= 0, float(max(abs(lo), abs(hi))), iv.prec)
     return span(q1_point(hi, iv.prec)[0], q1_point(lo, iv.prec)[1])
 
-
-# ---- Inputs and the hypotheses of Theorem 4.1 ----------------------------------------------
 def _exact(inputs: dict, key: str, failed: list, positive: bool = True) -> Fraction | None:
     v = exact_input(inputs, key, failed)
     if v is not None and (positive and v <= 0 or v < 0):
         failed.append(f"inputs.{key}: must be {'> 0' if positive else '>= 0'}, got {v}")
     return v
-
 
 def read_problem(inputs: dict, failed: list) -> dict:
     """The exact inputs (L3 None: the logistic 1/(6 sqrt 3)) with the theorem's hypotheses checked:
@@ -119,7 +99,6 @@ def read_problem(inputs: dict, failed: list) -> dict:
             failed.append("inputs.noise_multiplier: must equal sigma/G")
     return p
 
-
 def constants(p: dict) -> dict:
     """The intervals of Sec. 3.1-3.2, Lemmas B.1, B.2, B.5, A.9 and the radii of Theorem 4.1."""
     c = {k: interval(p[k]) for k in ("mu", "zeta", "sigma", "u", "eta", "L", "G", "L1")}
@@ -137,15 +116,12 @@ def constants(p: dict) -> dict:
     c["log_det"] = iv.log(1 + c["Delta_H"] / (2 * interval(p["n"]) * c["mu"]))
     return c
 
-
-# ---- Theorem 4.1: (7), (8), (9), (10) ------------------------------------------------------
 def threshold_7(c: dict):
     """The right-hand side of (7)."""
     em = c["eta"] * c["mu"]
     first = 2 * c["mu"] * c["R_bar"] * c["r_prime"] / (c["G"] * c["sigma"])
     second = 8 * c["L"] * c["M"] * c["B"] * c["R_bar"] / (iv.e * c["rho"] * c["mu"] * c["minMG"])
     return 2 / em * iv.log(iv_max(first, second, 4))
-
 
 def theorem_4_1(p: dict, c: dict, N: int, eps: Fraction) -> dict:
     """The intervals of (8), (9), (10) at N iterations and eps."""
@@ -160,14 +136,11 @@ def theorem_4_1(p: dict, c: dict, N: int, eps: Fraction) -> dict:
     v["delta"] = v["delta_truncation"] + v["delta_divergence"]
     return v
 
-
-# ---- Theorem C.13 at the radii of Appendix C.4 ---------------------------------------------
 def _power(base: Fraction, k: int):
     """base^k for an exact base in [0, 1) and an integer k >= 0 (0^0 = 1)."""
     if base == 0:
         return iv.mpf(1 if k == 0 else 0)
     return iv.exp(k * iv.log(interval(base)))
-
 
 def c13_at(p: dict, c: dict, N: int) -> dict:
     """gamma_N, nu~_N, g-bar_N, alpha-bar, (47), Delta_xi, tau (48) and s_N (49) at the count N."""
@@ -190,17 +163,14 @@ def c13_at(p: dict, c: dict, N: int) -> dict:
     v["s_N"] = c["r_u"] * v["Delta_xi"] / s2 + (c["G"] + v["Delta_xi"]) ** 2 / (2 * s2) + v["tau"]
     return v
 
-
 def delta_N(c: dict, eps: Fraction, s_N):
     """delta_N(eps) of Appendix C.4: e^(-u^2/2) + (2G/sigma) Q1((sigma/G)(eps - s_N))."""
     g_s = c["G"] / c["sigma"]
     return iv.exp(-c["u"] * c["u"] / 2) + 2 * g_s * q1((interval(eps) - s_N) / g_s)
 
-
 def _certainly(x, y) -> bool:
     """x <= y decided on intervals (Undecided when they overlap)."""
     return tri(x.b <= y.a, x.a > y.b)
-
 
 def c13_reason(p: dict, c: dict, N: int, eps: Fraction, target: Fraction) -> tuple[str, dict]:
     """The first condition of Appendix C.4 that fails at N ("passes" if none), and the values at N."""
@@ -217,7 +187,6 @@ def c13_reason(p: dict, c: dict, N: int, eps: Fraction, target: Fraction) -> tup
     return "passes", v
 
 
-# ---- The certificate: witnesses, recorded names, claims, conclusions -----------------------
 #: the equation (of the paper) each recorded quantity evaluates: Theorem 4.1's quantities (Q41), then Theorem C.13's (QC13)
 Q41 = {"d_star": "(2)", "L": "Lemma B.1", "M": "Lemma B.2", "G": "Lemma B.5", "Delta_H": "Section 3.1", "eta": "Section 3.2"}
 Q41.update(rho="Section 3.2", sigma="Theorem 4.1", r_u="Theorem 4.1", r_prime="Theorem 4.1", R_bar="Theorem 4.1", B="Lemma A.9")
@@ -246,7 +215,6 @@ DESCRIPTIONS.update(s_N="t-independent part of eps_total (49)")
 LOSSES = {"logistic": "logistic loss: L1 = 1, L2 = 1/4, L3 = 1/(6*sqrt(3))"}
 LOSSES["custom"] = "custom loss: its constants L1, L2, L3 are the user's, as recorded, and are not checked"
 
-
 def _iterations(doc: dict) -> tuple[int, str, str]:
     """(N, rule, reported delta text) from the witnesses, checked against the inputs."""
     w, inputs = doc["witnesses"], doc["inputs"]
@@ -264,7 +232,6 @@ def _iterations(doc: dict) -> tuple[int, str, str]:
     if not isinstance(w["reported_delta"], str) or parse_exact(w["reported_delta"], "witnesses.reported_delta") <= 0:
         raise Malformed("witnesses.reported_delta: must be exact text > 0")
     return N, rule, w["reported_delta"]
-
 
 def _plan_4_1(doc: dict, der: Derivation, N: int, rule: str, reported: str) -> None:
     """Theorem 4.1's claims and conclusions, with the statements certify writes (document.Derivation.texts)."""
@@ -284,13 +251,11 @@ def _plan_4_1(doc: dict, der: Derivation, N: int, rule: str, reported: str) -> N
     der.texts.update({f"quantity:{k}": text for k, text in DESCRIPTIONS.items()})
     der.texts.update({"quantity:iterations": f"iteration count N ({rule})", "quantity:delta": f"delta(eps) at eps = {e}: {DESCRIPTIONS['delta']}"})
 
-
 def _values_4_1(doc: dict, der: Derivation, p: dict, c: dict, N: int) -> None:
     v = theorem_4_1(p, c, N, p["epsilon"])
     v.update({k: c[k] for k in ("d_star", "L", "M", "G", "Delta_H", "eta", "rho", "sigma", "r_u", "r_prime", "R_bar", "B")})
     v["threshold7"], v["iterations"] = threshold_7(c), iv.mpf(N)
     der.values.update({k: bounds(x) for k, x in v.items()})
-
 
 def _failure_runs(w: dict, N1: int) -> list:
     """The recorded runs {from, to, reason} covering 1..N1-1 in order (layout only)."""
@@ -310,7 +275,6 @@ def _failure_runs(w: dict, N1: int) -> list:
         raise Malformed(f"witnesses.theorem_C13.failures: runs end at {expected - 1}, not at N - 1 = {N1 - 1}")
     return out
 
-
 def _reason(p: dict, c: dict, N: int, eps: Fraction, target: Fraction) -> tuple[str, dict]:
     """c13_reason, first at 64 bits (a failure needs a decision, not a tight enclosure), else at full precision."""
     full = iv.prec
@@ -321,12 +285,10 @@ def _reason(p: dict, c: dict, N: int, eps: Fraction, target: Fraction) -> tuple[
         with working_precision(full):
             return c13_reason(p, c, N, eps, target)
 
-
 def _int_witness(x, name: str) -> int:
     if type(x) is not int and type(x) is not str:
         raise Malformed(f"{name}: must be an integer")
     return parse_int(str(x), name)
-
 
 def _c13(doc: dict, der: Derivation, p: dict, c: dict, N: int) -> None:
     """Theorem C.13: every witnessed failure re-checked, the first passing count N1 evaluated (values, claims)."""
@@ -370,7 +332,6 @@ def _c13(doc: dict, der: Derivation, p: dict, c: dict, N: int) -> None:
     der.texts.update(
         {"quantity:delta_N": f"delta_N(eps) at N = {N1}", "quantity:delta_N_previous": f"delta_N(eps) at N = {N1 - 1} (fails the target)"}
     )
-
 
 def derive(doc: dict) -> Derivation:
     """Everything the kernel needs to judge an objpert/theorem-4.1 certificate (see document.Derivation)."""

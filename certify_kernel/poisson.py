@@ -1,7 +1,7 @@
 """Kind ``dpsgd/renyi-poisson``: Rényi DP of Poisson-subsampled DP-SGD, one phase or a schedule.
 
-Written from Mironov, Talwar, Zhang (2019), "Rényi Differential Privacy of the Sampled Gaussian Mechanism"
-(MTZ19), Sec. 3.3 Case I, as transcribed in /work/shared/notes/practitioner-accounting.md:
+Written from Mironov, Talwar, Zhang (2019), "Rényi Differential Privacy of the Sampled Gaussian Mechanism" (MTZ19), Sec. 3.3 Case I, as transcribed
+in /work/shared/notes/practitioner-accounting.md:
 
   (MTZ19 3.3-I)  A_n = sum_{k=0..n} C(n,k) (1-q)^(n-k) q^k exp(k(k-1)/(2 sigma^2)),  integer n >= 2,
                  eps_RDP(n) = log(A_n)/(n-1)   (the remove order; MTZ19 Sec. 3: it dominates the add order);
@@ -10,22 +10,14 @@ Written from Mironov, Talwar, Zhang (2019), "Rényi Differential Privacy of the 
   (Mironov17 Prop. 1)  RDP composes additively: rdp_total = sum_i T_i eps_RDP_i(alpha);
   (Balle20 Thm 21)     eps = rdp_total + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1), alpha > 1.
 
-A_n - 1 = sum_{k>=2} w_k (exp(k(k-1)c) - 1) with w_k = C(n,k)(1-q)^(n-k) q^k (the weights sum to 1,
-c = 1/(2 sigma^2)); every term is >= 0, so the sum has no cancellation and log A_n = log1p(A_n - 1)
-keeps its relative accuracy for tiny q.
-The fractional mode "integral" records min(the defining integral of MTZ19 Sec. 3.3, the chord); the kernel encloses
-the integral by ``fractional`` (a series with an explicit remainder) and takes the chord when the recorded ball
-is the chord's (both are upper bounds of eps_RDP: the integral is its value, the chord lies above the convex K),
-and compares them ``loose`` with certify's balls (document.Derivation).
+A_n - 1 = sum_{k>=2} w_k (exp(k(k-1)c) - 1), w_k = C(n,k)(1-q)^(n-k) q^k, c = 1/(2 sigma^2): all terms >= 0, so
+log A_n = log1p(A_n - 1) keeps its relative accuracy for tiny q. Mode "integral" records min(MTZ19 Sec. 3.3's integral
+(``fractional``), the chord), both upper bounds of eps_RDP; compared ``loose`` (document.Derivation).
 """
-
-from __future__ import annotations
 
 import re
 from fractions import Fraction
-
 from mpmath import iv
-
 from . import fractional
 from .document import Derivation, recorded_ball
 from .provenance import check_notes
@@ -50,7 +42,6 @@ EQUATIONS = {
 }
 _PHASE_KEY = re.compile(r"phase\[(0|[1-9][0-9]{0,5})\]\.(sampling_rate|noise_multiplier|steps)")
 
-
 def _known_input(name: str, n: int) -> bool:
     """An input this kind records for n phases (a provenance ``.note`` is checked by provenance.check_notes)."""
     base = name[:-5] if name.endswith(".note") else name
@@ -60,7 +51,6 @@ def _known_input(name: str, n: int) -> bool:
 
 #: inputs recording how q and T were counted the way Opacus counts them (one phase only)
 OPACUS = ("batch_size", "dataset_size", "epochs")
-
 
 def check_opacus_counting(inputs: dict, phases: list) -> None:
     """Opacus's counting, re-derived (Malformed if the recorded q, T disagree): a DataLoader of n examples in batches
@@ -80,7 +70,6 @@ def check_opacus_counting(inputs: dict, phases: list) -> None:
         if e < 1 or t != e * q.denominator // q.numerator:
             raise Malformed("inputs.phase[0].steps: must be floor(epochs/sampling_rate) (Opacus's rule)")
 
-
 def _phase(inputs: dict, i: int, failed: list) -> tuple | None:
     """(q, sigma, T) of phase i, with the hypotheses q in (0, 1], sigma > 0, T >= 1 (integer) checked."""
     q = exact_input(inputs, f"phase[{i}].sampling_rate", failed)
@@ -93,7 +82,6 @@ def _phase(inputs: dict, i: int, failed: list) -> tuple | None:
     if t is not None and (t.denominator != 1 or not 1 <= t <= MAX_STEPS):
         failed.append(f"phase[{i}].steps: must be an integer in [1, 1e15], got {t}")
     return None if failed else (q, s, int(t))
-
 
 def read_inputs(inputs: dict, failed: list) -> tuple[list, Fraction | None]:
     """The phases and delta; every violated hypothesis is appended to ``failed``."""
@@ -114,7 +102,6 @@ def read_inputs(inputs: dict, failed: list) -> tuple[list, Fraction | None]:
         failed.append(f"inputs.delta: must be in (0, 1), got {delta}")
     return phases, delta
 
-
 def log_A(n: int, q: Fraction, sigma: Fraction):
     """K(n) = log A_n of (MTZ19 3.3-I) as an interval, for an integer n >= 1 (K(1) = 0)."""
     c = Fraction(1) / (2 * sigma * sigma)
@@ -131,7 +118,6 @@ def log_A(n: int, q: Fraction, sigma: Fraction):
             excess = excess + weight * expm1_interval(ci * (k * (k - 1)))
     return log1p_interval(excess)
 
-
 def rdp(alpha: Fraction, q: Fraction, sigma: Fraction):
     """eps_RDP(alpha) as an interval: (MTZ19 3.3-I) at an integer alpha, its (chord) upper bound between integers."""
     n = alpha.numerator // alpha.denominator
@@ -139,7 +125,6 @@ def rdp(alpha: Fraction, q: Fraction, sigma: Fraction):
         return log_A(n, q, sigma) / (n - 1)
     lo, hi = interval(n + 1 - alpha), interval(alpha - n)
     return (lo * log_A(n, q, sigma) + hi * log_A(n + 1, q, sigma)) / interval(alpha - 1)
-
 
 def rdp_integral(alpha: Fraction, q: Fraction, sigma: Fraction, precision: int):
     """eps_RDP(alpha) = log(A_alpha)/(alpha-1) by the defining integral (MTZ19 Sec. 3.3; q = 1: A_alpha = exp(alpha(alpha-1)c))."""
@@ -157,7 +142,6 @@ def rdp_integral(alpha: Fraction, q: Fraction, sigma: Fraction, precision: int):
 #: the last integrals evaluated (a pure function of their key; a certificate's ball edits re-use them)
 _INTEGRALS: dict = {}
 
-
 def _integral_or_chord(doc: dict, i: int, integral, chord):
     """The recorded min(integral, chord) of phase i: the chord's enclosure when the recorded ball misses the
     integral's but meets the chord's (certify took the chord), else the integral's (an upper bound either way)."""
@@ -168,11 +152,9 @@ def _integral_or_chord(doc: dict, i: int, integral, chord):
     (ilo, ihi), (clo, chi) = bounds(integral), bounds(chord)
     return chord if (ihi < lo or ilo > hi) and not (chi < lo or clo > hi) else integral
 
-
 def epsilon(total, alpha: Fraction, delta: Fraction):
     """(Balle20 Thm 21): eps = rdp_total + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1)."""
     return total + log_interval((alpha - 1) / alpha) - (log_interval(delta) + log_interval(alpha)) / interval(alpha - 1)
-
 
 def _witnesses(w: dict, der: Derivation) -> tuple[Fraction, str] | None:
     """(alpha, mode) from the witnesses (epsilon_bound must be exact text); malformed ones raise Malformed."""
@@ -192,7 +174,6 @@ def _witnesses(w: dict, der: Derivation) -> tuple[Fraction, str] | None:
 #: the hypotheses of each phase (claims "hyp:phase[i].<input><relation><bound>") and how certify's statements name them
 HYPOTHESES = (("sampling_rate", ">", "0"), ("sampling_rate", "<=", "1"), ("noise_multiplier", ">", "0"), ("steps", ">=", "1"))
 HYP_TEXTS = {"sampling_rate": "sampling rate q", "noise_multiplier": "noise multiplier sigma", "steps": "steps T"}
-
 
 def _plan(doc: dict, der: Derivation, phases: list, delta: Fraction, alpha: Fraction, mode: str) -> None:
     """The quantities (and the equation each records), claims and conclusion this kind records, with the statements
@@ -239,7 +220,6 @@ DESCRIPTIONS = {
     "quantity:epsilon": "rdp_total + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1); upper endpoint is the certified epsilon",
 }
 
-
 def derive(doc: dict) -> Derivation:
     """Everything the kernel needs to judge a dpsgd/renyi-poisson certificate (see document.Derivation)."""
     der = Derivation()
@@ -272,7 +252,6 @@ def derive(doc: dict) -> Derivation:
     der.values["rdp_total"] = bounds(total)
     der.values["epsilon"] = bounds(epsilon(total, alpha, delta))
     return der
-
 
 def _affordable(distinct: list, alpha: Fraction, precision: int, integral: bool, der: Derivation) -> bool:
     """Decide the work before doing it: terms x bits of (MTZ19 3.3-I), and the terms K of fractional (P) (else: cannot decide)."""

@@ -8,11 +8,8 @@ with eps_RDP from (MTZ19 3.3-I) and the conversion of Balle20 Thm 21 (see ``pois
 text, ``integers A..B and x, y, ...``, and read here. The conclusion is a statement about this accountant only.
 """
 
-from __future__ import annotations
-
 import re
 from fractions import Fraction
-
 from .document import Derivation
 from .numbers import Malformed, bounds, exact_input, working_precision
 from .poisson import EQUATIONS, HYP_TEXTS, HYPOTHESES, epsilon, log_A, read_inputs
@@ -24,7 +21,6 @@ _GRID = re.compile(r"integers ([0-9]{1,4})\.\.([0-9]{1,4}) and ((?:[0-9]{1,4}, )
 #: most terms of (MTZ19 3.3-I) evaluated for one certificate
 MAX_TERMS = 200_000
 
-
 def grid(text) -> list[int]:
     """The integer orders of ``integers A..B and x, y, ...`` (each in [2, 4096])."""
     m = _GRID.fullmatch(text) if isinstance(text, str) else None
@@ -35,11 +31,9 @@ def grid(text) -> list[int]:
         raise Malformed("inputs.orders: orders must lie in [2, 4096] (and not too many)")
     return orders
 
-
 def _eps(a: int, q: Fraction, sigma: Fraction, steps: int, delta: Fraction) -> tuple[Fraction, Fraction]:
     """(lo, hi) of T eps_RDP(a) converted by Balle20 Thm 21, at the integer order a."""
     return bounds(epsilon(steps * log_A(a, q, sigma) / (a - 1), Fraction(a), delta))
-
 
 def minimum(orders: list, q: Fraction, sigma: Fraction, steps: int, delta: Fraction) -> tuple[Fraction, Fraction]:
     """An enclosure of epsilon_min: every order at 64 bits, then the orders that may be the minimum at the
@@ -49,7 +43,6 @@ def minimum(orders: list, q: Fraction, sigma: Fraction, steps: int, delta: Fract
     cut = min(hi for _, hi in coarse.values())
     each = {a: (_eps(a, q, sigma, steps, delta) if lo <= cut else (lo, hi)) for a, (lo, hi) in coarse.items()}
     return min(lo for lo, _ in each.values()), min(hi for _, hi in each.values())
-
 
 def derive(doc: dict) -> Derivation:
     """Everything the kernel needs to judge a dpsgd/renyi-poisson-fails certificate."""
@@ -72,7 +65,6 @@ def derive(doc: dict) -> Derivation:
     der.equations = {"epsilon_min": EQUATIONS["epsilon"]}
     _texts(der, inputs["orders"], len(orders), q, sigma, steps, delta, target)
     return der
-
 
 def _texts(der: Derivation, orders: str, n: int, q: Fraction, sigma: Fraction, steps: int, delta: Fraction, target: Fraction) -> None:
     """The claims, the conclusion and the prose certify writes, re-derived from the exact inputs (never copied)."""

@@ -11,12 +11,9 @@ library's number. A note is a statement about the recorded value, so the kernel 
 Numbers in a note are written as certify writes them (X and Z as ``p`` or ``p/q`` in lowest terms).
 """
 
-from __future__ import annotations
-
 import math
 import re
 from fractions import Fraction
-
 from .numbers import Malformed, parse_exact
 
 _EXACT = r"[0-9]{1,400}(?:/[0-9]{1,400})?"
@@ -27,13 +24,11 @@ _REPLACE_ONE = re.compile(
     r"relative to the clip norm C it is sigma = 2z(?: \((?P<inner>binary float [^()]{1,700})\))?"
 )
 
-
 def _canonical(text: str, name: str) -> Fraction:
     q = parse_exact(text, name)
     if (str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}") != text:
         raise Malformed(f"{name}: {text[:40]} is not written in lowest terms")
     return q
-
 
 def _binary(m: re.Match, name: str) -> Fraction:
     """X of a binary-float note, after checking that X is the exact value of the float R."""
@@ -44,7 +39,6 @@ def _binary(m: re.Match, name: str) -> Fraction:
     if not math.isfinite(r) or repr(r) != m["r"] or Fraction(r) != _canonical(m["x"], name):
         raise Malformed(f"{name}: {m['x'][:40]} is not the exact value of the binary float {m['r']}")
     return Fraction(r)
-
 
 def noted_value(note, name: str) -> Fraction:
     """The value a note says its field records; Malformed when it is not one of the three forms or is false."""
@@ -66,7 +60,6 @@ def noted_value(note, name: str) -> Fraction:
                 raise Malformed(f"{name}: the inner binary-float note is not z")
         return 2 * z
     raise Malformed(f"{name}: not a provenance note (binary float, sample_size/source_dataset_size, or REPLACE_ONE z)")
-
 
 def check_notes(inputs: dict, failed: list) -> None:
     """Every ``<field>.note`` states the value its field records (else the failure is appended to ``failed``)."""

@@ -19,8 +19,9 @@ from certify_kernel import numbers, objpert, poisson
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KERNEL = os.path.join(ROOT, "certify_kernel")
 SOURCES = sorted(os.path.join(KERNEL, f) for f in os.listdir(KERNEL) if f.endswith(".py"))
-#: what the kernel may import: the standard library modules it uses, and mpmath (python-flint is not used)
-ALLOWED = {"__future__", "contextlib", "dataclasses", "fractions", "hashlib", "json", "math", "os", "re", "sys", "mpmath", "mpmath.libmp"}
+#: what the kernel may import: the standard library modules it uses, mpmath, and python-flint (pld.py: exact integer
+#: polynomial products, fmpz_poly, only: checked below)
+ALLOWED = {"__future__", "contextlib", "dataclasses", "fractions", "hashlib", "json", "math", "os", "re", "sys", "mpmath", "mpmath.libmp", "flint"}
 
 
 def _trees():
@@ -50,7 +51,18 @@ def test_kernel_imports_nothing_from_certify():
             for name in names:
                 assert name in ALLOWED, f"{path} imports {name}"
                 seen.add(name)
-    assert "mpmath" in seen and not any(n.startswith("certify") or n.startswith("flint") for n in seen)
+    assert "mpmath" in seen and not any(n.startswith("certify") for n in seen)
+
+
+def test_python_flint_is_used_for_exact_integer_products_only():
+    """flint is imported by pld.py alone, and only fmpz_poly, used only as fmpz_poly(ints) * fmpz_poly(ints)."""
+    for path, _, tree in _trees():
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "flint" for a in n.names]
+        assert names == (["fmpz_poly"] if path.endswith("pld.py") else []), (path, names)
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "fmpz_poly"]
+        products = [n for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and n.left in calls and n.right in calls]
+        uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "fmpz_poly"]
+        assert len(calls) == len(uses) == 2 * len(products) == (2 if path.endswith("pld.py") else 0), path
 
 
 def test_kernel_size_limits():
@@ -66,9 +78,9 @@ def test_kernel_size_limits():
 
 
 def test_the_scan_would_fail_on_an_import_of_certify(tmp_path):
-    tree = ast.parse("from certify.balls import arb\nimport flint\n")
+    tree = ast.parse("from certify.balls import arb\nimport numpy\n")
     names = [n.module if isinstance(n, ast.ImportFrom) else n.names[0].name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
-    assert [n for n in names if n not in ALLOWED] == ["certify.balls", "flint"]
+    assert [n for n in names if n not in ALLOWED] == ["certify.balls", "numpy"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -245,7 +257,7 @@ CLI_CASES = {
     "delta 2": (lambda d: d["inputs"].update(delta="2"), 5, "hypothesis fails"),
     "epsilon_bound 1": (lambda d: d["witnesses"].update(epsilon_bound="1"), 4, "claim dp"),
     "integral": (lambda d: d["witnesses"].update(fractional="integral"), 4, "equation"),
-    "kind": (lambda d: d.update(kind="pld/dpsgd"), 2, "not covered"),
+    "kind": (lambda d: d.update(kind="events/pld"), 2, "not covered"),
 }
 
 
