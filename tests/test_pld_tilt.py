@@ -196,8 +196,9 @@ def test_derived_add_alone_t3_reference():
 
 @pytest.mark.parametrize("K,tau,proves", [(36, 64, True), (40, 1000, True), (33, 8, False), (33, 10**8, False)])
 def test_consistent_certificate_with_other_K_tau_is_still_sound(certs, K, tau, proves):
-    """A consistent derived certificate made with a small K / huge tau (as a forger could): it verifies only
-    with what its balls prove, and its eps_up is still above the exact eps (> the honest eps_low)."""
+    """A consistent derived certificate made with a small K / huge tau (as a forger could): its eps_up is still above
+    the exact eps (> the honest eps_low), and ``certify verify`` refuses it all the same (exit 4, naming witnesses.K):
+    certify never writes it (the checker re-derives K and tau with the producer's plan)."""
     from certify.pld.certificates import make_certificate
 
     new, _ = certs
@@ -212,6 +213,7 @@ def test_consistent_certificate_with_other_K_tau_is_still_sound(certs, K, tau, p
     assert up is not None
     low = readoff.epsilon_fail(r.side(False), delta, h, up)
     cert = make_certificate(new.inputs, pl, r, delta, up, low, h, ("remove",))
-    assert verify_text(cert.dumps()).ok
+    rep = verify_text(cert.dumps())
+    assert rep.exit_code == 4 and any("witnesses.K" in p for p in rep.problems), (rep.exit_code, rep.problems)
     assert up >= new.quantities["epsilon_lower"].value.upper().fmpq()
     assert low <= new.quantities["epsilon_upper"].value.lower().fmpq()

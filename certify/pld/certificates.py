@@ -175,12 +175,27 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
     if not (isinstance(lower, list) and all(isinstance(x, str) for x in lower)):
         raise InputError("witnesses", "lower_profiles must be a list of profile names")
     derive = pl.add_from is not None if derives_add(contract) else None  # the producer's own derive_add: the recorded choice
-    check_layouts(pl.layouts, lambda hh: plan(contract, q, sigma, steps, delta, hh, derive_add=derive).layouts, h)
+    want = plan(contract, q, sigma, steps, delta, h, derive_add=derive)
+    check_scale(pl, want)
+    check_layouts(pl.layouts, lambda hh: want.layouts if hh == h else plan(contract, q, sigma, steps, delta, hh, derive_add=derive).layouts, h)
     r = run(contract, q, sigma, steps, pl, lower=tuple(lower))
     check_searched(r, pl, delta, h, eps_up, eps_low, tuple(lower))
     ev = Evaluation()
     fill(ev, r, delta, eps_up, eps_low, h)
     return ev
+
+
+def check_scale(pl: Plan, want: Plan) -> None:
+    """K and tau are the ones the producer's plan chooses (:func:`certify.pld.accountant.plan`, re-run by the
+    checker from the inputs and the recorded direction choice): any K and tau give a sound bracket, so this refuses a
+    file certify never writes, not a false bound. K comes from ``bits_for(delta)`` and, for a derived add direction,
+    ``eps_bits`` (a float Rényi estimate: another libm could move it where ``eps_est log2(e)`` lies within a few ulps of
+    an integer; a genuine certificate would then be refused, never a forged one accepted); tau from K exactly."""
+    if pl.K != want.K:
+        raise InputError("witnesses.K", f"must be {want.K}, the fixed-point scale certify chooses for these inputs, got {pl.K}")
+    if pl.tau != want.tau:
+        got = str(pl.tau) if pl.tau.bit_length() <= 256 else f"an integer of {pl.tau.bit_length()} bits"
+        raise InputError("witnesses.tau", f"must be {want.tau}, the truncation certify chooses for these inputs and K, got {got}")
 
 
 def check_searched(r, pl: Plan, delta: fmpq, h: fmpq, eps_up: fmpq, eps_low: fmpq, lower: tuple) -> None:
