@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 from ..balls import Tri, UndecidedError, arb, ball, compare, exact_str, float_of, fmpq, require_in
 from ..limits import refuse_above
-from .curvature import choose_levels, interval_key, kappa_neg, theta_choice
+from .curvature import search_key_kappa, choose_levels, interval_key, theta_choice
 from .mixture import PointBound, Rule, choose_rule, point_bounds, point_precision, J_zero
 from .problem import Problem
 from .small_p import small_p_bounds
@@ -210,7 +210,7 @@ class _Evaluator:
         return self(u).J_hi.upper().fmpq()
 
     def key(self, l: fmpq, r: fmpq) -> fmpq:
-        kap = kappa_neg(self.prob, l, r).upper().fmpq()
+        kap = search_key_kappa(self.prob, l, r).upper().fmpq()
         return interval_key(self.hi(l), self.hi(r), kap, l, r)
 
 
