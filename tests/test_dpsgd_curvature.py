@@ -283,3 +283,18 @@ def test_kappa_neg_bounds_the_interpolation_error():
                 x = _mpf(l) + t * (_mpf(r) - _mpf(l))
                 chord = (1 - t) * Jl + t * Jr
                 assert J_fd_ref(2, "0.04", 1, x) <= chord + kneg * (_mpf(r) - _mpf(l)) ** 2 * t * (1 - t) / 2 + mp.mpf(10) ** -30
+
+
+def test_search_and_recorded_theta_choices_agree():
+    """The search's numpy theta choice (its own keys) and the plain-float one (every recorded theta) choose alike."""
+    import random
+
+    from certify.dpsgd.curvature import _theta_choice, _theta_choice_numpy
+
+    rng = random.Random(29)
+    for _ in range(40):
+        al = rng.choice([2, 3, 8, 16, 64, 256])
+        prob = Problem(al, fmpq(rng.randint(1, 999), rng.choice([1000, 10**5])), fmpq(rng.randint(3, 100), rng.choice([10, 100])))
+        l = fmpq(rng.randint(0, 499), 1000)
+        r = l + fmpq(rng.randint(1, 500 - int(l * 1000)), 1000)
+        assert _theta_choice(prob, l, r) == _theta_choice_numpy(prob, l, r), (al, prob, l, r)
