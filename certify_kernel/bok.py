@@ -254,9 +254,8 @@ def _texts(doc: dict, der: Derivation, n: int, bound: str) -> None:
         raise Malformed("witnesses.curvature: one {level, thetas} entry per leaf")
     for i, leaf in enumerate(w["leaves"]):
         l, r, level = parse_exact(leaf[0], "leaf l"), parse_exact(leaf[1], "leaf r"), curv[i]["level"]
-        der.texts[f"quantity:leaf[{i}]"] = (
-            f"key Q(l, r) >= max J on the leaf [{l}, {r}] (kappa >= max(0, -J'') on the leaf, B.3.2 sharpened, level {level})"
-        )
+        der.texts[f"quantity:leaf[{i}]"] = (f"key Q(l, r) >= max J on the leaf [{l}, {r}] (kappa >= max(0, -J'') on the leaf, B.3.2 sharpened, "
+                                            f"level {level})")
     names = {"alpha_at_least_2": "alpha", "alpha_at_most_256": "alpha", "steps_positive": "T", "delta_positive": "delta", "delta_below_1": "delta"}
     der.texts.update({f"claim:{h}": f"{v} = {parse_exact(der.claims[h][0], h)} {der.claims[h][1]} {der.claims[h][2]}" for h, v in names.items()})
     der.texts["claim:search_met_gamma"] = "the search stopped at its tolerance: largest key - J-lower(u*) <= gamma"

@@ -207,6 +207,10 @@ def normal_tail_at(x: Fraction, floor=None):
         return (1 - e) / 2 if x >= 0 else (1 + e) / 2
 
 def normal_tail(t, floor=None):
-    """Q over an interval t: [Q(hi), Q(lo)] (Q is decreasing)."""
+    """Q over an interval t: [Q(hi), Q(lo)] (Q is decreasing); a thin t (width < 2^-20) by one series, Q(mid) -+ phi(a) (hi - lo)/2,
+    a = min |x| on t (the mean value theorem: |Q'| = phi, which decreases in |x|)."""
     lo, hi = bounds(t)
-    return iv.mpf([normal_tail_at(hi, floor).a, normal_tail_at(lo, floor).b])
+    if hi - lo >= Fraction(1, 2**20):
+        return iv.mpf([normal_tail_at(hi, floor).a, normal_tail_at(lo, floor).b])
+    w = interval((hi - lo) / 2) * iv.exp(-interval(0 if lo <= 0 <= hi else min(lo * lo, hi * hi) / 2)) / iv.sqrt(2 * iv.pi)
+    return normal_tail_at((lo + hi) / 2, floor) + iv.mpf([-w.b, w.b])

@@ -10,15 +10,14 @@
        finite measures only, not total mass 1): T-fold power of the polynomial sum m_i x^i, m_inf as the rest;
   (N3) read-off: delta(eps) by (N0) at the composed measures.
 
-Upper measure: the lower convex hull ("connect the dots", Doroshenko et al. 2022) of (0, 1) and (g_j, d_j), d_j >= H(g_j) at the layout's points g_j
-= e^(j h), masses rounded up to 2^-K. The check makes it a proof, whatever the masses: a piecewise linear curve with kinks at the g_j only, >= d_j
-at every g_j and >= 1 at 0, is >= the convex H on every segment, and m_inf >= d_last >= H beyond. Lower: the tangent of H (of one curve, for the
-maximum) at each segment's midpoint is below H; v_j = the smaller adjacent tangent at g_j (1 - g on the first segment; 0 from the last v_j >= 0 on),
-masses rounded down; a curve with kinks at the g_j, <= v_j at each, is <= H. Products exact (python-flint's fmpz_poly, exact integer products only),
-rounded up (down) to 2^-K; tails of mass <= tau go to +inf and onto the first atom (are dropped). So [lower, upper] encloses the pair's exact
-composed delta: the claims are decided from it, the recorded deltas checked to lie on their side of it, the margins are the kernel's own
-(``Derivation.sides``).
-"""
+Upper measure: the lower convex hull ("connect the dots", Doroshenko et al. 2022) of (0, 1) and (g_j, d_j), d_j >= H(g_j) at the
+layout's points g_j = e^(j h), masses rounded up to 2^-K. The check makes it a proof, whatever the masses: a piecewise linear curve with kinks
+at the g_j only, >= d_j at every g_j and >= 1 at 0, is >= the convex H on every segment, and m_inf >= d_last >= H beyond. Lower: per segment
+a global minorant line of H (of one member, for the maximum: a tangent, a mean of two, or 1 - g, ``_line``); v_j = the smaller adjacent
+line at g_j (1 - g on [0, g_0]; 0 from the last v_j >= 0 on), masses rounded down; a curve with kinks at the g_j, <= v_j at each, is <= H.
+Products exact (python-flint's fmpz_poly, exact integer products only), rounded up (down) to 2^-K; tails of mass <= tau go to +inf and
+onto the first atom (are dropped). So [lower, upper] encloses the pair's exact composed delta: the claims are decided from it, the recorded
+deltas checked to lie on their side of it, the margins are the kernel's own (``Derivation.sides``)."""
 
 import math
 from fractions import Fraction
@@ -33,20 +32,16 @@ FIXED = dict(CONTRACT, sampling="fixed-size", adjacency="replace-one", sensitivi
 INPUTS = frozenset(CONTRACT) | {"delta", "grid", "noise_multiplier", "sampling_rate", "steps"}
 WITNESSES = {"K", "add_from", "epsilon_lower", "epsilon_upper", "layouts", "lower_profiles", "tau"}
 #: work decided before it is done: grid points per profile, steps (products ~ 2 log2 T), atoms x bits of one product
-MAX_POINTS, MAX_STEPS, MAX_CELLS = 2500, 1 << 24, 40_000_000
+MAX_POINTS, MAX_STEPS, MAX_CELLS = 25_000, 1 << 24, 200_000_000
 GRID = "min over the used grid points (and gamma = 0) of "
 TEXTS = {  # quantity: (equation, description), as certify writes them
-    "margin_upper": (
-        "discretise: pessimistic check",
-        GRID + "g_up - upper(curve): >= 0 means the one-step measure's curve dominates the profile for every gamma >= 0",
-    ),
+    "margin_upper": ("discretise: pessimistic check", GRID + "g_up - upper(curve): >= 0 means the one-step measure's curve dominates the "
+                     "profile for every gamma >= 0"),
     "margin_lower": ("discretise: optimistic check", GRID + "lower(tangent) - g_low: >= 0 means the profile dominates the one-step measure's curve"),
     "epsilon_upper": ("readoff: eps_pass", "certified epsilon: the run is (epsilon_upper, delta)-DP"),
     "epsilon_lower": ("readoff: eps_fail", "certified lower bound on the exact eps(delta) of the composed dominating pair"),
-    "delta_upper": (
-        "readoff: delta_up(epsilon_upper)",
-        "m_inf + sum m_i (1 - e^(eps - l_i))_+ of the composed pessimistic measures (worst direction)",
-    ),
+    "delta_upper": ("readoff: delta_up(epsilon_upper)", "m_inf + sum m_i (1 - e^(eps - l_i))_+ of the composed pessimistic measures "
+                    "(worst direction)"),
     "delta_lower": ("readoff: delta_low(epsilon_lower)", "the same read-off of the composed optimistic measures (worst direction)"),
 }
 
@@ -111,10 +106,20 @@ def curve_at(gs: list, ms: list, m_inf: int, K: int) -> list:
         a, b = a + ms[j], b + ms[j] / gs[j]
     return out
 
+def _line(a: tuple, b: tuple, m: tuple, ends: tuple) -> tuple:
+    """Of global minorant lines (slope, intercept) of H on a segment (tangents a, b at its ends, m at its midpoint, their means, 1 - g),
+    the one of least deficit below H at the ends, one below 1 - g weighing 10^6 times (the hull from (0, 1) would carry it to every g
+    below), 4 times on a segment ending at g >= 1 (a node value 0 there cuts every larger loss): a choice, any such line is sound."""
+    cands = [m, a, b, (iv.mpf(-1), iv.mpf(1))] + [((k[0] + l[0]) / 2, (k[1] + l[1]) / 2) for k, l in ((a, b), (m, b), (a, m))]
+    ends = [(g, float((t[0] * g + t[1]).a), 1 - float(g.a)) for t, g in zip((a, b), ends)]  # (g, H, 1 - g)
+    pen = 10**6 if ends[1][2] > 0 else 3
+    return min(cands, key=lambda l: max(H - (v := float((l[0] * g + l[1]).a)) + pen * max(0.0, f - v) for g, H, f in ends))
+
 def one_step(idx: list, h: Fraction, q: Fraction, mu, both: bool, K: int, der: Derivation, name: str) -> tuple:
     """The upper and lower one-step measures at the points ``idx`` (dense (first index, masses, m_inf)), their checks."""
     gs = [iv.exp(interval(j * h)) for j in idx]
-    d = [max(bounds(hj)[1] for hj, _ in curve(g, q, mu, both)) for g in gs]
+    cs = [curve(g, q, mu, both) for g in gs]
+    d = [max(bounds(hj)[1] for hj, _ in c) for c in cs]
     for j in range(1, len(d)):
         d[j] = min(d[j], d[j - 1])  # H is non-increasing
     eta = Fraction(1, 2 ** (K + 4))  # the hulls' margin, far above the intervals' widths
@@ -123,9 +128,11 @@ def one_step(idx: list, h: Fraction, q: Fraction, mu, both: bool, K: int, der: D
     margin = min([bounds(f[j] - interval(d[j]))[0] for j in range(len(gs))] + [Fraction(m_inf + sum(up), 2**K) - 1])
     if margin >= 0:
         der.values[f"margin_upper[{name}]"] = (margin, margin)
-    tangents = [max(curve(m, q, mu, both), key=lambda c: float(c[0].a)) + (m,) for m in [(g0 + g1) / 2 for g0, g1 in zip(gs, gs[1:])]]
-    lines = [(iv.mpf(1), iv.mpf(-1), iv.mpf(0))] + tangents + [None]  # 1 - g on [0, g_0], a tangent at each segment's midpoint
-    v = [min(bounds(hm + dm * (g - m))[0] for hm, dm, m in filter(None, lines[j : j + 2])) for j, g in enumerate(gs)]
+    ms = [(g0 + g1) / 2 for g0, g1 in zip(gs, gs[1:])]  # tangents (slope, intercept) of the larger member at the points, the midpoints
+    big = [max(c, key=lambda x: float(x[0].a)) for c in cs + [curve(m, q, mu, both) for m in ms]]
+    t = [(s, v - s * g) for g, (v, s) in zip(gs + ms, big)]
+    lines = [(iv.mpf(-1), iv.mpf(1))] + [_line(t[j], t[j + 1], t[len(gs) + j], gs[j : j + 2]) for j in range(len(ms))] + [None]
+    v = [min(bounds(s * g + c)[0] for s, c in filter(None, lines[j : j + 2])) for j, g in enumerate(gs)]
     n = max((j for j in range(len(v)) if v[j] >= 0), default=0)
     v = [Fraction(1)] + v[:n] + [Fraction(0)]  # G(0) <= 1; from the point n on, G = 0 <= H
     low = _masses(gs[: n + 1], [x - eta for x in v[:-1]] + [0], K, False)
@@ -134,11 +141,7 @@ def one_step(idx: list, h: Fraction, q: Fraction, mu, both: bool, K: int, der: D
     if margin >= 0:
         der.values[f"margin_lower[{name}]"] = (margin, margin)
     at, below = dict(zip(idx, up)), dict(zip(idx, low))  # dense: (first index, masses at every index from it, m_inf)
-    return (idx[0], [at[j] if j in at else 0 for j in range(idx[0], idx[-1] + 1)], m_inf), (
-        idx[0],
-        [below.get(j, 0) for j in range(idx[0], idx[n] + 1)],
-        0,
-    )
+    return (idx[0], [at.get(j, 0) for j in range(idx[0], idx[-1] + 1)], m_inf), (idx[0], [below.get(j, 0) for j in range(idx[0], idx[n] + 1)], 0)
 
 def product(a: tuple, b: tuple, K: int, tau: int, up: bool) -> tuple:
     """(N2) one exact product (fmpz_poly), masses rounded up (down) to 2^-K, m_inf of the product
@@ -243,10 +246,10 @@ def derive(doc: dict) -> Derivation:
     tau = int(delta * 2**K) >> amp
     if K > 4096:
         raise Undecided(f"K = {K} bits per mass: too costly for the kernel")
+    with working_precision(K + 48):  # the one-step checks need 2^-(K+4) (eta), far above these intervals' widths
+        up, low = one_step(idx, h, q, interval((2 if name == "max" else 1) / sigma), name == "max", K, der, name)
+    up, low = power(up, T, K, tau, True), power(low, T, K, tau, False)
     with working_precision(K + 128):
-        mu = interval((2 if name == "max" else 1) / sigma)
-        up, low = one_step(idx, h, q, mu, name == "max", K, der, name)
-        up, low = power(up, T, K, tau, True), power(low, T, K, tau, False)
         for key, eps in (("delta_upper", e_up), ("delta_lower", e_low)):
             rd = [(readoff(up, eps, h, K, add), readoff(low, eps, h, K, add)) for add in (False, True)[: 1 if name == "max" else 2]]
             der.values[key] = (max(bounds(lo)[0] for _, lo in rd), max(bounds(hi)[1] for hi, _ in rd))

@@ -75,15 +75,10 @@ def _texts(der: Derivation, orders: str, n: int, q: Fraction, sigma: Fraction, s
         der.claim("hyp:" + name, (str(delta), rel, rhs), f"delta = {delta} {rel} {rhs}")
     hyps = tuple(der.claims)
     what = f"poisson sampling, add-remove adjacency, q = {q}, T = {steps}"
-    der.claim(
-        "fails",
-        ("epsilon_min", ">", str(target)),
-        f"at sigma = {sigma} the Rényi accountant over the grid G certifies no epsilon <= "
-        f"{target} at delta = {delta}: every order of G gives more ({what})",
-    )
+    der.claim("fails", ("epsilon_min", ">", str(target)),
+              f"at sigma = {sigma} the Rényi accountant over the grid G certifies no epsilon <= {target} at delta = {delta}: every order of G "
+              f"gives more ({what})")
     der.conclude("fails", "fails", hyps, f"sigma = {sigma} does not meet the target ({target}, {delta}) by this accountant")
-    der.texts["quantity:epsilon_min"] = (
-        f"min over alpha in G ({orders}) of T eps_RDP(alpha) + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1) (MTZ19 Sec. 3, "
-        "integer orders)"
-    )
+    der.texts["quantity:epsilon_min"] = (f"min over alpha in G ({orders}) of T eps_RDP(alpha) + log((alpha-1)/alpha) - (log delta + log alpha)"
+                                         "/(alpha-1) (MTZ19 Sec. 3, integer orders)")
     der.texts["budget"] = {"orders": f"{n} orders re-evaluated"}
