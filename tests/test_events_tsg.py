@@ -402,3 +402,33 @@ def test_float_fields_from_dp_accounting_recorded_exactly_with_notes():
     m = ledger_of(ev, "add-remove").entries[0][0]
     assert m["sampling_probability"] == fmpq(*(0.2).as_integer_ratio())
     assert dict(m.notes).get("sampling_probability")  # the binary float's provenance note
+
+
+# --------------------------------------------------------------------------------------------
+# proof obligations of the theorem's identities (certify.events.pld_proofs)
+# --------------------------------------------------------------------------------------------
+def _obligation(oid):
+    from certify.proofs import obligations
+
+    return next(ob for ob in obligations("events") if ob.id == oid)
+
+
+def _wrong(oid):
+    import sympy as sp
+
+    if oid == "E-pld-labelled-mixture":
+        n, k = sp.Symbol("n", positive=True, integer=True), sp.Symbol("k", nonnegative=True, integer=True)
+        return (n - k) / (k + 2)
+    if oid == "E-pld-tsg-subset":
+        return sp.Symbol("B", positive=True, integer=True) / sp.Symbol("k", positive=True, integer=True)
+    P, X, q = sp.symbols("P X q", positive=True)
+    return (1 - q) * P + q * X  # the rate q instead of q B/(k + 1)
+
+
+@pytest.mark.parametrize("oid", ["E-pld-labelled-mixture", "E-pld-tsg-subset", "E-pld-tsg-decomposition"])
+def test_obligations_are_proved_and_refute_wrong_claims(oid):
+    from certify.proofs.core import PROVED
+
+    ob = _obligation(oid)
+    assert ob.run().verdict == PROVED
+    assert ob.run(claimed=_wrong(oid)).verdict != PROVED
