@@ -396,6 +396,17 @@ def test_cli_account_and_verify(tmp_path, capsys):
     capsys.readouterr()
 
 
+def test_verify_at_1x_2x_4x_precision(tmp_path, capsys):
+    """The checker re-derives the weight's enclosure and both curves at the recorded precision and at 2x, 4x."""
+    out = tmp_path / "c.json"
+    out.write_text(cert(tsg(), 3).dumps())
+    prec = json.loads(out.read_text())["precision"]
+    for factor in (1, 2, 4):
+        extra = ["--precision", str(factor * prec)] if factor > 1 else []
+        assert cli.main(["verify", "--quiet", *extra, str(out)]) == 0, factor
+    capsys.readouterr()
+
+
 def test_float_fields_from_dp_accounting_recorded_exactly_with_notes():
     dp = pytest.importorskip("dp_accounting")
     ev = dp.TruncatedSubsampledGaussianDpEvent(dataset_size=20, sampling_probability=0.2, truncated_batch_size=5, noise_multiplier=1.0)
