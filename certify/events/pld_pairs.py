@@ -507,9 +507,11 @@ class GaussianMixtureCurve(Curve):
 # --------------------------------------------------------------------------------------------
 #: the most binomial terms one enclosure of P(Bin(n, q) >= B) may sum (decided before summing: BinomialTail.terms)
 MAX_TERMS = 10**6
-#: the precision (bits) at which the work of a binomial tail is decided when the event is read: every evaluation up to
-#: this precision stays within MAX_TERMS terms (the count grows like sqrt(bits) near the mean, linearly far from it)
-TAIL_CHECK_BITS = 4096
+#: the precision (bits) at which the work of a binomial tail is decided when the event is read (about 4x the usual
+#: K + 96 bits, so that verify at 4x precision stays within it): every evaluation up to this precision stays within
+#: MAX_TERMS terms (the count grows like sqrt(bits) near the mean, linearly far from it); a higher --precision may be
+#: refused (an InputError naming truncated_batch_size)
+TAIL_CHECK_BITS = 1024
 _TAIL_MEMO: dict = {}
 
 
