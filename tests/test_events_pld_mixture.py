@@ -1,6 +1,6 @@
 """MixtureOfGaussiansDpEvent by the certified PLD accountant (``certify account --accountant pld``): the curve of
 :class:`certify.events.pld_pairs.GaussianMixtureCurve` (both directions), the accountant's bracket, the certificate,
-bad inputs, and TruncatedSubsampledGaussianDpEvent's refusal by the Rényi accountant.
+bad inputs, and TruncatedSubsampledGaussianDpEvent (now certified).
 
 References written here with mpmath (30-50 digits), apart from the code under test: the one-step hockey-stick
 divergence int (p(x) - gamma q(x))_+ dx by quadrature split at the crossing (found by mpmath's root finder), and the
@@ -344,8 +344,8 @@ def test_null_mixture_is_dropped_like_a_noop():
         ledger_of(mog(1, [0, 3], ["1", "0"]), "add-remove")
 
 
-def test_truncated_subsampled_gaussian_is_refused_by_the_renyi_accountant(tmp_path, capsys):
-    """Certified by the PLD accountant only (tests/test_events_tsg.py); the Rényi accountant refuses it in one line."""
+def test_truncated_subsampled_gaussian_is_certified_by_both_accountants(tmp_path, capsys):
+    """No longer refused: certify's labelled-mixture pair (tests/test_events_tsg.py) under add-remove, both accountants."""
     path = tmp_path / "t.json"
     ev = {
         "class_name": "TruncatedSubsampledGaussianDpEvent",
@@ -355,9 +355,9 @@ def test_truncated_subsampled_gaussian_is_refused_by_the_renyi_accountant(tmp_pa
         "noise_multiplier": 1,
     }
     path.write_text(json.dumps(ev))
-    assert cli.main(["account", str(path), "--accountant", "rdp", "--delta", "1e-6"]) == 2
-    err = capsys.readouterr().err
-    assert "TruncatedSubsampledGaussianDpEvent has no certified Rényi bound" in err and len(err.strip().splitlines()) == 1
+    for acc in ("rdp", "pld"):
+        assert cli.main(["account", str(path), "--accountant", acc, "--delta", "1e-6", "--grid", "1e-2"][: 6 if acc == "rdp" else 8]) == 0
+    assert "upper bound" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------------------------------------

@@ -380,12 +380,46 @@ def test_other_relations_refused_with_the_reason(relation):
     assert e.value.parameter == "event" and "add-remove only" in e.value.message and "batch slot" in e.value.message
 
 
-def test_rdp_accountant_refuses_it(tmp_path, capsys):
-    path = tmp_path / "e.json"
+def psg_rdp_integer(q, z, a):
+    """MTZ19 (integer order a): e = log A / (a - 1), A = sum_k C(a, k) (1-q)^(a-k) q^k e^((k^2 - k)/(2 z^2))."""
+    A = sum(mpmath.binomial(a, k) * (1 - q) ** (a - k) * q**k * mpmath.exp((k * k - k) / (2 * z * z)) for k in range(a + 1))
+    return mpmath.log(A) / (a - 1)
+
+
+@pytest.mark.parametrize("order", [2, 8, 32])
+def test_renyi_bound_is_the_labelled_pairs_divergence(order):
+    """The Rényi divergence of the labelled pair is exactly log((1 - w) e^((a-1) e_1) + w e^((a-1) e_2)) / (a - 1)
+    (the label is released); at an integer order MTZ19's sums are exact: the certified ball holds it, narrowly."""
+    from certify.events.accountant import certify_events
+
+    mp.dps = 50
+    q, z = mpmath.mpf(1) / 5, mpmath.mpf(1)
+    w = binom_tail_ref(20, q, 5)
+    a = order
+    ref = mpmath.log((1 - w) * mpmath.exp((a - 1) * psg_rdp_integer(q, z, a)) + w * mpmath.exp((a - 1) * psg_rdp_integer(q, z / 2, a))) / (a - 1)
+    c = certify_events(ledger_of(tsg(), "add-remove"), order=str(order))
+    lo, hi = ball_endpoints(c.quantities["rdp[0]"].value)
+    assert mpmath.mpf(int(lo.p)) / int(lo.q) <= ref <= mpmath.mpf(int(hi.p)) / int(hi.q)
+    assert hi - lo < fmpq(1, 10**9)
+    assert ref > psg_rdp_integer(q, z, a)  # the truncation costs: above PSG(q, z) alone
+
+
+def test_renyi_epsilon_is_above_the_pld_bracket():
+    """Two certified upper bounds of the same mechanism: the Rényi conversion is looser than the PLD pair's exact epsilon."""
+    from certify.events.accountant import certify_events
+
+    r = certify_events(ledger_of(composed(tsg(), 3), "add-remove"), delta="1e-5")
+    p = cert(tsg(), 3, delta="1e-5")
+    assert r.quantities["epsilon"].value > p.quantities["epsilon_upper"].value
+    assert "an upper bound only" in r.evaluation.claim_named("bound").statement
+
+
+def test_rdp_command_and_verify(tmp_path, capsys):
+    path, out = tmp_path / "e.json", tmp_path / "c.json"
     path.write_text(json.dumps(composed(tsg(), 2)))
-    assert cli.main(["account", str(path), "--accountant", "rdp", "--delta", "1e-5"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "TruncatedSubsampledGaussianDpEvent has no certified Rényi bound" in err
+    assert cli.main(["account", str(path), "--accountant", "rdp", "--delta", "1e-5", "--out", str(out)]) == 0
+    assert cli.main(["verify", str(out)]) == 0
+    capsys.readouterr()
 
 
 def test_cli_account_and_verify(tmp_path, capsys):

@@ -23,8 +23,9 @@ Certified by RDP (--accountant rdp): Gaussian, Laplace, DiscreteLaplace, Discret
 RandomizedResponse (replace-one, replace-special), EpsilonDelta, ZCDp, ExponentialMechanism (upper bound),
 PermuteAndFlip (upper bound), SingleEpochTreeAggregation (replace-special), PoissonSampled(Gaussian)
 (add-remove, replace-special), SampledWithoutReplacement(Gaussian) (replace-one; upper bound),
-RepeatAndSelect (upper bound), and SelfComposed / Composed / NoOp of these. Refused with the reason: NonPrivate,
-MixtureOfGaussians and TruncatedSubsampledGaussian (PLD only), SampledWithReplacement.
+RepeatAndSelect (upper bound), TruncatedSubsampledGaussian (add-remove; certify's labelled-mixture pair, upper bound),
+and SelfComposed / Composed / NoOp of these. Refused with the reason: NonPrivate, MixtureOfGaussians (PLD only),
+SampledWithReplacement.
 
 Certified by PLD (--accountant pld, kind events/pld: a two-sided bracket of the composed dominating pairs' exact
 epsilon or delta; --grid H, default the finest grid that fits): Gaussian (add-remove, replace-one), Laplace,

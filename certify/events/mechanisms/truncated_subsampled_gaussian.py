@@ -46,9 +46,15 @@ smaller averaged rate with its REPLACE_ONE pair at noise z/2 (the theorem of arX
 own and may be looser or tighter (tests/test_events_tsg.py compares). The certificate's epsilon bracket is of the exact
 epsilon of THIS pair: an upper bound of the mechanism's.
 
+**Rényi bound** (dp_accounting's RdpAccountant has none). The same five steps hold for the functional
+E_a(P || Q) = exp((a - 1) D_a(P || Q)), a > 1, in place of H_gamma: it is jointly convex (an f-divergence, f(t) = t^a) and
+non-increasing under post-processing, E_a(P || P) = 1 <= E_a(Q || P), and the labelled mixture's is the weighted sum.
+So D_a <= log((1 - w) e^((a-1) e_1) + w e^((a-1) e_2)) / (a - 1), e_1, e_2 the Rényi divergences of PSG(q, z) and
+PSG(q, z/2) at order a (MTZ19 Sec. 3.3, :func:`certify.poisson.rdp.rdp_ball`, both directions: obligation
+``P-remove-dominates-add``); increasing in w because e_2 >= e_1 (a larger shift), and in e_1, e_2 (balls: outward).
+
 Not certified: REPLACE_SPECIAL (the special record occupies a batch slot: truncation then displaces a real record, and
-the neighbouring outputs are no add/remove pair, so step 1 does not apply), REPLACE_ONE, and the Rényi accountant (no
-Rényi bound is evaluated; dp_accounting's RdpAccountant has none). Edge cases as dp_accounting's PLDAccountant: q = 0,
+the neighbouring outputs are no add/remove pair, so step 1 does not apply) and REPLACE_ONE. Edge cases as dp_accounting's PLDAccountant: q = 0,
 B = 0 or n = 0 release nothing (null: dropped like a NoOp); z = 0 otherwise is refused (non-private).
 
 Inputs: dataset_size and truncated_batch_size integers in [0, 10^18], sampling_probability in [0, 1], noise_multiplier
@@ -77,10 +83,9 @@ class TruncatedSubsampledGaussian(Mechanism):
     #: read under any relation so that the refusal of the others names why (:meth:`read_nested`)
     RELATIONS = ANY
     NESTED = True
-    EQUATION = "PLD only (certify's labelled-mixture pair: certify.events.mechanisms.truncated_subsampled_gaussian)"
-    UPPER_ONLY = "TruncatedSubsampledGaussian: certify's dominating labelled-mixture pair (an upper bound)"
-    NO_RDP = (
-        "TruncatedSubsampledGaussianDpEvent has no certified Rényi bound here (dp_accounting's RdpAccountant has none either); use --accountant pld"
+    EQUATION = "certify's labelled-mixture pair (certify.events.mechanisms.truncated_subsampled_gaussian; MTZ19 Sec. 3.3 per component)"
+    UPPER_ONLY = (
+        "the truncated subsampled Gaussian is bounded by certify's labelled-mixture pair (1 - w) PSG(q, z) + w PSG(q, z/2): an upper bound only"
     )
     NOT_ADD_REMOVE = (
         "TruncatedSubsampledGaussianDpEvent is certified under add-remove only (by certify's labelled-mixture pair, an upper "
@@ -115,8 +120,54 @@ class TruncatedSubsampledGaussian(Mechanism):
     def is_null(self) -> bool:
         return self["sampling_probability"] == 0 or self["truncated_batch_size"] == 0 or self["dataset_size"] == 0
 
+    # ---- the Rényi accountant (module docstring: "Rényi bound") --------------------------------------------
+    def _parts(self):
+        """(PSG(q, z), PSG(q, z/2)) as PoissonSampledGaussian mechanisms and the weight w (a BinomialTail)."""
+        from ..pld_pairs import BinomialTail
+        from .poisson_sampled import PoissonSampledGaussian
+
+        q, z = self["sampling_probability"], self["noise_multiplier"]
+        psg = [PoissonSampledGaussian.make({"sampling_probability": q, "noise_multiplier": s}, {}, "event") for s in (z, z / 2)]
+        return psg, BinomialTail(int(self["dataset_size"].p), q, int(self["truncated_batch_size"].p))
+
     def rdp(self, alpha, relation):
-        raise InputError("event", self.NO_RDP)
+        """log((1 - w) e^((a-1) e_1) + w e^((a-1) e_2)) / (a - 1), in balls (upper endpoint valid: increasing in e_1, e_2
+        and, as e_2 >= e_1, in w; every ball outward)."""
+        from ...balls import arb, ball
+
+        (p1, p2), w = self._parts()
+        e1, e2 = p1.rdp(alpha, relation), p2.rdp(alpha, relation)
+        a1 = ball(alpha - 1)
+        wb, cb = w.enclose(), type(w)(w.n, w.q, w.B, upper=False).enclose()
+        k1, k2 = e1 * a1, e2 * a1
+        top = k1.max(k2)
+        return (top + (cb * (k1 - top).exp() + wb * (k2 - top).exp()).log()) / a1 if wb.upper() > 0 else e1 + arb(0)
+
+    def _combine(self, c1, c2, alphas):
+        import numpy as np
+
+        from ...balls import workprec
+
+        _, w = self._parts()
+        with workprec(64):
+            wf = float(w.enclose().upper().mid())  # a choice (the order); the bound is rdp()
+        if wf <= 0:
+            return c1
+        wf = min(wf, 1.0)
+        a1 = alphas - 1
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            lw, l1w = np.log(wf), (np.log1p(-wf) if wf < 1 else -np.inf)
+            return np.logaddexp(l1w + a1 * c1, lw + a1 * c2) / a1
 
     def rdp_floats(self, alphas, relation):
-        raise InputError("event", self.NO_RDP)
+        (p1, p2), _ = self._parts()
+        return self._combine(p1.rdp_floats(alphas, relation), p2.rdp_floats(alphas, relation), alphas)
+
+    def rdp_floats_fine(self, alphas, relation):
+        (p1, p2), _ = self._parts()
+        return self._combine(p1.rdp_floats_fine(alphas, relation), p2.rdp_floats_fine(alphas, relation), alphas)
+
+    def work_seconds(self, alpha, prec):
+        """Two Poisson-subsampled Gaussians' (certify.poisson.rdp.work_seconds) and the weight's terms (3 us each)."""
+        (p1, _), w = self._parts()
+        return 2 * p1.work_seconds(alpha, prec) + 3e-6 * w.terms(prec)
