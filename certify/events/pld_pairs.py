@@ -616,16 +616,18 @@ class BinomialTail:
                 t = lt.exp()
                 s = arb(0)
                 k = k0
+                # q / (1 - q) (or its inverse) once: a rational with a huge denominator is not re-read at every term
+                odds = arb(a) / (b - a) if up else arb(b - a) / a
                 for _ in range(L):
                     s += t
                     if up:
-                        t = t * ((n - k) * a) / ((k + 1) * (b - a))
+                        t = t * odds * (n - k) / (k + 1)
                         k += 1
                     else:
-                        t = t * (k * (b - a)) / ((n - k + 1) * a)
+                        t = t * odds * k / (n - k + 1)
                         k -= 1
                 if L < count:  # the rest: t_L + t_(L+1) + ... <= t_L / (1 - rho_L)
-                    rho = arb((n - k) * a) / ((k + 1) * (b - a)) if up else arb(k * (b - a)) / ((n - k + 1) * a)
+                    rho = odds * (n - k) / (k + 1) if up else odds * k / (n - k + 1)
                     rest = t / (1 - rho) if rho < 1 else arb(1)
                     s += arb(0).union(rest.upper())
                 s = s.max(arb(0)).min(arb(1))
