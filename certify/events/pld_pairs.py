@@ -27,7 +27,11 @@ f(gamma) = H_gamma(P || Q), its theorem cited below, each identity an obligation
   explicit tail bound (:class:`DiscreteGaussianCurve`); sensitivity >= 2 refused; symmetric.
 * MixtureOfGaussiansDpEvent(sigma, c_i, p_i), add/remove: M = sum_i p_i N(c_i, sigma^2) vs N(0, sigma^2) and the
   reverse (:class:`GaussianMixtureCurve`; one positive shift: the Poisson-subsampled Gaussian's MixtureCurve).
-Refused (PLD): the rest, naming why (TruncatedSubsampledGaussianDpEvent: :mod:`.mechanisms.unsupported`).
+* TruncatedSubsampledGaussianDpEvent(n, q, B, z), add/remove only: certify's labelled-mixture dominating pair
+  (1 - w) PSG(q, z) (+) w PSG(q, z/2), w = P(Bin(n, q) >= B) (:func:`tsg_pair`, :class:`certify.pld.curves.WeightedCurve`,
+  the weight enclosed by :class:`BinomialTail`; the theorem and its proof:
+  :mod:`.mechanisms.truncated_subsampled_gaussian`): an upper bound of the mechanism's curve.
+Refused (PLD): the rest, naming why (:mod:`.mechanisms.unsupported`, :data:`NO_PLD`).
 REPLACE_SPECIAL: Gaussian, Laplace, DiscreteLaplace, PoissonSampled(Gaussian) and MixtureOfGaussians take their add/remove pairs (the
 special record contributes nothing, so the neighbouring outputs ARE an add/remove pair: :data:`SPECIAL_AS_ADD_REMOVE`);
 RandomizedResponse and EpsilonDelta are refused under it, naming the class and why.
