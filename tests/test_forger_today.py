@@ -443,3 +443,68 @@ def test_kernel_refuses_bok_witnesses_certify_refuses(bok, case):
     text = resealed(bok, BOK_UNREAD[case])
     assert certify_says(text) == 4
     assert kernel_says(text) == 4, certify_kernel.check_text(text).message
+
+
+# --------------------------------------------------------------------------------------------
+# events/pld of TruncatedSubsampledGaussianDpEvent: the weight w = P(Bin(n, q) >= B) is derived from n, q, B
+# --------------------------------------------------------------------------------------------
+def tsg_event(n=20, q="1/5", b=5, z="1") -> dict:
+    return {
+        "class_name": "TruncatedSubsampledGaussianDpEvent",
+        "dataset_size": n,
+        "sampling_probability": q,
+        "truncated_batch_size": b,
+        "noise_multiplier": z,
+    }
+
+
+@pytest.fixture(scope="module")
+def genuine_tsg() -> dict:
+    return json.loads(made(tsg_event()))
+
+
+def test_genuine_tsg_verifies(genuine_tsg):
+    text = canonical_text(genuine_tsg)
+    assert certify_says(text) == 0
+    assert kernel_says(text) == 2  # not a kind the kernel covers: it says so, never accepts
+
+
+N, Q, B, Z = (f"event[0].{k}" for k in ("dataset_size", "sampling_probability", "truncated_batch_size", "noise_multiplier"))
+
+#: edits of the inputs the weight and the pair are derived from, the rest of the file left as it was (re-sealed)
+TSG_EDITS = {
+    "a larger batch (smaller w)": {B: "6"},
+    "a smaller dataset (smaller w)": {N: "19"},
+    "a smaller rate": {Q: "1/6"},
+    "more noise": {Z: "2"},
+    "B > n (w = 0: the untruncated pair)": {B: "21"},
+    "n written 20.0": {N: "20.0"},
+    "n written 2e1": {N: "2e1"},
+    "B written 05": {B: "05"},
+    "q unreduced 2/10": {Q: "2/10"},
+    "a negative batch size": {B: "-5"},
+    "a fractional dataset": {N: "41/2"},
+    "a null event (q = 0)": {Q: "0"},
+    "a non-private event (z = 0)": {Z: "0"},
+    "replace-special": {"neighboring": "replace-special"},
+    "replace-one": {"neighboring": "replace-one"},
+    "a weight whose enclosure is refused (B at the mean of Bin(2^53, 1/2))": {N: str(2**53), Q: "1/2", B: str(2**52)},
+}
+
+
+@pytest.mark.parametrize("case", sorted(TSG_EDITS))
+def test_tsg_edited_inputs_refused(genuine_tsg, case):
+    edit = TSG_EDITS[case]
+    assert certify_says(resealed(genuine_tsg, lambda d: d["inputs"].update(edit))) in (2, 4, 5)
+
+
+@pytest.mark.parametrize("case", ["a larger batch (smaller w)", "a smaller rate"])
+def test_tsg_rederived_for_other_inputs_is_what_certify_writes(genuine_tsg, case):
+    """The forger re-running certify's evaluator on other inputs but keeping the recorded headline decimals (``bound``,
+    ``lower``: witnesses, not re-derived) is refused; what verifies for those inputs is certify's own file, byte for byte."""
+    edit = TSG_EDITS[case]
+    text = forged(genuine_tsg, edit)
+    n, q, b = int(edit.get(N, "20")), edit.get(Q, "1/5"), int(edit.get(B, "5"))
+    own = made(tsg_event(n, q, b))
+    assert text != own and certify_says(text) in (4, 5)
+    assert certify_says(own) == 0

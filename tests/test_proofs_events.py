@@ -49,6 +49,7 @@ def test_catalogue_is_complete():
     pld = {"E-pld-gaussian", "E-pld-laplace", "E-pld-discrete-laplace", "E-pld-kov"}  # proved and refuted in tests/test_events_pld.py
     pld |= {"E-pld-mog-ratio", "E-pld-mog-curve"}  # proved and refuted in tests/test_events_pld_mixture.py
     pld |= {"E-pld-noise-channel"}  # proved and refuted in tests/test_events_pld_calibrate.py
+    pld |= {"E-pld-labelled-mixture", "E-pld-tsg-subset", "E-pld-tsg-decomposition"}  # proved and refuted in tests/test_events_tsg.py
     assert {ob.id for ob in obligations("events")} == set(FAST) | {"E-laplace-rdp", "E-wor-forward-difference"} | pld
 
 

@@ -23,14 +23,15 @@ Certified by RDP (--accountant rdp): Gaussian, Laplace, DiscreteLaplace, Discret
 RandomizedResponse (replace-one, replace-special), EpsilonDelta, ZCDp, ExponentialMechanism (upper bound),
 PermuteAndFlip (upper bound), SingleEpochTreeAggregation (replace-special), PoissonSampled(Gaussian)
 (add-remove, replace-special), SampledWithoutReplacement(Gaussian) (replace-one; upper bound),
-RepeatAndSelect (upper bound), and SelfComposed / Composed / NoOp of these. Refused with the reason: NonPrivate,
-MixtureOfGaussians (PLD only), SampledWithReplacement, TruncatedSubsampledGaussian.
+RepeatAndSelect (upper bound), TruncatedSubsampledGaussian (add-remove; certify's labelled-mixture pair, upper bound),
+and SelfComposed / Composed / NoOp of these. Refused with the reason: NonPrivate, MixtureOfGaussians (PLD only),
+SampledWithReplacement.
 
 Certified by PLD (--accountant pld, kind events/pld: a two-sided bracket of the composed dominating pairs' exact
 epsilon or delta; --grid H, default the finest grid that fits): Gaussian (add-remove, replace-one), Laplace,
 DiscreteLaplace, PoissonSampled(Gaussian) (add-remove), RandomizedResponse (replace-one), EpsilonDelta (add-remove,
-replace-one), MixtureOfGaussians (add-remove, replace-special; both directions), and SelfComposed / Composed / NoOp
-of these.
+replace-one), MixtureOfGaussians (add-remove, replace-special; both directions), TruncatedSubsampledGaussian
+(add-remove; certify's dominating labelled-mixture pair, an upper bound), and SelfComposed / Composed / NoOp of these.
 
 Exit status: 0 certified; 2 bad input (the message names the parameter or the event's path and class);
 3 undecided at the highest precision."""

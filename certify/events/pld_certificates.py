@@ -82,6 +82,11 @@ def caveats(ledger: Ledger) -> str:
             "; DiscreteGaussian: the exact one-dimensional pair N_Z(0, sigma^2) vs N_Z(D, sigma^2) (lattice sums with an explicit"
             " tail bound; not the continuous Gaussian's bound), as dp_accounting"
         )
+    if any(m.CLASS == "TruncatedSubsampledGaussianDpEvent" for m, _ in ledger.entries):
+        out += (
+            "; TruncatedSubsampledGaussian: certify's dominating labelled-mixture pair (1 - w) PSG(q, z) + w PSG(q, z/2),"
+            " w = P(Bin(n, q) >= B): its exact epsilon is an upper bound of the mechanism's"
+        )
     return out
 
 

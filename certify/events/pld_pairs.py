@@ -27,7 +27,11 @@ f(gamma) = H_gamma(P || Q), its theorem cited below, each identity an obligation
   explicit tail bound (:class:`DiscreteGaussianCurve`); sensitivity >= 2 refused; symmetric.
 * MixtureOfGaussiansDpEvent(sigma, c_i, p_i), add/remove: M = sum_i p_i N(c_i, sigma^2) vs N(0, sigma^2) and the
   reverse (:class:`GaussianMixtureCurve`; one positive shift: the Poisson-subsampled Gaussian's MixtureCurve).
-Refused (PLD): the rest, naming why (TruncatedSubsampledGaussianDpEvent: :mod:`.mechanisms.unsupported`).
+* TruncatedSubsampledGaussianDpEvent(n, q, B, z), add/remove only: certify's labelled-mixture dominating pair
+  (1 - w) PSG(q, z) (+) w PSG(q, z/2), w = P(Bin(n, q) >= B) (:func:`tsg_pair`, :class:`certify.pld.curves.WeightedCurve`,
+  the weight enclosed by :class:`BinomialTail`; the theorem and its proof:
+  :mod:`.mechanisms.truncated_subsampled_gaussian`): an upper bound of the mechanism's curve.
+Refused (PLD): the rest, naming why (:mod:`.mechanisms.unsupported`, :data:`NO_PLD`).
 REPLACE_SPECIAL: Gaussian, Laplace, DiscreteLaplace, PoissonSampled(Gaussian) and MixtureOfGaussians take their add/remove pairs (the
 special record contributes nothing, so the neighbouring outputs ARE an add/remove pair: :data:`SPECIAL_AS_ADD_REMOVE`);
 RandomizedResponse and EpsilonDelta are refused under it, naming the class and why.
@@ -41,8 +45,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..balls import InputError, arb, ball, exact_str, float_of, fmpq, log_float
-from ..pld.curves import AtomsCurve, Curve, sign_of
+from ..balls import InputError, arb, ball, exact_str, float_of, fmpq, log1m_float, log_float
+from ..pld.curves import AtomsCurve, Curve, WeightedCurve, sign_of
 from ..pld.pairs import MixtureCurve
 from .mechanisms.base import ADD_REMOVE, REPLACE_ONE, REPLACE_SPECIAL
 
@@ -57,6 +61,7 @@ PLD_RELATIONS = {
     "PoissonSampledDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
     "PoissonSampledDpEvent/LaplaceDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
     "MixtureOfGaussiansDpEvent": (ADD_REMOVE, REPLACE_SPECIAL),
+    "TruncatedSubsampledGaussianDpEvent": (ADD_REMOVE,),
 }
 
 #: REPLACE_SPECIAL (a record x replaced by a special record that contributes nothing to the output): for these classes
@@ -501,6 +506,167 @@ class GaussianMixtureCurve(Curve):
         return -self._L(z), -self._L(-z)
 
 
+# --------------------------------------------------------------------------------------------
+# TruncatedSubsampledGaussianDpEvent: the weight P(Bin(n, q) >= B) and the labelled-mixture pair
+# --------------------------------------------------------------------------------------------
+#: the most binomial terms one enclosure of P(Bin(n, q) >= B) may sum (decided before summing: BinomialTail.terms)
+MAX_TERMS = 10**6
+#: the precision (bits) at which the work of a binomial tail is decided when the event is read (about 4x the usual
+#: K + 96 bits, so that verify at 4x precision stays within it): every evaluation up to this precision stays within
+#: MAX_TERMS terms (the count grows like sqrt(bits) near the mean, linearly far from it); a higher --precision may be
+#: refused (an InputError naming truncated_batch_size)
+TAIL_CHECK_BITS = 1024
+_TAIL_MEMO: dict = {}
+
+
+@dataclass(frozen=True)
+class BinomialTail:
+    """The exact number P(Bin(n, q) >= B) (``upper``) or its complement P(Bin(n, q) < B) (not ``upper``), q rational in
+    [0, 1], n, B >= 0 integers; :meth:`enclose` returns a ball containing it at the current precision.
+
+    The terms t_k = C(n, k) q^k (1 - q)^(n - k) are summed away from the mode, from the end of the tail that does not
+    hold it: t_(k+1) / t_k = (n - k) q / ((k + 1)(1 - q)) < 1 iff k + 1 > (n + 1) q, so when B + 1 > (n + 1) q the upper
+    tail k = B, B + 1, ... decreases (ratio rho_k decreasing in k), and otherwise the lower tail k = B - 1, B - 2, ...
+    does (t_(k-1) / t_k = k (1 - q) / ((n - k + 1) q) < 1 iff k < (n + 1) q, increasing in k). The first term from
+    lgamma in balls (extra bits for the cancellation of lgamma(n + 1)), the next ones by the exact ratio; after L terms
+    the rest is at most t_L / (1 - rho_L) (a geometric series: every later ratio is at most rho_L), added as [0, R];
+    0 when the tail's L terms are all of them. The other tail is 1 minus this one. L is decided BEFORE summing
+    (:meth:`terms`) from float log-ratios, and more than MAX_TERMS terms is refused (an InputError naming the field)."""
+
+    n: int
+    q: fmpq
+    B: int
+    upper: bool = True
+
+    def _trivial(self) -> fmpq | None:
+        """The exact value where it is known without summing."""
+        n, q, B = self.n, self.q, self.B
+        if B <= 0:
+            v = fmpq(1)
+        elif B > n or q == 0:
+            v = fmpq(0)
+        elif q == 1:
+            v = fmpq(1)
+        else:
+            return None
+        return v if self.upper else 1 - v
+
+    def _direction(self) -> tuple[bool, int, int]:
+        """(summing the upper tail?, first index k0, number of terms of that tail)."""
+        n, q, B = self.n, self.q, self.B
+        if (B + 1) * q.q > (n + 1) * q.p:  # B + 1 > (n + 1) q: the upper tail decreases
+            return True, B, n - B + 1
+        return False, B - 1, B
+
+    def terms(self, bits: int) -> int:
+        """The number L of terms summed at ``bits`` of precision (a choice from floats: the remainder bound after L terms
+        is about 2^-(bits + 20) of the first term), capped by the tail's length; ``MAX_TERMS + 1`` when more are needed."""
+        if self._trivial() is not None:
+            return 0
+        n, q = self.n, self.q
+        up, k0, count = self._direction()
+        lq, l1q = log_float(q), log1m_float(q)
+
+        def g(i: int) -> float:  # |log of the ratio| after i steps (increasing in i)
+            k = k0 + i if up else k0 - i
+            if up:
+                if k >= n:
+                    return math.inf
+                return -(math.log(n - k) - math.log(k + 1) + lq - l1q)
+            if k <= 0:
+                return math.inf
+            return -(math.log(k) - math.log(n - k + 1) + l1q - lq)
+
+        target = (bits + 20) * math.log(2) + 1
+        L = 1
+        while L <= MAX_TERMS:
+            if L >= count:
+                return count
+            gl = g(L)
+            # sum_{i<L} |g(i)| >= (L - L//2) |g(L//2)|; the remainder factor 1/(1 - rho_L) ~ 1/|g(L)|
+            if gl > 0 and (L - L // 2) * g(L // 2) >= target + max(0.0, -math.log(-math.expm1(-gl))):
+                return L
+            L *= 2
+        return MAX_TERMS + 1
+
+    def check_work(self, where: str) -> None:
+        """InputError (naming ``where``) when an enclosure at TAIL_CHECK_BITS would sum more than MAX_TERMS terms."""
+        if self.terms(TAIL_CHECK_BITS) > MAX_TERMS:
+            raise InputError(
+                where,
+                f"P(Bin(dataset_size, sampling_probability) >= truncated_batch_size) would need more than {MAX_TERMS} binomial "
+                "terms to enclose (truncated_batch_size within a few sqrt(n q (1 - q)) of (n + 1) q with n q (1 - q) above "
+                "about 10^9); such events are not certified",
+            )
+
+    def enclose(self) -> arb:
+        from ..balls import ctx, workprec
+
+        t = self._trivial()
+        if t is not None:
+            return ball(t)
+        prec = ctx.prec
+        key = (self.n, self.q, self.B, prec)
+        tail = _TAIL_MEMO.get(key)
+        if tail is None:
+            L = self.terms(prec)
+            if L > MAX_TERMS:
+                raise InputError("truncated_batch_size", f"P(Bin(n, q) >= B) needs more than {MAX_TERMS} terms at {prec} bits")
+            up, k0, count = self._direction()
+            n, a, b = self.n, int(self.q.p), int(self.q.q)
+            with workprec(prec + 2 * n.bit_length() + 64 + L.bit_length()):
+                lt = arb(n + 1).lgamma() - arb(k0 + 1).lgamma() - arb(n - k0 + 1).lgamma()
+                lt += k0 * ball(self.q).log() + (n - k0) * (-ball(self.q)).log1p()
+                t = lt.exp()
+                s = arb(0)
+                k = k0
+                # q / (1 - q) (or its inverse) once: a rational with a huge denominator is not re-read at every term
+                odds = arb(a) / (b - a) if up else arb(b - a) / a
+                for _ in range(L):
+                    s += t
+                    if up:
+                        t = t * odds * (n - k) / (k + 1)
+                        k += 1
+                    else:
+                        t = t * odds * k / (n - k + 1)
+                        k -= 1
+                if L < count:  # the rest: t_L + t_(L+1) + ... <= t_L / (1 - rho_L)
+                    rho = odds * (n - k) / (k + 1) if up else odds * k / (n - k + 1)
+                    rest = t / (1 - rho) if rho < 1 else arb(1)
+                    s += arb(0).union(rest.upper())
+                s = s.max(arb(0)).min(arb(1))
+                tail = (s, up)
+            if len(_TAIL_MEMO) > 64:
+                _TAIL_MEMO.clear()
+            _TAIL_MEMO[key] = tail
+        s, up = tail
+        return s if up == self.upper else 1 - s
+
+
+def tsg_pair(mech) -> tuple[Curve, Curve]:
+    """(remove, add) of TruncatedSubsampledGaussianDpEvent(n, q, B, z) under ADD_OR_REMOVE_ONE: the labelled mixture
+    (1 - w) PSG(q, z) (+) w PSG(q, z/2), w = P(Bin(n, q) >= B) (certify's theorem: the module docstring of
+    :mod:`certify.events.mechanisms.truncated_subsampled_gaussian`); PSG(r, s) is :class:`MixtureCurve` at rate r,
+    shift 1/s. w = 0 (B > n) is PSG(q, z) itself, w = 1 (q = 1, B <= n) PSG(1, z/2), the Gaussian of shift 2/z."""
+    n, q, B, z = (mech[k] for k in ("dataset_size", "sampling_probability", "truncated_batch_size", "noise_multiplier"))
+    n, B = int(n.p), int(B.p)
+    d1, d2 = 1 / z, 2 / z
+    w = BinomialTail(n, q, B)
+    exact_w = w._trivial()
+    if exact_w == 0:
+        return MixtureCurve("remove", q, d1), MixtureCurve("add", q, d1)
+    if exact_w == 1:
+        if q == 1:
+            c = MixtureCurve("remove", fmpq(1), d2)
+            return c, c
+        return MixtureCurve("remove", q, d2), MixtureCurve("add", q, d2)
+    weights = (BinomialTail(n, q, B, upper=False), w)
+    return (
+        WeightedCurve(weights, (MixtureCurve("remove", q, d1), MixtureCurve("remove", q, d2))),
+        WeightedCurve(weights, (MixtureCurve("add", q, d1), MixtureCurve("add", q, d2))),
+    )
+
+
 def mixture_pair(mech) -> tuple[Curve, Curve]:
     """(remove, add) of a MixtureOfGaussiansDpEvent: one positive shift is the Poisson-subsampled Gaussian pair
     (:class:`certify.pld.pairs.MixtureCurve` with q = 1 - p0, Delta = d_1; at p0 = 0 the Gaussian, symmetric), more
@@ -568,6 +734,8 @@ def pair_of(mech, relation: str, where: str = "event") -> tuple[Curve, Curve]:
         return PoissonLaplaceCurve(q, e0, "remove"), PoissonLaplaceCurve(q, e0, "add")
     if cls == "MixtureOfGaussiansDpEvent":
         return mixture_pair(mech)
+    if cls == "TruncatedSubsampledGaussianDpEvent":
+        return tsg_pair(mech)
     if cls == "PoissonSampledDpEvent":
         q, d = mech["sampling_probability"], 1 / mech["noise_multiplier"]
         return MixtureCurve("remove", q, d), MixtureCurve("add", q, d)

@@ -169,3 +169,105 @@ def pld_mog_curve(claimed=None) -> Outcome:
             ("add: dh/dgamma", equal(sp.diff(h_add, g), -(p0 * Phi_sym(t) + p1 * Phi_sym(t - d1) + p2 * Phi_sym(t - d2)))),
         ]
     )
+
+
+@obligation(
+    PAPER,
+    "E-pld-labelled-mixture",
+    "labelled mixture of pairs (certify.pld.curves.WeightedCurve; TruncatedSubsampledGaussianDpEvent)",
+    "for P = sum_i w_i (i, P_i), Q = sum_i w_i (i, Q_i) (w_i > 0) the optimal set of H_gamma is chosen label by label, and on "
+    "finitely many outputs H_gamma(P || Q) = sum_(i,y) (w_i P_i(y) - gamma w_i Q_i(y))_+ = sum_i w_i H_gamma(P_i || Q_i) "
+    "((w a)_+ = w (a)_+ for w > 0: both signs of a), its slope sum_i w_i (-Q_i(A_i)); and the weights "
+    "P(Bin(n, q) >= B) + P(Bin(n, q) < B) = sum_k C(n, k) q^k (1 - q)^(n - k) = 1 (n = 6), the ratio "
+    "C(n, k + 1) / C(n, k) = (n - k)/(k + 1) of the terms summed by BinomialTail",
+)
+def pld_labelled_mixture(claimed=None) -> Outcome:
+    w, u, g = sp.symbols("w u gamma", positive=True)
+    w1, w2 = sp.symbols("w1 w2", positive=True)
+    p = sp.symbols("p1:5", positive=True)
+    qq = sp.symbols("q1:5", positive=True)
+
+    def hinge(a):
+        return sp.Max(a, 0)
+
+    # two labels with two outputs each, in the region where output 1 of each label is in the set and output 2 is not
+    # (any other region alike: the sum splits per label before the hinge is taken)
+    joint = sum(hinge(wi * (p[j] - g * qq[j])) for wi, j in ((w1, 0), (w1, 1), (w2, 2), (w2, 3)))
+    per_label = w1 * (hinge(p[0] - g * qq[0]) + hinge(p[1] - g * qq[1])) + w2 * (hinge(p[2] - g * qq[2]) + hinge(p[3] - g * qq[3]))
+    linear = w1 * (p[0] - g * qq[0]) + w2 * (p[2] - g * qq[2])  # the optimal sets A_1 = {1}, A_2 = {1}
+    region = {p[0]: g * qq[0] + u, p[1]: g * qq[1] - u, p[2]: g * qq[2] + 2 * u, p[3]: g * qq[3] - 3 * u}
+    n, k, q = sp.Symbol("n", positive=True, integer=True), sp.Symbol("k", nonnegative=True, integer=True), sp.Symbol("q", positive=True)
+    total = sum(sp.binomial(6, j) * q**j * (1 - q) ** (6 - j) for j in range(7))
+    ratio = (n - k) / (k + 1) if claimed is None else claimed
+    return combine(
+        [
+            ("(w a)_+ = w (a)_+, a = u > 0", equal(sp.simplify(hinge(w * u) - w * hinge(u)), 0)),
+            ("(w a)_+ = w (a)_+, a = -u < 0", equal(sp.simplify(hinge(-w * u) - w * hinge(-u)), 0)),
+            ("joint hinge sum = weighted sum of the labels' (one region)", equal(sp.simplify((joint - per_label).subs(region)), 0)),
+            ("on the region, the weighted sum is linear in gamma (P fixed)", equal(sp.simplify((per_label - linear).subs(region)), 0)),
+            ("its slope -sum_i w_i Q_i(A_i)", equal(sp.diff(linear, g), -(w1 * qq[0] + w2 * qq[2]))),
+            ("binomial weights sum to 1 (n = 6)", equal(sp.expand(total), 1)),
+            ("C(n, k + 1) / C(n, k)", equal(sp.combsimp(sp.binomial(n, k + 1) / sp.binomial(n, k)), ratio)),
+        ]
+    )
+
+
+@obligation(
+    PAPER,
+    "E-pld-tsg-subset",
+    "truncation re-decomposed (certify.events.mechanisms.truncated_subsampled_gaussian, step 3)",
+    "a uniform B-subset of k + 1 records holds a given one with probability C(k, B - 1)/C(k + 1, B) = B/(k + 1); a "
+    "uniform B-subset of k records is t' + {y}, t' a uniform (B - 1)-subset and y uniform outside it: each B-subset "
+    "arises from B pairs, B / (C(k, B - 1)(k - B + 1)) = 1/C(k, B) (symbolic, and enumerated for k <= 7)",
+)
+def pld_tsg_subset(claimed=None) -> Outcome:
+    from itertools import combinations
+
+    from ..proofs.core import FALSE, PROVED
+
+    k, B = sp.symbols("k B", positive=True, integer=True)
+    hold = sp.combsimp(sp.binomial(k, B - 1) / sp.binomial(k + 1, B))
+    want = B / (k + 1) if claimed is None else claimed
+    pairs = sp.combsimp(B / (sp.binomial(k, B - 1) * (k - B + 1)) * sp.binomial(k, B))
+    bad = []
+    for kk in range(1, 8):
+        for bb in range(1, kk + 1):
+            counts: dict = {}
+            for t in combinations(range(kk), bb - 1):
+                for y in range(kk):
+                    if y not in t:
+                        s = tuple(sorted(t + (y,)))
+                        counts[s] = counts.get(s, 0) + 1
+            if len(counts) != sp.binomial(kk, bb) or set(counts.values()) != {bb}:
+                bad.append((kk, bb))
+    enumerated = Outcome(PROVED, "exhaustive enumeration k <= 7", "") if not bad else Outcome(FALSE, "enumeration", f"fails at {bad[0]}")
+    return combine(
+        [
+            ("P(x in T(s + x)) = B/(k + 1)", equal(hold, want)),
+            ("each B-subset from B pairs: probability 1/C(k, B)", equal(pairs, 1)),
+            ("every B-subset arises from exactly B pairs (t', y)", enumerated),
+        ]
+    )
+
+
+@obligation(
+    PAPER,
+    "E-pld-tsg-decomposition",
+    "truncation as a subsampled pair (certify.events.mechanisms.truncated_subsampled_gaussian, steps 3-4)",
+    "with r = q B/(k + 1): (1 - q) P + q (B/(k + 1)) X + q (1 - B/(k + 1)) P = (1 - r) P + r X; and the pair at a rate "
+    "r <= q is the mixture (r/q) ((1 - q) P + q X, P) + (1 - r/q) (P, P): (r/q)((1 - q) P + q X) + (1 - r/q) P = (1 - r) P + r X",
+)
+def pld_tsg_decomposition(claimed=None) -> Outcome:
+    P, X, q, k, B, r = sp.symbols("P X q k B r", positive=True)
+    rr = q * B / (k + 1)
+    lhs = (1 - q) * P + q * (B / (k + 1)) * X + q * (1 - B / (k + 1)) * P
+    want = (1 - rr) * P + rr * X if claimed is None else claimed
+    return combine(
+        [
+            ("Q_s = (1 - r) P_s + r X", equal(sp.simplify(lhs - want), 0)),
+            (
+                "rate r as a mixture of rate q and the identical pair",
+                equal(sp.expand((r / q) * ((1 - q) * P + q * X) + (1 - r / q) * P), sp.expand((1 - r) * P + r * X)),
+            ),
+        ]
+    )

@@ -165,3 +165,52 @@ class AtomsCurve(Curve):
     def loss_range(self, eta: float) -> tuple[float, float]:
         fin = [x for x in self.losses if x == x and abs(x) != float("inf")]
         return (min(fin, default=0.0), max(fin, default=0.0))
+
+
+def weight_ball(w) -> arb:
+    """The ball of one weight of a :class:`WeightedCurve` at the current precision: an exact rational (fmpq or int),
+    or an object whose ``enclose()`` returns a ball containing the exact weight (e.g.
+    :class:`certify.events.pld_pairs.BinomialTail`)."""
+    from ..balls import ball
+
+    if isinstance(w, (fmpq, int)):
+        return ball(fmpq(w))
+    return w.enclose()
+
+
+@dataclass(frozen=True)
+class WeightedCurve(Curve):
+    """The labelled mixture of pairs: P = sum_i w_i (i, P_i), Q = sum_i w_i (i, Q_i) (the label i is released with the
+    output), w_i >= 0 summing to 1. Its curve is f(gamma) = sum_i w_i f_i(gamma), f_i = H_gamma(P_i || Q_i): the set
+    A = {(i, y): P_i(y) > gamma Q_i(y)} is optimal label by label (obligation ``E-pld-labelled-mixture`` of
+    :mod:`certify.events.pld_proofs`).
+
+    ``weights``: exact data (see :func:`weight_ball`: the exact weights or hashable objects that enclose them, e.g. a
+    binomial tail and its complement); ``curves``: the component curves. Hashable and compared by these exact parameters.
+    Value: sum_i w_i v_i (balls: each v_i contains f_i(gamma) and each w_i ball contains w_i, so the sum contains
+    f(gamma)); slope: sum_i w_i s_i (a non-negative combination of subgradients is a subgradient of the combination).
+    The weights' sum 1 is the caller's (a theorem about its weights, not checked here). loss_range: the union of the
+    components' (a choice). No ``loss_law``: discretised by tangents (:mod:`certify.pld.discretise`)."""
+
+    weights: tuple
+    curves: tuple
+
+    def evaluator(self) -> Evaluator:
+        ws = [weight_ball(w) for w in self.weights]
+        fs = [c.evaluator() for c in self.curves]
+
+        def f(gamma: fmpq) -> tuple[arb, arb]:
+            v, s = arb(0), arb(0)
+            for w, fi in zip(ws, fs):
+                vi, si = fi(gamma)
+                v, s = v + w * vi, s + w * si
+            return v, s
+
+        return f
+
+    def loss_range(self, eta: float) -> tuple[float, float]:
+        lo, hi = 0.0, 0.0
+        for c in self.curves:
+            a, b = c.loss_range(eta)
+            lo, hi = min(lo, a), max(hi, b)
+        return lo, hi

@@ -20,6 +20,7 @@ from .randomized_response import RandomizedResponse
 from .repeat_and_select import RepeatAndSelect
 from .sampled_without_replacement import SampledWithoutReplacementGaussian
 from .tree_aggregation import TreeAggregation
+from .truncated_subsampled_gaussian import TruncatedSubsampledGaussian
 from .zcdp import ZCDp
 
 #: dp_accounting class name -> mechanism class (the events the Rényi accountant certifies)
@@ -41,5 +42,6 @@ MECHANISMS: dict[str, type[Mechanism]] = {
         SampledWithoutReplacementGaussian,
         RepeatAndSelect,
         MixtureOfGaussians,
+        TruncatedSubsampledGaussian,
     )
 }

@@ -9,12 +9,4 @@ REASONS = {
         "has no Rényi bound we can certify: dp_accounting accounts it by neither accountant, and the published amplification "
         "results for sampling with replacement (Balle-Barthe-Gaboardi 2018) are (epsilon, delta) bounds, not a Rényi curve"
     ),
-    "TruncatedSubsampledGaussianDpEvent": (
-        "is refused by both accountants: no Rényi bound is evaluated for it (dp_accounting's RdpAccountant has none either), "
-        "and its PLD (dp_accounting mixes, with weight P(Bin(n - 1, q) >= B), a replace-one subsampled Gaussian at noise z/2 "
-        "into the Poisson-subsampled Gaussian at noise z) is the theorem of arXiv:2508.15089, whose statement and proof could "
-        "not be checked here, nor could the looser bound of Chua et al. (arXiv:2411.04205: the probability of a batch over B "
-        "added to delta); PoissonSampledDpEvent(q, GaussianDpEvent(z)) without truncation is certified, the cost of the "
-        "truncation is not (docs/events.md)"
-    ),
 }
