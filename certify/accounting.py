@@ -23,9 +23,9 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .balls import InputError, ball_endpoints, float_above
+from .balls import InputError, ball_endpoints, exact_str, float_above
 from .certificate import Certificate
-from .events.accountant import certified_value, certify_events, snap_orders
+from .events.accountant import answer_events, certified_value, certify_events, snap_orders
 from .events.ledger import Ledger, ledger_of, merge, parse_relation
 from .event_tree import from_library
 from .provenance import NOTE_SUFFIX
@@ -48,8 +48,26 @@ class RdpAccountant:
         self._orders = snap_orders(orders) if orders is not None else None
         self._pairs: list = []
         self._events: list = []
-        #: the certificate behind the last get_epsilon / get_delta answer (None before the first, or when none applies)
-        self.certificate: Certificate | None = None
+        self._certificate: Certificate | None = None
+        #: what builds the certificate of the last answer on first access (``certify_events``' arguments)
+        self._pending: tuple | None = None
+        #: the order of the last answer (None: none chosen)
+        self._alpha = None
+
+    @property
+    def certificate(self) -> Certificate | None:
+        """The certificate behind the last get_epsilon / get_delta answer (None before the first, or when none
+        applies): built on first access (the same document as when built with the answer: ``certify_events`` at
+        the recorded order), then kept."""
+        if self._pending is not None:
+            ledger, kw = self._pending
+            self._pending = None
+            self._certificate = certify_events(ledger, **kw)
+        return self._certificate
+
+    @certificate.setter
+    def certificate(self, value: Certificate | None) -> None:
+        self._pending, self._certificate = None, value
 
     @property
     def neighboring_relation(self):
@@ -90,16 +108,25 @@ class RdpAccountant:
         return merge(self._relation, self._pairs) if self._pairs else None
 
     def _query(self, name: str, value, **kw) -> float:
+        """The certified bound, rounded up to a float. Computed without the certificate (:func:`answer_events`: the
+        same refusals, order, hypotheses and headline ball), which ``.certificate`` builds on first access; when the
+        first precision does not decide everything, the certificate is built now (escalating or refusing)."""
         target, note = from_library(value, name, "the caller")
         ledger = self._ledger()
-        self.certificate = None
+        self.certificate, self._alpha = None, None
         if ledger is None:  # nothing composed: 0 (as dp_accounting answers)
             return 0.0
         if name == "target_delta" and target == 0 and any(m.pure_epsilon(ledger.relation) is None or m.extra_delta != 0 for m, _ in ledger.entries):
             return math.inf
         notes = {f"{name}{NOTE_SUFFIX}": note} if note else {}
-        self.certificate = certify_events(ledger, orders=self._orders, notes=notes, **{kw["as"]: target})
-        return float_above(certified_value(self.certificate))
+        query = {kw["as"]: target}
+        answer = answer_events(ledger, orders=self._orders, **query)
+        if answer is None:
+            self.certificate = certify_events(ledger, orders=self._orders, notes=notes, **query)
+            return float_above(certified_value(self._certificate))
+        hi, self._alpha = answer
+        self._pending = (ledger, {"orders": self._orders, "notes": notes, "chosen": self._alpha, **query})
+        return float_above(hi)
 
     def get_epsilon(self, target_delta) -> float:
         """The certified epsilon at ``target_delta`` (in [0, 1)), rounded up to a float; ``.certificate`` holds the proof."""
@@ -111,11 +138,17 @@ class RdpAccountant:
 
     def get_epsilon_and_optimal_order(self, target_delta) -> tuple[float, float]:
         eps = self.get_epsilon(target_delta)
-        return eps, _order_of(self.certificate)
+        return eps, self._order()
 
     def get_delta_and_optimal_order(self, target_epsilon) -> tuple[float, float]:
         d = self.get_delta(target_epsilon)
-        return d, _order_of(self.certificate)
+        return d, self._order()
+
+    def _order(self) -> float:
+        """The recorded order of the last answer as a float (0.0: none), without building the certificate."""
+        if self._alpha is not None:
+            return float(Fraction(exact_str(self._alpha)))
+        return _order_of(self._certificate)
 
 
 class PLDAccountant(RdpAccountant):
