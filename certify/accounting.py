@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .balls import InputError, ball_endpoints, exact_str, float_above
+from .balls import InputError, ball_endpoints, exact_str, float_above, fmpq
 from .certificate import Certificate
 from .events.accountant import answer_events, certified_value, certify_events, snap_orders
 from .events.ledger import Ledger, ledger_of, merge, parse_relation
@@ -48,6 +48,7 @@ class RdpAccountant:
         self._orders = snap_orders(orders) if orders is not None else None
         self._pairs: list = []
         self._events: list = []
+        self._single: Ledger | None = None  # the ledger of the only event, when composed once with count 1
         self._certificate: Certificate | None = None
         #: what builds the certificate of the last answer on first access (``certify_events``' arguments)
         self._pending: tuple | None = None
@@ -60,9 +61,9 @@ class RdpAccountant:
         applies): built on first access (the same document as when built with the answer: ``certify_events`` at
         the recorded order), then kept."""
         if self._pending is not None:
-            ledger, kw = self._pending
+            ledger, kw, name, value = self._pending
             self._pending = None
-            self._certificate = certify_events(ledger, **kw)
+            self._certificate = certify_events(ledger, notes=_notes(name, value), **kw)
         return self._certificate
 
     @certificate.setter
@@ -90,6 +91,7 @@ class RdpAccountant:
         """Add ``count`` applications of ``event`` to the ledger (InputError naming the event's class when refused)."""
         ledger = self._read(event, count)
         if count:
+            self._single = ledger if count == 1 and not self._events else None
             self._pairs.extend((m, c * count) for m, c in ledger.entries)
             self._events.append((event, count))
         return self
@@ -105,27 +107,33 @@ class RdpAccountant:
         return {"class_name": "ComposedDpEvent", "events": [_event_form(p) for p in parts]}
 
     def _ledger(self) -> Ledger | None:
-        return merge(self._relation, self._pairs) if self._pairs else None
+        if not self._pairs:
+            return None
+        if self._single is not None:  # one event composed once: its ledger is already merged (the same entries)
+            return self._single
+        return merge(self._relation, self._pairs)
 
     def _query(self, name: str, value, **kw) -> float:
         """The certified bound, rounded up to a float. Computed without the certificate (:func:`answer_events`: the
         same refusals, order, hypotheses and headline ball), which ``.certificate`` builds on first access; when the
         first precision does not decide everything, the certificate is built now (escalating or refusing)."""
-        target, note = from_library(value, name, "the caller")
+        if type(value) is float and math.isfinite(value):  # from_library's exact value; its note when the certificate is written
+            target = fmpq(*value.as_integer_ratio())
+        else:
+            target = from_library(value, name, "the caller")[0]
         ledger = self._ledger()
         self.certificate, self._alpha = None, None
         if ledger is None:  # nothing composed: 0 (as dp_accounting answers)
             return 0.0
         if name == "target_delta" and target == 0 and any(m.pure_epsilon(ledger.relation) is None or m.extra_delta != 0 for m, _ in ledger.entries):
             return math.inf
-        notes = {f"{name}{NOTE_SUFFIX}": note} if note else {}
         query = {kw["as"]: target}
         answer = answer_events(ledger, orders=self._orders, **query)
         if answer is None:
-            self.certificate = certify_events(ledger, orders=self._orders, notes=notes, **query)
+            self.certificate = certify_events(ledger, orders=self._orders, notes=_notes(name, value), **query)
             return float_above(certified_value(self._certificate))
         hi, self._alpha = answer
-        self._pending = (ledger, {"orders": self._orders, "notes": notes, "chosen": self._alpha, **query})
+        self._pending = (ledger, {"orders": self._orders, "chosen": self._alpha, **query}, name, value)
         return float_above(hi)
 
     def get_epsilon(self, target_delta) -> float:
@@ -194,6 +202,12 @@ class PLDAccountant(RdpAccountant):
         self.certificate = certify_events_pld(ledger, grid=self._grid, notes=notes, **{kw["as"]: target})
         q = self.certificate.quantities["epsilon_upper" if name == "target_delta" else "delta_upper"].value
         return float_above(ball_endpoints(q)[1])
+
+
+def _notes(name: str, value) -> dict:
+    """The provenance note of a query's target (``target_delta.note`` when it came as a binary float), as recorded."""
+    note = from_library(value, name, "the caller")[1]
+    return {f"{name}{NOTE_SUFFIX}": note} if note else {}
 
 
 def _order_of(cert) -> float:

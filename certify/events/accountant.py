@@ -10,6 +10,7 @@ undecided). Floats choose, balls bound: a poor choice only loosens the bound.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
 from ..balls import InputError, ball_endpoints, escalate, exact_str, float_of, fmpq, log_float
@@ -126,22 +127,28 @@ def _scores(ledger: Ledger, query: str, target: fmpq, orders: Orders, fine: bool
         return _raw_scores(ledger, query, target, orders, fine, np)
 
 
-def _raw_scores(ledger: Ledger, query: str, target: fmpq, orders: Orders, fine: bool, np):
-    """:func:`_scores` under the caller's ``np.errstate(all="ignore")``."""
+def _raw_scores(ledger: Ledger, query: str, target: fmpq, orders: Orders, fine: bool, np, finite: bool = True):
+    """:func:`_scores` under the caller's ``np.errstate(all="ignore")``; ``finite=False``: the scores as computed,
+    for curves that are never NaN nor -inf (ELEMENTWISE: every score is then finite or +inf, as ``finite`` makes it)."""
 
     (m0, c0), *rest = ledger.entries
     R = float(c0) * _curve(m0, ledger.relation, orders, fine)
     for m, c in rest:
         R += float(c) * _curve(m, ledger.relation, orders, fine)
     am1, inv, c_eps, c_delta = orders.constants()
-    extra = 1.0 - math.prod((1.0 - float_of(m.extra_delta)) ** float(c) for m, c in ledger.entries if m.extra_delta)
     if query == "target_delta":
-        d = ((float_of(target) - extra) / (1 - extra) if extra < 1 else 0.0) if extra > 0 else None  # (1.0: every score +inf)
-        log_d = math.log(d) if d is not None and d > 0 else (log_float(target) if d is None else -math.inf)
-        score = R + c_eps - log_d * inv
+        score = R + c_eps - _log_delta(ledger, target) * inv
     else:
         score = am1 * (R - float_of(target)) + c_delta
-    return np.where(np.isfinite(score), score, np.inf)
+    return np.where(np.isfinite(score), score, np.inf) if finite else score
+
+
+def _log_delta(ledger: Ledger, target: fmpq) -> float:
+    """The float log of the delta left to the Rényi curve, (delta - extra) / (1 - extra) with extra the float
+    1 - prod_i (1 - delta_i)^count_i of the (epsilon, delta) events (-inf when none is left): a choice only."""
+    extra = 1.0 - math.prod((1.0 - float_of(m.extra_delta)) ** float(c) for m, c in ledger.entries if m.extra_delta)
+    d = ((float_of(target) - extra) / (1 - extra) if extra < 1 else 0.0) if extra > 0 else None  # (1.0: every score +inf)
+    return math.log(d) if d is not None and d > 0 else (log_float(target) if d is None else -math.inf)
 
 
 @lru_cache(maxsize=1024)
@@ -196,14 +203,14 @@ ELEMENTWISE = frozenset({Gaussian, Laplace, ZCDp, TreeAggregation})
 def _choose_on_one_grid(ledger: Ledger, query: str, target: fmpq, np) -> fmpq:
     """:func:`_choose`'s two stages (FIRST_STAGE, then ORDER_GRID near its best) from one evaluation of the scores on
     ORDER_GRID: the same order (the same floats, the same first minimum), half the numpy calls."""
-    full = _raw_scores(ledger, query, target, ORDER_GRID, False, np)
+    full = _raw_scores(ledger, query, target, ORDER_GRID, False, np, finite=False)
     first = full[_first_index(np)]
-    i = int(np.argmin(first))
+    i = int(first.argmin())
     best, best_score = FIRST_STAGE.exact[i], float(first[i])
     b = FIRST_STAGE.floats[i]
     span = max(1.0, 0.1 * b)
-    grid = ORDER_GRID.array()
-    lo, hi = int(np.searchsorted(grid, b - span)), int(np.searchsorted(grid, b + span, side="right"))
+    grid = ORDER_GRID.floats  # (bisect on the sorted floats: numpy's searchsorted, left and right)
+    lo, hi = bisect_left(grid, b - span), bisect_right(grid, b + span)
     if hi > lo:
         j = lo + int(np.argmin(full[lo:hi]))
         if float(full[j]) < best_score:

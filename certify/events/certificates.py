@@ -26,6 +26,7 @@ from functools import lru_cache
 
 from ..balls import (
     PRECISION_LADDER,
+    _bounded_endpoint,
     InputError,
     Tri,
     UndecidedError,
@@ -176,17 +177,18 @@ def _pure_value(ev: Evaluation, ledger: Ledger) -> arb:
     return ev.add("epsilon", eps, EQ_PURE, "sum_i count_i epsilon[i]: the composition is (epsilon, 0)-DP; upper endpoint is the certified epsilon")
 
 
-def _value(ev: Evaluation, ledger: Ledger, query: str, target: fmpq, alpha: fmpq) -> tuple[str, arb]:
+def _value(ev: Evaluation, ledger: Ledger, query: str, target: fmpq, alpha: fmpq, prose: bool = True) -> tuple[str, arb]:
     """The quantities at ``alpha`` (``alpha``, ``rdp[i]``, ``rdp``, ``extra_delta``, the headline) recorded in ``ev``
     in this order, with the claim ``hyp:delta>extra_delta`` (InputError when it fails); (headline name, its ball).
-    Shared by :func:`evaluate` and :func:`headline`: the same balls in the same order at the same precision."""
+    Shared by :func:`evaluate` and :func:`headline` (``prose=False``: the mechanisms' descriptions left empty): the
+    same balls in the same order at the same precision."""
     rel = ledger.relation
     if query != "order":
         ev.add("alpha", ball(alpha), "witness", "Rényi order (chosen by float estimates; any alpha > 1 is valid)", integer=alpha.q == 1)
     rdp = arb(0)
     log_keep = arb(0)  # sum_i count_i log(1 - delta_i)
     for i, (m, c) in enumerate(ledger.entries):
-        r = ev.add(f"rdp[{i}]", m.rdp(alpha, rel), m.EQUATION, f"Rényi divergence bound of one {m.describe()} at alpha")
+        r = ev.add(f"rdp[{i}]", m.rdp(alpha, rel), m.EQUATION, f"Rényi divergence bound of one {m.describe()} at alpha" if prose else "")
         rdp = rdp + c * r
         if m.extra_delta != 0:
             log_keep = log_keep + c * (-ball(m.extra_delta)).log1p()
@@ -252,11 +254,11 @@ def _headline(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None) -> f
         if not (hyps and alpha > 1 and alpha <= ALPHA_MAX):
             return None
         check_work(ledger, alpha, ctx.prec)
-        value = _value(ev, ledger, query, target, alpha)[1]
+        value = _value(ev, ledger, query, target, alpha, prose=False)[1]
     lo, hi = ball_endpoints(value)
     if compare(value, "<=", exact_operand(upper_decimal(hi, 10))) is not Tri.TRUE:  # the claim "bound"
         return None
-    _width(lo, hi)  # (the budget's entry: refused out of the printable range)
+    _bounded_endpoint(hi - lo)  # the budget's width (_width): refused out of the printable range, as _width refuses it
     return hi
 
 
