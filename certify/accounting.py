@@ -5,7 +5,10 @@ dp_accounting's own objects when it is installed (read through ``to_named_tuple(
 (dicts with ``class_name``) when it is not. Every float inside an event is taken at its exact binary value and noted
 in the certificate (:mod:`certify.provenance`). The floats returned for compatibility are the certified bounds
 rounded up (never below the certified value); the certificate behind the last answer is ``acc.certificate``
-(``certify verify`` re-checks it). What is certified, under which relation: ``docs/events.md``.
+(``certify verify`` re-checks it), built on first access: an answer decides first every refusal, the order, every
+hypothesis and the headline ball it rounds (:func:`certify.events.accountant.answer_events`), so a float is never
+returned that its certificate would not carry, and the certificate, when read, is the document written with the
+answer before (the same bytes). What is certified, under which relation: ``docs/events.md``.
 
     acc = RdpAccountant(neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE)
     acc.compose(PoissonSampledDpEvent(0.01, GaussianDpEvent(1.1)), 1000)

@@ -180,10 +180,10 @@ def _pure_value(ev: Evaluation, ledger: Ledger) -> arb:
 def _value(ev: Evaluation, ledger: Ledger, query: str, target: fmpq, alpha: fmpq, prose: bool = True) -> tuple[str, arb]:
     """The quantities at ``alpha`` (``alpha``, ``rdp[i]``, ``rdp``, ``extra_delta``, the headline) recorded in ``ev``
     in this order, with the claim ``hyp:delta>extra_delta`` (InputError when it fails); (headline name, its ball).
-    Shared by :func:`evaluate` and :func:`headline` (``prose=False``: the mechanisms' descriptions left empty): the
-    same balls in the same order at the same precision."""
+    Shared by :func:`evaluate` and :func:`headline` (``prose=False``: the mechanisms' descriptions left empty and the
+    witness ``alpha`` not recorded, neither enters a ball): the same balls in the same order at the same precision."""
     rel = ledger.relation
-    if query != "order":
+    if query != "order" and prose:  # (the witness as a quantity: the document's, not the headline's)
         ev.add("alpha", ball(alpha), "witness", "Rényi order (chosen by float estimates; any alpha > 1 is valid)", integer=alpha.q == 1)
     rdp = arb(0)
     log_keep = arb(0)  # sum_i count_i log(1 - delta_i)
