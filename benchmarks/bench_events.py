@@ -4,8 +4,8 @@
 
 For each event (a mechanism composed ``count`` times) and for a heterogeneous ledger of 1000 distinct events, in one
 process, each column the least time of ``--runs`` runs (5) of ``--queries`` queries each (200; fewer for a slow row:
-as many as fit in :data:`RUN_SECONDS`), per query in milliseconds (the work itself: on shared cores a median
-measures the other processes' load too):
+as many as fit in :data:`RUN_SECONDS`), per query in milliseconds, the three producing columns' runs alternating
+(the work itself: on shared cores a median measures the other processes' load too):
   * ``dp_accounting``: a fresh ``dp_accounting.rdp.RdpAccountant`` (its default orders): ``compose`` + ``get_epsilon``;
   * ``float``: a fresh ``certify.accounting.RdpAccountant``, every memo cleared before each query (float curves, ball
     sums; the clearing is not timed): ``compose`` + ``get_epsilon`` (the refusals, the float choice of the order, the
@@ -57,24 +57,28 @@ def _clear():
 RUN_SECONDS = 2.0
 
 
-def _time(f, runs, queries, setup=None):
-    """(least over ``runs`` runs of the mean time per query in ms, the last value): each run ``queries`` calls of
-    ``f(setup())`` (``setup`` untimed), fewer when one call takes more than RUN_SECONDS / queries."""
-    state = setup() if setup else None
-    t0 = time.perf_counter()
-    value = f(state)
-    one = time.perf_counter() - t0
-    n = max(1, min(queries, int(RUN_SECONDS / max(one, 1e-9))))
-    best = math.inf
+def _time(jobs, runs, queries):
+    """Per job ``(f, setup)``: (least over ``runs`` runs of the mean time per query in ms, the last value). A run of a
+    job is ``queries`` calls of ``f(setup())`` (``setup`` untimed; fewer calls when one takes more than RUN_SECONDS /
+    queries); the jobs' runs alternate (run 1 of each job, then run 2, ...), so a change of the machine's load falls
+    on all of them alike."""
+    sizes, values = [], []
+    for f, setup in jobs:
+        state = setup() if setup else None
+        t0 = time.perf_counter()
+        values.append(f(state))
+        sizes.append(max(1, min(queries, int(RUN_SECONDS / max(time.perf_counter() - t0, 1e-9)))))
+    best = [math.inf] * len(jobs)
     for _ in range(runs):
-        spent = 0.0
-        for _ in range(n):
-            state = setup() if setup else None
-            t0 = time.perf_counter()
-            value = f(state)
-            spent += time.perf_counter() - t0
-        best = min(best, 1000 * spent / n)
-    return best, value
+        for k, ((f, setup), n) in enumerate(zip(jobs, sizes)):
+            spent = 0.0
+            for _ in range(n):
+                state = setup() if setup else None
+                t0 = time.perf_counter()
+                values[k] = f(state)
+                spent += time.perf_counter() - t0
+            best[k] = min(best[k], 1000 * spent / n)
+    return list(zip(best, values))
 
 
 def cases(dpa):
@@ -173,15 +177,13 @@ def main(argv=None) -> int:
         def certificate(a):
             return a.certificate
 
-        t_dp, e_dp = _time(theirs, args.runs, args.queries)
-        t_us, e_us = _time(ours, args.runs, args.queries, fresh)
-        t_cert, cert = _time(certificate, args.runs, args.queries, answered)
+        (t_dp, e_dp), (t_us, e_us), (t_cert, cert) = _time([(theirs, None), (ours, fresh), (certificate, answered)], args.runs, args.queries)
         text = cert.dumps()
 
         def check(_):
             return verify_text(text).exit_code
 
-        t_ck, code = _time(check, args.runs, args.queries, _clear)
+        ((t_ck, code),) = _time([(check, _clear)], args.runs, args.queries)
         assert code == 0, name
         total = t_us + t_cert
         print(f"{name:<38} {t_dp:9.3f} {t_us:8.3f} {t_cert:7.3f} {t_ck:8.3f} {t_dp / t_us:6.2f} {t_ck / total:13.2f}  {e_dp:18.10f} {e_us:16.10f}")
