@@ -3,17 +3,20 @@
     python benchmarks/bench_events.py [--runs 5]
 
 For each event (a mechanism composed ``count`` times) and for a heterogeneous ledger of 1000 distinct events, in one
-process, the least time of at least ``--runs`` runs (more for a fast row: :data:`MIN_SECONDS`) in milliseconds (the
-work itself: on shared cores a median measures the other processes' load too):
+process, each column the least time of ``--runs`` runs (5) of ``--queries`` queries each (200; fewer for a slow row:
+as many as fit in :data:`RUN_SECONDS`), per query in milliseconds, the three producing columns' runs alternating
+(the work itself: on shared cores a median measures the other processes' load too):
   * ``dp_accounting``: a fresh ``dp_accounting.rdp.RdpAccountant`` (its default orders): ``compose`` + ``get_epsilon``;
-  * ``certify``: a fresh ``certify.accounting.RdpAccountant`` with every memo cleared (float curves, ball sums):
-    ``compose`` + ``get_epsilon`` (the float choice of the order, the ball evaluation, the certificate document);
+  * ``float``: a fresh ``certify.accounting.RdpAccountant``, every memo cleared before each query (float curves, ball
+    sums; the clearing is not timed): ``compose`` + ``get_epsilon`` (the refusals, the float choice of the order, the
+    hypotheses and the headline ball: the float returned, the certificate not built);
+  * ``cert``: then ``.certificate`` (the certificate document of that answer, built on first access);
   * ``check``: ``certify verify`` of that certificate's file text in-process (:func:`certify.verify.verify_text`: the
     strict JSON read, digest, layout, spelling, re-evaluation at the recorded order only, canonical re-rendering),
     with the same memos cleared (and the checker's memos of a certificate's parsed inputs and ledger);
 and both epsilons (ours is the certified upper bound rounded up; theirs a float estimate). ``ratio`` is
-dp_accounting's time over ours (> 1: the certified path is faster); ``check/certify`` is the check's time over the
-producer's (the product's rule: checking costs what re-deriving costs).
+dp_accounting's time over ``float`` (>= 1: the certified answer is as fast or faster); ``check/certify`` is the
+check's time over the producer's (``float`` + ``cert``: the product's rule, checking costs what re-deriving costs).
 
 PLD rows (one run each, ``--pld-grids``): a heterogeneous ledger of 1000 events (300 Gaussian(20), 200 Laplace(50),
 500 PoissonSampled(0.01, Gaussian(1.1)); add-remove) through dp_accounting's PLDs (pessimistic as its ``PLDAccountant``
@@ -27,6 +30,7 @@ bracket [epsilon_lower, epsilon_upper] is printed beside their two float estimat
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 
@@ -49,20 +53,32 @@ def _clear():
     choice.clear_memo()
 
 
-#: a row is run at least ``--runs`` times, and again while its runs add up to less than this many seconds (at most
-#: MAX_RUNS runs): a sub-millisecond row's least time then comes from hundreds of runs, not five
-MIN_SECONDS, MAX_RUNS = 1.0, 1000
+#: a run of a slow row holds as many queries as fit in this many seconds (at least one)
+RUN_SECONDS = 2.0
 
 
-def _time(f, runs):
-    out, value, spent = [], None, 0.0
-    while len(out) < runs or (spent < MIN_SECONDS and len(out) < MAX_RUNS):
+def _time(jobs, runs, queries):
+    """Per job ``(f, setup)``: (least over ``runs`` runs of the mean time per query in ms, the last value). A run of a
+    job is ``queries`` calls of ``f(setup())`` (``setup`` untimed; fewer calls when one takes more than RUN_SECONDS /
+    queries); the jobs' runs alternate (run 1 of each job, then run 2, ...), so a change of the machine's load falls
+    on all of them alike."""
+    sizes, values = [], []
+    for f, setup in jobs:
+        state = setup() if setup else None
         t0 = time.perf_counter()
-        value = f()
-        dt = time.perf_counter() - t0
-        spent += dt
-        out.append(1000 * dt)
-    return min(out), value
+        values.append(f(state))
+        sizes.append(max(1, min(queries, int(RUN_SECONDS / max(time.perf_counter() - t0, 1e-9)))))
+    best = [math.inf] * len(jobs)
+    for _ in range(runs):
+        for k, ((f, setup), n) in enumerate(zip(jobs, sizes)):
+            spent = 0.0
+            for _ in range(n):
+                state = setup() if setup else None
+                t0 = time.perf_counter()
+                values[k] = f(state)
+                spent += time.perf_counter() - t0
+            best[k] = min(best[k], 1000 * spent / n)
+    return list(zip(best, values))
 
 
 def cases(dpa):
@@ -114,6 +130,8 @@ def cases(dpa):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--queries", type=int, default=200, help="queries per run (fewer for a slow row)")
+    ap.add_argument("--rows", default="", help="only the RDP rows whose name contains one of these (comma-separated)")
     ap.add_argument("--pld-grids", default="1e-3,1e-4", help="grids of the PLD rows (comma-separated; empty: none)")
     ap.add_argument("--pld-only", action="store_true", help="only the PLD rows")
     args = ap.parse_args(argv)
@@ -131,32 +149,44 @@ def main(argv=None) -> int:
     from certify.verify import verify_text
 
     delta = 1e-6
-    head = f"{'event':<38} {'dp_acc ms':>9} {'certify ms':>10} {'check ms':>8} {'ratio':>6} {'check/certify':>13}"
+    head = f"{'event':<38} {'dp_acc ms':>9} {'float ms':>8} {'cert ms':>7} {'check ms':>8} {'ratio':>6} {'check/certify':>13}"
     print(f"{head}  {'eps dp_accounting':>18} {'eps certified':>16}")
+    wanted = [w for w in args.rows.split(",") if w]
     for name, event, rel in cases(dpa):
+        if wanted and not any(w in name for w in wanted):
+            continue
 
-        def theirs():
+        def theirs(_):
             a = Theirs(neighboring_relation=rel)
             a.compose(event)
             return a.get_epsilon(delta)
 
-        def ours():
+        def fresh():
             _clear()
-            a = Ours(neighboring_relation=rel)
-            a.compose(event)
-            return a.get_epsilon(delta), a.certificate
+            return Ours(neighboring_relation=rel)
 
-        t_dp, e_dp = _time(theirs, args.runs)
-        t_us, (e_us, cert) = _time(ours, args.runs)
+        def ours(a):
+            a.compose(event)
+            return a.get_epsilon(delta)
+
+        def answered():
+            a = fresh()
+            ours(a)
+            return a
+
+        def certificate(a):
+            return a.certificate
+
+        (t_dp, e_dp), (t_us, e_us), (t_cert, cert) = _time([(theirs, None), (ours, fresh), (certificate, answered)], args.runs, args.queries)
         text = cert.dumps()
 
-        def check():
-            _clear()
+        def check(_):
             return verify_text(text).exit_code
 
-        t_ck, code = _time(check, args.runs)
+        ((t_ck, code),) = _time([(check, _clear)], args.runs, args.queries)
         assert code == 0, name
-        print(f"{name:<38} {t_dp:9.2f} {t_us:10.2f} {t_ck:8.2f} {t_dp / t_us:6.2f} {t_ck / t_us:13.2f}  {e_dp:18.10f} {e_us:16.10f}")
+        total = t_us + t_cert
+        print(f"{name:<38} {t_dp:9.3f} {t_us:8.3f} {t_cert:7.3f} {t_ck:8.3f} {t_dp / t_us:6.2f} {t_ck / total:13.2f}  {e_dp:18.10f} {e_us:16.10f}")
     return 0
 
 

@@ -5,7 +5,10 @@ dp_accounting's own objects when it is installed (read through ``to_named_tuple(
 (dicts with ``class_name``) when it is not. Every float inside an event is taken at its exact binary value and noted
 in the certificate (:mod:`certify.provenance`). The floats returned for compatibility are the certified bounds
 rounded up (never below the certified value); the certificate behind the last answer is ``acc.certificate``
-(``certify verify`` re-checks it). What is certified, under which relation: ``docs/events.md``.
+(``certify verify`` re-checks it), built on first access: an answer decides first every refusal, the order, every
+hypothesis and the headline ball it rounds (:func:`certify.events.accountant.answer_events`), so a float is never
+returned that its certificate would not carry, and the certificate, when read, is the document written with the
+answer before (the same bytes). What is certified, under which relation: ``docs/events.md``.
 
     acc = RdpAccountant(neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE)
     acc.compose(PoissonSampledDpEvent(0.01, GaussianDpEvent(1.1)), 1000)
@@ -23,9 +26,9 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .balls import InputError, ball_endpoints, float_above
+from .balls import InputError, ball_endpoints, exact_str, float_above, fmpq
 from .certificate import Certificate
-from .events.accountant import certified_value, certify_events, snap_orders
+from .events.accountant import answer_events, certified_value, certify_events, snap_orders
 from .events.ledger import Ledger, ledger_of, merge, parse_relation
 from .event_tree import from_library
 from .provenance import NOTE_SUFFIX
@@ -48,8 +51,27 @@ class RdpAccountant:
         self._orders = snap_orders(orders) if orders is not None else None
         self._pairs: list = []
         self._events: list = []
-        #: the certificate behind the last get_epsilon / get_delta answer (None before the first, or when none applies)
-        self.certificate: Certificate | None = None
+        self._single: Ledger | None = None  # the ledger of the only event, when composed once with count 1
+        self._certificate: Certificate | None = None
+        #: what builds the certificate of the last answer on first access (``certify_events``' arguments)
+        self._pending: tuple | None = None
+        #: the order of the last answer (None: none chosen)
+        self._alpha = None
+
+    @property
+    def certificate(self) -> Certificate | None:
+        """The certificate behind the last get_epsilon / get_delta answer (None before the first, or when none
+        applies): built on first access (the same document as when built with the answer: ``certify_events`` at
+        the recorded order), then kept."""
+        if self._pending is not None:
+            ledger, kw, name, value = self._pending
+            self._pending = None
+            self._certificate = certify_events(ledger, notes=_notes(name, value), **kw)
+        return self._certificate
+
+    @certificate.setter
+    def certificate(self, value: Certificate | None) -> None:
+        self._pending, self._certificate = None, value
 
     @property
     def neighboring_relation(self):
@@ -72,6 +94,7 @@ class RdpAccountant:
         """Add ``count`` applications of ``event`` to the ledger (InputError naming the event's class when refused)."""
         ledger = self._read(event, count)
         if count:
+            self._single = ledger if count == 1 and not self._events else None
             self._pairs.extend((m, c * count) for m, c in ledger.entries)
             self._events.append((event, count))
         return self
@@ -87,19 +110,34 @@ class RdpAccountant:
         return {"class_name": "ComposedDpEvent", "events": [_event_form(p) for p in parts]}
 
     def _ledger(self) -> Ledger | None:
-        return merge(self._relation, self._pairs) if self._pairs else None
+        if not self._pairs:
+            return None
+        if self._single is not None:  # one event composed once: its ledger is already merged (the same entries)
+            return self._single
+        return merge(self._relation, self._pairs)
 
     def _query(self, name: str, value, **kw) -> float:
-        target, note = from_library(value, name, "the caller")
+        """The certified bound, rounded up to a float. Computed without the certificate (:func:`answer_events`: the
+        same refusals, order, hypotheses and headline ball), which ``.certificate`` builds on first access; when the
+        first precision does not decide everything, the certificate is built now (escalating or refusing)."""
+        if type(value) is float and math.isfinite(value):  # from_library's exact value; its note when the certificate is written
+            target = fmpq(*value.as_integer_ratio())
+        else:
+            target = from_library(value, name, "the caller")[0]
         ledger = self._ledger()
-        self.certificate = None
+        self.certificate, self._alpha = None, None
         if ledger is None:  # nothing composed: 0 (as dp_accounting answers)
             return 0.0
         if name == "target_delta" and target == 0 and any(m.pure_epsilon(ledger.relation) is None or m.extra_delta != 0 for m, _ in ledger.entries):
             return math.inf
-        notes = {f"{name}{NOTE_SUFFIX}": note} if note else {}
-        self.certificate = certify_events(ledger, orders=self._orders, notes=notes, **{kw["as"]: target})
-        return float_above(certified_value(self.certificate))
+        query = {kw["as"]: target}
+        answer = answer_events(ledger, orders=self._orders, **query)
+        if answer is None:
+            self.certificate = certify_events(ledger, orders=self._orders, notes=_notes(name, value), **query)
+            return float_above(certified_value(self._certificate))
+        hi, self._alpha = answer
+        self._pending = (ledger, {"orders": self._orders, "chosen": self._alpha, **query}, name, value)
+        return float_above(hi)
 
     def get_epsilon(self, target_delta) -> float:
         """The certified epsilon at ``target_delta`` (in [0, 1)), rounded up to a float; ``.certificate`` holds the proof."""
@@ -111,11 +149,17 @@ class RdpAccountant:
 
     def get_epsilon_and_optimal_order(self, target_delta) -> tuple[float, float]:
         eps = self.get_epsilon(target_delta)
-        return eps, _order_of(self.certificate)
+        return eps, self._order()
 
     def get_delta_and_optimal_order(self, target_epsilon) -> tuple[float, float]:
         d = self.get_delta(target_epsilon)
-        return d, _order_of(self.certificate)
+        return d, self._order()
+
+    def _order(self) -> float:
+        """The recorded order of the last answer as a float (0.0: none), without building the certificate."""
+        if self._alpha is not None:
+            return float(Fraction(exact_str(self._alpha)))
+        return _order_of(self._certificate)
 
 
 class PLDAccountant(RdpAccountant):
@@ -161,6 +205,12 @@ class PLDAccountant(RdpAccountant):
         self.certificate = certify_events_pld(ledger, grid=self._grid, notes=notes, **{kw["as"]: target})
         q = self.certificate.quantities["epsilon_upper" if name == "target_delta" else "delta_upper"].value
         return float_above(ball_endpoints(q)[1])
+
+
+def _notes(name: str, value) -> dict:
+    """The provenance note of a query's target (``target_delta.note`` when it came as a binary float), as recorded."""
+    note = from_library(value, name, "the caller")[1]
+    return {f"{name}{NOTE_SUFFIX}": note} if note else {}
 
 
 def _order_of(cert) -> float:

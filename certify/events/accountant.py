@@ -10,12 +10,13 @@ undecided). Floats choose, balls bound: a poor choice only loosens the bound.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
 from ..balls import InputError, ball_endpoints, escalate, exact_str, float_of, fmpq, log_float
 from ..certificate import MAX_TEXT, Certificate
 from ..poisson.rdp import COARSE
-from .certificates import FLAGS, KIND, PARSERS, check_nesting, evaluate, parse_order
+from .certificates import FLAGS, KIND, PARSERS, check_nesting, evaluate, headline, parse_order
 from .ledger import Ledger, ledger_inputs
 from .mechanisms.base import Mechanism
 from .mechanisms.gaussian import Gaussian
@@ -126,22 +127,28 @@ def _scores(ledger: Ledger, query: str, target: fmpq, orders: Orders, fine: bool
         return _raw_scores(ledger, query, target, orders, fine, np)
 
 
-def _raw_scores(ledger: Ledger, query: str, target: fmpq, orders: Orders, fine: bool, np):
-    """:func:`_scores` under the caller's ``np.errstate(all="ignore")``."""
+def _raw_scores(ledger: Ledger, query: str, target: fmpq, orders: Orders, fine: bool, np, finite: bool = True):
+    """:func:`_scores` under the caller's ``np.errstate(all="ignore")``; ``finite=False``: the scores as computed,
+    for curves that are never NaN nor -inf (ELEMENTWISE: every score is then finite or +inf, as ``finite`` makes it)."""
 
     (m0, c0), *rest = ledger.entries
     R = float(c0) * _curve(m0, ledger.relation, orders, fine)
     for m, c in rest:
         R += float(c) * _curve(m, ledger.relation, orders, fine)
     am1, inv, c_eps, c_delta = orders.constants()
-    extra = 1.0 - math.prod((1.0 - float_of(m.extra_delta)) ** float(c) for m, c in ledger.entries if m.extra_delta)
     if query == "target_delta":
-        d = (float_of(target) - extra) / (1 - extra) if extra > 0 else None
-        log_d = math.log(d) if d is not None and d > 0 else (log_float(target) if d is None else -math.inf)
-        score = R + c_eps - log_d * inv
+        score = R + c_eps - _log_delta(ledger, target) * inv
     else:
         score = am1 * (R - float_of(target)) + c_delta
-    return np.where(np.isfinite(score), score, np.inf)
+    return np.where(np.isfinite(score), score, np.inf) if finite else score
+
+
+def _log_delta(ledger: Ledger, target: fmpq) -> float:
+    """The float log of the delta left to the Rényi curve, (delta - extra) / (1 - extra) with extra the float
+    1 - prod_i (1 - delta_i)^count_i of the (epsilon, delta) events (-inf when none is left): a choice only."""
+    extra = 1.0 - math.prod((1.0 - float_of(m.extra_delta)) ** float(c) for m, c in ledger.entries if m.extra_delta)
+    d = ((float_of(target) - extra) / (1 - extra) if extra < 1 else 0.0) if extra > 0 else None  # (1.0: every score +inf)
+    return math.log(d) if d is not None and d > 0 else (log_float(target) if d is None else -math.inf)
 
 
 @lru_cache(maxsize=1024)
@@ -196,14 +203,14 @@ ELEMENTWISE = frozenset({Gaussian, Laplace, ZCDp, TreeAggregation})
 def _choose_on_one_grid(ledger: Ledger, query: str, target: fmpq, np) -> fmpq:
     """:func:`_choose`'s two stages (FIRST_STAGE, then ORDER_GRID near its best) from one evaluation of the scores on
     ORDER_GRID: the same order (the same floats, the same first minimum), half the numpy calls."""
-    full = _raw_scores(ledger, query, target, ORDER_GRID, False, np)
+    full = _raw_scores(ledger, query, target, ORDER_GRID, False, np, finite=False)
     first = full[_first_index(np)]
-    i = int(np.argmin(first))
+    i = int(first.argmin())
     best, best_score = FIRST_STAGE.exact[i], float(first[i])
     b = FIRST_STAGE.floats[i]
     span = max(1.0, 0.1 * b)
-    grid = ORDER_GRID.array()
-    lo, hi = int(np.searchsorted(grid, b - span)), int(np.searchsorted(grid, b + span, side="right"))
+    grid = ORDER_GRID.floats  # (bisect on the sorted floats: numpy's searchsorted, left and right)
+    lo, hi = bisect_left(grid, b - span), bisect_right(grid, b + span)
     if hi > lo:
         j = lo + int(np.argmin(full[lo:hi]))
         if float(full[j]) < best_score:
@@ -219,13 +226,42 @@ def _first_index(np):
 
 
 def certify_events(
-    ledger: Ledger, *, delta=None, epsilon=None, order=None, orders: Orders | None = None, notes: dict | None = None, bound: str | None = None
+    ledger: Ledger,
+    *,
+    delta=None,
+    epsilon=None,
+    order=None,
+    orders: Orders | None = None,
+    notes: dict | None = None,
+    bound: str | None = None,
+    chosen: fmpq | None = None,
 ) -> Certificate:
     """Certificate ``events/rdp`` of ``ledger`` for one query: ``delta`` (epsilon at delta; 0: pure epsilon),
     ``epsilon`` (delta at epsilon) or ``order`` (the RDP at that order). ``orders``: the candidate orders of the
     choice (:func:`snap_orders`; default the two stages of :func:`choose_order`). ``notes``: provenance notes of the
     query (``{"target_delta.note": ...}``). ``bound`` (exact text): the headline claim states this bound instead of the
-    computed one (a certificate is issued only when the balls prove it)."""
+    computed one (a certificate is issued only when the balls prove it). ``chosen``: the order :func:`choose_order`
+    chose for this very query (:func:`answer_events` returns it), so that it is not chosen twice."""
+    query, target, inputs, alpha = _prepare(ledger, delta, epsilon, order, orders, chosen)
+
+    def compute(prec):
+        return evaluate(ledger, query, target, alpha, bound), prec
+
+    try:
+        ev, prec = escalate(compute, what=f"the event accountant at alpha = {exact_str(alpha or target)}")
+    except InputError as err:  # the evaluator names the recorded field; the caller knows the option
+        raise InputError(FLAGS.get(err.parameter, err.parameter), err.message) from None
+    inputs[query] = exact_str(target)
+    inputs.update(notes or {})
+    witnesses = {"bound": ev.claim_named("bound").rhs}
+    if alpha is not None:
+        witnesses["alpha"] = exact_str(alpha)
+    return Certificate(KIND, inputs, ev, witnesses, None, prec)
+
+
+def _prepare(ledger: Ledger, delta, epsilon, order, orders: Orders | None, chosen: fmpq | None):
+    """(query, target, the ledger's inputs, alpha) of :func:`certify_events`: every refusal of the query and the
+    ledger before the evaluation (InputError), and the order's float choice (``chosen`` when given)."""
     given = [(q, v) for q, v in (("target_delta", delta), ("target_epsilon", epsilon), ("order", order)) if v is not None]
     if len(given) != 1:
         raise InputError("--delta", "give exactly one of --delta, --epsilon, --order")
@@ -243,21 +279,20 @@ def certify_events(
                 raise InputError("--delta", f"0 asks for pure DP, but event[{i}] {m.CLASS} is not a pure mechanism: give a delta in (0, 1)")
     alpha = None
     if query != "order" and not pure:
-        alpha = choose_order(ledger, query, target, orders)
+        alpha = chosen if chosen is not None else choose_order(ledger, query, target, orders)
+    return query, target, inputs, alpha
 
-    def compute(prec):
-        return evaluate(ledger, query, target, alpha, bound), prec
 
-    try:
-        ev, prec = escalate(compute, what=f"the event accountant at alpha = {exact_str(alpha or target)}")
-    except InputError as err:  # the evaluator names the recorded field; the caller knows the option
-        raise InputError(FLAGS.get(err.parameter, err.parameter), err.message) from None
-    inputs[query] = exact_str(target)
-    inputs.update(notes or {})
-    witnesses = {"bound": ev.claim_named("bound").rhs}
-    if alpha is not None:
-        witnesses["alpha"] = exact_str(alpha)
-    return Certificate(KIND, inputs, ev, witnesses, None, prec)
+def answer_events(ledger: Ledger, *, delta=None, epsilon=None, orders: Orders | None = None) -> tuple[fmpq, fmpq | None] | None:
+    """The certified bound of :func:`certify_events` for the same query, without the certificate: (the exact
+    upper endpoint its headline quantity records, the chosen order or None). The same refusals first (every
+    InputError of :func:`certify_events` before its evaluation), the same order, every hypothesis and the headline
+    claim decided (:func:`certify.events.certificates.headline`); None when the first precision does not decide
+    them all (the caller then builds the certificate, which escalates or refuses). ``certify_events(ledger, ...,
+    chosen=alpha)`` then writes the certificate of this very bound."""
+    query, target, _, alpha = _prepare(ledger, delta, epsilon, None, orders, None)
+    hi = headline(ledger, query, target, alpha)
+    return None if hi is None else (hi, alpha)
 
 
 def certified_value(cert: Certificate) -> fmpq:
@@ -268,4 +303,4 @@ def certified_value(cert: Certificate) -> fmpq:
     raise KeyError("no headline quantity")  # pragma: no cover
 
 
-__all__ = ["ORDER_GRID", "FIRST_STAGE", "Orders", "certify_events", "choose_order", "certified_value", "parse_order", "snap_orders"]
+__all__ = ["ORDER_GRID", "FIRST_STAGE", "Orders", "answer_events", "certify_events", "choose_order", "certified_value", "parse_order", "snap_orders"]

@@ -24,7 +24,23 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..balls import InputError, arb, ball, ball_endpoints, ctx, exact, exact_str, fmpq, require_in, upper_decimal
+from ..balls import (
+    PRECISION_LADDER,
+    _bounded_endpoint,
+    InputError,
+    Tri,
+    UndecidedError,
+    arb,
+    ball,
+    ball_endpoints,
+    compare,
+    ctx,
+    exact,
+    exact_str,
+    fmpq,
+    require_in,
+    upper_decimal,
+)
 from ..certificate import Budget, Evaluation, exact_operand, reported_bound
 from ..provenance import check_notes
 from ..renyi import EQ_CONVERT, delta_of_rdp, epsilon_of_rdp
@@ -109,13 +125,7 @@ def evaluate(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None, bound
     notes = caveats(ledger)
     caveat = ("; " + "; ".join(notes)) if notes else ""
     if query == "target_delta" and target == 0:  # pure DP by basic composition
-        eps = arb(0)
-        for i, (m, c) in enumerate(ledger.entries):
-            e = m.pure_epsilon(rel)
-            if e is None or m.extra_delta != 0:
-                raise InputError("target_delta", f"0 asks for pure DP, but event[{i}] {m.CLASS} is not a pure mechanism: give a delta > 0")
-            eps = eps + c * ev.add(f"epsilon[{i}]", e, m.EQUATION, f"pure epsilon of one {m.describe()}")
-        eps = ev.add("epsilon", eps, EQ_PURE, "sum_i count_i epsilon[i]: the composition is (epsilon, 0)-DP; upper endpoint is the certified epsilon")
+        eps = _pure_value(ev, ledger)
         lo, hi = ball_endpoints(eps)  # (once, for the headline and the width)
         bound = upper_decimal(hi, 10) if bound is None else reported_bound(bound, hi, 10, "bound")
         ev.claim("bound", f"{what} is ({bound}, 0)-DP (pure; basic composition){caveat}", "epsilon", "<=", bound, EQ_PURE)
@@ -133,48 +143,7 @@ def evaluate(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None, bound
     _hyp(ev, "hyp:alpha>1", f"Rényi order alpha = {a} > 1", a, ">", "1", (alpha, fmpq(1)))
     _hyp(ev, f"hyp:alpha<={ALPHA_MAX}", f"Rényi order alpha = {a} <= {ALPHA_MAX}", a, "<=", str(ALPHA_MAX), (alpha, fmpq(ALPHA_MAX)))
     check_work(ledger, alpha, ctx.prec)
-    if query != "order":
-        ev.add("alpha", ball(alpha), "witness", "Rényi order (chosen by float estimates; any alpha > 1 is valid)", integer=alpha.q == 1)
-    rdp = arb(0)
-    log_keep = arb(0)  # sum_i count_i log(1 - delta_i)
-    for i, (m, c) in enumerate(ledger.entries):
-        r = ev.add(f"rdp[{i}]", m.rdp(alpha, rel), m.EQUATION, f"Rényi divergence bound of one {m.describe()} at alpha")
-        rdp = rdp + c * r
-        if m.extra_delta != 0:
-            log_keep = log_keep + c * (-ball(m.extra_delta)).log1p()
-    rdp = ev.add("rdp", rdp, EQ_COMPOSE, "sum_i count_i rdp[i] (Rényi composition); upper endpoint bounds the release's RDP at alpha")
-    extra = None
-    if any(m.extra_delta != 0 for m, _ in ledger.entries):
-        extra = ev.add("extra_delta", -log_keep.expm1(), EQ_EXTRA, "1 - prod_i (1 - delta_i)^count_i of the (epsilon, delta) events")
-    if query == "order":
-        head = "rdp"
-        value = rdp
-    elif query == "target_delta":
-        d_eff = ball(target)
-        if extra is not None:
-            ev.claim("hyp:delta>extra_delta", f"delta = {t} > extra_delta (the (epsilon, delta) events' own delta)", t, ">", "extra_delta", EQ_EXTRA)
-            if not ev.claims[-1].holds:
-                raise InputError("target_delta", f"delta = {t} is not above the (epsilon, delta) events' own delta {upper_decimal(extra, 6)}")
-            d_eff = (ball(target) - extra) / (1 - extra)
-        value = ev.add(
-            "epsilon",
-            epsilon_of_rdp(rdp, alpha, d_eff).max(arb(0)),  # epsilon >= 0 always holds: (C) floored at 0
-            EQ_CONVERT,
-            "max(0, rdp + log((alpha-1)/alpha) - (log delta' + log alpha)/(alpha-1)), delta' the delta left to the Rényi curve; "
-            "upper endpoint is the certified epsilon",
-        )
-        head = "epsilon"
-    else:
-        d = delta_of_rdp(rdp, alpha, target).min(arb(1))  # delta <= 1 always holds: (C') capped at 1
-        if extra is not None:
-            d = extra + (1 - extra) * d
-        value = ev.add(
-            "delta",
-            d,
-            EQ_CONVERT,
-            "min(1, exp((alpha-1)(rdp - epsilon + log((alpha-1)/alpha)) - log alpha)) (+ extra_delta); upper endpoint is the certified delta",
-        )
-        head = "delta"
+    head, value = _value(ev, ledger, query, target, alpha)
     # the headline is the one certify writes: the ball's upper decimal, or a calibration's claimed exact epsilon
     lo, hi = ball_endpoints(value)  # (once, for the headline and the width: the ball's own upper end)
     bound = upper_decimal(hi, 10) if bound is None else reported_bound(bound, hi, 10, "bound", claimed=query == "target_delta")
@@ -193,6 +162,104 @@ def evaluate(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None, bound
         {"alpha": "recorded order (any alpha > 1 is valid; the checker never searches)", f"{head} width (upper - lower)": _width(lo, hi)}
     )
     return ev
+
+
+def _pure_value(ev: Evaluation, ledger: Ledger) -> arb:
+    """The pure query's quantities (``epsilon[i]``, ``epsilon``) recorded in ``ev``; the ball ``epsilon``.
+    InputError when a mechanism is not pure. Shared by :func:`evaluate` and :func:`headline`."""
+    rel = ledger.relation
+    eps = arb(0)
+    for i, (m, c) in enumerate(ledger.entries):
+        e = m.pure_epsilon(rel)
+        if e is None or m.extra_delta != 0:
+            raise InputError("target_delta", f"0 asks for pure DP, but event[{i}] {m.CLASS} is not a pure mechanism: give a delta > 0")
+        eps = eps + c * ev.add(f"epsilon[{i}]", e, m.EQUATION, f"pure epsilon of one {m.describe()}")
+    return ev.add("epsilon", eps, EQ_PURE, "sum_i count_i epsilon[i]: the composition is (epsilon, 0)-DP; upper endpoint is the certified epsilon")
+
+
+def _value(ev: Evaluation, ledger: Ledger, query: str, target: fmpq, alpha: fmpq, prose: bool = True) -> tuple[str, arb]:
+    """The quantities at ``alpha`` (``alpha``, ``rdp[i]``, ``rdp``, ``extra_delta``, the headline) recorded in ``ev``
+    in this order, with the claim ``hyp:delta>extra_delta`` (InputError when it fails); (headline name, its ball).
+    Shared by :func:`evaluate` and :func:`headline` (``prose=False``: the mechanisms' descriptions left empty and the
+    witness ``alpha`` not recorded, neither enters a ball): the same balls in the same order at the same precision."""
+    rel = ledger.relation
+    if query != "order" and prose:  # (the witness as a quantity: the document's, not the headline's)
+        ev.add("alpha", ball(alpha), "witness", "Rényi order (chosen by float estimates; any alpha > 1 is valid)", integer=alpha.q == 1)
+    rdp = arb(0)
+    log_keep = arb(0)  # sum_i count_i log(1 - delta_i)
+    for i, (m, c) in enumerate(ledger.entries):
+        r = ev.add(f"rdp[{i}]", m.rdp(alpha, rel), m.EQUATION, f"Rényi divergence bound of one {m.describe()} at alpha" if prose else "")
+        rdp = rdp + c * r
+        if m.extra_delta != 0:
+            log_keep = log_keep + c * (-ball(m.extra_delta)).log1p()
+    rdp = ev.add("rdp", rdp, EQ_COMPOSE, "sum_i count_i rdp[i] (Rényi composition); upper endpoint bounds the release's RDP at alpha")
+    extra = None
+    if any(m.extra_delta != 0 for m, _ in ledger.entries):
+        extra = ev.add("extra_delta", -log_keep.expm1(), EQ_EXTRA, "1 - prod_i (1 - delta_i)^count_i of the (epsilon, delta) events")
+    if query == "order":
+        return "rdp", rdp
+    if query == "target_delta":
+        d_eff = ball(target)
+        if extra is not None:
+            t = exact_str(target)
+            statement = f"delta = {t} > extra_delta (the (epsilon, delta) events' own delta)"
+            if not ev.claim("hyp:delta>extra_delta", statement, t, ">", "extra_delta", EQ_EXTRA):
+                raise InputError("target_delta", f"delta = {t} is not above the (epsilon, delta) events' own delta {upper_decimal(extra, 6)}")
+            d_eff = (ball(target) - extra) / (1 - extra)
+        value = ev.add(
+            "epsilon",
+            epsilon_of_rdp(rdp, alpha, d_eff).max(arb(0)),  # epsilon >= 0 always holds: (C) floored at 0
+            EQ_CONVERT,
+            "max(0, rdp + log((alpha-1)/alpha) - (log delta' + log alpha)/(alpha-1)), delta' the delta left to the Rényi curve; "
+            "upper endpoint is the certified epsilon",
+        )
+        return "epsilon", value
+    d = delta_of_rdp(rdp, alpha, target).min(arb(1))  # delta <= 1 always holds: (C') capped at 1
+    if extra is not None:
+        d = extra + (1 - extra) * d
+    value = ev.add(
+        "delta",
+        d,
+        EQ_CONVERT,
+        "min(1, exp((alpha-1)(rdp - epsilon + log((alpha-1)/alpha)) - log alpha)) (+ extra_delta); upper endpoint is the certified delta",
+    )
+    return "delta", value
+
+
+def headline(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None) -> fmpq | None:
+    """The certified bound :func:`evaluate` records (the exact upper endpoint of its headline ball) when its first
+    precision of the ladder decides everything, computed without the prose: the hypotheses decided exactly, the
+    work model, the same balls as :func:`evaluate` (:func:`_pure_value`, :func:`_value`: one code), the headline
+    decimal and its claim, the width. None when anything is not plainly decided there (a hypothesis fails, a claim
+    or quantity is undecided, an InputError): the caller then runs the full evaluation, which refuses or escalates
+    as it always did. A bound returned here is the one the certificate of the same query records."""
+    try:
+        with ctx.workprec(PRECISION_LADDER[0]):
+            return _headline(ledger, query, target, alpha)
+    except (UndecidedError, InputError):
+        return None
+
+
+def _headline(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None) -> fmpq | None:
+    ev = Evaluation()
+    if query == "target_delta" and target == 0:
+        value = _pure_value(ev, ledger)
+    else:
+        if query == "target_delta":
+            hyps = target > 0 and target < 1
+        elif query == "target_epsilon":
+            hyps = target >= 0
+        else:
+            hyps, alpha = True, target
+        if not (hyps and alpha > 1 and alpha <= ALPHA_MAX):
+            return None
+        check_work(ledger, alpha, ctx.prec)
+        value = _value(ev, ledger, query, target, alpha, prose=False)[1]
+    lo, hi = ball_endpoints(value)
+    if compare(value, "<=", exact_operand(upper_decimal(hi, 10))) is not Tri.TRUE:  # the claim "bound"
+        return None
+    _bounded_endpoint(hi - lo)  # the budget's width (_width): refused out of the printable range, as _width refuses it
+    return hi
 
 
 def _width(lo: fmpq, hi: fmpq) -> str:
