@@ -119,8 +119,7 @@ def _weights(alpha: int, p: Fraction, d2: Fraction, beta2) -> list:
 def grid(alpha: int, d2: Fraction, u: Fraction) -> tuple:
     """(beta, a, h, j0, j1): the strip half-width a (beta a <= 3/2), the step h = a/STEPS, nodes j h for j0 <= j <= j1."""
     beta = iv.sqrt(interval(2 * u * d2))
-    bhi = bounds(beta)[1]
-    a = min(Fraction(4), Fraction(3, 2) / bhi)
+    a = min(Fraction(4), Fraction(3, 2) / (bhi := bounds(beta)[1]))
     h = a / STEPS
     j0, j1 = floor(-W / h), ceil((alpha * bhi / 2 + W) / h)
     return beta, a, h, j0, j1

@@ -5,7 +5,7 @@
   (N1) the pair: Poisson + add-remove, remove P = (1-q) N(0,1) + q N(mu,1) vs Q = N(0,1), mu = 1/sigma (MTZ19 Sec. 3);
        fixed-size + replace-one, the pointwise maximum of H_g(P||Q) and H_g(Q||P) at p, mu = 2/sigma (Bok, Prop. 1);
        the loss log(dP/dQ) is increasing in x, so H_g(P||Q) = P(x > x*) - g Q(x > x*), dH/dg = -Q(x > x*);
-  (N1') add from remove: H_g(Q||P) = 1 - g + g H_(1/g)(P||Q) (both probability measures), at every T;
+  (N1') add from remove: H_g(Q||P) = 1 - g + g H_(1/g)(P||Q) (probability measures), at every T (no add_from: composed apart);
   (N2) composition preserves domination for every g >= 0 (Zhu, Dong, Wang 2022, Thm 10; the proof by Fubini needs
        finite measures only, not total mass 1): T-fold power of the polynomial sum m_i x^i, m_inf as the rest;
   (N3) read-off: delta(eps) by (N0) at the composed measures.
@@ -14,7 +14,7 @@ Upper measure: the lower convex hull ("connect the dots", Doroshenko et al. 2022
 layout's points g_j = e^(j h), masses rounded up to 2^-K. The check makes it a proof, whatever the masses: a piecewise linear curve with kinks
 at the g_j only, >= d_j at every g_j and >= 1 at 0, is >= the convex H on every segment, and m_inf >= d_last >= H beyond. Lower: per segment
 a global minorant line of H (of one member, for the maximum: a tangent, a mean of two, or 1 - g, ``_line``); v_j = the smaller adjacent
-line at g_j (1 - g on [0, g_0]; 0 from the last v_j >= 0 on), masses rounded down; a curve with kinks at the g_j, <= v_j at each, is <= H.
+line at g_j (1 - g on [0, g_0]; 0 from the first v_j < 0 on), masses rounded down; a curve with kinks at the g_j, <= v_j at each, is <= H.
 Products exact (python-flint's fmpz_poly, exact integer products only), rounded up (down) to 2^-K; tails of mass <= tau go to +inf and
 onto the first atom (are dropped). So [lower, upper] encloses the pair's exact composed delta: the claims are decided from it, the recorded
 deltas checked to lie on their side of it, the margins are the kernel's own (``Derivation.sides``)."""
@@ -45,10 +45,12 @@ TEXTS = {  # quantity: (equation, description), as certify writes them
     "delta_lower": ("readoff: delta_low(epsilon_lower)", "the same read-off of the composed optimistic measures (worst direction)"),
 }
 
-def curve(g, q: Fraction, mu, both: bool) -> list:
-    """[(H, dH/dg)] of (N1) at g > 0 (intervals): H_g(P||Q), and with ``both`` also H_g(Q||P) (the profile is the larger)."""
+def curve(g, q: Fraction, mu, name: str) -> list:
+    """[(H, dH/dg)] of (N1) at g > 0 (intervals): H_g(P||Q) ("remove"), H_g(Q||P) ("add") or both ("max": the larger)."""
     qi, m2, fl = interval(q), mu * mu / 2, iv.mpf(2) ** -iv.prec
-    if g.b <= 1 - qi.b:
+    if name == "add":
+        out = []
+    elif g.b <= 1 - qi.b:
         out = [(1 - g, iv.mpf(-1))]
     elif g.a > 1 - qi.a:
         x = (iv.log((g - (1 - qi)) / qi) + m2) / mu  # x* of (N1): (1-q) + q e^(mu x - mu^2/2) = g
@@ -56,7 +58,7 @@ def curve(g, q: Fraction, mu, both: bool) -> list:
         out = [((1 - qi) * t0 + qi * t1 - g * t0, -t0)]
     else:
         raise Undecided("a grid point straddles 1 - q")
-    if not both:
+    if name == "remove":
         return out
     if g.a >= 1 / (1 - qi.a):
         return out + [(iv.mpf(0), iv.mpf(0))]
@@ -115,10 +117,10 @@ def _line(a: tuple, b: tuple, m: tuple, ends: tuple) -> tuple:
     pen = 10**6 if ends[1][2] > 0 else 3
     return min(cands, key=lambda l: max(H - (v := float((l[0] * g + l[1]).a)) + pen * max(0.0, f - v) for g, H, f in ends))
 
-def one_step(idx: list, h: Fraction, q: Fraction, mu, both: bool, K: int, der: Derivation, name: str) -> tuple:
+def one_step(idx: list, h: Fraction, q: Fraction, mu, K: int, der: Derivation, name: str) -> tuple:
     """The upper and lower one-step measures at the points ``idx`` (dense (first index, masses, m_inf)), their checks."""
     gs = [iv.exp(interval(j * h)) for j in idx]
-    cs = [curve(g, q, mu, both) for g in gs]
+    cs = [curve(g, q, mu, name) for g in gs]
     d = [max(bounds(hj)[1] for hj, _ in c) for c in cs]
     for j in range(1, len(d)):
         d[j] = min(d[j], d[j - 1])  # H is non-increasing
@@ -126,20 +128,18 @@ def one_step(idx: list, h: Fraction, q: Fraction, mu, both: bool, K: int, der: D
     up, m_inf = _masses(gs, [1 + eta] + [x + eta for x in d], K, True), math.ceil((d[-1] + eta) * 2**K)
     f = curve_at(gs, up, m_inf, K)
     margin = min([bounds(f[j] - interval(d[j]))[0] for j in range(len(gs))] + [Fraction(m_inf + sum(up), 2**K) - 1])
-    if margin >= 0:
-        der.values[f"margin_upper[{name}]"] = (margin, margin)
+    der.values.update({f"margin_upper[{name}]": (margin, margin)} if margin >= 0 else {})
     ms = [(g0 + g1) / 2 for g0, g1 in zip(gs, gs[1:])]  # tangents (slope, intercept) of the larger member at the points, the midpoints
-    big = [max(c, key=lambda x: float(x[0].a)) for c in cs + [curve(m, q, mu, both) for m in ms]]
+    big = [max(c, key=lambda x: float(x[0].a)) for c in cs + [curve(m, q, mu, name) for m in ms]]
     t = [(s, v - s * g) for g, (v, s) in zip(gs + ms, big)]
     lines = [(iv.mpf(-1), iv.mpf(1))] + [_line(t[j], t[j + 1], t[len(gs) + j], gs[j : j + 2]) for j in range(len(ms))] + [None]
     v = [min(bounds(s * g + c)[0] for s, c in filter(None, lines[j : j + 2])) for j, g in enumerate(gs)]
-    n = max((j for j in range(len(v)) if v[j] >= 0), default=0)
-    v = [Fraction(1)] + v[:n] + [Fraction(0)]  # G(0) <= 1; from the point n on, G = 0 <= H
+    n = next((j for j in range(len(v)) if v[j] < 0), len(v) - 1)
+    v = [Fraction(1)] + v[:n] + [Fraction(0)]  # G(0) <= 1; from the first negative v_j (or the last point) on, G = 0 <= H
     low = _masses(gs[: n + 1], [x - eta for x in v[:-1]] + [0], K, False)
     gl = curve_at(gs[: n + 1], low, 0, K)
     margin = min([bounds(interval(v[j + 1]) - gl[j])[0] for j in range(n + 1)] + [1 - Fraction(sum(low), 2**K)])
-    if margin >= 0:
-        der.values[f"margin_lower[{name}]"] = (margin, margin)
+    der.values.update({f"margin_lower[{name}]": (margin, margin)} if margin >= 0 else {})
     at, below = dict(zip(idx, up)), dict(zip(idx, low))  # dense: (first index, masses at every index from it, m_inf)
     return (idx[0], [at.get(j, 0) for j in range(idx[0], idx[-1] + 1)], m_inf), (idx[0], [below.get(j, 0) for j in range(idx[0], idx[n] + 1)], 0)
 
@@ -156,9 +156,8 @@ def product(a: tuple, b: tuple, K: int, tau: int, up: bool) -> tuple:
         acc, lo = acc + c[lo], lo + 1
     while hi - 1 > lo and cut + c[hi - 1] <= tau:
         cut, hi = cut + c[hi - 1], hi - 1
-    c = c[lo:hi]
-    if up:
-        c[0], inf = c[0] + acc, inf + cut
+    c, inf = c[lo:hi], inf + (cut if up else 0)
+    c[0] += acc if up else 0
     return i + j + lo, c, inf
 
 def power(m: tuple, T: int, K: int, tau: int, up: bool) -> tuple:
@@ -171,8 +170,7 @@ def power(m: tuple, T: int, K: int, tau: int, up: bool) -> tuple:
 
 def _horner(c: list, x: tuple, P: int) -> tuple:
     """(lo, hi) of sum_k c_k x^k, c_k >= 0 integers, 0 < x_lo <= x <= x_hi < 1 (fixed point 2^-P, floors / ceilings)."""
-    xl, xh = math.floor(x[0] * 2**P), math.ceil(x[1] * 2**P)
-    lo = hi = 0
+    xl, xh, lo, hi = math.floor(x[0] * 2**P), math.ceil(x[1] * 2**P), 0, 0
     for t in reversed(c):
         lo, hi = (lo * xl >> P) + (t << P), -(-(hi * xh) >> P) + (t << P)
     return Fraction(lo, 2**P), Fraction(hi, 2**P)
@@ -186,8 +184,7 @@ def readoff(m: tuple, eps: Fraction, h: Fraction, K: int, add: bool):
     tilt = span(*_horner(c, bounds(iv.exp(interval(-h))), iv.prec))  # sum_k c_(s+k) e^(-k h)
     a, unit = interval(Fraction(inf + sum(c))), iv.mpf(2) ** K
     if add:
-        g = iv.exp(interval(eps))
-        return 1 - g + (g * a - iv.exp(interval(-s * h)) * tilt) / unit
+        return 1 - (g := iv.exp(interval(eps))) + (g * a - iv.exp(interval(-s * h)) * tilt) / unit
     return (a - iv.exp(interval(eps - s * h)) * tilt) / unit
 
 def read(doc: dict, der: Derivation) -> tuple | None:
@@ -206,30 +203,32 @@ def read(doc: dict, der: Derivation) -> tuple | None:
     der.failed += [f"inputs: {why} fails" for why, o in {**ok, "grid in (0, 1/2]": 0 < h <= Fraction(1, 2)}.items() if not o]
     if der.failed:
         return None
-    name = "max" if fixed else "remove"  # no add_from (the add direction composed apart) is not covered: exit 3
-    if set(w) != WITNESSES - ({"add_from"} if fixed else set()) or w.get("add_from", "remove") != "remove" or set(w["layouts"]) != {name}:
-        raise Undecided("pld/dpsgd witnesses not covered: the kernel reads the layout of the max or the remove profile only")
+    names = ("max",) if fixed else ("remove",) if "add_from" in w else ("remove", "add")  # add: derived (N1') or composed apart
+    bad = set(w) != WITNESSES - ({"add_from"} if fixed or len(names) == 2 else set()) or set(w["layouts"]) != set(names)
+    if bad or w.get("add_from", "remove") != "remove":
+        raise Undecided("pld/dpsgd witnesses not covered: the kernel reads the layouts of the max, the remove or both directions")
     eps = [parse_exact(w[k], f"witnesses.{k}") for k in ("epsilon_upper", "epsilon_lower")]
     if T > MAX_STEPS or max(abs(e) for e in eps) > 1000:
         raise Undecided(f"T above {MAX_STEPS} or |epsilon| above 1000: not covered")
-    return name, q, sigma, int(T), delta, h, eps, w["layouts"][name]
+    return names, q, sigma, int(T), delta, h, eps, w["layouts"]
 
-def _texts(der: Derivation, name: str, delta: Fraction, h: Fraction, e_up: Fraction, e_low: Fraction) -> None:
+def _texts(der: Derivation, names: tuple, delta: Fraction, h: Fraction, e_up: Fraction, e_low: Fraction) -> None:
     """The quantities, claims and conclusions in certify's words; the sides of the deltas, the margins the kernel's own."""
-    for key, (eq, text) in TEXTS.items():
-        key = f"{key}[{name}]" if key.startswith("margin") else key
+    keys = [f"{k}[{n}]" for n in names for k in TEXTS if k.startswith("margin")] + [k for k in TEXTS if not k.startswith("margin")]
+    for key in keys:
         der.names.add(key)
-        der.equations[key], der.texts[f"quantity:{key}"] = eq, text
-    der.sides.update({f"margin_upper[{name}]": 0, f"margin_lower[{name}]": 0, "delta_upper": 1, "delta_lower": -1})
+        der.equations[key], der.texts[f"quantity:{key}"] = TEXTS[key.split("[")[0]]
+    der.sides.update({k: 0 for k in keys if k.startswith("margin")} | {"delta_upper": 1, "delta_lower": -1})
     der.values["epsilon_upper"], der.values["epsilon_lower"] = (e_up, e_up), (e_low, e_low)
-    prof, pair = f"the {name} profile", "the exact eps(delta) of the composed pair exceeds epsilon_lower"
-    der.claim(f"dominates[{name}]", (f"margin_upper[{name}]", ">=", "0"), f"the pessimistic one-step measure dominates {prof} for every gamma >= 0")
-    der.claim(f"dominated[{name}]", (f"margin_lower[{name}]", ">=", "0"), f"{prof} dominates the optimistic one-step measure for every gamma >= 0")
+    every, pair = " for every gamma >= 0", "the exact eps(delta) of the composed pair exceeds epsilon_lower"
+    for n in names:
+        der.claim(f"dominates[{n}]", (f"margin_upper[{n}]", ">=", "0"), f"the pessimistic one-step measure dominates the {n} profile{every}")
+        der.claim(f"dominated[{n}]", (f"margin_lower[{n}]", ">=", "0"), f"the {n} profile dominates the optimistic one-step measure{every}")
     der.claim("privacy", ("delta_upper", "<=", str(delta)), "delta_up(epsilon_upper) <= delta: the run is (epsilon_upper, delta)-DP")
     der.claim("tightness", ("delta_lower", ">", str(delta)), f"delta_low(epsilon_lower) > delta: {pair}")
-    der.conclude("privacy", "privacy", (f"dominates[{name}]",), f"the run is ({e_up}, {delta})-DP (certified PLD accountant, grid {h})")
-    exceeds = f"the exact epsilon at delta = {delta} of the composed dominating pair exceeds {e_low}"
-    der.conclude("tightness", "tightness", (f"dominated[{name}]",), exceeds)
+    dom = {k: tuple(f"{k}[{n}]" for n in names) for k in ("dominates", "dominated")}
+    der.conclude("privacy", "privacy", dom["dominates"], f"the run is ({e_up}, {delta})-DP (certified PLD accountant, grid {h})")
+    der.conclude("tightness", "tightness", dom["dominated"], f"the exact epsilon at delta = {delta} of the composed dominating pair exceeds {e_low}")
 
 def derive(doc: dict) -> Derivation:
     """Everything the kernel needs to judge a pld/dpsgd certificate (see document.Derivation)."""
@@ -237,20 +236,22 @@ def derive(doc: dict) -> Derivation:
     got = read(doc, der)
     if got is None:
         return der
-    name, q, sigma, T, delta, h, (e_up, e_low), lay = got  # then the work, decided before it is done: K, tau, the points
-    _texts(der, name, delta, h, e_up, e_low)
-    idx = points(lay)
+    names, q, sigma, T, delta, h, (e_up, e_low), lays = got  # then the work, decided before it is done: K, tau, the points
+    _texts(der, names, delta, h, e_up, e_low)
+    idx = {n: points(lays[n]) for n in names}
     # units 2^-K: the excess mass (2^-K per atom and product) and the tails (tau) far below delta (N1': times e^eps)
-    amp = 48 + 2 * T.bit_length() + (0 if name == "max" else math.ceil(1.45 * float(max(e_up, 0))))
-    K = delta.denominator.bit_length() - delta.numerator.bit_length() + 1 + amp + (idx[-1] - idx[0]).bit_length()
+    amp = 48 + 2 * T.bit_length() + (math.ceil(1.45 * float(max(e_up, 0))) if names == ("remove",) else 0)
+    K = delta.denominator.bit_length() - delta.numerator.bit_length() + 1 + amp + max((i[-1] - i[0]).bit_length() for i in idx.values())
     tau = int(delta * 2**K) >> amp
     if K > 4096:
         raise Undecided(f"K = {K} bits per mass: too costly for the kernel")
-    with working_precision(K + 48):  # the one-step checks need 2^-(K+4) (eta), far above these intervals' widths
-        up, low = one_step(idx, h, q, interval((2 if name == "max" else 1) / sigma), name == "max", K, der, name)
-    up, low = power(up, T, K, tau, True), power(low, T, K, tau, False)
-    with working_precision(K + 128):
-        for key, eps in (("delta_upper", e_up), ("delta_lower", e_low)):
-            rd = [(readoff(up, eps, h, K, add), readoff(low, eps, h, K, add)) for add in (False, True)[: 1 if name == "max" else 2]]
-            der.values[key] = (max(bounds(lo)[0] for _, lo in rd), max(bounds(hi)[1] for hi, _ in rd))
+    rd = []  # per direction, (upper, lower) read-offs at e_up and e_low; add from the remove chains (N1') when derived
+    for n in names:
+        with working_precision(K + 48):  # the one-step checks need 2^-(K+4) (eta), far above these intervals' widths
+            up, low = one_step(idx[n], h, q, interval((2 if n == "max" else 1) / sigma), K, der, n)
+        up, low = power(up, T, K, tau, True), power(low, T, K, tau, False)
+        with working_precision(K + 128):
+            rd += [[(readoff(up, e, h, K, a), readoff(low, e, h, K, a)) for e in (e_up, e_low)] for a in (False, True)[: 1 + (names == ("remove",))]]
+    for j, key in enumerate(("delta_upper", "delta_lower")):
+        der.values[key] = (max(bounds(r[j][1])[0] for r in rd), max(bounds(r[j][0])[1] for r in rd))
     return der

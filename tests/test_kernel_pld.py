@@ -168,7 +168,7 @@ def test_one_step_curve_against_quadrature(eps, both):
     q, mu = Fraction(1, 20), Fraction(3, 2)
     with numbers.working_precision(160):
         g = numbers.iv.exp(numbers.interval(Fraction(eps)))
-        lo, hi = numbers.bounds(numbers.iv_max(*(h for h, _ in pld.curve(g, q, numbers.interval(mu), both))))
+        lo, hi = numbers.bounds(numbers.iv_max(*(h for h, _ in pld.curve(g, q, numbers.interval(mu), "max" if both else "remove"))))
     ref = _reference_delta_one_step(q, mu, Fraction(eps), both)
     with mp.workdps(40):
         assert mp.mpf(lo.numerator) / lo.denominator - mp.mpf(10) ** -30 <= ref <= mp.mpf(hi.numerator) / hi.denominator + mp.mpf(10) ** -30
@@ -181,7 +181,7 @@ def test_delta_bracket_contains_the_two_step_truth():
     with numbers.working_precision(200):
         idx = list(range(-6, 401))
         K = 120
-        up, low = pld.one_step(idx, h, q, numbers.interval(1 / sigma), False, K, der, "remove")
+        up, low = pld.one_step(idx, h, q, numbers.interval(1 / sigma), K, der, "remove")
         up, low = pld.power(up, 2, K, 0, True), pld.power(low, 2, K, 0, False)
         hi = numbers.bounds(pld.readoff(up, eps, h, K, False))[1]
         lo = numbers.bounds(pld.readoff(low, eps, h, K, False))[0]
@@ -233,7 +233,7 @@ def test_optimistic_one_step_curve_is_below_the_truth_and_close(h, lo, hi, linea
     made the whole lower curve 2.8e-6 low below 1 - q at grid 1e-3 before the segment lines were chosen; 1.4e-6 now)."""
     q, mu, K = Fraction(1, 100), Fraction(1), 100
     with numbers.working_precision(K + 48):
-        up, low = pld.one_step(list(range(lo, hi + 1)), h, q, numbers.interval(mu), False, K, certify_kernel.document.Derivation(), "remove")
+        up, low = pld.one_step(list(range(lo, hi + 1)), h, q, numbers.interval(mu), K, certify_kernel.document.Derivation(), "remove")
     base, masses, _ = low
     with mp.workdps(50):
         hh = mp.mpf(h.numerator) / h.denominator
@@ -266,3 +266,19 @@ def test_genuine_poisson_at_the_default_grid_accepted_by_both(tmp_path_factory):
     doc = _produce(tmp_path_factory, "--sampling", "poisson", "--sampling-rate", "1/100", "--noise-multiplier", "1", "--steps", "100")
     assert doc["inputs"]["grid"] == "1/10000"
     assert _both(doc) == (0, 0), certify_kernel.check_document(doc).message
+
+
+@pytest.mark.slow
+def test_genuine_poisson_with_both_directions_composed_accepted_and_forgeries_refused(tmp_path_factory):
+    """A large epsilon (about 38.7): certify composes the add direction apart (no ``add_from``, layouts remove and add);
+    the kernel composes the add pair's own curve H_g(Q||P) (its curve is 0 beyond the largest loss -log(1 - q): the
+    lower measure stops at the first negative node value there, not at the last nonnegative one, which had added
+    0.4% of mass and was refused by the kernel's own mass check, exit 3)."""
+    args = ["--sampling", "poisson", "--sampling-rate", "1/5", "--noise-multiplier", "1/2", "--steps", "50", "--grid", "1e-2"]
+    doc = _produce(tmp_path_factory, *args)
+    assert "add_from" not in doc["witnesses"] and set(doc["witnesses"]["layouts"]) == {"remove", "add"}
+    assert _both(doc) == (0, 0), certify_kernel.check_document(doc).message
+    for label, forged in _forgeries(doc).items():
+        c, k = _both(forged)
+        _no_contradiction(c, k)
+        assert c in (4, 5) and k in (4, 5), (label, c, k, certify_kernel.check_document(forged).message)
