@@ -335,11 +335,19 @@ def test_dp_accountings_always_truncate_case_is_looser_here():
 # --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "fields",
-    [{"sampling_probability": "0"}, {"truncated_batch_size": 0}, {"dataset_size": 0}, {"sampling_probability": "0", "noise_multiplier": "0"}],
+    [{"sampling_probability": "0"}, {"truncated_batch_size": 0}, {"sampling_probability": "0", "noise_multiplier": "0"}],
 )
 def test_null_events_contribute_nothing(fields):
     ledger = ledger_of({"class_name": "ComposedDpEvent", "events": [tsg(**{}), {**tsg(), **fields}]}, "add-remove")
     assert len(ledger.entries) == 1 and ledger.entries[0][1] == 1
+
+
+def test_dataset_size_zero_is_the_subsampled_gaussian_not_null():
+    """n = 0 under the reading "the dataset holding x has n + 1 records" is D = {}, D' = {x}: the release is PSG(q, z)
+    (dp_accounting drops the event: sound only under its reading). certify keeps it, with weight 0 on the z/2 part."""
+    ledger = ledger_of({"class_name": "ComposedDpEvent", "events": [tsg(**{}), {**tsg(), "dataset_size": 0}]}, "add-remove")
+    assert len(ledger.entries) == 2
+    assert BinomialTail(0, fmpq(1, 2), 1).enclose() == 0
 
 
 BAD = {

@@ -54,8 +54,10 @@ PSG(q, z/2) at order a (MTZ19 Sec. 3.3, :func:`certify.poisson.rdp.rdp_ball`, bo
 ``P-remove-dominates-add``); increasing in w because e_2 >= e_1 (a larger shift), and in e_1, e_2 (balls: outward).
 
 Not certified: REPLACE_SPECIAL (the special record occupies a batch slot: truncation then displaces a real record, and
-the neighbouring outputs are no add/remove pair, so step 1 does not apply) and REPLACE_ONE. Edge cases as dp_accounting's PLDAccountant: q = 0,
-B = 0 or n = 0 release nothing (null: dropped like a NoOp); z = 0 otherwise is refused (non-private).
+the neighbouring outputs are no add/remove pair, so step 1 does not apply) and REPLACE_ONE. Edge cases: q = 0 or
+B = 0 release nothing (null: dropped like a NoOp, as dp_accounting's PLDAccountant); z = 0 otherwise is refused
+(non-private). n = 0 is NOT null here (dp_accounting drops it): when the dataset holding x may have n + 1 records, n = 0
+is D = {}, D' = {x}, whose release is PSG(q, z) itself, and the theorem gives exactly that (w = P(Bin(0, q) >= B) = 0).
 
 Inputs: dataset_size and truncated_batch_size integers in [0, 10^18], sampling_probability in [0, 1], noise_multiplier
 in [0, 10^30]; the work of the weight's enclosure (:class:`certify.events.pld_pairs.BinomialTail`) is decided when the
@@ -102,7 +104,7 @@ class TruncatedSubsampledGaussian(Mechanism):
         _integer(values, "truncated_batch_size", where)
         require_in(f"{where}.noise_multiplier", values["noise_multiplier"], 0, MAX_PARAM, "[]")
         n, q, B = values["dataset_size"], values["sampling_probability"], values["truncated_batch_size"]
-        if q == 0 or B == 0 or n == 0:
+        if q == 0 or B == 0:
             return values
         if values["noise_multiplier"] == 0:
             raise InputError(
@@ -118,7 +120,7 @@ class TruncatedSubsampledGaussian(Mechanism):
         return cls.read(view)
 
     def is_null(self) -> bool:
-        return self["sampling_probability"] == 0 or self["truncated_batch_size"] == 0 or self["dataset_size"] == 0
+        return self["sampling_probability"] == 0 or self["truncated_batch_size"] == 0
 
     # ---- the Rényi accountant (module docstring: "Rényi bound") --------------------------------------------
     def _parts(self):
