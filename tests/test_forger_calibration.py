@@ -251,6 +251,22 @@ def test_same_output_twice_refused(tmp_path, spelling):
 SIGNALS = [(signal.SIGINT, 130, 0.5), (signal.SIGTERM, 143, 0.5), (signal.SIGINT, 130, 1.2), (signal.SIGTERM, 143, 0.1)]
 
 
+def _wait_until_caught(pid: int, sig: int, timeout: float = 30.0) -> None:
+    """Until the child catches ``sig`` (the SigCgt mask of /proc/PID/status): a signal before that meets the kernel's
+    default action while the interpreter starts, not certify's handler (on a loaded machine the start alone can take
+    longer than the 0.1 s case; on an idle one the handler is there well before)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{pid}/status") as fh:
+                mask = next((int(line.split()[1], 16) for line in fh if line.startswith("SigCgt:")), 0)
+        except OSError:
+            return
+        if mask & (1 << (sig - 1)):
+            return
+        time.sleep(0.002)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sig, code, when", SIGNALS)
 def test_signal_mid_run(tmp_path, sig, code, when):
@@ -267,7 +283,9 @@ def test_signal_mid_run(tmp_path, sig, code, when):
         cwd=ROOT,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a background job inherits SIGINT ignored
     )
-    time.sleep(when)
+    start = time.monotonic()
+    _wait_until_caught(p.pid, sig)
+    time.sleep(max(0.0, when - (time.monotonic() - start)))
     p.send_signal(sig)
     _, err = p.communicate(timeout=60)
     assert p.returncode == code, err
