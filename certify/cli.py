@@ -380,6 +380,7 @@ def main(argv=None) -> int:
     finally:
         if argv is None:  # the program: a signal while the interpreter shuts down ends it at once, no traceback
             signals.quiet_exit()
+            signals.forget_caught_interrupt()
         else:  # called in-process (tests, embedding): the caller's handlers back
             signals.restore(previous)
 

@@ -121,6 +121,16 @@ def early() -> None:
         signal.signal(signal.SIGINT, leave)
 
 
+def forget_caught_interrupt() -> None:
+    """Clear CPython's record of an unhandled ``KeyboardInterrupt`` (called as the program ends with its status).
+
+    CPython 3.11 records a ``KeyboardInterrupt`` raised inside ``exec``/``eval`` of a string (``dataclasses`` and
+    ``namedtuple`` build their methods so, during imports) as unhandled even when our code catches it; the
+    interpreter then ends the process by SIGINT (status -2) instead of with the status ``main`` returned (130).
+    A string ``exec`` that completes clears that record (tests/test_signals.py shows both)."""
+    exec("None")
+
+
 def quiet_exit() -> None:
     """After the command: a SIGINT/SIGTERM during the interpreter's shutdown ends the process at once with the
     signal's status (130/143), no traceback (output already written is flushed first)."""

@@ -283,3 +283,34 @@ def test_signal_during_account_pld_of_a_large_ledger(sig, tmp_path):
     p = start(["account", ledger, "--accountant", "pld", "--delta", "1e-5", "--out", out])
     _, err, seen = signal_after(p, sig, _RANDOM.uniform(0.3, 2.5))
     _check_event_command_ended(p, sig, err, seen, tmp_path, [out])
+
+
+_CAUGHT_IN_EXEC = """
+import sys
+from certify import signals
+signals.install()
+try:  # a Ctrl-C that lands while a string is exec'd (as dataclasses and namedtuple do during the imports)
+    exec("import os, signal; os.kill(os.getpid(), signal.SIGINT); [0 for i in range(10**7)]")
+except KeyboardInterrupt:
+    sys.stderr.write("certify: interrupted\\n")
+if sys.argv[1] == "forget":
+    signals.forget_caught_interrupt()
+sys.exit(130)
+"""
+
+
+def test_an_interrupt_caught_inside_exec_ends_with_status_130_not_by_sigint(tmp_path):
+    """CPython 3.11 ends a program by SIGINT (-2) when a KeyboardInterrupt was raised inside a string exec, even
+    caught (seen in CI: a sweep signalled during its imports printed its line and ended -2); main() clears that."""
+    (tmp_path / "ends").mkdir()
+    (tmp_path / "ends" / "__main__.py").write_text(_CAUGHT_IN_EXEC)  # run by -m, as certify is (a script is not hit)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    status = {}
+    for how in ("keep", "forget"):
+        argv = [sys.executable, "-m", "ends", how]
+        r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+        assert r.stderr == "certify: interrupted\n", r.stderr
+        status[how] = r.returncode
+    assert status["forget"] == 130
+    if sys.version_info[:2] == (3, 11):  # the interpreter CI runs: without the call the flaw shows (the test can fail)
+        assert status["keep"] == -signal.SIGINT
