@@ -30,7 +30,7 @@ from certify.balls import (
 )
 from certify.published import classify, last_place
 
-mp.mp.dps = 60
+mp.mp.dps = MPMATH_DPS = 60  # this module's precision (tests/conftest.py sets it per test)
 
 
 def to_mpf(x: arb, which: str) -> mp.mpf:

@@ -7,7 +7,7 @@ from certify.balls import exact, fmpq, workprec
 from certify.dpsgd import asymptotics as A
 from certify.dpsgd.baselines.birrell import rho_birrell
 
-mp.mp.dps = 50
+mp.mp.dps = MPMATH_DPS = 50  # this module's precision (tests/conftest.py sets it per test)
 
 
 def close(x, ref, rel=1e-30):

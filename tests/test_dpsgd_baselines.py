@@ -9,7 +9,7 @@ from certify.dpsgd.baselines.moments import M
 from certify.dpsgd.baselines.wang import rho_wang
 from certify.dpsgd import tables as BT
 
-mp.mp.dps = 60
+mp.mp.dps = MPMATH_DPS = 60  # this module's precision (tests/conftest.py sets it per test)
 
 
 def contains(x, ref, rel="1e-45"):

@@ -18,7 +18,7 @@ from certify.dpsgd.mixture import choose_rule, point_bounds, J_zero
 from certify.dpsgd.problem import Problem
 from fast_subset import fast_subset
 
-mp.mp.dps = 50
+mp.mp.dps = MPMATH_DPS = 50  # this module's precision (tests/conftest.py sets it per test)
 
 
 def _mpf(q) -> mp.mpf:

@@ -30,7 +30,7 @@ from certify.events.pld_certificates import certify_events_pld
 from fast_subset import fast_subset
 
 
-mp.mp.dps = 50
+mp.mp.dps = MPMATH_DPS = 50  # this module's precision (tests/conftest.py sets it per test)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -24,14 +24,6 @@ from certify.proofs import FALSE, PROVED, obligations
 from certify.verify import verify_document
 
 
-@pytest.fixture(autouse=True)
-def _restore_mpmath_precision():
-    """These references set mpmath's global precision; restore it (another file's references rely on theirs)."""
-    saved = mp.mp.prec
-    yield
-    mp.mp.prec = saved
-
-
 GAUSS = {"class_name": "GaussianDpEvent", "noise_multiplier": "$noise"}
 
 

@@ -26,15 +26,7 @@ from certify.events.pld_pairs import GaussianMixtureCurve, pair_of
 from certify.pld.pairs import MixtureCurve
 
 
-@pytest.fixture(autouse=True)
-def _restore_mpmath_precision():
-    """References here may set mpmath's global precision; restore it (another file's references rely on theirs)."""
-    saved = mp.mp.prec
-    yield
-    mp.mp.prec = saved
-
-
-mp.mp.dps = 30
+mp.mp.dps = MPMATH_DPS = 30  # this module's precision (tests/conftest.py sets it per test)
 
 
 def mog(sigma, c, p):

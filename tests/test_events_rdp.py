@@ -29,7 +29,7 @@ from certify.event_tree import as_json
 from certify.verify import verify_document
 from fast_subset import fast_subset
 
-mp.mp.dps = 60
+mp.mp.dps = MPMATH_DPS = 60  # this module's precision (tests/conftest.py sets it per test)
 DPA_TEST = "dp_accounting 0.6.0 python/dp_accounting/dp_accounting/rdp/rdp_privacy_accountant_test.py"
 
 

@@ -22,7 +22,7 @@ from certify.events.ledger import ledger_of
 from certify.events.mechanisms.repeat_and_select import _tnb_order, gamma_lower
 from certify.verify import verify_document
 
-mp.mp.dps = 50
+mp.mp.dps = MPMATH_DPS = 50  # this module's precision (tests/conftest.py sets it per test)
 
 
 def ev(cls, **fields):

@@ -27,14 +27,6 @@ from certify.pld.curves import WeightedCurve
 from certify.pld.pairs import MixtureCurve
 
 
-@pytest.fixture(autouse=True)
-def _restore_mpmath_precision():
-    """The tests here set mpmath's global precision; restored after each (other modules share the worker process)."""
-    old = mpmath.mp.prec
-    yield
-    mpmath.mp.prec = old
-
-
 mp = mpmath.mp
 
 

@@ -33,14 +33,6 @@ from certify.events.ledger import ledger_of
 from certify.events.pld_pairs import pair_of
 
 
-@pytest.fixture(autouse=True)
-def _restore_mpmath_precision():
-    """The tests here set mpmath's global precision; restored after each (other modules share the worker process)."""
-    old = mpmath.mp.prec
-    yield
-    mpmath.mp.prec = old
-
-
 mp = mpmath.mp
 DPS = 34
 

@@ -12,7 +12,7 @@ from certify.pld import certify_pld
 from certify.pld.accountant import GRID_LADDER
 from fast_subset import fast_subset
 
-mp.mp.dps = 50
+mp.mp.dps = MPMATH_DPS = 50  # this module's precision (tests/conftest.py sets it per test)
 
 
 def _delta_remove(eps, q, d):
