@@ -50,6 +50,7 @@ def test_catalogue_is_complete():
     pld |= {"E-pld-mog-ratio", "E-pld-mog-curve"}  # proved and refuted in tests/test_events_pld_mixture.py
     pld |= {"E-pld-noise-channel"}  # proved and refuted in tests/test_events_pld_calibrate.py
     pld |= {"E-pld-labelled-mixture", "E-pld-tsg-subset", "E-pld-tsg-decomposition"}  # proved and refuted in tests/test_events_tsg.py
+    pld |= {"E-pld-gaussian-fold"}  # proved and refuted in tests/test_events_pld_gaussian_fold.py
     assert {ob.id for ob in obligations("events")} == set(FAST) | {"E-laplace-rdp", "E-wor-forward-difference"} | pld
 
 

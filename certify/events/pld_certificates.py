@@ -2,9 +2,10 @@
 
 Inputs (exact text): the ledger (:func:`certify.events.ledger.ledger_inputs`), ``grid`` (the loss-grid spacing h) and
 one query: ``target_delta`` (epsilon at delta) or ``target_epsilon`` (delta at epsilon). Witnesses (choices, never
-re-made): ``K``, ``tau``, ``layouts`` (one per entry and direction, named ``<i>/remove`` and ``<i>/add``; the add
-direction only when some pair is not symmetric), and for ``target_delta`` the read-off points ``epsilon_upper``
-(eps_pass) and ``epsilon_lower`` (eps_fail).
+re-made): ``K``, ``tau``, ``layouts`` (one per entry and direction, named ``<i>/remove`` and ``<i>/add``, i the
+ledger's index; the add direction only when some pair is not symmetric; the Gaussian entries are folded into one exact
+Gaussian entry named ``gaussian``, :func:`certify.pld.ledger.fold_gaussians`, re-derived from the events), and for
+``target_delta`` the read-off points ``epsilon_upper`` (eps_pass) and ``epsilon_lower`` (eps_fail).
 
 The evaluator re-runs :func:`certify.pld.ledger.run` (each mechanism's curve, :mod:`certify.events.pld_pairs`,
 discretised both ways with its checks in balls; the per-direction products, exact with outward rounding) and reads
@@ -73,6 +74,23 @@ def parse_inputs(inputs: dict) -> tuple[Ledger, str, fmpq, fmpq, list]:
     return ledger, query, target, h, entries_of(ledger)
 
 
+def gaussian_note(ledger: Ledger) -> str:
+    """The statement's words for the folded Gaussian entries (:func:`certify.pld.ledger.fold_gaussians`), or ""."""
+    from ..pld.ledger import GAUSSIAN
+    from .pld_pairs import gaussian_fold
+
+    g = gaussian_fold(ledger)
+    if g is None:
+        return ""
+    n, k, m2 = g
+    f = 2 ** (n.bit_length() - 1)
+    return (
+        f"; Gaussian: the {n} event(s) of the {k} mechanism(s) whose pair is the Gaussian N(Delta_i, 1) vs N(0, 1) composed exactly"
+        f" into one Gaussian of shift M = sqrt(M^2), M^2 = sum_i c_i Delta_i^2 = {exact_str(m2)}, discretised as {f} factor(s) of"
+        f" shift sqrt({exact_str(m2 / f)}) (layouts '{GAUSSIAN}/...')"
+    )
+
+
 def caveats(ledger: Ledger) -> str:
     dl = [m for m, _ in ledger.entries if m.CLASS == "DiscreteLaplaceDpEvent"]
     dg = [m for m, _ in ledger.entries if m.CLASS == "DiscreteGaussianDpEvent"]
@@ -87,7 +105,7 @@ def caveats(ledger: Ledger) -> str:
             "; TruncatedSubsampledGaussian: certify's dominating labelled-mixture pair (1 - w) PSG(q, z) + w PSG(q, z/2),"
             " w = P(Bin(n, q) >= B): its exact epsilon is an upper bound of the mechanism's"
         )
-    return out
+    return out + gaussian_note(ledger)
 
 
 def fill(

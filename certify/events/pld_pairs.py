@@ -9,7 +9,9 @@ f(gamma) = H_gamma(P || Q), its theorem cited below, each identity an obligation
   convention, the replaced record moves the mean from -1 to +1): Balle, Wang (2018), Thm 8 (the analytic Gaussian):
   delta(eps) = Phi(-eps/Delta + Delta/2) - e^eps Phi(-eps/Delta - Delta/2). The curve is
   :class:`certify.pld.pairs.MixtureCurve` at q = 1 (its "remove" formula with q = 1 IS this closed form: obligation
-  ``E-pld-gaussian``); symmetric.
+  ``E-pld-gaussian``); symmetric. In a ledger (:func:`entries_of`) all Gaussian entries are folded into one Gaussian
+  pair of shift M, M^2 = sum_i c_i Delta_i^2 exact (:func:`certify.pld.ledger.fold_gaussians`, obligation
+  ``E-pld-gaussian-fold``; the curve :class:`certify.pld.pairs.GaussianCurve`, the same formula).
 * LaplaceDpEvent(b), add/remove: P = Lap(0, b), Q = Lap(1, b), eps0 = 1/b; the loss is eps0 on x <= 0, -eps0 on
   x >= 1 and linear between, and (Koufogiannis, Han, Pappas 2015; dp_accounting's LaplacePrivacyLoss)
   f(gamma) = max(1 - gamma, 1 - sqrt(gamma) e^(-eps0/2), 0) (obligation ``E-pld-laplace``); symmetric.
@@ -742,12 +744,28 @@ def pair_of(mech, relation: str, where: str = "event") -> tuple[Curve, Curve]:
     raise InputError(where, f"{cls} has no certified PLD here")  # pragma: no cover
 
 
-def entries_of(ledger, name: str = "event"):
-    """The ledger's entries for the generic engine (:class:`certify.pld.ledger.Entry`), in ledger order."""
-    from ..pld.ledger import Entry
+def entries_of(ledger, name: str = "event", fold: bool = True):
+    """The ledger's entries for the generic engine (:class:`certify.pld.ledger.Entry`), in ledger order; with ``fold``
+    (what certify certifies) every entry whose pair is the Gaussian one (GaussianDpEvent under any relation, and any
+    other mechanism whose pair :func:`pair_of` gives as the Gaussian) folded into one exact Gaussian entry
+    (:func:`certify.pld.ledger.fold_gaussians`: the composition of Gaussian mechanisms is a Gaussian mechanism)."""
+    from ..pld.ledger import Entry, fold_gaussians
 
     out = []
     for i, (m, c) in enumerate(ledger.entries):
         r, a = pair_of(m, ledger.relation, f"{name}[{i}]")
         out.append(Entry(r, a, c))
-    return out
+    return fold_gaussians(out) if fold else out
+
+
+def gaussian_fold(ledger) -> tuple[int, int, fmpq] | None:
+    """(events, distinct mechanisms, M^2) of the Gaussian entries :func:`entries_of` folds, or None when there is none."""
+    from ..pld.ledger import gaussian_m2
+
+    n = k = 0
+    m2 = fmpq(0)
+    for e in entries_of(ledger, fold=False):
+        d2 = gaussian_m2(e)
+        if d2 is not None:
+            n, k, m2 = n + e.count, k + 1, m2 + e.count * d2
+    return (n, k, m2) if k else None

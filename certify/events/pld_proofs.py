@@ -271,3 +271,36 @@ def pld_tsg_decomposition(claimed=None) -> Outcome:
             ),
         ]
     )
+
+
+@obligation(
+    PAPER,
+    "E-pld-gaussian-fold",
+    "composition of Gaussian pairs (certify.pld.ledger.fold_gaussians; Dong-Roth-Su 2019 Cor. 3.3, Balle-Wang 2018)",
+    "c_1 copies of (N(d_1, 1), N(0, 1)) and c_2 of (N(d_2, 1), N(0, 1)) compose to the pair N(d, I) vs N(0, I) whose loss "
+    "is sum_k (d_k x_k - d_k^2/2); one factor's loss d x - d^2/2 under x ~ N(d, 1) has the moment generating function "
+    "exp((t + t^2) d^2/2) (the exponent t (d x - d^2/2) - (x - d)^2/2 is -(x - d - t d)^2/2 + (t + t^2) d^2/2, and the "
+    "Gaussian integral is 1), so the composed loss has exp((t + t^2) M^2/2) with M^2 = c_1 d_1^2 + c_2 d_2^2: the "
+    "generating function of the loss M y - M^2/2 of (N(M, 1), N(0, 1)) under y ~ N(M, 1), the same law, the same curve",
+)
+def pld_gaussian_fold(claimed=None) -> Outcome:
+    x, x1, x2, t = sp.symbols("x x1 x2 t", real=True)
+    d, d1, d2 = sp.symbols("d d1 d2", positive=True)
+    c1, c2 = sp.symbols("c1 c2", positive=True, integer=True)
+    loss2 = sp.log(phi_sym(x1 - d1) * phi_sym(x2 - d2) / (phi_sym(x1) * phi_sym(x2)))
+    square = t * (d * x - d**2 / 2) - (x - d) ** 2 / 2 - (-((x - d - t * d) ** 2) / 2 + (t + t**2) * d**2 / 2)
+    gauss = sp.integrate(sp.exp(-((x - d - t * d) ** 2) / 2), (x, -sp.oo, sp.oo)) / sp.sqrt(2 * sp.pi)
+
+    def mgf(dd):  # E[exp(t (dd y - dd^2/2))], y ~ N(dd, 1)
+        return sp.exp((t + t**2) * dd**2 / 2)
+
+    M2 = c1 * d1**2 + c2 * d2**2 if claimed is None else claimed
+    composed = mgf(d1) ** c1 * mgf(d2) ** c2  # independent factors: the product of their generating functions
+    return combine(
+        [
+            ("the product pair's loss", equal(sp.expand(sp.expand_log(loss2, force=True)), sp.expand(d1 * x1 - d1**2 / 2 + d2 * x2 - d2**2 / 2))),
+            ("completing the square", equal(sp.expand(square), 0)),
+            ("the Gaussian integral", equal(sp.simplify(gauss), 1)),
+            ("generating functions: composed = one Gaussian of M^2", equal(sp.powsimp(composed, force=True), mgf(sp.sqrt(M2)))),
+        ]
+    )

@@ -15,6 +15,9 @@ pairs, and delta(eps) is the larger of the two (what dp_accounting's PLD does); 
 (``remove is add``) both products are one and only ``remove`` is composed. Under replace-one every pair given
 here is symmetric.
 
+Gaussian entries: :func:`certify.events.pld_pairs.entries_of` folds them into one exact Gaussian entry
+(:func:`fold_gaussians`, the proof there) before planning. Order of the products: :func:`_order`.
+
 Plan (choices, recorded): K = :func:`certify.pld.accountant.bits_for` (delta), tau = delta 2^(K-30) per product,
 per entry and direction a layout of tail mass eta = delta 2^-20 / T (T the ledger's total count), graded for the
 entry's own count. ``run`` is deterministic given the plan (the checker re-runs it).
@@ -35,14 +38,99 @@ DIRECTIONS = ("remove", "add")
 
 @dataclass(frozen=True)
 class Entry:
-    """One distinct mechanism of a ledger: its ``remove`` and ``add`` curves (the same for a symmetric pair)."""
+    """One distinct mechanism of a ledger: its ``remove`` and ``add`` curves (the same for a symmetric pair), its count,
+    and ``name``: the prefix of its layouts (:func:`layout_name`; None: its index in the list of entries)."""
 
     remove: Curve
     add: Curve
     count: int
+    name: str | None = None
 
     def curve(self, direction: str) -> Curve:
         return self.remove if direction == "remove" else self.add
+
+
+def label(i: int, e: Entry) -> str:
+    """The name of entry ``i`` in the layouts (its ``name``, else its index)."""
+    return str(i) if e.name is None else e.name
+
+
+#: the name of the folded Gaussian entry (:func:`fold_gaussians`) in the layouts and claims
+GAUSSIAN = "gaussian"
+
+
+def gaussian_m2(e: Entry):
+    """Delta^2 (exact) when the entry's pair is the Gaussian pair N(Delta, 1) vs N(0, 1) (symmetric: one curve for both
+    directions) and its count is positive, else None: :class:`certify.pld.pairs.MixtureCurve` "remove" at q = 1, or
+    :class:`certify.pld.pairs.GaussianCurve` (M^2 itself)."""
+    from .pairs import GaussianCurve, MixtureCurve
+
+    c = e.remove
+    if not (e.remove is e.add or e.remove == e.add) or e.count < 1:
+        return None
+    if isinstance(c, GaussianCurve):
+        return c.m2
+    if isinstance(c, MixtureCurve) and c.q == 1 and c.member == "remove" and c.delta > 0:
+        return c.delta * c.delta
+    return None
+
+
+def fold_gaussians(entries) -> list:
+    """The entries with every Gaussian entry (:func:`gaussian_m2`) folded into ONE entry, named :data:`GAUSSIAN`, at the
+    place of the first: the Gaussian pair N(M, 1) vs N(0, 1) with the exact M^2 = sum_i c_i Delta_i^2, written as 2^k
+    equal factors N(M_k, 1) vs N(0, 1), M_k^2 = M^2 / 2^k (exact; :class:`certify.pld.pairs.GaussianCurve`), 2^k the
+    largest power of two <= n = sum_i c_i (the number of Gaussian events). The other entries keep their order, and their
+    names are their indices in ``entries`` (a certificate's ``3/remove`` is still event[3]). No Gaussian entry:
+    ``entries`` unchanged.
+
+    Why 2^k factors and not one factor of shift M (a choice; both are the same curve by the identity below): a one-step
+    measure costs one curve evaluation in balls per grid point (about 50-150 us), a product about 2e-8 s per atom, and
+    the one-step of shift M spans about M/h points: the 1000-event ledger of benchmarks/bench_events.py at h = 1e-4
+    (M^2 = 3/4) was modelled at 50 CPU s (refused by the budget) and took 1.2 s instead of 0.4 s at h = 1e-3. With 2^k
+    factors the one-step is about as narrow as the entries' own (M_k^2 = (n / 2^k) M^2 / n, less than twice the mean
+    squared shift M^2 / n), the power takes k squarings and no other product, and the read-off is no wider than the unfolded
+    one's (fewer discretisations: 2^k <= n; more factors, 2^(k+1), widened it, measured).
+
+    Why the folded entry composes to the same curve (an identity, not a bound: obligation ``E-pld-gaussian-fold`` of
+    :mod:`certify.events.pld_proofs`). Write the Gaussian entries as n = sum_i c_i factors, factor j the pair
+    (N(d_j, 1), N(0, 1)). Their product is the pair P = N(d, I_n), Q = N(0, I_n) on R^n, d = (d_1, ..., d_n), whose
+    privacy loss log(dP/dQ)(x) = sum_j (d_j x_j - d_j^2/2) = <d, x> - |d|^2/2. Under P it is a sum of independent
+    normals, N(|d|^2/2, |d|^2): the law under y ~ N(M, 1) of the loss M y - M^2/2 of the one-dimensional pair
+    (N(M, 1), N(0, 1)) with M^2 = |d|^2 = sum_i c_i Delta_i^2 (equal moment generating functions, exp((t + t^2) M^2/2),
+    for every real t). A hockey-stick curve is a function of the loss law under P alone (H_gamma(P || Q) =
+    E_P[(1 - gamma e^(-L))_+] when Q << P, as for Gaussians; equivalently: rotate d onto the first axis, an invertible
+    map of R^n that carries the pair to (N(M, 1), N(0, 1)) x (N(0, I_(n-1)), N(0, I_(n-1))), and hockey-stick
+    divergences are invariant under invertible maps and under a product with an identical pair), so the two pairs
+    have the same curve: each dominates the other (Dong, Roth, Su 2019, Cor. 3.3: mu_1-GDP composed with mu_2-GDP is
+    exactly sqrt(mu_1^2 + mu_2^2)-GDP; Balle, Wang 2018). Domination of curves composes factor by factor for
+    different pairs (the module docstring), so the product of the other entries with the folded pair dominates, and
+    is dominated by, the product with the Gaussian factors: the composed curve is the same. Both directions: a
+    Gaussian pair is symmetric, so the folded entry is the same curve in ``remove`` and ``add``.
+
+    The same argument for 2^k factors of shift M_k: their product is the pair N(M_k (1, ..., 1), I) vs N(0, I) in
+    R^(2^k), of squared shift 2^k M_k^2 = M^2, the same curve again.
+
+    What it changes: one one-step discretisation (each side) instead of one per Gaussian entry, one power chain of
+    squarings only (no popcount products, no product between the Gaussian entries' powers)."""
+    from .pairs import GaussianCurve
+
+    out: list = []
+    m2, n, at = fmpq(0), 0, None
+    for i, e in enumerate(entries):
+        d2 = gaussian_m2(e)
+        if d2 is None:
+            out.append(Entry(e.remove, e.add, e.count, label(i, e)))
+            continue
+        m2, n = m2 + e.count * d2, n + e.count
+        if at is None:
+            at = len(out)
+            out.append(None)
+    if at is None:
+        return list(entries)
+    k = n.bit_length() - 1  # 2^k <= n < 2^(k+1)
+    c = GaussianCurve(m2 / 2**k)
+    out[at] = Entry(c, c, 2**k, GAUSSIAN)
+    return out
 
 
 def directions(entries) -> tuple[str, ...]:
@@ -50,7 +138,8 @@ def directions(entries) -> tuple[str, ...]:
     return ("remove",) if all(e.remove is e.add or e.remove == e.add for e in entries) else DIRECTIONS
 
 
-def layout_name(i: int, direction: str) -> str:
+def layout_name(i, direction: str) -> str:
+    """``<entry>/<direction>``: the entry's :func:`label` (or an index)."""
     return f"{i}/{direction}"
 
 
@@ -75,14 +164,14 @@ def plan(entries, delta: fmpq, h: fmpq) -> LedgerPlan:
         for d in directions(entries):
             lay = discretise.layout_of(CurveProfile("pair", (e.curve(d),)), h, eta, steps=e.count, target=float(delta), lift=LIFT)
             _check_layout(lay)
-            lays[layout_name(i, d)] = lay
+            lays[layout_name(label(i, e), d)] = lay
     tau = int((delta * (fmpq(1) * 2**K) / 2**30).floor())
     return LedgerPlan(h, K, tau, lays)
 
 
 def check_plan(entries, pl: LedgerPlan) -> None:
     """The recorded layouts must be exactly one per entry and direction (InputError naming the witness)."""
-    want = {layout_name(i, d) for i in range(len(entries)) for d in directions(entries)}
+    want = {layout_name(label(i, e), d) for i, e in enumerate(entries) for d in directions(entries)}
     if set(pl.layouts) != want:
         raise InputError("witnesses.layouts", f"must hold exactly the layouts {sorted(want)[:8]}{'...' if len(want) > 8 else ''}")
     for lay in pl.layouts.values():
@@ -101,7 +190,7 @@ def run_seconds(entries, pl: LedgerPlan) -> float:
     for d in dirs:
         run_span = 0
         for i, e in enumerate(entries):
-            lay = pl.layouts[layout_name(i, d)]
+            lay = pl.layouts[layout_name(label(i, e), d)]
             span = lay.hi - lay.lo + 1
             for j in range(max(e.count, 1).bit_length()):
                 a = compose.MAX_ATOMS if j > 40 else min(compose.MAX_ATOMS, span << j)
@@ -116,7 +205,8 @@ class LedgerRun:
     plan: LedgerPlan
     one_step: dict = field(default_factory=dict)  # (layout name, pessimistic) -> OneStep
     composed: dict = field(default_factory=dict)  # (direction, pessimistic) -> Pld
-    powers: dict = field(default_factory=dict)  # (profile, layout, count, side) -> power (shared by a symmetric pair's directions)
+    powers: dict = field(default_factory=dict)  # (profile, layout, count, side) -> power (shared by a symmetric pair's directions),
+    # and ("chain", keys) -> the running product of those powers (shared by the directions)
 
     def side(self, pessimistic: bool) -> list:
         return [v for (d, s), v in self.composed.items() if s == pessimistic]
@@ -170,11 +260,19 @@ def _one_steps(prof: CurveProfile, h: fmpq, lay, K: int):
     return direct.one_steps(prof.name, law, h, K)
 
 
+def _order(entries) -> list:
+    """The order of the products (a choice, deterministic): the symmetric entries first (their powers and their running
+    product are the same in both directions: :func:`_compose` makes the product once), then the others, each group in
+    list order."""
+    idx = list(enumerate(entries))
+    return [x for x in idx if x[1].remove is x[1].add] + [x for x in idx if x[1].remove is not x[1].add]
+
+
 def _compose(entries, out: LedgerRun, d: str, pess: bool) -> None:
     pl = out.plan
-    chain = None
-    for i, e in enumerate(entries):
-        name = layout_name(i, d)
+    chain, keys = None, ()
+    for i, e in _order(entries):
+        name = layout_name(label(i, e), d)
         prof = CurveProfile("pair", (e.curve(d),))  # one name for both directions: a symmetric pair's work is shared (memo)
         try:
             both = _one_steps(prof, pl.h, pl.layouts[name], pl.K)
@@ -187,5 +285,11 @@ def _compose(entries, out: LedgerRun, d: str, pess: bool) -> None:
         if key not in out.powers:
             out.powers[key] = compose.power(compose.from_one_step(s), e.count, pl.tau, (prof, str(pl.h), pl.layouts[name], pl.K, pess))
         p = out.powers[key]
-        chain = p if chain is None else compose.multiply(chain, p, pl.tau)
+        keys += (key,)
+        if chain is None:
+            chain = p
+        elif ("chain", keys) in out.powers:  # the same running product in another direction (symmetric entries)
+            chain = out.powers[("chain", keys)]
+        else:
+            chain = out.powers[("chain", keys)] = compose.multiply(chain, p, pl.tau)
     out.composed[(d, pess)] = chain

@@ -160,16 +160,58 @@ class MixtureCurve(Curve):
     def loss_range(self, eta: float) -> tuple[float, float]:
         """Losses up to tail mass ~eta: remove, P = mixture: [log(1-q), L(Delta + z)]; add, P = N(0,1):
         [-L(z), -log(1-q)], L(u) = log(1 - q + q e^(Delta u - Delta^2/2)), z = sqrt(2 log(1/eta)) + 1 (a choice).
-        q = 1: the Gaussian's loss Delta x - Delta^2/2 ~ N(Delta^2/2, Delta^2) (either direction): Delta^2/2 +- Delta z."""
+        q = 1: the Gaussian's (:func:`gaussian_loss_range`)."""
         df = float_of(self.delta)
         z = math.sqrt(2 * math.log(1 / max(eta, 1e-300))) + 1
         if self.q == 1:
-            c = df * df / 2
-            return c - df * z, c + df * z
+            return gaussian_loss_range(df, eta)
         lq, l1q = log_float(self.q), log1m_float(self.q)
         if self.member == "remove":
             return l1q, _log_mix(l1q, lq, df * z + df * df / 2)
         return -_log_mix(l1q, lq, df * z - df * df / 2), -l1q
+
+
+def gaussian_loss_range(df: float, eta: float) -> tuple[float, float]:
+    """The window of the Gaussian pair N(Delta, 1) vs N(0, 1) (a choice, floats; ``df`` = float Delta): its loss
+    Delta x - Delta^2/2 ~ N(Delta^2/2, Delta^2) (either direction), so Delta^2/2 +- Delta z, z = sqrt(2 log(1/eta)) + 1."""
+    z = math.sqrt(2 * math.log(1 / max(eta, 1e-300))) + 1
+    c = df * df / 2
+    return c - df * z, c + df * z
+
+
+@dataclass(frozen=True)
+class GaussianCurve(Curve):
+    """The Gaussian pair N(M, 1) vs N(0, 1) given by its EXACT squared shift ``m2`` = M^2 > 0 (a rational; M itself is
+    in general irrational, e.g. the shift of a composition of Gaussians, :func:`certify.pld.ledger.fold_gaussians`).
+    Symmetric (x -> M - x swaps the two). The curve is the one formula of :func:`value_and_slope` (member "remove" at
+    q = 1, Balle-Wang 2018 Thm 8, obligation ``E-pld-gaussian``), fed with the balls Delta = sqrt(ball(M^2)) (Arb's
+    sqrt: a ball containing M) and Delta^2/2 = ball(M^2/2) (M^2/2 exact before rounding), instead of ball(Delta) and
+    ball(Delta)^2/2: every ball of :func:`value_and_slope` still contains its exact value, so the value ball contains
+    f(gamma) and the slope ball the derivative. At q = 1 the constants 1 - q = 0 (exact) and the balls q = 1, 1 - q = 0
+    are exact, as :func:`curve_constants` gives them."""
+
+    m2: fmpq
+
+    def constants(self) -> tuple:
+        """:func:`curve_constants` ``(1, sqrt(m2))`` at the current precision, from the exact M^2."""
+        from ..balls import ctx
+
+        key = ("m2", self.m2, ctx.prec)
+        c = _CONSTS.get(key)
+        if c is None:
+            c = (fmpq(0), arb(1), arb(0), ball(self.m2).sqrt(), ball(self.m2 / 2), 1 / arb(2).sqrt())
+            if len(_CONSTS) > 64:
+                _CONSTS.clear()
+            _CONSTS[key] = c
+        return c
+
+    def evaluator(self):
+        consts = self.constants()
+        one = fmpq(1)
+        return lambda gamma: value_and_slope("remove", one, None, gamma, consts)
+
+    def loss_range(self, eta: float) -> tuple[float, float]:
+        return gaussian_loss_range(math.sqrt(float_of(self.m2)), eta)
 
 
 def bind(profile: Profile, q: fmpq, delta: fmpq) -> CurveProfile:
