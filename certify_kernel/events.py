@@ -41,6 +41,7 @@ KIND = "events/rdp"
 READS = ("rdp", "epsilon", "delta")
 AR, R1, RS = "add-remove", "replace-one", "replace-special"
 ANY = (AR, R1, RS)
+DL = "discrete Laplace shift divergence (geometric sums), maximised over partitions of the sensitivity"
 #: class -> (parameters in the recorded order, relations, equation label of rdp[i] / epsilon[i])
 MECHANISMS = {
     "GaussianDpEvent": (("noise_multiplier",), ANY, "Mironov17 Table II"),
@@ -49,6 +50,18 @@ MECHANISMS = {
     "EpsilonDeltaDpEvent": (("epsilon", "delta"), ANY, "KOV15 + Mironov17 (randomized response)"),
     "ZCDpEvent": (("rho", "xi"), ANY, "BS16 Def. 1.1"),
     "PoissonSampledDpEvent": (("sampling_probability", "noise_multiplier"), (AR, RS), "MTZ19 Sec. 3.3 (certify.poisson.rdp)"),
+    "DiscreteGaussianDpEvent": (("sigma", "sensitivity"), ANY, "CKS20 Prop. 5 (upper bound)"),
+    "SingleEpochTreeAggregationDpEvent": (("noise_multiplier", "step_counts"), (RS,), "KMSTTX21 App. D"),
+    "ExponentialMechanismDpEvent": (("epsilon",), ANY, "CR21 Sec. 3 (eps-BR => eps^2/8-zCDP) and KOV15 (eps-DP); upper bound"),
+    "PermuteAndFlipDpEvent": (("epsilon",), ANY, "MS20 (eps-DP) + KOV15; upper bound"),
+    "DiscreteLaplaceDpEvent": (("noise_parameter", "sensitivity"), ANY, DL),
+}
+NEW = ("DiscreteGaussianDpEvent", "SingleEpochTreeAggregationDpEvent", "ExponentialMechanismDpEvent", "PermuteAndFlipDpEvent", "DiscreteLaplaceDpEvent")
+#: the sentences certify appends (sorted) to the headline claim of a ledger holding the class: its bound is an upper bound only
+NOTES = {
+    "DiscreteGaussianDpEvent": "the discrete Gaussian's RDP is bounded by the continuous Gaussian's (CKS20 Prop. 5): an upper bound only",
+    "ExponentialMechanismDpEvent": "the exponential mechanism's RDP is bounded by min(alpha eps^2/8, randomized response's): an upper bound only",
+    "PermuteAndFlipDpEvent": "permute-and-flip's RDP is bounded by that of randomized response with the same eps: an upper bound only",
 }
 EQ = {"rdp": "Mironov17 Prop. 1", "extra_delta": "KOV15 (delta outside the Rényi curve)", "convert": "Balle20 Thm 21"}
 EQ_PURE = "Dwork-Roth 2014 Sec. 3.5 (basic composition)"
@@ -64,16 +77,16 @@ def _entry(inputs: dict, i: int, failed: list) -> tuple:
         raise Undecided(f"event[{i}]: class {str(cls)[:40]!r} is not re-derived by the kernel")
     names, relations, _ = MECHANISMS[cls]
     count = parse_int(inputs.get(f"event[{i}].count"), f"inputs.event[{i}].count")
-    values = {n: spelt(inputs.get(f"event[{i}].{n}"), f"inputs.event[{i}].{n}") for n in names}
+    values = {n: _read(inputs.get(f"event[{i}].{n}"), f"inputs.event[{i}].{n}") for n in names}
     spelt(inputs.get(f"event[{i}].count"), f"inputs.event[{i}].count")
-    if any(max(v.numerator.bit_length(), v.denominator.bit_length()) > MAX_BITS for v in values.values()):
+    if any(max(v.numerator.bit_length(), v.denominator.bit_length()) > MAX_BITS for v in values.values() if type(v) is Fraction):
         raise Malformed(f"event[{i}]: a parameter longer than {MAX_BITS} bits")
     if not 1 <= count <= MAX_COUNT:
         failed.append(f"event[{i}].count: must be an integer in [1, 1e18]")
     if inputs.get("neighboring") not in relations:
         failed.append(f"event[{i}]: {cls} is certified under {', '.join(relations)} only")
     for n, v in values.items():
-        if not _admissible(n, v):
+        if not _admissible(cls, n, v):
             failed.append(f"event[{i}].{n}: {v} is outside the mechanism's range")
     return cls, count, values
 
@@ -85,8 +98,18 @@ def spelt(text, name: str) -> Fraction:
         raise Malformed(f"{name}: {str(text)[:40]!r} is not certify's spelling of {str(v)[:40]}")
     return v
 
-def _admissible(name: str, v: Fraction) -> bool:
+def _read(text, name: str):
+    """A parameter as certify spells it; ``step_counts``: integers joined by commas (a tuple)."""
+    return tuple(spelt(x, name) for x in text.split(",")) if name.endswith("step_counts") and isinstance(text, str) else spelt(text, name)
+
+def _admissible(cls: str, name: str, v) -> bool:
     """The parameter ranges of each theorem (noise > 0, probabilities in range, integers where counted)."""
+    if name == "step_counts":
+        return 1 <= len(v) <= 10**5 and all(s.denominator == 1 and 0 <= s <= 10**18 for s in v)
+    if cls == "DiscreteLaplaceDpEvent" and name == "sensitivity":
+        return v.denominator == 1 and 1 <= v <= 64
+    if cls in NEW:  # certify's range of the five classes' parameters
+        return 0 < v <= 10**30
     if name in ("noise_multiplier",):
         return 0 < v <= 10**12
     if name in ("noise_parameter", "sampling_probability"):
@@ -128,20 +151,42 @@ def _rr(alpha: Fraction, p: Fraction, k: int, relation: str):
     sides = [iv.log((iv.exp(x * iv.log(a * k)) + (k - 1) * iv.exp(x * iv.log(b * k))) / k) for x in (al, 1 - al)]
     return iv_max(*sides) / interval(alpha - 1)
 
+def _rr_eps(e: Fraction, alpha: Fraction):
+    """Binary randomized response at eps (KOV15 Thm 2.1): log((e^(alpha eps) + e^((1-alpha) eps))/(1+e^eps))/(alpha-1)."""
+    al, e = interval(alpha), interval(e)
+    return iv.log((iv.exp(al * e) + iv.exp((1 - al) * e)) / (1 + iv.exp(e))) / interval(alpha - 1)
+
+def _dlap(t: Fraction, D: int, alpha: Fraction):
+    """Discrete Laplace (t) at l1 sensitivity D, the derivation of the module docstring: f(k) = t k + log(B_k)/(alpha-1) for
+    k = 1..D, then the maximum over integer partitions g(n) = max(f(n), g(j) + g(n-j)); g(D) (g is nondecreasing, f >= 0)."""
+    al, tt = interval(alpha), interval(t)
+    r, c, e = iv.exp(-tt * (2 * al - 1)), (1 - iv.exp(-tt)) / (1 + iv.exp(-tt)), 1 + iv.exp(-tt)  # c = tanh(t/2)
+    g, power, middle = [iv.mpf(0)], iv.mpf(1), iv.mpf(0)  # in step k: middle = sum_{x=1}^{k-1} r^x, power = r^k
+    for k in range(1, D + 1):
+        middle, power = middle + (power if k > 1 else 0), power * r
+        f = tt * k + iv.log((1 + power) / e + c * middle) / interval(alpha - 1)
+        g.append(iv_max(f, *(g[j] + g[k - j] for j in range(1, k // 2 + 1))))
+    return g[D]
+
 def rdp_of(cls: str, v: dict, alpha: Fraction, relation: str, chosen):
     """rdp_i at alpha by the table of the module docstring (``chosen`` picks the recorded integral-or-chord bound)."""
     al = interval(alpha)
-    if cls == "GaussianDpEvent":
-        return interval(alpha / (2 * v["noise_multiplier"] ** 2))
+    if cls in ("GaussianDpEvent", "DiscreteGaussianDpEvent", "SingleEpochTreeAggregationDpEvent"):  # alpha D^2/(2 z^2)
+        d2 = {"DiscreteGaussianDpEvent": v.get("sensitivity", 1) ** 2, "SingleEpochTreeAggregationDpEvent": int(max(v.get("step_counts", [0]))).bit_length()}
+        z = v.get("sigma", v.get("noise_multiplier"))
+        return interval(alpha * d2.get(cls, 1) / (2 * z**2))
     if cls == "LaplaceDpEvent":
         b = interval(v["noise_multiplier"])
         s = al / (2 * al - 1) * iv.exp((al - 1) / b) + (al - 1) / (2 * al - 1) * iv.exp(-al / b)
         return iv.log(s) / interval(alpha - 1)
     if cls == "RandomizedResponseDpEvent":
         return _rr(alpha, v["noise_parameter"], int(v["num_buckets"]), relation)
-    if cls == "EpsilonDeltaDpEvent":
-        e = interval(v["epsilon"])
-        return iv.log((iv.exp(al * e) + iv.exp((1 - al) * e)) / (1 + iv.exp(e))) / interval(alpha - 1)
+    if cls in ("EpsilonDeltaDpEvent", "PermuteAndFlipDpEvent"):
+        return _rr_eps(v["epsilon"], alpha)
+    if cls == "ExponentialMechanismDpEvent":
+        return iv_min(interval(alpha * v["epsilon"] ** 2 / 8), _rr_eps(v["epsilon"], alpha))
+    if cls == "DiscreteLaplaceDpEvent":
+        return _dlap(v["noise_parameter"], int(v["sensitivity"]), alpha)
     if cls == "ZCDpEvent":
         return interval(v["xi"] + v["rho"] * alpha)
     q, z = v["sampling_probability"], v["noise_multiplier"]
@@ -159,8 +204,10 @@ def pure_of(cls: str, v: dict, relation: str):
     """The pure epsilon of one application, or None for a mechanism that is not pure."""
     if cls == "LaplaceDpEvent":
         return 1 / interval(v["noise_multiplier"])
-    if cls == "EpsilonDeltaDpEvent" and v["delta"] == 0:
+    if cls == "EpsilonDeltaDpEvent" and v["delta"] == 0 or cls in NOTES and cls != "DiscreteGaussianDpEvent":
         return interval(v["epsilon"])
+    if cls == "DiscreteLaplaceDpEvent":
+        return interval(v["noise_parameter"] * v["sensitivity"])
     if cls != "RandomizedResponseDpEvent":
         return None
     p, k = v["noise_parameter"], int(v["num_buckets"])
@@ -234,9 +281,10 @@ def _texts(doc: dict, der: Derivation, entries: list, query: str, pure: bool) ->
     what = f"the composition of {sum(c for _, c, _ in entries)} event(s) ({n} distinct mechanism(s); {rel})"
     kinds = [f"{cls}(" + ", ".join(f"{k}={inputs[f'event[{i}].{k}']}" for k in MECHANISMS[cls][0]) + ")" for i, (cls, _, _) in enumerate(entries)]
     head = "epsilon" if pure else {"target_delta": "epsilon", "target_epsilon": "delta", "order": "rdp"}[query]
+    notes = "".join(f"; {x}" for x in sorted({NOTES[cls] for cls, _, _ in entries if cls in NOTES}))
     if pure:
         der.texts.update({f"quantity:epsilon[{i}]": f"pure epsilon of one {k}" for i, k in enumerate(kinds)})
-        der.texts.update({"quantity:epsilon": PURE_EPSILON, "claim:bound": f"{what} is ({bound}, 0)-DP (pure; basic composition)"})
+        der.texts.update({"quantity:epsilon": PURE_EPSILON, "claim:bound": f"{what} is ({bound}, 0)-DP (pure; basic composition){notes}"})
         der.texts["conclusion:dp"] = f"the release is ({bound}, 0)-DP under {rel}"
     else:
         der.texts.update({f"quantity:{q}": DESCRIPTIONS[q] for q in der.names if q in DESCRIPTIONS})
@@ -248,7 +296,7 @@ def _texts(doc: dict, der: Derivation, entries: list, query: str, pure: bool) ->
             "target_delta": f"is (epsilon, delta)-DP with epsilon = {bound}, delta = {t} {at}",
             "target_epsilon": f"is (epsilon, delta)-DP with epsilon = {t}, delta = {bound} {at}",
         }
-        der.texts["claim:bound"] = f"{what} {said[query]}"
+        der.texts["claim:bound"] = f"{what} {said[query]}{notes}"
         pair = {"order": f"({a}, {bound})-RDP", "target_delta": f"({bound}, {t})-DP", "target_epsilon": f"({t}, {bound})-DP"}[query]
         der.texts["conclusion:dp"] = f"the release is {pair} under {rel}"
     recorded = doc["quantities"].get(head)
