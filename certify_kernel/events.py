@@ -56,7 +56,7 @@ MECHANISMS = {
     "PermuteAndFlipDpEvent": (("epsilon",), ANY, "MS20 (eps-DP) + KOV15; upper bound"),
     "DiscreteLaplaceDpEvent": (("noise_parameter", "sensitivity"), ANY, DL),
 }
-NEW = ("DiscreteGaussianDpEvent", "SingleEpochTreeAggregationDpEvent", "ExponentialMechanismDpEvent", "PermuteAndFlipDpEvent", "DiscreteLaplaceDpEvent")
+NEW = tuple(MECHANISMS)[6:]  # the five classes added on 2026-12-02
 #: the sentences certify appends (sorted) to the headline claim of a ledger holding the class: its bound is an upper bound only
 NOTES = {
     "DiscreteGaussianDpEvent": "the discrete Gaussian's RDP is bounded by the continuous Gaussian's (CKS20 Prop. 5): an upper bound only",
@@ -172,9 +172,8 @@ def rdp_of(cls: str, v: dict, alpha: Fraction, relation: str, chosen):
     """rdp_i at alpha by the table of the module docstring (``chosen`` picks the recorded integral-or-chord bound)."""
     al = interval(alpha)
     if cls in ("GaussianDpEvent", "DiscreteGaussianDpEvent", "SingleEpochTreeAggregationDpEvent"):  # alpha D^2/(2 z^2)
-        d2 = {"DiscreteGaussianDpEvent": v.get("sensitivity", 1) ** 2, "SingleEpochTreeAggregationDpEvent": int(max(v.get("step_counts", [0]))).bit_length()}
-        z = v.get("sigma", v.get("noise_multiplier"))
-        return interval(alpha * d2.get(cls, 1) / (2 * z**2))
+        d2 = v["sensitivity"] ** 2 if "sigma" in v else int(max(v["step_counts"])).bit_length() if "step_counts" in v else 1  # depth (KMSTTX21)
+        return interval(alpha * d2 / (2 * v.get("sigma", v.get("noise_multiplier")) ** 2))
     if cls == "LaplaceDpEvent":
         b = interval(v["noise_multiplier"])
         s = al / (2 * al - 1) * iv.exp((al - 1) / b) + (al - 1) / (2 * al - 1) * iv.exp(-al / b)
