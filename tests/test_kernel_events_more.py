@@ -190,10 +190,12 @@ def _forgeries(doc):
     for rel in set(events.ANY) - {inputs["neighboring"]}:
         yield f"relation {rel}", _edited(doc, lambda d, rel=rel: d["inputs"].update(neighboring=rel))
     head = doc["claims"][-1]["lhs"]
-    yield (
-        "head quantity's ball moved",
-        _edited(doc, lambda d: d["quantities"][head]["ball"]["mid"].__setitem__(0, str(int(d["quantities"][head]["ball"]["mid"][0]) // 2))),
-    )
+
+    def moved(d):
+        mid = d["quantities"][head]["ball"]["mid"]
+        mid[0] = str(int(mid[0]) // 2)
+
+    yield "head quantity's ball moved", _edited(doc, moved)
 
     def note_dropped(d):
         c = d["claims"][-1]
@@ -205,10 +207,8 @@ def _forgeries(doc):
 
     yield "upper-bound note dropped or the sentence changed", _edited(doc, note_dropped if "; " in doc["claims"][-1]["statement"] else sentence)
     yield "sentence changed", _edited(doc, sentence)
-    yield (
-        "description changed",
-        _edited(doc, lambda d: d["quantities"][[q for q in d["quantities"] if "[0]" in q][0]].__setitem__("description", "a bound")),
-    )
+    first = [q for q in doc["quantities"] if "[0]" in q][0]
+    yield "description changed", _edited(doc, lambda d: d["quantities"][first].update(description="a bound"))
     if "alpha" in doc["witnesses"] or "order" in inputs:
         key = "order" if "order" in inputs else None
 
@@ -249,11 +249,11 @@ def test_tree_aggregation_under_another_relation_is_refused_by_both():
 
 def test_a_pure_query_of_a_mechanism_that_is_not_pure_is_refused():
     doc = make(E(PAF, epsilon="1/4"), "replace-one", delta="0")
-    d = _edited(
-        doc,
-        lambda d: (
-            d["inputs"].update({"event[0].class": DG, "event[0].sigma": "1", "event[0].sensitivity": "1"}) or d["inputs"].pop("event[0].epsilon")
-        ),
-    )
+
+    def not_pure(d):
+        d["inputs"].pop("event[0].epsilon")
+        d["inputs"].update({"event[0].class": DG, "event[0].sigma": "1", "event[0].sensitivity": "1"})
+
+    d = _edited(doc, not_pure)
     k = certify_kernel.check_document(copy.deepcopy(d))
     assert certify_verdict(d) != 0 and k.status in (4, 5), k.message
