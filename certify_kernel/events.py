@@ -1,30 +1,34 @@
 """Kind ``events/rdp``: a release described by dp_accounting's event algebra, certified by Rényi DP.
 
-The certificate records a ledger: the neighbouring relation and, per distinct mechanism i, its class, count c_i and exact parameters; one query
-(``target_delta``, ``target_epsilon`` or ``order``); the witnessed order alpha. Written from the papers each mechanism cites (alpha > 1;
-D_alpha(P||Q) = log(sum P^alpha Q^(1-alpha))/(alpha-1), Mironov 2017 Def. 3, for the finite ones):
+The certificate records a ledger: the relation and, per distinct mechanism i, its class, count c_i and exact parameters; one query (``target_delta``,
+``target_epsilon`` or ``order``); the witnessed order alpha. From the papers each mechanism cites (alpha > 1; D_alpha(P||Q) = log(sum P^alpha
+Q^(1-alpha))/(alpha-1), Mironov 2017 Def. 3, for the finite ones; "RR(eps)": binary randomized response at eps, log((e^(alpha eps) +
+e^((1-alpha) eps))/(1+e^eps))/(alpha-1), KOV15 Thm 2.1, bounding every eps-DP mechanism):
 
   GaussianDpEvent(z)               alpha/(2 z^2)                                      (Mironov17 Table II)
-  LaplaceDpEvent(b)                log(alpha/(2alpha-1) e^((alpha-1)/b) + (alpha-1)/(2alpha-1) e^(-alpha/b))/(alpha-1)
-                                                                                      (Mironov17 Prop. 6); pure: 1/b
-  RandomizedResponseDpEvent(p, k)  output the input bucket w.p. 1-p, else a uniform one: a = 1-p+p/k, b = p/k;
-                                   replace-one: log(a^alpha b^(1-alpha) + b^alpha a^(1-alpha) + (k-2) b)/(alpha-1);
-                                   replace-special (against the uniform output): the larger of
-                                   log(((ak)^x + (k-1)(bk)^x)/k)/(alpha-1) at x = alpha and x = 1-alpha;
-                                   pure: log(a/b), resp. max(log(ak), -log(bk))          (Mironov17 Sec. 6 and Def. 3)
-  EpsilonDeltaDpEvent(eps, delta)  binary randomized response at eps: log((e^(alpha eps) + e^((1-alpha) eps))/(1+e^eps))/(alpha-1),
-                                   its delta outside the curve (KOV15 Thm 2.1); pure (delta = 0): eps
+  LaplaceDpEvent(b)                log(alpha/(2alpha-1) e^((alpha-1)/b) + (alpha-1)/(2alpha-1) e^(-alpha/b))/(alpha-1) (Mironov17 Prop. 6); pure: 1/b
+  RandomizedResponseDpEvent(p, k)  a = 1-p+p/k, b = p/k; replace-one: log(a^alpha b^(1-alpha) + b^alpha a^(1-alpha) + (k-2) b)/(alpha-1);
+                                   replace-special (against the uniform output): the larger of log(((ak)^x + (k-1)(bk)^x)/k)/(alpha-1) at
+                                   x = alpha, 1-alpha; pure: log(a/b), resp. max(log(ak), -log(bk))          (Mironov17 Sec. 6 and Def. 3)
+  EpsilonDeltaDpEvent(eps, delta)  RR(eps), its delta outside the curve (KOV15 Thm 2.1); pure (delta = 0): eps
   ZCDpEvent(rho, xi)               xi + rho alpha                                     (BS16 Def. 1.1)
   PoissonSampledDpEvent(q, Gaussian(z))  MTZ19 Sec. 3.3 (``poisson``, ``fractional``); add-remove, replace-special
+  DiscreteGaussianDpEvent(sigma, D)      alpha D^2/(2 sigma^2), an upper bound (CKS20 Prop. 5, Thm 15 for vectors)
+  SingleEpochTreeAggregationDpEvent(z, steps)  alpha depth/(2 z^2), depth = (max steps).bit_length() = ceil(log2(max + 1)) (KMSTTX21 App. D:
+                                   a Gaussian of sensitivity sqrt(depth)); replace-special only
+  ExponentialMechanismDpEvent(eps)  min(alpha eps^2/8 (CR21 Sec. 3: eps-bounded range => eps^2/8-zCDP), RR(eps)); pure: eps
+  PermuteAndFlipDpEvent(eps)       RR(eps) (MS20: eps-DP); pure: eps
+  DiscreteLaplaceDpEvent(t, D)     P(x) = tanh(t/2) e^(-t|x|), D an integer l1 sensitivity; pure: t D. Our derivation (``_dlap``): for a shift by k,
+                                   sum_x P(x)^alpha P(x-k)^(1-alpha) is three geometric sums (x <= 0, 0 < x < k, x >= k) = e^(t(alpha-1)k) B_k,
+                                   B_k = (1 + r^k)/(1 + e^-t) + tanh(t/2) sum_{x=1}^{k-1} r^x, r = e^(-t(2alpha-1)): f(k) = t k + log(B_k)/(alpha-1);
+                                   coordinates shifted by k_i with sum k_i <= D add: the maximum over partitions of D of sum_i f(k_i)
 
   (Mironov17 Prop. 1)  rdp = sum_i c_i rdp_i;  (KOV15) extra_delta = 1 - prod_i (1 - delta_i)^c_i;
-  (Balle20 Thm 21)     epsilon = max(0, rdp + log((alpha-1)/alpha) - (log delta' + log alpha)/(alpha-1)),
-                       delta' = (delta - extra_delta)/(1 - extra_delta);
+  (Balle20 Thm 21)     epsilon = max(0, rdp + log((alpha-1)/alpha) - (log delta' + log alpha)/(alpha-1)), delta' = (delta-extra)/(1-extra);
                        delta = extra + (1 - extra) min(1, exp((alpha-1)(rdp - eps + log((alpha-1)/alpha)) - log alpha));
   (Dwork-Roth 2014 Sec. 3.5)  pure queries (target_delta = 0): epsilon = sum_i c_i eps_i.
 
-Prose is re-derived word for word (``_texts``), numbers must be spelt as certify writes them (``spelt``); any other
-event class (DiscreteGaussian, DiscreteLaplace, Exponential, PermuteAndFlip, tree aggregation): "cannot decide" (exit 3).
+Prose is re-derived word for word (``_texts``), numbers spelt as certify writes them (``spelt``); any other class: "cannot decide" (exit 3).
 """
 
 import re
@@ -91,8 +95,7 @@ def _entry(inputs: dict, i: int, failed: list) -> tuple:
     return cls, count, values
 
 def spelt(text, name: str) -> Fraction:
-    """An exact number in the one spelling certify writes ("5", "1/100": an integer or a fraction in lowest terms);
-    another spelling of the same number ("0.01", "2/200", "1e2", "0100") is not what certify writes: Malformed."""
+    """An exact number in certify's one spelling (an integer or a fraction in lowest terms; not "0.01", "2/200", "1e2", "0100": Malformed)."""
     v = parse_exact(text, name)
     if text != str(v):
         raise Malformed(f"{name}: {str(text)[:40]!r} is not certify's spelling of {str(v)[:40]}")
@@ -116,9 +119,7 @@ def _admissible(cls: str, name: str, v) -> bool:
         return 0 < v < 1 if name == "noise_parameter" else 0 < v <= 1  # p = 1 or q = 0 releases nothing: not recorded
     if name == "num_buckets":
         return v.denominator == 1 and 1 <= v <= 10**12
-    if name == "delta":
-        return 0 <= v < 1
-    return 0 <= v <= MAX_PARAM  # epsilon, rho, xi
+    return 0 <= v < 1 if name == "delta" else 0 <= v <= MAX_PARAM  # delta; epsilon, rho, xi
 
 def read_ledger(inputs: dict, failed: list) -> list:
     """The entries [(class, count, values)], every input key known; the relation is one of the three."""
@@ -157,8 +158,7 @@ def _rr_eps(e: Fraction, alpha: Fraction):
     return iv.log((iv.exp(al * e) + iv.exp((1 - al) * e)) / (1 + iv.exp(e))) / interval(alpha - 1)
 
 def _dlap(t: Fraction, D: int, alpha: Fraction):
-    """Discrete Laplace (t) at l1 sensitivity D, the derivation of the module docstring: f(k) = t k + log(B_k)/(alpha-1) for
-    k = 1..D, then the maximum over integer partitions g(n) = max(f(n), g(j) + g(n-j)); g(D) (g is nondecreasing, f >= 0)."""
+    """DiscreteLaplace(t, D) of the module docstring: f(k), k <= D, and g(n) = max(f(n), g(j) + g(n-j)); g(D) >= g(n <= D) as f >= 0."""
     al, tt = interval(alpha), interval(t)
     r, c, e = iv.exp(-tt * (2 * al - 1)), (1 - iv.exp(-tt)) / (1 + iv.exp(-tt)), 1 + iv.exp(-tt)  # c = tanh(t/2)
     g, power, middle = [iv.mpf(0)], iv.mpf(1), iv.mpf(0)  # in step k: middle = sum_{x=1}^{k-1} r^x, power = r^k
@@ -195,7 +195,6 @@ def rdp_of(cls: str, v: dict, alpha: Fraction, relation: str, chosen):
         return log_A(int(alpha), q, z) / (int(alpha) - 1)
     return chosen(rdp_integral(alpha, q, z, PRECISION[0]), chord_rdp(alpha, q, z))
 
-
 #: the certificate's recorded precision (set by derive; the integral's accuracy aims inside certify's balls)
 PRECISION = [128]
 
@@ -228,9 +227,10 @@ def _query(inputs: dict, failed: list) -> tuple[str, Fraction]:
 def _plan(doc: dict, der: Derivation, entries: list, query: str, extra: bool) -> None:
     """Quantity names, equations, claims and the conclusion, as the kind records them (certify's layout)."""
     n, bound, t = len(entries), doc["witnesses"]["bound"], doc["inputs"][query]
+    eqs = [MECHANISMS[e[0]][2] for e in entries]
     if query == "target_delta" and parse_exact(t, "target_delta") == 0:
         der.names = {"epsilon"} | {f"epsilon[{i}]" for i in range(n)}
-        der.equations = {"epsilon": EQ_PURE} | {f"epsilon[{i}]": MECHANISMS[e[0]][2] for i, e in enumerate(entries)}
+        der.equations = {"epsilon": EQ_PURE} | {f"epsilon[{i}]": eq for i, eq in enumerate(eqs)}
         der.claims["bound"] = ("epsilon", "<=", bound)
         der.conclusions["dp"] = ("bound", ())
         return
@@ -240,17 +240,11 @@ def _plan(doc: dict, der: Derivation, entries: list, query: str, extra: bool) ->
     hyps = hyps.get(query, []) + [("hyp:alpha>1", a, ">", "1"), ("hyp:alpha<=4096", a, "<=", "4096")]
     if extra and query == "target_delta":
         hyps.append(("hyp:delta>extra_delta", t, ">", "extra_delta"))
-    for name, lhs, rel, rhs in hyps:
-        der.claims[name] = (lhs, rel, rhs)
-    der.claims["bound"] = (head, "<=", bound)
+    der.claims = {name: (lhs, rel, rhs) for name, lhs, rel, rhs in hyps} | {"bound": (head, "<=", bound)}
     der.conclusions["dp"] = ("bound", tuple(h[0] for h in hyps))
     der.names = {"rdp", head} | {f"rdp[{i}]" for i in range(n)} | ({"alpha"} if query != "order" else set()) | ({"extra_delta"} if extra else set())
-    der.equations = {"rdp": EQ["rdp"], "extra_delta": EQ["extra_delta"], "alpha": "witness"} | {
-        f"rdp[{i}]": MECHANISMS[e[0]][2] for i, e in enumerate(entries)
-    }
-    if head != "rdp":
-        der.equations[head] = EQ["convert"]
-
+    der.equations = {head: EQ["convert"], "rdp": EQ["rdp"], "extra_delta": EQ["extra_delta"], "alpha": "witness"}
+    der.equations.update({f"rdp[{i}]": eq for i, eq in enumerate(eqs)})
 
 #: the descriptions certify writes for the quantities whose names are fixed
 DESCRIPTIONS = {
@@ -262,18 +256,12 @@ DESCRIPTIONS = {
     "delta": "min(1, exp((alpha-1)(rdp - epsilon + log((alpha-1)/alpha)) - log alpha)) (+ extra_delta); upper endpoint is the certified delta",
 }
 PURE_EPSILON = "sum_i count_i epsilon[i]: the composition is (epsilon, 0)-DP; upper endpoint is the certified epsilon"
-HYPOTHESES = {
-    "hyp:delta>0": "delta = {t} > 0",
-    "hyp:delta<1": "delta = {t} < 1",
-    "hyp:epsilon>=0": "epsilon = {t} >= 0",
-    "hyp:alpha>1": "Rényi order alpha = {a} > 1",
-    "hyp:alpha<=4096": "Rényi order alpha = {a} <= 4096",
-    "hyp:delta>extra_delta": "delta = {t} > extra_delta (the (epsilon, delta) events' own delta)",
-}
+HYPOTHESES = {"hyp:delta>0": "delta = {t} > 0", "hyp:delta<1": "delta = {t} < 1", "hyp:epsilon>=0": "epsilon = {t} >= 0"}
+HYPOTHESES |= {"hyp:alpha>1": "Rényi order alpha = {a} > 1", "hyp:alpha<=4096": "Rényi order alpha = {a} <= 4096"}
+HYPOTHESES["hyp:delta>extra_delta"] = "delta = {t} > extra_delta (the (epsilon, delta) events' own delta)"
 
 def _texts(doc: dict, der: Derivation, entries: list, query: str, pure: bool) -> None:
-    """The prose certify writes, re-derived (document.Derivation.texts): every statement, description and the budget.
-    The headline bound is the head quantity's recorded upper decimal, or (epsilon at delta) a claimed exact bound."""
+    """Certify's prose re-derived (Derivation.texts); the headline bound: the head's recorded upper decimal or (epsilon at delta) a claimed one."""
     inputs, w, rel = doc["inputs"], doc["witnesses"], doc["inputs"]["neighboring"]
     t, bound, n = inputs[query], w["bound"], len(entries)
     a = w.get("alpha", t)
@@ -290,11 +278,9 @@ def _texts(doc: dict, der: Derivation, entries: list, query: str, pure: bool) ->
         der.texts.update({f"quantity:rdp[{i}]": f"Rényi divergence bound of one {k} at alpha" for i, k in enumerate(kinds)})
         der.texts.update({f"claim:{h}": HYPOTHESES[h].format(t=t, a=a) for h in der.claims if h in HYPOTHESES})
         at = f"(Rényi bound at alpha = {a})"
-        said = {
-            "order": f"satisfies (alpha, rdp)-RDP with alpha = {a}, rdp = {bound}",
-            "target_delta": f"is (epsilon, delta)-DP with epsilon = {bound}, delta = {t} {at}",
-            "target_epsilon": f"is (epsilon, delta)-DP with epsilon = {t}, delta = {bound} {at}",
-        }
+        said = {"order": f"satisfies (alpha, rdp)-RDP with alpha = {a}, rdp = {bound}"}
+        said |= {"target_delta": f"is (epsilon, delta)-DP with epsilon = {bound}, delta = {t} {at}"}
+        said["target_epsilon"] = f"is (epsilon, delta)-DP with epsilon = {t}, delta = {bound} {at}"
         der.texts["claim:bound"] = f"{what} {said[query]}{notes}"
         pair = {"order": f"({a}, {bound})-RDP", "target_delta": f"({bound}, {t})-DP", "target_epsilon": f"({t}, {bound})-DP"}[query]
         der.texts["conclusion:dp"] = f"the release is {pair} under {rel}"
