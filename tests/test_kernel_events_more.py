@@ -257,3 +257,35 @@ def test_a_pure_query_of_a_mechanism_that_is_not_pure_is_refused():
     d = _edited(doc, not_pure)
     k = certify_kernel.check_document(copy.deepcopy(d))
     assert certify_verdict(d) != 0 and k.status in (4, 5), k.message
+
+
+@pytest.mark.slow  # about 3 CPU s (two calibrations, 270 orders each on the failing side, both checkers)
+def test_calibrations_of_the_new_classes():
+    """events/rdp-fails re-uses events.rdp_of: the failing (and passing) side of calibrations whose ledgers hold the new
+    classes are accepted by both checkers, and a failing side at a larger noise (it passes) is refused by both."""
+    from certify.accounting import calibrate_noise
+    from test_forger import regenerate
+
+    families = [
+        (E("SelfComposedDpEvent", count=10, event=E(DG, sigma="$noise", sensitivity=1)), "add-remove"),
+        (
+            E("ComposedDpEvent", events=[E(TREE, noise_multiplier="$noise", step_counts=[5, 9]), E(EXP, epsilon="1/10"), E(PAF, epsilon="1/10")]),
+            "replace-special",
+        ),
+    ]
+    for family, relation in families:
+        r = calibrate_noise(family, "2", "1e-5", relation)
+        passing, failing = json.loads(r.passing.dumps()), json.loads(r.failing.dumps())
+        assert failing["kind"] == "events/rdp-fails"
+        for doc in (passing, failing):
+            v = certify_kernel.check_document(copy.deepcopy(doc))
+            assert certify_verdict(doc) == 0 and v.status == 0, (doc["kind"], v.message)
+        key = [k for k in failing["inputs"] if k.endswith((".sigma", ".noise_multiplier"))][0]
+        for forged in (_edited(failing, lambda d, key=key: d["inputs"].update({key: str(F(d["inputs"][key]) * 4)})),):
+            k = certify_kernel.check_document(copy.deepcopy(forged))
+            assert certify_verdict(forged) != 0 and k.status in (4, 5), k.message
+        try:
+            forged = regenerate(failing, inputs={key: str(F(failing["inputs"][key]) * 4)})
+        except Exception:  # noqa: BLE001 - certify refuses to write a failing side that passes: nothing consistent to forge
+            continue
+        assert certify_verdict(forged) != 0 and certify_kernel.check_document(copy.deepcopy(forged)).status in (4, 5)
