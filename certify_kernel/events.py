@@ -69,7 +69,7 @@ NOTES = {
 }
 EQ = {"rdp": "Mironov17 Prop. 1", "extra_delta": "KOV15 (delta outside the Rényi curve)", "convert": "Balle20 Thm 21"}
 EQ_PURE = "Dwork-Roth 2014 Sec. 3.5 (basic composition)"
-MAX_ENTRIES, MAX_COUNT, MAX_PARAM, MAX_BITS = 10_000, 10**18, Fraction(10**6), 8000
+MAX_ENTRIES, MAX_COUNT, MAX_PARAM, MAX_BITS = 10_000, 10**18, Fraction(10**30), 8000
 _KEY = re.compile(r"event\[(0|[1-9][0-9]{0,4})\]\.([a-z_]+)(\.note)?")
 
 def _entry(inputs: dict, i: int, failed: list) -> tuple:
@@ -111,10 +111,8 @@ def _admissible(cls: str, name: str, v) -> bool:
         return 1 <= len(v) <= 10**5 and all(s.denominator == 1 and 0 <= s <= 10**18 for s in v)
     if cls == "DiscreteLaplaceDpEvent" and name == "sensitivity":
         return v.denominator == 1 and 1 <= v <= 64
-    if cls in NEW:  # certify's range of the five classes' parameters
-        return 0 < v <= 10**30
-    if name in ("noise_multiplier",):
-        return 0 < v <= 10**12
+    if cls in NEW or name == "noise_multiplier":  # certify's range
+        return 0 < v <= MAX_PARAM
     if name in ("noise_parameter", "sampling_probability"):
         return 0 < v < 1 if name == "noise_parameter" else 0 < v <= 1  # p = 1 or q = 0 releases nothing: not recorded
     if name == "num_buckets":
@@ -201,7 +199,7 @@ PRECISION = [128]
 def pure_of(cls: str, v: dict, relation: str):
     """The pure epsilon of one application, or None for a mechanism that is not pure."""
     if cls == "LaplaceDpEvent":
-        return 1 / interval(v["noise_multiplier"])
+        return interval(1 / v["noise_multiplier"])  # exact rational first: an integer 1/b is exact
     if cls == "EpsilonDeltaDpEvent" and v["delta"] == 0 or cls in NOTES and cls != "DiscreteGaussianDpEvent":
         return interval(v["epsilon"])
     if cls == "DiscreteLaplaceDpEvent":

@@ -289,3 +289,29 @@ def test_calibrations_of_the_new_classes():
         except Exception:  # noqa: BLE001 - certify refuses to write a failing side that passes: nothing consistent to forge
             continue
         assert certify_verdict(forged) != 0 and certify_kernel.check_document(copy.deepcopy(forged)).status in (4, 5)
+
+
+ENDS = [  # certify's ranges: noise and epsilon-like parameters up to 1e30 (the kernel admitted 1e12 and 1e6 before 2026-12-02)
+    (E("GaussianDpEvent", noise_multiplier="1e30"), "add-remove", {"delta": "1e-5"}),
+    (E("GaussianDpEvent", noise_multiplier="1e13"), "add-remove", {"order": "4096"}),
+    (E("LaplaceDpEvent", noise_multiplier="1e-20"), "add-remove", {"delta": "0"}),
+    (E("EpsilonDeltaDpEvent", epsilon="1e7", delta="1e-9"), "add-remove", {"epsilon": "1"}),
+    (E("ZCDpEvent", rho="1e30", xi="1e30"), "replace-one", {"order": "1001/1000"}),
+    (E(DG, sigma="1e-20", sensitivity="1e30"), "add-remove", {"delta": "1e-5"}),
+    (E(DG, sigma="1e30", sensitivity="1e-20"), "replace-one", {"epsilon": "1"}),
+    (E(TREE, noise_multiplier="1e-20", step_counts=[10**18, 0]), "replace-special", {"order": "4096"}),
+    (E(EXP, epsilon="1e30"), "replace-one", {"delta": "0"}),
+    (E(PAF, epsilon="1e-20"), "add-remove", {"epsilon": "1"}),
+    (E(DLAP, noise_parameter="1e30", sensitivity=64), "replace-one", {"delta": "1e-5"}),
+    (E(DLAP, noise_parameter="1e-20", sensitivity=64), "replace-special", {"order": "1001/1000"}),
+]
+
+
+@pytest.mark.slow  # about 2 CPU s
+def test_the_ends_of_certify_ranges_are_accepted_by_both():
+    """Genuine certificates at the ends of certify's parameter ranges: the kernel refused a Gaussian noise above 1e12 or an
+    (epsilon, delta) epsilon above 1e6 as outside the mechanism's range (exit 5) where certify accepts; both accept now."""
+    for event, relation, query in ENDS:
+        doc = make(event, relation, **query)
+        v = certify_kernel.check_document(copy.deepcopy(doc))
+        assert certify_verdict(doc) == 0 and v.status == 0, (event, query, v.message)
