@@ -18,9 +18,8 @@ EXTRA_BITS = 64
 
 @dataclass(frozen=True)
 class Verdict:
-    """``status``: 0 accept (consistent, every conclusion holds by the kernel's own arithmetic), 2 not a certificate or a kind
-    not covered, 3 cannot decide, 4 inconsistent (digest, layout, a recorded number or verdict contradicted), 5 consistent
-    but a hypothesis or a conclusion fails; ``message``: one line."""
+    """``status``: 0 accept (every conclusion holds by the kernel's own arithmetic), 2 not a certificate or a kind not covered, 3 cannot decide,
+    4 inconsistent (digest, layout, a recorded number or verdict contradicted), 5 a hypothesis or a conclusion fails; ``message``: one line."""
 
     status: int
     message: str
@@ -50,7 +49,6 @@ def check_document(doc) -> Verdict:
         return Verdict(EXIT_UNDECIDED, f"cannot decide: {type(err).__name__}: {str(err)[:200]}")
     except Exception as err:  # noqa: BLE001 - a kernel failure never becomes a verdict of true or false
         return Verdict(EXIT_UNDECIDED, f"cannot decide: the kernel failed ({type(err).__name__}: {str(err)[:160]})")
-
 
 #: the last derivations, keyed by all they depend on (kind, precision, inputs, witnesses, the recorded quantities the
 #: kind reads): a pure function of it
@@ -83,6 +81,5 @@ def _judge(doc: dict, module) -> Verdict:
         return Verdict(EXIT_UNDECIDED, f"cannot decide: {unsure[0]}")
     n = len(doc["conclusions"])
     return Verdict(EXIT_OK, f"accept: {doc['kind']}: {n} conclusion(s) hold by the kernel's own arithmetic")
-
 
 __all__ = ["Verdict", "check_document", "check_text", "KINDS"]

@@ -26,7 +26,6 @@ def main(argv: list[str]) -> int:
     print(verdict.message)
     return verdict.status
 
-
 if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv[1:]))

@@ -94,10 +94,9 @@ def read_leaves(w: dict) -> tuple[list, Fraction, Fraction]:
     return cuts, u_star, gamma
 
 def read_points(w: dict, cuts: list, u_star: Fraction) -> None:
-    """The layout of the points and budget certify writes for a finished search. Their values are not used (the kernel
-    bounds J by its own quadrature): one point {u, a, b, h, strip} per leaf end and u* but 0, in increasing u, each a
-    well-formed rule (h, strip > 0, a <= 0 <= b multiples of h); the budget of a search that met gamma and evaluated every
-    leaf end (at most max(2, max_evaluations) points). Which rule certify chose is not re-derived (docs/kernel.md)."""
+    """The layout of the points and budget certify writes for a finished search; their values are not used (the kernel bounds J by its own
+    quadrature): one point {u, a, b, h, strip} per leaf end and u* but 0, in increasing u, each a well-formed rule (h, strip > 0, a <= 0 <= b
+    multiples of h); the budget of a search that met gamma and evaluated every leaf end (at most max(2, max_evaluations) points)."""
     points, budget, want = w["points"], w["budget"], sorted((set(cuts) | {u_star}) - {0})
     if not isinstance(points, list) or len(points) != len(want) or not all(isinstance(x, dict) and set(x) == set(POINT) for x in points):
         raise Malformed("witnesses.points: one {u, a, b, h, strip} per leaf end and u* (u > 0), in increasing u")
@@ -218,18 +217,13 @@ def _plan(doc: dict, der: Derivation, n: int, bound: str) -> None:
     inputs = doc["inputs"]
     der.names = set(EQUATIONS) | {f"leaf[{i}]" for i in range(n)}
     der.equations = dict(EQUATIONS) | {f"leaf[{i}]": "(37)" for i in range(n)}
-    hyps = {
-        "alpha_at_least_2": (inputs["alpha"], ">=", "2"),
-        "alpha_at_most_256": (inputs["alpha"], "<=", "256"),
-        "steps_positive": (inputs["steps"], ">=", "1"),
-        "delta_positive": (inputs["delta"], ">", "0"),
-        "delta_below_1": (inputs["delta"], "<", "1"),
-    }
+    a, t, d = inputs["alpha"], inputs["steps"], inputs["delta"]
+    hyps = {"alpha_at_least_2": (a, ">=", "2"), "alpha_at_most_256": (a, "<=", "256"), "steps_positive": (t, ">=", "1")}
+    hyps |= {"delta_positive": (d, ">", "0"), "delta_below_1": (d, "<", "1")}
     der.claims = {"search_met_gamma": ("search_gap", "<=", "gamma"), **hyps, "dp": ("epsilon", "<=", bound)}
     der.conclusions["dp"] = ("dp", tuple(hyps))
     der.loose = {"rho", "epsilon", "J_lower(u*)", "search_gap"} | {f"leaf[{i}]" for i in range(n)}
     _texts(doc, der, n, bound)
-
 
 #: the descriptions certify writes for the quantities of a finished branch-and-bound (leaf[i], J_lower(u*): _texts)
 DESCRIPTIONS = {
@@ -242,8 +236,7 @@ DESCRIPTIONS = {
 }
 
 def _texts(doc: dict, der: Derivation, n: int, bound: str) -> None:
-    """The prose certify writes, re-derived from the numbers (never copied): a negated or reworded statement is
-    inconsistent even where it quotes no new number."""
+    """The prose certify writes, re-derived from the numbers (never copied): a negated or reworded statement is inconsistent."""
     inputs, w = doc["inputs"], doc["witnesses"]
     a, p, s, t, d = (str(_number(inputs, k)) for k in ("alpha", "sampling_rate", "noise_multiplier", "steps", "delta"))
     der.texts.update({f"quantity:{k}": v for k, v in DESCRIPTIONS.items()})
@@ -273,8 +266,7 @@ def _search_gap(doc: dict, n: int) -> tuple[Fraction, Fraction]:
     return max(k[0] for k in keys) - jhi, max(k[1] for k in keys) - jlo
 
 def _leaf_texts(doc: dict, n: int) -> None:
-    """Each leaf's recorded key text is the one certify writes: the recorded ball leaf[i]'s upper end rounded up to
-    KEY_DIGITS significant digits (the text is not used, but a reader sees it: any other text is inconsistent)."""
+    """Each leaf's key text is certify's: the recorded ball leaf[i]'s upper end rounded up to KEY_DIGITS digits (unused, but a reader sees it)."""
     for i in range(n):
         text = doc["witnesses"]["leaves"][i][2]
         if text != printed(recorded_ball(f"leaf[{i}]", doc["quantities"].get(f"leaf[{i}]"))[1], up=True, digits=KEY_DIGITS):

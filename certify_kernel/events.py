@@ -1,30 +1,34 @@
 """Kind ``events/rdp``: a release described by dp_accounting's event algebra, certified by Rényi DP.
 
-The certificate records a ledger: the neighbouring relation and, per distinct mechanism i, its class, count c_i and exact parameters; one query
-(``target_delta``, ``target_epsilon`` or ``order``); the witnessed order alpha. Written from the papers each mechanism cites (alpha > 1;
-D_alpha(P||Q) = log(sum P^alpha Q^(1-alpha))/(alpha-1), Mironov 2017 Def. 3, for the finite ones):
+The certificate records a ledger: the relation and, per distinct mechanism i, its class, count c_i and exact parameters; one query (``target_delta``,
+``target_epsilon`` or ``order``); the witnessed order alpha. From the papers each mechanism cites (alpha > 1; D_alpha(P||Q) = log(sum P^alpha
+Q^(1-alpha))/(alpha-1), Mironov 2017 Def. 3, for the finite ones; "RR(eps)": binary randomized response at eps, log((e^(alpha eps) +
+e^((1-alpha) eps))/(1+e^eps))/(alpha-1), KOV15 Thm 2.1, bounding every eps-DP mechanism):
 
   GaussianDpEvent(z)               alpha/(2 z^2)                                      (Mironov17 Table II)
-  LaplaceDpEvent(b)                log(alpha/(2alpha-1) e^((alpha-1)/b) + (alpha-1)/(2alpha-1) e^(-alpha/b))/(alpha-1)
-                                                                                      (Mironov17 Prop. 6); pure: 1/b
-  RandomizedResponseDpEvent(p, k)  output the input bucket w.p. 1-p, else a uniform one: a = 1-p+p/k, b = p/k;
-                                   replace-one: log(a^alpha b^(1-alpha) + b^alpha a^(1-alpha) + (k-2) b)/(alpha-1);
-                                   replace-special (against the uniform output): the larger of
-                                   log(((ak)^x + (k-1)(bk)^x)/k)/(alpha-1) at x = alpha and x = 1-alpha;
-                                   pure: log(a/b), resp. max(log(ak), -log(bk))          (Mironov17 Sec. 6 and Def. 3)
-  EpsilonDeltaDpEvent(eps, delta)  binary randomized response at eps: log((e^(alpha eps) + e^((1-alpha) eps))/(1+e^eps))/(alpha-1),
-                                   its delta outside the curve (KOV15 Thm 2.1); pure (delta = 0): eps
+  LaplaceDpEvent(b)                log(alpha/(2alpha-1) e^((alpha-1)/b) + (alpha-1)/(2alpha-1) e^(-alpha/b))/(alpha-1) (Mironov17 Prop. 6); pure: 1/b
+  RandomizedResponseDpEvent(p, k)  a = 1-p+p/k, b = p/k; replace-one: log(a^alpha b^(1-alpha) + b^alpha a^(1-alpha) + (k-2) b)/(alpha-1);
+                                   replace-special (against the uniform output): the larger of log(((ak)^x + (k-1)(bk)^x)/k)/(alpha-1) at
+                                   x = alpha, 1-alpha; pure: log(a/b), resp. max(log(ak), -log(bk))          (Mironov17 Sec. 6 and Def. 3)
+  EpsilonDeltaDpEvent(eps, delta)  RR(eps), its delta outside the curve (KOV15 Thm 2.1); pure (delta = 0): eps
   ZCDpEvent(rho, xi)               xi + rho alpha                                     (BS16 Def. 1.1)
   PoissonSampledDpEvent(q, Gaussian(z))  MTZ19 Sec. 3.3 (``poisson``, ``fractional``); add-remove, replace-special
+  DiscreteGaussianDpEvent(sigma, D)      alpha D^2/(2 sigma^2), an upper bound (CKS20 Prop. 5, Thm 15 for vectors)
+  SingleEpochTreeAggregationDpEvent(z, steps)  alpha depth/(2 z^2), depth = (max steps).bit_length() = ceil(log2(max + 1)) (KMSTTX21 App. D:
+                                   a Gaussian of sensitivity sqrt(depth)); replace-special only
+  ExponentialMechanismDpEvent(eps)  min(alpha eps^2/8 (CR21 Sec. 3: eps-bounded range => eps^2/8-zCDP), RR(eps)); pure: eps
+  PermuteAndFlipDpEvent(eps)       RR(eps) (MS20: eps-DP); pure: eps
+  DiscreteLaplaceDpEvent(t, D)     P(x) = tanh(t/2) e^(-t|x|), D an integer l1 sensitivity; pure: t D. Our derivation (``_dlap``): for a shift by k,
+                                   sum_x P(x)^alpha P(x-k)^(1-alpha) is three geometric sums (x <= 0, 0 < x < k, x >= k) = e^(t(alpha-1)k) B_k,
+                                   B_k = (1 + r^k)/(1 + e^-t) + tanh(t/2) sum_{x=1}^{k-1} r^x, r = e^(-t(2alpha-1)): f(k) = t k + log(B_k)/(alpha-1);
+                                   coordinates shifted by k_i with sum k_i <= D add: the maximum over partitions of D of sum_i f(k_i)
 
   (Mironov17 Prop. 1)  rdp = sum_i c_i rdp_i;  (KOV15) extra_delta = 1 - prod_i (1 - delta_i)^c_i;
-  (Balle20 Thm 21)     epsilon = max(0, rdp + log((alpha-1)/alpha) - (log delta' + log alpha)/(alpha-1)),
-                       delta' = (delta - extra_delta)/(1 - extra_delta);
+  (Balle20 Thm 21)     epsilon = max(0, rdp + log((alpha-1)/alpha) - (log delta' + log alpha)/(alpha-1)), delta' = (delta-extra)/(1-extra);
                        delta = extra + (1 - extra) min(1, exp((alpha-1)(rdp - eps + log((alpha-1)/alpha)) - log alpha));
   (Dwork-Roth 2014 Sec. 3.5)  pure queries (target_delta = 0): epsilon = sum_i c_i eps_i.
 
-Prose is re-derived word for word (``_texts``), numbers must be spelt as certify writes them (``spelt``); any other
-event class (DiscreteGaussian, DiscreteLaplace, Exponential, PermuteAndFlip, tree aggregation): "cannot decide" (exit 3).
+Prose is re-derived word for word (``_texts``), numbers spelt as certify writes them (``spelt``); any other class: "cannot decide" (exit 3).
 """
 
 import re
@@ -41,6 +45,7 @@ KIND = "events/rdp"
 READS = ("rdp", "epsilon", "delta")
 AR, R1, RS = "add-remove", "replace-one", "replace-special"
 ANY = (AR, R1, RS)
+DL = "discrete Laplace shift divergence (geometric sums), maximised over partitions of the sensitivity"
 #: class -> (parameters in the recorded order, relations, equation label of rdp[i] / epsilon[i])
 MECHANISMS = {
     "GaussianDpEvent": (("noise_multiplier",), ANY, "Mironov17 Table II"),
@@ -49,10 +54,22 @@ MECHANISMS = {
     "EpsilonDeltaDpEvent": (("epsilon", "delta"), ANY, "KOV15 + Mironov17 (randomized response)"),
     "ZCDpEvent": (("rho", "xi"), ANY, "BS16 Def. 1.1"),
     "PoissonSampledDpEvent": (("sampling_probability", "noise_multiplier"), (AR, RS), "MTZ19 Sec. 3.3 (certify.poisson.rdp)"),
+    "DiscreteGaussianDpEvent": (("sigma", "sensitivity"), ANY, "CKS20 Prop. 5 (upper bound)"),
+    "SingleEpochTreeAggregationDpEvent": (("noise_multiplier", "step_counts"), (RS,), "KMSTTX21 App. D"),
+    "ExponentialMechanismDpEvent": (("epsilon",), ANY, "CR21 Sec. 3 (eps-BR => eps^2/8-zCDP) and KOV15 (eps-DP); upper bound"),
+    "PermuteAndFlipDpEvent": (("epsilon",), ANY, "MS20 (eps-DP) + KOV15; upper bound"),
+    "DiscreteLaplaceDpEvent": (("noise_parameter", "sensitivity"), ANY, DL),
+}
+NEW = tuple(MECHANISMS)[6:]  # the five classes added on 2026-12-02
+#: the sentences certify appends (sorted) to the headline claim of a ledger holding the class: its bound is an upper bound only
+NOTES = {
+    "DiscreteGaussianDpEvent": "the discrete Gaussian's RDP is bounded by the continuous Gaussian's (CKS20 Prop. 5): an upper bound only",
+    "ExponentialMechanismDpEvent": "the exponential mechanism's RDP is bounded by min(alpha eps^2/8, randomized response's): an upper bound only",
+    "PermuteAndFlipDpEvent": "permute-and-flip's RDP is bounded by that of randomized response with the same eps: an upper bound only",
 }
 EQ = {"rdp": "Mironov17 Prop. 1", "extra_delta": "KOV15 (delta outside the Rényi curve)", "convert": "Balle20 Thm 21"}
 EQ_PURE = "Dwork-Roth 2014 Sec. 3.5 (basic composition)"
-MAX_ENTRIES, MAX_COUNT, MAX_PARAM, MAX_BITS = 10_000, 10**18, Fraction(10**6), 8000
+MAX_ENTRIES, MAX_COUNT, MAX_PARAM, MAX_BITS = 10_000, 10**18, Fraction(10**30), 8000
 _KEY = re.compile(r"event\[(0|[1-9][0-9]{0,4})\]\.([a-z_]+)(\.note)?")
 
 def _entry(inputs: dict, i: int, failed: list) -> tuple:
@@ -64,38 +81,43 @@ def _entry(inputs: dict, i: int, failed: list) -> tuple:
         raise Undecided(f"event[{i}]: class {str(cls)[:40]!r} is not re-derived by the kernel")
     names, relations, _ = MECHANISMS[cls]
     count = parse_int(inputs.get(f"event[{i}].count"), f"inputs.event[{i}].count")
-    values = {n: spelt(inputs.get(f"event[{i}].{n}"), f"inputs.event[{i}].{n}") for n in names}
+    values = {n: _read(inputs.get(f"event[{i}].{n}"), f"inputs.event[{i}].{n}") for n in names}
     spelt(inputs.get(f"event[{i}].count"), f"inputs.event[{i}].count")
-    if any(max(v.numerator.bit_length(), v.denominator.bit_length()) > MAX_BITS for v in values.values()):
+    if any(max(v.numerator.bit_length(), v.denominator.bit_length()) > MAX_BITS for v in values.values() if type(v) is Fraction):
         raise Malformed(f"event[{i}]: a parameter longer than {MAX_BITS} bits")
     if not 1 <= count <= MAX_COUNT:
         failed.append(f"event[{i}].count: must be an integer in [1, 1e18]")
     if inputs.get("neighboring") not in relations:
         failed.append(f"event[{i}]: {cls} is certified under {', '.join(relations)} only")
     for n, v in values.items():
-        if not _admissible(n, v):
+        if not _admissible(cls, n, v):
             failed.append(f"event[{i}].{n}: {v} is outside the mechanism's range")
     return cls, count, values
 
 def spelt(text, name: str) -> Fraction:
-    """An exact number in the one spelling certify writes ("5", "1/100": an integer or a fraction in lowest terms);
-    another spelling of the same number ("0.01", "2/200", "1e2", "0100") is not what certify writes: Malformed."""
+    """An exact number in certify's one spelling (an integer or a fraction in lowest terms; not "0.01", "2/200", "1e2", "0100": Malformed)."""
     v = parse_exact(text, name)
     if text != str(v):
         raise Malformed(f"{name}: {str(text)[:40]!r} is not certify's spelling of {str(v)[:40]}")
     return v
 
-def _admissible(name: str, v: Fraction) -> bool:
+def _read(text, name: str):
+    """A parameter as certify spells it; ``step_counts``: integers joined by commas (a tuple)."""
+    return tuple(spelt(x, name) for x in text.split(",")) if name.endswith("step_counts") and isinstance(text, str) else spelt(text, name)
+
+def _admissible(cls: str, name: str, v) -> bool:
     """The parameter ranges of each theorem (noise > 0, probabilities in range, integers where counted)."""
-    if name in ("noise_multiplier",):
-        return 0 < v <= 10**12
+    if name == "step_counts":
+        return 1 <= len(v) <= 10**5 and all(s.denominator == 1 and 0 <= s <= 10**18 for s in v)
+    if cls == "DiscreteLaplaceDpEvent" and name == "sensitivity":
+        return v.denominator == 1 and 1 <= v <= 64
+    if cls in NEW or name == "noise_multiplier":  # certify's range
+        return 0 < v <= MAX_PARAM
     if name in ("noise_parameter", "sampling_probability"):
         return 0 < v < 1 if name == "noise_parameter" else 0 < v <= 1  # p = 1 or q = 0 releases nothing: not recorded
     if name == "num_buckets":
         return v.denominator == 1 and 1 <= v <= 10**12
-    if name == "delta":
-        return 0 <= v < 1
-    return 0 <= v <= MAX_PARAM  # epsilon, rho, xi
+    return 0 <= v < 1 if name == "delta" else 0 <= v <= MAX_PARAM  # delta; epsilon, rho, xi
 
 def read_ledger(inputs: dict, failed: list) -> list:
     """The entries [(class, count, values)], every input key known; the relation is one of the three."""
@@ -128,20 +150,40 @@ def _rr(alpha: Fraction, p: Fraction, k: int, relation: str):
     sides = [iv.log((iv.exp(x * iv.log(a * k)) + (k - 1) * iv.exp(x * iv.log(b * k))) / k) for x in (al, 1 - al)]
     return iv_max(*sides) / interval(alpha - 1)
 
+def _rr_eps(e: Fraction, alpha: Fraction):
+    """Binary randomized response at eps (KOV15 Thm 2.1): log((e^(alpha eps) + e^((1-alpha) eps))/(1+e^eps))/(alpha-1)."""
+    al, e = interval(alpha), interval(e)
+    return iv.log((iv.exp(al * e) + iv.exp((1 - al) * e)) / (1 + iv.exp(e))) / interval(alpha - 1)
+
+def _dlap(t: Fraction, D: int, alpha: Fraction):
+    """DiscreteLaplace(t, D) of the module docstring: f(k), k <= D, and g(n) = max(f(n), g(j) + g(n-j)); g(D) >= g(n <= D) as f >= 0."""
+    al, tt = interval(alpha), interval(t)
+    r, c, e = iv.exp(-tt * (2 * al - 1)), (1 - iv.exp(-tt)) / (1 + iv.exp(-tt)), 1 + iv.exp(-tt)  # c = tanh(t/2)
+    g, power, middle = [iv.mpf(0)], iv.mpf(1), iv.mpf(0)  # in step k: middle = sum_{x=1}^{k-1} r^x, power = r^k
+    for k in range(1, D + 1):
+        middle, power = middle + (power if k > 1 else 0), power * r
+        f = tt * k + iv.log((1 + power) / e + c * middle) / interval(alpha - 1)
+        g.append(iv_max(f, *(g[j] + g[k - j] for j in range(1, k // 2 + 1))))
+    return g[D]
+
 def rdp_of(cls: str, v: dict, alpha: Fraction, relation: str, chosen):
     """rdp_i at alpha by the table of the module docstring (``chosen`` picks the recorded integral-or-chord bound)."""
     al = interval(alpha)
-    if cls == "GaussianDpEvent":
-        return interval(alpha / (2 * v["noise_multiplier"] ** 2))
+    if cls in ("GaussianDpEvent", "DiscreteGaussianDpEvent", "SingleEpochTreeAggregationDpEvent"):  # alpha D^2/(2 z^2)
+        d2 = v["sensitivity"] ** 2 if "sigma" in v else int(max(v["step_counts"])).bit_length() if "step_counts" in v else 1  # depth (KMSTTX21)
+        return interval(alpha * d2 / (2 * v.get("sigma", v.get("noise_multiplier")) ** 2))
     if cls == "LaplaceDpEvent":
         b = interval(v["noise_multiplier"])
         s = al / (2 * al - 1) * iv.exp((al - 1) / b) + (al - 1) / (2 * al - 1) * iv.exp(-al / b)
         return iv.log(s) / interval(alpha - 1)
     if cls == "RandomizedResponseDpEvent":
         return _rr(alpha, v["noise_parameter"], int(v["num_buckets"]), relation)
-    if cls == "EpsilonDeltaDpEvent":
-        e = interval(v["epsilon"])
-        return iv.log((iv.exp(al * e) + iv.exp((1 - al) * e)) / (1 + iv.exp(e))) / interval(alpha - 1)
+    if cls in ("EpsilonDeltaDpEvent", "PermuteAndFlipDpEvent"):
+        return _rr_eps(v["epsilon"], alpha)
+    if cls == "ExponentialMechanismDpEvent":
+        return iv_min(interval(alpha * v["epsilon"] ** 2 / 8), _rr_eps(v["epsilon"], alpha))
+    if cls == "DiscreteLaplaceDpEvent":
+        return _dlap(v["noise_parameter"], int(v["sensitivity"]), alpha)
     if cls == "ZCDpEvent":
         return interval(v["xi"] + v["rho"] * alpha)
     q, z = v["sampling_probability"], v["noise_multiplier"]
@@ -151,16 +193,17 @@ def rdp_of(cls: str, v: dict, alpha: Fraction, relation: str, chosen):
         return log_A(int(alpha), q, z) / (int(alpha) - 1)
     return chosen(rdp_integral(alpha, q, z, PRECISION[0]), chord_rdp(alpha, q, z))
 
-
 #: the certificate's recorded precision (set by derive; the integral's accuracy aims inside certify's balls)
 PRECISION = [128]
 
 def pure_of(cls: str, v: dict, relation: str):
     """The pure epsilon of one application, or None for a mechanism that is not pure."""
     if cls == "LaplaceDpEvent":
-        return 1 / interval(v["noise_multiplier"])
-    if cls == "EpsilonDeltaDpEvent" and v["delta"] == 0:
+        return interval(1 / v["noise_multiplier"])  # exact rational first: an integer 1/b is exact
+    if cls == "EpsilonDeltaDpEvent" and v["delta"] == 0 or cls in NOTES and cls != "DiscreteGaussianDpEvent":
         return interval(v["epsilon"])
+    if cls == "DiscreteLaplaceDpEvent":
+        return interval(v["noise_parameter"] * v["sensitivity"])
     if cls != "RandomizedResponseDpEvent":
         return None
     p, k = v["noise_parameter"], int(v["num_buckets"])
@@ -182,9 +225,10 @@ def _query(inputs: dict, failed: list) -> tuple[str, Fraction]:
 def _plan(doc: dict, der: Derivation, entries: list, query: str, extra: bool) -> None:
     """Quantity names, equations, claims and the conclusion, as the kind records them (certify's layout)."""
     n, bound, t = len(entries), doc["witnesses"]["bound"], doc["inputs"][query]
+    eqs = [MECHANISMS[e[0]][2] for e in entries]
     if query == "target_delta" and parse_exact(t, "target_delta") == 0:
         der.names = {"epsilon"} | {f"epsilon[{i}]" for i in range(n)}
-        der.equations = {"epsilon": EQ_PURE} | {f"epsilon[{i}]": MECHANISMS[e[0]][2] for i, e in enumerate(entries)}
+        der.equations = {"epsilon": EQ_PURE} | {f"epsilon[{i}]": eq for i, eq in enumerate(eqs)}
         der.claims["bound"] = ("epsilon", "<=", bound)
         der.conclusions["dp"] = ("bound", ())
         return
@@ -194,17 +238,11 @@ def _plan(doc: dict, der: Derivation, entries: list, query: str, extra: bool) ->
     hyps = hyps.get(query, []) + [("hyp:alpha>1", a, ">", "1"), ("hyp:alpha<=4096", a, "<=", "4096")]
     if extra and query == "target_delta":
         hyps.append(("hyp:delta>extra_delta", t, ">", "extra_delta"))
-    for name, lhs, rel, rhs in hyps:
-        der.claims[name] = (lhs, rel, rhs)
-    der.claims["bound"] = (head, "<=", bound)
+    der.claims = {name: (lhs, rel, rhs) for name, lhs, rel, rhs in hyps} | {"bound": (head, "<=", bound)}
     der.conclusions["dp"] = ("bound", tuple(h[0] for h in hyps))
     der.names = {"rdp", head} | {f"rdp[{i}]" for i in range(n)} | ({"alpha"} if query != "order" else set()) | ({"extra_delta"} if extra else set())
-    der.equations = {"rdp": EQ["rdp"], "extra_delta": EQ["extra_delta"], "alpha": "witness"} | {
-        f"rdp[{i}]": MECHANISMS[e[0]][2] for i, e in enumerate(entries)
-    }
-    if head != "rdp":
-        der.equations[head] = EQ["convert"]
-
+    der.equations = {head: EQ["convert"], "rdp": EQ["rdp"], "extra_delta": EQ["extra_delta"], "alpha": "witness"}
+    der.equations.update({f"rdp[{i}]": eq for i, eq in enumerate(eqs)})
 
 #: the descriptions certify writes for the quantities whose names are fixed
 DESCRIPTIONS = {
@@ -216,39 +254,32 @@ DESCRIPTIONS = {
     "delta": "min(1, exp((alpha-1)(rdp - epsilon + log((alpha-1)/alpha)) - log alpha)) (+ extra_delta); upper endpoint is the certified delta",
 }
 PURE_EPSILON = "sum_i count_i epsilon[i]: the composition is (epsilon, 0)-DP; upper endpoint is the certified epsilon"
-HYPOTHESES = {
-    "hyp:delta>0": "delta = {t} > 0",
-    "hyp:delta<1": "delta = {t} < 1",
-    "hyp:epsilon>=0": "epsilon = {t} >= 0",
-    "hyp:alpha>1": "Rényi order alpha = {a} > 1",
-    "hyp:alpha<=4096": "Rényi order alpha = {a} <= 4096",
-    "hyp:delta>extra_delta": "delta = {t} > extra_delta (the (epsilon, delta) events' own delta)",
-}
+HYPOTHESES = {"hyp:delta>0": "delta = {t} > 0", "hyp:delta<1": "delta = {t} < 1", "hyp:epsilon>=0": "epsilon = {t} >= 0"}
+HYPOTHESES |= {"hyp:alpha>1": "Rényi order alpha = {a} > 1", "hyp:alpha<=4096": "Rényi order alpha = {a} <= 4096"}
+HYPOTHESES["hyp:delta>extra_delta"] = "delta = {t} > extra_delta (the (epsilon, delta) events' own delta)"
 
 def _texts(doc: dict, der: Derivation, entries: list, query: str, pure: bool) -> None:
-    """The prose certify writes, re-derived (document.Derivation.texts): every statement, description and the budget.
-    The headline bound is the head quantity's recorded upper decimal, or (epsilon at delta) a claimed exact bound."""
+    """Certify's prose re-derived (Derivation.texts); the headline bound: the head's recorded upper decimal or (epsilon at delta) a claimed one."""
     inputs, w, rel = doc["inputs"], doc["witnesses"], doc["inputs"]["neighboring"]
     t, bound, n = inputs[query], w["bound"], len(entries)
     a = w.get("alpha", t)
     what = f"the composition of {sum(c for _, c, _ in entries)} event(s) ({n} distinct mechanism(s); {rel})"
     kinds = [f"{cls}(" + ", ".join(f"{k}={inputs[f'event[{i}].{k}']}" for k in MECHANISMS[cls][0]) + ")" for i, (cls, _, _) in enumerate(entries)]
     head = "epsilon" if pure else {"target_delta": "epsilon", "target_epsilon": "delta", "order": "rdp"}[query]
+    notes = "".join(f"; {x}" for x in sorted({NOTES[cls] for cls, _, _ in entries if cls in NOTES}))
     if pure:
         der.texts.update({f"quantity:epsilon[{i}]": f"pure epsilon of one {k}" for i, k in enumerate(kinds)})
-        der.texts.update({"quantity:epsilon": PURE_EPSILON, "claim:bound": f"{what} is ({bound}, 0)-DP (pure; basic composition)"})
+        der.texts.update({"quantity:epsilon": PURE_EPSILON, "claim:bound": f"{what} is ({bound}, 0)-DP (pure; basic composition){notes}"})
         der.texts["conclusion:dp"] = f"the release is ({bound}, 0)-DP under {rel}"
     else:
         der.texts.update({f"quantity:{q}": DESCRIPTIONS[q] for q in der.names if q in DESCRIPTIONS})
         der.texts.update({f"quantity:rdp[{i}]": f"Rényi divergence bound of one {k} at alpha" for i, k in enumerate(kinds)})
         der.texts.update({f"claim:{h}": HYPOTHESES[h].format(t=t, a=a) for h in der.claims if h in HYPOTHESES})
         at = f"(Rényi bound at alpha = {a})"
-        said = {
-            "order": f"satisfies (alpha, rdp)-RDP with alpha = {a}, rdp = {bound}",
-            "target_delta": f"is (epsilon, delta)-DP with epsilon = {bound}, delta = {t} {at}",
-            "target_epsilon": f"is (epsilon, delta)-DP with epsilon = {t}, delta = {bound} {at}",
-        }
-        der.texts["claim:bound"] = f"{what} {said[query]}"
+        said = {"order": f"satisfies (alpha, rdp)-RDP with alpha = {a}, rdp = {bound}"}
+        said |= {"target_delta": f"is (epsilon, delta)-DP with epsilon = {bound}, delta = {t} {at}"}
+        said["target_epsilon"] = f"is (epsilon, delta)-DP with epsilon = {t}, delta = {bound} {at}"
+        der.texts["claim:bound"] = f"{what} {said[query]}{notes}"
         pair = {"order": f"({a}, {bound})-RDP", "target_delta": f"({bound}, {t})-DP", "target_epsilon": f"({t}, {bound})-DP"}[query]
         der.texts["conclusion:dp"] = f"the release is {pair} under {rel}"
     recorded = doc["quantities"].get(head)

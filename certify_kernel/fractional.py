@@ -55,9 +55,8 @@ def mills(t):
     raise Undecided("the continued fraction of the Gaussian tail converges too slowly here")
 
 class _Split:
-    """The constants of (MTZ19 3.3-II) and (H) for one (q, sigma): c = 1/(2 sigma^2), L = log((1-q)/q), z0, psi.
-    L, z0 and psi are recomputed at each working precision (an erfc argument must carry the extra bits its cancellation 1 - erf needs, not only the
-    arithmetic after it)."""
+    """The constants of (MTZ19 3.3-II) and (H) for one (q, sigma): c = 1/(2 sigma^2), L = log((1-q)/q), z0, psi; L, z0 and psi recomputed at
+    each working precision (an erfc argument must carry the extra bits its cancellation 1 - erf needs)."""
     def __init__(self, q: Fraction, sigma: Fraction):
         self.q, self.sigma, self.c = q, sigma, Fraction(1) / (2 * sigma * sigma)
         self._at: dict = {}
@@ -130,9 +129,8 @@ def log_A(alpha: Fraction, q: Fraction, sigma: Fraction, bits: int):
     return iv.log(iv_max(moment(alpha, q, sigma, bits), 1))
 
 def accuracy_bits(alpha: Fraction, q: Fraction, sigma: Fraction, precision: int) -> int:
-    """Bits of absolute accuracy on A_alpha for about 2^-(precision+24) relative accuracy on K = log A_alpha.
-    A_alpha - 1 is estimated (it only sets the work, never a bound) by alpha(alpha-1)/2 (A_2 - 1), with A_2 - 1 = q^2 (exp(1/sigma^2) - 1) (MTZ19
-    3.3-I at n = 2)."""
+    """Bits of absolute accuracy on A_alpha for about 2^-(precision+24) relative accuracy on K = log A_alpha; A_alpha - 1 is estimated (it only
+    sets the work, never a bound) by alpha(alpha-1)/2 (A_2 - 1), A_2 - 1 = q^2 (exp(1/sigma^2) - 1) (MTZ19 3.3-I at n = 2)."""
     x = 1 / max(float(sigma), 1e-150) ** 2
     log2_chi = 2 * math.log2(max(float(q), 1e-300)) + (x / math.log(2) if x > 50 else math.log2(math.expm1(x)))
     estimate = math.log2(float(alpha * (alpha - 1)) / 2) + log2_chi

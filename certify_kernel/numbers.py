@@ -65,8 +65,7 @@ def parse_int(text, name: str) -> int:
     return q.numerator
 
 def exact_input(inputs: dict, key: str, failed: list, max_bits: int = 8000) -> Fraction | None:
-    """The exact value of ``inputs[key]``, or None with the reason appended to ``failed`` (unreadable, or a numerator
-    or denominator longer than ``max_bits`` bits: a hypothesis on the input's magnitude fails)."""
+    """The exact ``inputs[key]``, or None with the reason appended to ``failed`` (unreadable, or longer than ``max_bits`` bits)."""
     try:
         v = parse_exact(inputs.get(key), f"inputs.{key}")
     except Malformed as err:
@@ -95,8 +94,7 @@ def _floor_log10(a: Fraction) -> int:
     return e
 
 def printed(q: Fraction, up: bool, digits: int = 10) -> str:
-    """q rounded to ``digits`` significant digits towards +inf (``up``) or -inf, written ``d.ddde-4``.
-    This is the certificate's decimal layout (``lower``/``upper``); "0" for zero."""
+    """q rounded to ``digits`` significant digits towards +inf (``up``) or -inf as ``d.ddde-4`` (``lower``/``upper``'s layout); "0" for zero."""
     if q == 0:
         return "0"
     a = abs(q)

@@ -59,8 +59,7 @@ def q1_point(t: Fraction, prec: int) -> tuple[Fraction, Fraction]:
     return bounds(_q1_series(t, t >= 0, float(abs(t)), prec))
 
 def q1(t):
-    """Q1 over an interval t: in one evaluation when t has one sign and |t| <= MAX_T, else by monotonicity
-    (Q1' = -Q < 0, so [Q1(hi), Q1(lo)] encloses it)."""
+    """Q1 over an interval t: one evaluation when t has one sign and |t| <= MAX_T, else [Q1(hi), Q1(lo)] (Q1' = -Q < 0)."""
     lo, hi = bounds(t)
     if abs(lo) <= MAX_T and abs(hi) <= MAX_T and (lo >= 0 or hi <= 0):
         return _q1_series(t, lo >= 0, float(max(abs(lo), abs(hi))), iv.prec)
@@ -185,7 +184,6 @@ def c13_reason(p: dict, c: dict, N: int, eps: Fraction, target: Fraction) -> tup
     if not _certainly(v["delta_N"], interval(target)):
         return REASONS[3], v
     return "passes", v
-
 
 #: the equation (of the paper) each recorded quantity evaluates: Theorem 4.1's quantities (Q41), then Theorem C.13's (QC13)
 Q41 = {"d_star": "(2)", "L": "Lemma B.1", "M": "Lemma B.2", "G": "Lemma B.5", "Delta_H": "Section 3.1", "eta": "Section 3.2"}

@@ -144,8 +144,7 @@ def one_step(idx: list, h: Fraction, q: Fraction, mu, K: int, der: Derivation, n
     return (idx[0], [at.get(j, 0) for j in range(idx[0], idx[-1] + 1)], m_inf), (idx[0], [below.get(j, 0) for j in range(idx[0], idx[n] + 1)], 0)
 
 def product(a: tuple, b: tuple, K: int, tau: int, up: bool) -> tuple:
-    """(N2) one exact product (fmpz_poly), masses rounded up (down) to 2^-K, m_inf of the product
-    a_inf (|b| + b_inf) + |a| b_inf; tails of mass <= tau moved onto the first atom and to +inf (dropped)."""
+    """(N2) one exact product (fmpz_poly), masses rounded up (down) to 2^-K, m_inf = a_inf (|b| + b_inf) + |a| b_inf; tails <= tau moved."""
     (i, x, xi), (j, y, yi) = a, b  # (first index, masses, m_inf)
     if (len(x) + len(y)) * (x and max(x).bit_length() + max(y).bit_length() + 1) > MAX_CELLS:
         raise Undecided("a composed measure is too large for the kernel's product bound")

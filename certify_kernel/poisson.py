@@ -33,13 +33,8 @@ MAX_STEPS, MAX_PHASES, ALPHA_MAX, MAX_BITS = 10**15, 100_000, 4096, 8000
 #: most (terms of (MTZ19 3.3-I)) x (working bits) the kernel evaluates for one certificate (about 8 s; else:
 #: cannot decide), decided before any sum
 MAX_WORK = 50_000 * 320
-EQUATIONS = {
-    "rdp_int": "MTZ19 Sec. 3",
-    "rdp_chord": "MTZ19 Sec. 3 + convexity chord",
-    "rdp_integral": "MTZ19 Sec. 3 integral (or chord if smaller)",
-    "rdp_total": "Mironov17 Prop. 1",
-    "epsilon": "Balle20 Thm 21",
-}
+EQUATIONS = {"rdp_int": "MTZ19 Sec. 3", "rdp_chord": "MTZ19 Sec. 3 + convexity chord", "rdp_integral": "MTZ19 Sec. 3 integral (or chord if smaller)"}
+EQUATIONS |= {"rdp_total": "Mironov17 Prop. 1", "epsilon": "Balle20 Thm 21"}
 _PHASE_KEY = re.compile(r"phase\[(0|[1-9][0-9]{0,5})\]\.(sampling_rate|noise_multiplier|steps)")
 
 def _known_input(name: str, n: int) -> bool:
@@ -47,7 +42,6 @@ def _known_input(name: str, n: int) -> bool:
     base = name[:-5] if name.endswith(".note") else name
     m = _PHASE_KEY.fullmatch(base)
     return base in CONTRACT or base in ("phases", "source", "delta") + OPACUS or m is not None and int(m.group(1)) < n
-
 
 #: inputs recording how q and T were counted the way Opacus counts them (one phase only)
 OPACUS = ("batch_size", "dataset_size", "epochs")
@@ -138,7 +132,6 @@ def rdp_integral(alpha: Fraction, q: Fraction, sigma: Fraction, precision: int):
         _INTEGRALS[key] = fractional.log_A(alpha, q, sigma, bits) / interval(alpha - 1)
     return _INTEGRALS[key]
 
-
 #: the last integrals evaluated (a pure function of their key; a certificate's ball edits re-use them)
 _INTEGRALS: dict = {}
 
@@ -170,14 +163,12 @@ def _witnesses(w: dict, der: Derivation) -> tuple[Fraction, str] | None:
         return None
     return alpha, mode
 
-
 #: the hypotheses of each phase (claims "hyp:phase[i].<input><relation><bound>") and how certify's statements name them
 HYPOTHESES = (("sampling_rate", ">", "0"), ("sampling_rate", "<=", "1"), ("noise_multiplier", ">", "0"), ("steps", ">=", "1"))
 HYP_TEXTS = {"sampling_rate": "sampling rate q", "noise_multiplier": "noise multiplier sigma", "steps": "steps T"}
 
 def _plan(doc: dict, der: Derivation, phases: list, delta: Fraction, alpha: Fraction, mode: str) -> None:
-    """The quantities (and the equation each records), claims and conclusion this kind records, with the statements
-    certify writes re-derived from the inputs and witnesses (document.Derivation.texts)."""
+    """The quantities (with their equations), claims and conclusion this kind records, certify's statements re-derived (Derivation.texts)."""
     inputs, bound, n = doc["inputs"], doc["witnesses"]["epsilon_bound"], len(phases)
     der.names = {"alpha", "rdp_total", "epsilon"} | {f"rdp[{i}]" for i in range(n)}
     rdp_eq = EQUATIONS["rdp_int"] if alpha.denominator == 1 else EQUATIONS["rdp_chord" if mode == "chord" else "rdp_integral"]
@@ -188,12 +179,9 @@ def _plan(doc: dict, der: Derivation, phases: list, delta: Fraction, alpha: Frac
             lhs = inputs[f"phase[{i}].{key}"]
             der.claim(f"hyp:phase[{i}].{key}{rel}{rhs}", (lhs, rel, rhs), f"phase {i}: {HYP_TEXTS[key]} = {parse_exact(lhs, key)} {rel} {rhs}")
     d, a = inputs["delta"], doc["witnesses"]["alpha"]
-    own = (
-        ("delta>0", d, ">", "0", "delta = {d} > 0"),
-        ("delta<1", d, "<", "1", "delta = {d} < 1"),
-        ("alpha>1", a, ">", "1", "Rényi order alpha = {a} > 1 (the conversion needs alpha > 1)"),
-        ("alpha<=4096", a, "<=", "4096", "Rényi order alpha = {a} <= 4096"),
-    )
+    own = (("delta>0", d, ">", "0", "delta = {d} > 0"), ("delta<1", d, "<", "1", "delta = {d} < 1"))
+    own += (("alpha>1", a, ">", "1", "Rényi order alpha = {a} > 1 (the conversion needs alpha > 1)"),)
+    own += (("alpha<=4096", a, "<=", "4096", "Rényi order alpha = {a} <= 4096"),)
     for name, lhs, rel, rhs, text in own:
         der.claim("hyp:" + name, (lhs, rel, rhs), text.format(d=delta, a=alpha))  # the numbers, not their spellings
     hyps = tuple(der.claims)
@@ -208,7 +196,6 @@ def _plan(doc: dict, der: Derivation, phases: list, delta: Fraction, alpha: Frac
     der.texts["conclusion:dp"] = f"the run is ({bound}, {delta})-DP (poisson sampling, add-remove adjacency)"
     how = "" if alpha.denominator == 1 else HOW[mode]
     der.texts.update({f"quantity:rdp[{i}]": f"one-step eps_RDP(alpha) of phase {i}: {RDP}{how}" for i in range(n)} | DESCRIPTIONS)
-
 
 #: the descriptions certify writes: rdp[i] (MTZ19 3.3-I, and how a fractional order is evaluated) and the fixed ones
 RDP = "log(sum_k C(alpha,k)(1-q)^(alpha-k) q^k exp(k(k-1)/(2 sigma^2)))/(alpha-1)"

@@ -36,8 +36,7 @@ def _eps(a: int, q: Fraction, sigma: Fraction, steps: int, delta: Fraction) -> t
     return bounds(epsilon(steps * log_A(a, q, sigma) / (a - 1), Fraction(a), delta))
 
 def minimum(orders: list, q: Fraction, sigma: Fraction, steps: int, delta: Fraction) -> tuple[Fraction, Fraction]:
-    """An enclosure of epsilon_min: every order at 64 bits, then the orders that may be the minimum at the
-    working precision. Any enclosure of each order's epsilon gives [min lo, min hi]; the second pass only tightens."""
+    """[min lo, min hi] of the orders' enclosures: every order at 64 bits, then those that may be the minimum at the working precision."""
     with working_precision(64):
         coarse = {a: _eps(a, q, sigma, steps, delta) for a in orders}
     cut = min(hi for _, hi in coarse.values())

@@ -99,6 +99,24 @@ LEDGERS = {
     "pure": E(
         "ComposedDpEvent", events=[E("LaplaceDpEvent", noise_multiplier="10"), E("RandomizedResponseDpEvent", noise_parameter="1/2", num_buckets=4)]
     ),
+    "more": E(  # the five classes added on 2026-12-02 (more in tests/test_kernel_events_more.py)
+        "ComposedDpEvent",
+        events=[
+            E("SelfComposedDpEvent", count=4, event=E("DiscreteGaussianDpEvent", sigma="3/2", sensitivity=2)),
+            E("SingleEpochTreeAggregationDpEvent", noise_multiplier="2", step_counts=[5, 3, 9]),
+            E("ExponentialMechanismDpEvent", epsilon="1/2"),
+            E("PermuteAndFlipDpEvent", epsilon="1/4"),
+            E("DiscreteLaplaceDpEvent", noise_parameter="1/2", sensitivity=3),
+        ],
+    ),
+    "more-pure": E(
+        "ComposedDpEvent",
+        events=[
+            E("ExponentialMechanismDpEvent", epsilon="1/3"),
+            E("SelfComposedDpEvent", count=2, event=E("PermuteAndFlipDpEvent", epsilon="1/4")),
+            E("DiscreteLaplaceDpEvent", noise_parameter="1/5", sensitivity=2),
+        ],
+    ),
 }
 QUERIES = [
     ("mixed", "add-remove", {"delta": "1e-5"}),
@@ -108,6 +126,11 @@ QUERIES = [
     ("finite", "replace-special", {"epsilon": "2"}),
     ("pure", "replace-one", {"delta": "0"}),
     ("pure", "replace-special", {"order": "5/2"}),
+    ("more", "replace-special", {"delta": "1e-5"}),
+    ("more", "replace-special", {"epsilon": "3"}),
+    ("more", "replace-special", {"order": "7/2"}),
+    ("more-pure", "replace-one", {"delta": "0"}),
+    ("more-pure", "add-remove", {"epsilon": "1/2"}),
 ]
 
 
@@ -118,7 +141,7 @@ def make(name, relation, query) -> dict:
     return json.loads(certify_events(ledger_of(LEDGERS[name], relation), **query).dumps())
 
 
-@pytest.mark.slow  # about 4 CPU s (seven ledgers, both checkers; one Poisson-sampled series at a fractional order)
+@pytest.mark.slow  # about 4 CPU s (twelve ledgers, both checkers; one Poisson-sampled series at a fractional order)
 def test_genuine_ledgers_accepted_by_both():
     seen = set()
     for name, relation, query in QUERIES + [("registered example", None, None)]:
@@ -139,8 +162,9 @@ def test_uncovered_mechanisms_are_cannot_decide():
     from certify.events.accountant import certify_events
     from certify.events.ledger import ledger_of
 
-    for e in (E("DiscreteGaussianDpEvent", sigma="2"), E("ExponentialMechanismDpEvent", epsilon="1")):
-        doc = json.loads(certify_events(ledger_of(e, "replace-one"), delta="1e-6").dumps())
+    swor = E("SampledWithoutReplacementDpEvent", source_dataset_size=1000, sample_size=10, event=E("GaussianDpEvent", noise_multiplier="2"))
+    for e in (swor, E("RepeatAndSelectDpEvent", event=E("GaussianDpEvent", noise_multiplier="5"), mean="3", shape="1")):
+        doc = json.loads(certify_events(ledger_of(e, "replace-one" if e is swor else "add-remove"), delta="1e-6").dumps())
         v = certify_kernel.check_document(doc)
         assert v.status == 3 and "not re-derived" in v.message, v.message
 
@@ -149,8 +173,10 @@ def _input_forgeries(doc):
     inputs = doc["inputs"]
     edits = [{"neighboring": "replace-one"}, {"neighboring": "add-remove"}, {"neighboring": "other"}]
     for key, value in inputs.items():
-        if key.endswith((".noise_multiplier", ".epsilon", ".rho", ".noise_parameter", ".sampling_probability")):
+        if key.endswith((".noise_multiplier", ".epsilon", ".rho", ".noise_parameter", ".sampling_probability", ".sigma", ".sensitivity")):
             edits += [{key: "1/1000"}, {key: "0"}, {key: str(F(value) * 2)}]
+        elif key.endswith(".step_counts"):
+            edits += [{key: "16," + value}, {key: "-1"}, {key: "1/2"}, {key: ""}]
         elif key.endswith(".count"):
             edits += [{key: "0"}, {key: str(int(value) + 1)}]
         elif key.endswith(".num_buckets"):
@@ -158,6 +184,7 @@ def _input_forgeries(doc):
         elif key.endswith(".delta") or key in ("target_delta", "target_epsilon", "order"):
             edits += [{key: "0"}, {key: "1"}, {key: str(F(value) / 2)}]
     edits.append({"event[0].class": "DiscreteLaplaceDpEvent"})
+    edits.append({"event[0].class": "SampledWithoutReplacementDpEvent"})
     edits.append({"event[9].class": "GaussianDpEvent"})
     for i, e in enumerate(edits):
         d = copy.deepcopy(doc)
