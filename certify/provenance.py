@@ -46,10 +46,12 @@ _REPLACE_ONE_RE = re.compile(
 
 
 def binary_float_note(x: float, library: str) -> tuple[fmpq, str]:
-    """The exact value of the finite binary float ``x`` from ``library``, and the note recording it."""
-    f = Fraction(x)
-    q = fmpq(f.numerator, f.denominator)
-    return q, _BINARY.format(r=repr(x), library=library, x=exact_str(q))
+    """The exact value of the finite binary float ``x`` from ``library``, and the note recording it.
+
+    (Python integers throughout, no Fraction: ``float.as_integer_ratio`` is in lowest terms with a positive
+    denominator, as fmpq is, so the text is :func:`certify.balls.exact_str`'s, digit for digit: tested.)"""
+    p, d = float(x).as_integer_ratio()
+    return fmpq(p, d), _BINARY.format(r=repr(x), library=library, x=str(p) if d == 1 else f"{p}/{d}")
 
 
 def ratio_note(b: fmpq, n: fmpq) -> str:
