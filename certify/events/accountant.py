@@ -367,31 +367,35 @@ def _scan(score, start: int, lo: int, hi: int, gap: float):
     [lo, hi) or exceeds the least score by more than ``gap``; None beyond LINEAR_MAX_SCORES scores or at a score
     that is not finite."""
     l = r = start
-    m = score(start)
-    if not math.isfinite(m):
+    m = sl = sr = score(start)
+    if not -math.inf < m < math.inf:
         return None
     while True:
         moved = False
-        while l > lo and not score(l) > m + gap:
+        while l > lo and not sl > m + gap:
             l -= 1
-            moved = True
-            v = score(l)
-            if not math.isfinite(v):
+            sl = score(l)
+            if not -math.inf < sl < math.inf:
                 return None
-            m = min(m, v)
-        while r < hi - 1 and not score(r) > m + gap:
+            if sl < m:
+                m = sl
+            moved = True
+        while r < hi - 1 and not sr > m + gap:
             r += 1
-            moved = True
-            v = score(r)
-            if not math.isfinite(v):
+            sr = score(r)
+            if not -math.inf < sr < math.inf:
                 return None
-            m = min(m, v)
+            if sr < m:
+                m = sr
+            moved = True
         if not moved:
             break
         if r - l > LINEAR_MAX_SCORES:
             return None
-    k = min(range(l, r + 1), key=lambda i: (score(i), i))
-    return k, score(k)
+    k = l
+    while score(k) != m:  # (the first position of the least score: numpy's argmin)
+        k += 1
+    return k, m
 
 
 def _linear_guess(terms, query: str, t: float) -> float:
@@ -399,14 +403,17 @@ def _linear_guess(terms, query: str, t: float) -> float:
     starts)."""
     P = sum(c * (q if kind == 0 else (p / q if kind == 1 else 1 / q)) for c, kind, p, q in terms)
     X = sum(c * p for c, kind, p, q in terms if kind == 0)
-    a = 2.0
+    a = 1 + math.sqrt(-t / P) if query == "target_delta" and P > 0 and t < 0 else 2.0  # (the root without log a)
     try:
-        for _ in range(8):
+        for _ in range(12):
             if query == "target_delta":  # P (a-1)^2 + log a + t = 0
                 f, d = P * (a - 1) ** 2 + math.log(a) + t, 2 * P * (a - 1) + 1 / a
             else:  # X + P a - t + P (a - 1) + log(1 - 1/a) = 0
                 f, d = X + P * (2 * a - 1) - t + math.log1p(-1 / a), 2 * P + 1 / (a * (a - 1))
-            a = min(max(a - f / d, 1.0 + 1 / 64), 4096.0)
+            step = f / d
+            a = min(max(a - step, 1.0 + 1 / 64), 4096.0)
+            if abs(step) < 0.01 * a:
+                break
     except (OverflowError, ValueError, ZeroDivisionError):
         return 2.0
     return a if math.isfinite(a) else 2.0
