@@ -30,7 +30,7 @@ import math
 from typing import Callable
 
 from .balls import InputError, exact, exact_str, fmpq
-from .provenance import binary_float_note
+from .provenance import binary_float_note, noted_float
 
 #: the deepest nesting of dp_accounting events read
 MAX_EVENT_DEPTH = 100
@@ -108,6 +108,13 @@ class EventView:
     def number(self, name: str, library: str = "dp_accounting", default=_MISSING) -> tuple[fmpq, str | None]:
         """A numeric field at its exact value (and a note when it was a binary float)."""
         return from_library(self.field(name, default), f"{self.where}.{name}", library)
+
+    def number_noted(self, name: str, library: str = "dp_accounting", default=_MISSING):
+        """:meth:`number` with a binary float's note a :class:`certify.provenance.FloatNote` (written when read)."""
+        value = self.field(name, default)
+        if type(value) is float and math.isfinite(value):
+            return noted_float(value, library)
+        return from_library(value, f"{self.where}.{name}", library)
 
     def check_fields(self, expected, optional=()) -> None:
         """Refuse an unknown field (the named-tuple and JSON forms list all fields) or a missing required one."""

@@ -16,6 +16,7 @@ from functools import lru_cache
 from ..balls import InputError, ball_endpoints, escalate, exact_str, float_of, fmpq, log_float
 from ..certificate import MAX_TEXT, Certificate
 from ..poisson.rdp import COARSE
+from ..provenance import FloatNote
 from .certificates import FLAGS, KIND, PARSERS, check_nesting, evaluate, headline, parse_order
 from .ledger import Ledger, ledger_inputs
 from .mechanisms.base import Mechanism
@@ -484,7 +485,7 @@ def _texts_fit(ledger: Ledger) -> bool:
         if type(m).texts is not Mechanism.texts and type(m) is not TreeAggregation:
             return False
         for _, n in m.notes:
-            if len(n) > MAX_TEXT:
+            if (FloatNote.MAX_LENGTH if type(n) is FloatNote else len(n)) > MAX_TEXT:
                 return False
     return True
 

@@ -242,22 +242,25 @@ def headline(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None) -> fm
 class _Bare:
     """What :func:`_value` and :func:`_pure_value` need of an :class:`Evaluation` when nothing is recorded (the
     answer path): ``add`` refuses a non-finite ball as ``Evaluation.add`` does (UndecidedError) and returns it, the
-    quantity itself unrecorded; ``claim`` is ``Evaluation.claim`` (decided the same way: its outcome matters)."""
+    ball kept by name only; ``claim`` is ``Evaluation.claim`` on an Evaluation holding the quantities added so far
+    (decided the same way, its operands the same balls: its outcome matters)."""
 
-    __slots__ = ("_ev",)
+    __slots__ = ("_balls",)
 
     def __init__(self):
-        self._ev = None
+        self._balls = {}
 
     def add(self, name: str, value, equation: str, description: str = "", integer: bool = False, bound: str = ""):
         if not value.is_finite():
             raise UndecidedError(f"quantity {name} ({equation}) is not finite at this precision")
+        self._balls[name] = value
         return value
 
     def claim(self, *args, **kw) -> bool:
-        if self._ev is None:
-            self._ev = Evaluation()
-        return self._ev.claim(*args, **kw)
+        ev = Evaluation()
+        for name, value in self._balls.items():
+            ev.add(name, value, "")
+        return ev.claim(*args, **kw)
 
 
 def _headline(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None) -> fmpq | None:
