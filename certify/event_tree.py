@@ -61,6 +61,8 @@ def from_library(value, name: str, library: str) -> tuple[fmpq, str | None]:
 
 
 _MISSING = object()
+#: the field names of the attrs classes read so far (a class's own ``__attrs_attrs__``, fixed when it is defined)
+_ATTRS_NAMES: dict = {}
 
 
 class EventView:
@@ -70,6 +72,11 @@ class EventView:
 
     def __init__(self, event, where: str):
         self.event, self.where = event, where
+        names = _ATTRS_NAMES.get(type(event))
+        if names is not None:  # an attrs class seen before (dp_accounting's events): its fields, as below
+            self.cls, self.names = type(event).__name__, names
+            self._get = lambda k: getattr(event, k, _MISSING)
+            return
         if isinstance(event, dict):
             cls = event.get("class_name")
             if not isinstance(cls, str) or not cls.isidentifier():
@@ -87,6 +94,8 @@ class EventView:
             cls = type(event).__name__
             attrs = getattr(type(event), "__attrs_attrs__", None)
             self.names = {a.name for a in attrs} if attrs is not None else None  # a plain object: fields unknown
+            if attrs is not None and isinstance(cls, str) and type(event).__dict__.get("__attrs_attrs__") is attrs:
+                _ATTRS_NAMES[type(event)] = frozenset(self.names)
             self._get = lambda k: getattr(event, k, _MISSING)
         if not isinstance(cls, str):
             raise InputError(where, "the event's class_name must be text")

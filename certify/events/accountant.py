@@ -164,6 +164,10 @@ def choose_order(ledger: Ledger, query: str, target: fmpq, orders: Orders | None
     Default: the orders of FIRST_STAGE with each mechanism's cheap estimate, then the orders of ORDER_GRID within 1
     (10% above 10) of the best with the finer estimates (the Poisson-subsampled Gaussian's defining integral at
     fractional orders), the best of all kept. Given ``orders``: those only, with the cheap estimates."""
+    if orders is None and all(type(m) in LINEAR for m, _ in ledger.entries):  # (floats only, no numpy)
+        best = _choose_linear(ledger, query, target)
+        if best is not None:
+            return best
     import numpy as np
 
     with np.errstate(all="ignore"):  # (overflow, 0 * inf, log 0 in a float estimate: +inf scores, never a bound)
@@ -172,10 +176,6 @@ def choose_order(ledger: Ledger, query: str, target: fmpq, orders: Orders | None
 
 def _choose(ledger: Ledger, query: str, target: fmpq, orders: Orders | None, np) -> fmpq:
     if orders is None and all(type(m) in ELEMENTWISE for m, _ in ledger.entries):
-        if all(type(m) in LINEAR for m, _ in ledger.entries):
-            best = _choose_linear(ledger, query, target)
-            if best is not None:
-                return best
         return _choose_on_one_grid(ledger, query, target, np)
     first = orders or FIRST_STAGE
     heavy = sum(1 for m, _ in ledger.entries if type(m).rdp_floats_fine is not Mechanism.rdp_floats_fine)
