@@ -30,7 +30,7 @@ import math
 from typing import Callable
 
 from .balls import InputError, exact, exact_str, fmpq
-from .provenance import binary_float_note
+from .provenance import binary_float_note, noted_float
 
 #: the deepest nesting of dp_accounting events read
 MAX_EVENT_DEPTH = 100
@@ -61,6 +61,8 @@ def from_library(value, name: str, library: str) -> tuple[fmpq, str | None]:
 
 
 _MISSING = object()
+#: the field names of the attrs classes read so far (a class's own ``__attrs_attrs__``, fixed when it is defined)
+_ATTRS_NAMES: dict = {}
 
 
 class EventView:
@@ -70,6 +72,11 @@ class EventView:
 
     def __init__(self, event, where: str):
         self.event, self.where = event, where
+        names = _ATTRS_NAMES.get(type(event))
+        if names is not None:  # an attrs class seen before (dp_accounting's events): its fields, as below
+            self.cls, self.names = type(event).__name__, names
+            self._get = lambda k: getattr(event, k, _MISSING)
+            return
         if isinstance(event, dict):
             cls = event.get("class_name")
             if not isinstance(cls, str) or not cls.isidentifier():
@@ -87,6 +94,8 @@ class EventView:
             cls = type(event).__name__
             attrs = getattr(type(event), "__attrs_attrs__", None)
             self.names = {a.name for a in attrs} if attrs is not None else None  # a plain object: fields unknown
+            if attrs is not None and isinstance(cls, str) and type(event).__dict__.get("__attrs_attrs__") is attrs:
+                _ATTRS_NAMES[type(event)] = frozenset(self.names)
             self._get = lambda k: getattr(event, k, _MISSING)
         if not isinstance(cls, str):
             raise InputError(where, "the event's class_name must be text")
@@ -108,6 +117,13 @@ class EventView:
     def number(self, name: str, library: str = "dp_accounting", default=_MISSING) -> tuple[fmpq, str | None]:
         """A numeric field at its exact value (and a note when it was a binary float)."""
         return from_library(self.field(name, default), f"{self.where}.{name}", library)
+
+    def number_noted(self, name: str, library: str = "dp_accounting", default=_MISSING):
+        """:meth:`number` with a binary float's note a :class:`certify.provenance.FloatNote` (written when read)."""
+        value = self.field(name, default)
+        if type(value) is float and math.isfinite(value):
+            return noted_float(value, library)
+        return from_library(value, f"{self.where}.{name}", library)
 
     def check_fields(self, expected, optional=()) -> None:
         """Refuse an unknown field (the named-tuple and JSON forms list all fields) or a missing required one."""

@@ -46,10 +46,47 @@ _REPLACE_ONE_RE = re.compile(
 
 
 def binary_float_note(x: float, library: str) -> tuple[fmpq, str]:
-    """The exact value of the finite binary float ``x`` from ``library``, and the note recording it."""
-    f = Fraction(x)
-    q = fmpq(f.numerator, f.denominator)
-    return q, _BINARY.format(r=repr(x), library=library, x=exact_str(q))
+    """The exact value of the finite binary float ``x`` from ``library``, and the note recording it.
+
+    (Python integers throughout, no Fraction: ``float.as_integer_ratio`` is in lowest terms with a positive
+    denominator, as fmpq is, so the text is :func:`certify.balls.exact_str`'s, digit for digit: tested.)"""
+    p, d = float(x).as_integer_ratio()
+    return fmpq(p, d), _BINARY.format(r=repr(x), library=library, x=str(p) if d == 1 else f"{p}/{d}")
+
+
+class FloatNote:
+    """The note :func:`binary_float_note` writes for the float ``x`` from ``library``, written when first read as
+    text (``str``): reading an event takes its floats' exact values at once and their notes only when a certificate
+    records them. Equal to that text and to another FloatNote of the same float (bit for bit: -0.0 is not 0.0) and
+    library; hashed as the text (written then). Its length is below MAX_LENGTH: repr(x) has at most 24 characters and
+    the exact value p/q of a float at most 309 + 1 + 324 digits (|p| < 2^1024, q <= 2^1074)."""
+
+    __slots__ = ("x", "library", "_text")
+    MAX_LENGTH = len(_BINARY) + 24 + 40 + 310 + 1 + 325
+
+    def __init__(self, x: float, library: str):
+        self.x, self.library, self._text = x, library, None
+
+    def __str__(self) -> str:
+        if self._text is None:
+            self._text = binary_float_note(self.x, self.library)[1]
+        return self._text
+
+    def __repr__(self) -> str:
+        return repr(str(self))
+
+    def __eq__(self, other) -> bool:
+        if type(other) is FloatNote:
+            return self.library == other.library and self.x == other.x and math.copysign(1.0, self.x) == math.copysign(1.0, other.x)
+        return str(self) == other if isinstance(other, str) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+
+def noted_float(x: float, library: str) -> tuple[fmpq, FloatNote]:
+    """:func:`binary_float_note` with the note a :class:`FloatNote` (its text written when read)."""
+    return fmpq(*x.as_integer_ratio()), FloatNote(x, library)
 
 
 def ratio_note(b: fmpq, n: fmpq) -> str:

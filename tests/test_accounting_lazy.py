@@ -241,3 +241,186 @@ def test_closed_form_order_choice_is_the_two_stage_choice_on_hundreds_of_ledgers
             alphas.add(alpha)
             n += 1
     assert n == 300 and len(alphas) > 80 and max(alphas) > 100 and min(alphas) < 2
+
+
+# --------------------------------------------------------------------------------------------
+# the answer path's shortcuts (issue 22: the RDP path no slower than dp_accounting's), each against its reference
+# --------------------------------------------------------------------------------------------
+def linear_ledger(r: random.Random):
+    """A random ledger of alpha-linear mechanisms (Gaussian, ZCDp, tree aggregation), extremes included."""
+    relation = r.choice(["add-remove", "replace-one", "replace-special"])
+    kinds = ["GaussianDpEvent", "ZCDpEvent"] + (["SingleEpochTreeAggregationDpEvent"] if relation == "replace-special" else [])
+    events = []
+    for _ in range(r.choice([1, 1, 2, 3, 6])):
+        kind = r.choice(kinds)
+        z = r.choice([r.uniform(0.3, 3), 10 ** r.uniform(-3, 4), r.uniform(1, 60), 10 ** r.uniform(-160, 160)])
+        if kind == "ZCDpEvent":
+            e = ev(
+                kind,
+                rho=r.choice([10 ** r.uniform(-12, 3), 0.0, 10 ** r.uniform(-200, 25)]),
+                xi=r.choice([0.0, 0.0, r.uniform(0, 0.1), 10 ** r.uniform(-5, 5)]),
+            )
+        elif kind == "GaussianDpEvent":
+            e = ev(kind, noise_multiplier=z)
+        else:
+            e = ev(kind, noise_multiplier=z, step_counts=r.choice([r.randrange(1, 5000), [r.randrange(0, 99) for _ in range(3)], 10**18]))
+        events.append(self_composed(e, r.choice([1, 10, 1000, r.randrange(1, 10**6), 10**18])))
+    return relation, ev("ComposedDpEvent", events=events)
+
+
+def linear_query(r: random.Random):
+    if r.random() < 0.6:
+        return "target_delta", fmpq(r.choice([1, 3, 7]), r.choice([10**5, 10**6, 10**9, 10, 2, 10**300, r.randrange(2, 10**12)]))
+    return "target_epsilon", fmpq(r.randrange(0, 10**6), r.choice([10**3, 10**5, 10, 1, 10**9]))
+
+
+def test_linear_scores_are_the_arrays_scores_bit_for_bit():
+    """_linear_score at every order of ORDER_GRID is the float _raw_scores computes there (the same IEEE operations)."""
+    r = random.Random(2212)
+    K = acc_mod._grid_lists()[0]
+    n = 0
+    for _ in range(120):
+        relation, event = linear_ledger(r)
+        try:
+            ledger = ledger_of(event, relation)
+        except InputError:
+            continue
+        terms = [acc_mod._linear_term(m, c) for m, c in ledger.entries]
+        if None in terms:
+            continue
+        for query, target in (linear_query(r), linear_query(r)):
+            with np.errstate(all="ignore"):
+                want = acc_mod._raw_scores(ledger, query, target, ORDER_GRID, False, np, finite=False)
+            t = acc_mod._log_delta(ledger, target) if query == "target_delta" else acc_mod.float_of(target)
+            got = [acc_mod._linear_score(terms, query, k, a, K, t) for k, a in enumerate(ORDER_GRID.floats)]
+            same = [g == w or (math.isnan(g) and math.isnan(w)) for g, w in zip(got, want.tolist())]
+            assert all(same), (ledger, query, target)
+            n += 1
+    assert n >= 150
+
+
+def test_linear_choice_is_the_one_grid_choice_and_the_two_stage_choice():
+    r = random.Random(1202)
+    n = decided = 0
+    for _ in range(260):
+        relation, event = linear_ledger(r)
+        try:
+            ledger = ledger_of(event, relation)
+        except InputError:
+            continue
+        for _ in range(2):
+            query, target = linear_query(r)
+            with np.errstate(all="ignore"):
+                want = acc_mod._choose_on_one_grid(ledger, query, target, np)
+            got = acc_mod._choose_linear(ledger, query, target)
+            n += 1
+            if got is not None:
+                decided += 1
+                assert got == want, (ledger, query, target)
+                if n % 4 == 0:
+                    assert got == two_stage_choice(ledger, query, target)
+            assert choose_order(ledger, query, target) == want
+    assert n >= 400 and decided >= 0.9 * n
+
+
+def test_binary_float_notes_are_the_fraction_spelling():
+    from certify.balls import exact_str
+    from certify.provenance import binary_float_note
+
+    r = random.Random(3)
+    xs = [0.0, -0.0, 1.0, 0.1, 1e-6, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, -3.5, 2.0**60, 123456789.0]
+    xs += [r.uniform(-1, 1) * 10 ** r.uniform(-320, 308) for _ in range(300)] + [np.float64(0.3)]
+    for x in xs:
+        f = Fraction(float(x))
+        q = fmpq(f.numerator, f.denominator)
+        want = f"binary float {x!r} from dp_accounting; exact binary value {exact_str(q)} used"
+        assert binary_float_note(x, "dp_accounting") == (q, want)
+
+
+def test_equal_mechanisms_hash_alike_and_merge_as_before():
+    import dp_accounting as dpa
+
+    a = ledger_of(dpa.GaussianDpEvent(1.1), "add-remove").entries[0][0]
+    b = ledger_of(ev("GaussianDpEvent", noise_multiplier=1.1), "add-remove").entries[0][0]
+    c = ledger_of(ev("GaussianDpEvent", noise_multiplier="2476979795053773/2251799813685248"), "add-remove").entries[0][0]
+    d = ledger_of(ev("ZCDpEvent", rho="3", xi=0), "add-remove").entries[0][0]
+    e = type(d)((("rho", fmpq(3)), ("xi", 0)), d.notes)  # an integer parameter as an int: equal, so hashed alike
+    assert a == b and hash(a) == hash(b) and a != c and a.params == c.params and d == e and hash(d) == hash(e)
+    event = ev(
+        "ComposedDpEvent", events=[dpa.GaussianDpEvent(1.1), ev("GaussianDpEvent", noise_multiplier=1.1), self_composed(ev("ZCDpEvent", rho=0.5), 3)]
+    )
+    ledger = ledger_of(event, "add-remove")
+    assert [c for _, c in ledger.entries] == [2, 3]
+
+
+def test_texts_too_long_are_refused_by_the_answer_as_by_the_certificate():
+    for event in (
+        ev("ZCDpEvent", rho="1/" + "7" * 4100),
+        ev("GaussianDpEvent", noise_multiplier="7/" + "3" * 4097),
+        ev("SingleEpochTreeAggregationDpEvent", noise_multiplier=2.0, step_counts=[10**17] * 250),
+    ):
+        relation = "replace-special"
+        ledger = ledger_of(event, relation)
+        assert not acc_mod._texts_fit(ledger)
+        with pytest.raises(InputError) as want:
+            certify_events(ledger, delta=fmpq(1, 10**6))
+        with pytest.raises(InputError) as got:
+            RdpAccountant(neighboring_relation=relation).compose(event).get_epsilon(1e-6)
+        assert "would record" in str(want.value) and str(got.value) == str(want.value)
+    r = random.Random(9)
+    for _ in range(60):  # whenever _texts_fit says so, every recorded text fits
+        relation, event = random_ledger(r)
+        try:
+            ledger = ledger_of(event, relation)
+        except InputError:
+            continue
+        if acc_mod._texts_fit(ledger):
+            assert all(len(t) <= acc_mod.MAX_TEXT for t in acc_mod.ledger_inputs(ledger).values())
+
+
+def test_lazy_answers_and_certificates_are_the_eager_ones_on_linear_and_mixed_ledgers():
+    r = random.Random(2026)
+    seen = 0
+    for k in range(90):
+        relation, event = linear_ledger(r)
+        if k % 3 == 0:  # mixed: a closed-form or general event beside the alpha-linear ones
+            extra = random_event(r, relation)
+            event = ev("ComposedDpEvent", events=[*event["events"], self_composed(extra, r.choice([1, 7, 100]))])
+        method, value = random_query(r)
+        try:
+            want, text, alpha = eager(relation, event, method, value)
+        except InputError as err:
+            with pytest.raises(InputError) as got:
+                getattr(RdpAccountant(neighboring_relation=relation).compose(event), method)(value)
+            assert str(got.value) == str(err)
+            continue
+        acc = RdpAccountant(neighboring_relation=relation).compose(event)
+        got = getattr(acc, method)(value)
+        assert got == want and type(got) is float
+        assert acc._order() == (0.0 if alpha is None else float(Fraction(alpha)))
+        assert acc.certificate.dumps() == text
+        seen += 1
+    assert seen >= 60
+
+
+def test_float_notes_are_written_when_read_and_equal_their_text():
+    import dp_accounting as dpa
+
+    from certify.provenance import FloatNote, binary_float_note
+
+    ((m, _),) = ledger_of(dpa.ZCDpEvent(0.01), "add-remove").entries
+    notes = dict(m.notes)
+    assert all(type(n) is FloatNote for n in notes.values())
+    assert notes["rho"] == binary_float_note(0.01, "dp_accounting")[1] and notes["xi"] == binary_float_note(0.0, "dp_accounting")[1]
+    texted = type(m)(m.params, tuple((k, str(n)) for k, n in m.notes))  # the same mechanism with its notes as text
+    assert texted == m and m == texted and hash(texted) == hash(m)
+    assert FloatNote(0.0, "dp_accounting") != FloatNote(-0.0, "dp_accounting") and FloatNote(0.5, "Opacus") != FloatNote(0.5, "dp_accounting")
+    assert hash(FloatNote(0.25, "dp_accounting")) == hash(binary_float_note(0.25, "dp_accounting")[1])
+    inputs = acc_mod.ledger_inputs(ledger_of(dpa.ZCDpEvent(0.01), "add-remove"))
+    assert all(type(t) is str for t in inputs.values()) and inputs["event[0].rho.note"] == notes["rho"]
+    worst = (
+        FloatNote(-5e-324, "dp_accounting"),
+        FloatNote(-1.7976931348623157e308, "dp_accounting"),
+        FloatNote(-(2.0**-1022) * (1 - 2**-52), "dp_accounting"),
+    )
+    assert max(len(str(n)) for n in worst) <= FloatNote.MAX_LENGTH

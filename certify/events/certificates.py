@@ -26,7 +26,6 @@ from functools import lru_cache
 
 from ..balls import (
     PRECISION_LADDER,
-    _bounded_endpoint,
     InputError,
     Tri,
     UndecidedError,
@@ -240,8 +239,32 @@ def headline(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None) -> fm
         return None
 
 
+class _Bare:
+    """What :func:`_value` and :func:`_pure_value` need of an :class:`Evaluation` when nothing is recorded (the
+    answer path): ``add`` refuses a non-finite ball as ``Evaluation.add`` does (UndecidedError) and returns it, the
+    ball kept by name only; ``claim`` is ``Evaluation.claim`` on an Evaluation holding the quantities added so far
+    (decided the same way, its operands the same balls: its outcome matters)."""
+
+    __slots__ = ("_balls",)
+
+    def __init__(self):
+        self._balls = {}
+
+    def add(self, name: str, value, equation: str, description: str = "", integer: bool = False, bound: str = ""):
+        if not value.is_finite():
+            raise UndecidedError(f"quantity {name} ({equation}) is not finite at this precision")
+        self._balls[name] = value
+        return value
+
+    def claim(self, *args, **kw) -> bool:
+        ev = Evaluation()
+        for name, value in self._balls.items():
+            ev.add(name, value, "")
+        return ev.claim(*args, **kw)
+
+
 def _headline(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None) -> fmpq | None:
-    ev = Evaluation()
+    ev = _Bare()
     if query == "target_delta" and target == 0:
         value = _pure_value(ev, ledger)
     else:
@@ -258,7 +281,14 @@ def _headline(ledger: Ledger, query: str, target: fmpq, alpha: fmpq | None) -> f
     lo, hi = ball_endpoints(value)
     if compare(value, "<=", exact_operand(upper_decimal(hi, 10))) is not Tri.TRUE:  # the claim "bound"
         return None
-    _bounded_endpoint(hi - lo)  # the budget's width (_width): refused out of the printable range, as _width refuses it
+    # The budget's width (_width) is upper_decimal(hi - lo), whose _bounded_endpoint(hi - lo) never refuses here:
+    # ball_endpoints(value) returned, so check_magnitude(value) passed: value's radius rad is 0 or 2^(k-1) <= rad <
+    # 2^k with |k| <= MAX_EXPONENT + 2^16. hi - lo = 2 rad exactly (lo = mid - rad, hi = mid + rad in rationals), so
+    # hi - lo = 0 (not checked) or 2^k <= p/q < 2^(k+1) in lowest terms, where 2^(bp-1) <= p < 2^bp and 2^(bq-1) <=
+    # q < 2^bq (bit lengths) give k - 1 < bp - bq < k + 2: |bp - bq| <= |k| + 1 <= MAX_EXPONENT + 2^16 + 1, within the
+    # bound MAX_EXPONENT + 2^16 + 2 it refuses beyond. (The claim "bound" above is decided by the balls, not skipped:
+    # value <= ball(decimal) can be undecided at 128 bits when the decimal is not dyadic and lies within about
+    # 2^-128 of hi, and the certificate then escalates.)
     return hi
 
 

@@ -116,7 +116,7 @@ def ledger_inputs(ledger: Ledger) -> dict[str, str]:
         for k, t in m.texts().items():
             out[f"event[{i}].{k}"] = t
         for k, n in m.notes:
-            out[f"event[{i}].{k}{NOTE_SUFFIX}"] = n
+            out[f"event[{i}].{k}{NOTE_SUFFIX}"] = str(n)  # (a FloatNote: written now)
     return out
 
 
