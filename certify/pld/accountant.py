@@ -151,7 +151,7 @@ def _check_layout(lay: Layout, name: str = "--grid") -> None:
     if span > MAX_ONE_STEP_SPAN or points > MAX_ONE_STEP_POINTS:
         raise OverCap(  # a count above its cap: refused before any work (exit 2 in certify verify)
             name,
-            f"too fine for this --noise-multiplier / --sampling-rate (they set the loss range): "
+            f"too fine for the loss range of this mechanism (its noise and sampling rate set it): "
             f"one step would need {points} grid points over "
             f"{span} grid cells (at most {MAX_ONE_STEP_POINTS} / {MAX_ONE_STEP_SPAN}); use a coarser grid",
         )
