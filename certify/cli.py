@@ -352,6 +352,29 @@ def _short_numbers(text: str) -> str:
     return _LONG_NUMBER.sub(lambda m: f"{m.group(0)[:20]}...({len(m.group(0))} digits)", text)
 
 
+def _ending(err: BaseException) -> int:
+    """The status and the one stderr line of a command that raised ``err``; re-raises what is not an ending.
+
+    A signal that arrived (:func:`certify.signals.arrived`) decides first: a ``KeyboardInterrupt`` can turn into
+    another exception on its way up (numpy's import makes it an ``ImportError``; an optional import made an
+    ``InputError`` of it), and it is still the user's interruption, not a fault."""
+    from . import signals
+
+    interruption = signals.arrived() or (err if isinstance(err, KeyboardInterrupt) else None)
+    if interruption is not None:  # SIGINT, or SIGTERM (signals.Terminated)
+        sys.stderr.write(f"certify: {signals.message(interruption)}\n")
+        return signals.exit_status(interruption)
+    if isinstance(err, InputError):
+        sys.stderr.write(_short_numbers(f"certify: error: {err}").replace("\n", " ") + "\n")
+        return EXIT_INPUT
+    if isinstance(err, UndecidedError):
+        sys.stderr.write(_short_numbers(f"certify: undecided: {err}").replace("\n", " ") + "\n")
+        return EXIT_UNDECIDED
+    if isinstance(err, BrokenPipeError):  # pragma: no cover
+        return 0
+    raise err
+
+
 def main(argv=None) -> int:
     """Run one command; every ending is an exit status and at most one stderr line (see :mod:`certify.exits`).
 
@@ -366,17 +389,8 @@ def main(argv=None) -> int:
         check_empty_values(parser, args)
         check_paths(args)
         return int(args.func(args) or 0)
-    except InputError as err:
-        sys.stderr.write(_short_numbers(f"certify: error: {err}").replace("\n", " ") + "\n")
-        return EXIT_INPUT
-    except UndecidedError as err:
-        sys.stderr.write(_short_numbers(f"certify: undecided: {err}").replace("\n", " ") + "\n")
-        return EXIT_UNDECIDED
-    except KeyboardInterrupt as err:  # SIGINT, or SIGTERM (signals.Terminated)
-        sys.stderr.write(f"certify: {signals.message(err)}\n")
-        return signals.exit_status(err)
-    except BrokenPipeError:  # pragma: no cover
-        return 0
+    except (InputError, UndecidedError, KeyboardInterrupt, Exception) as err:
+        return _ending(err)
     finally:
         if argv is None:  # the program: a signal while the interpreter shuts down ends it at once, no traceback
             signals.quiet_exit()

@@ -15,6 +15,7 @@ Floats appear only to place points on the drawing and in the overlays, which are
 
 from __future__ import annotations
 
+from . import signals
 from .balls import InputError, float_of
 
 
@@ -28,6 +29,7 @@ def _float_overlays(doc: dict, ts: list[int]) -> dict[str, list[float]]:
     try:
         import dp_accounting
     except ImportError:
+        signals.raise_if_arrived()
         dp_accounting = None
     if dp_accounting is not None:
         vals = []
@@ -39,6 +41,7 @@ def _float_overlays(doc: dict, ts: list[int]) -> dict[str, list[float]]:
     try:
         from opacus.accountants import RDPAccountant
     except ImportError:
+        signals.raise_if_arrived()
         RDPAccountant = None
     if RDPAccountant is not None:
         vals = []

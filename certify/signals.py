@@ -25,8 +25,37 @@ class Terminated(KeyboardInterrupt):
     """Raised in the main thread when the process receives SIGTERM (see :func:`install`)."""
 
 
+_received: list[int] = []  # the signals that arrived since :func:`install` (the first one decides the status)
+
+
 def _raise_terminated(signum, frame):
+    _received.append(signum)
     raise Terminated()
+
+
+def _raise_interrupted(signum, frame):
+    _received.append(signum)
+    raise KeyboardInterrupt()
+
+
+def arrived() -> KeyboardInterrupt | None:
+    """The interruption a signal since :func:`install` stands for, None when none arrived.
+
+    An exception raised while a signal unwinds the stack is the signal's consequence, not a fault of its own:
+    a ``KeyboardInterrupt`` that lands inside an extension module's import (numpy's, imported when the first query
+    needs it) comes out as numpy's ``ImportError``; :func:`certify.cli.main` reports it as the signal."""
+    if not _received:
+        return None
+    return Terminated() if _received[0] == signal.SIGTERM else KeyboardInterrupt()
+
+
+def raise_if_arrived() -> None:
+    """Raise the interruption a signal stands for when one arrived: called where an exception is absorbed (an
+    optional import that failed, a check that crashed), so that a signal turned into that exception is not
+    dropped. Outside a command run by :func:`certify.cli.main` (no :func:`install`), nothing."""
+    interruption = arrived()
+    if interruption is not None:
+        raise interruption
 
 
 def install() -> dict:
@@ -36,9 +65,10 @@ def install() -> dict:
     if threading.current_thread() is not threading.main_thread():
         return {}
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    _received.clear()
     signal.signal(signal.SIGTERM, _raise_terminated)
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, _raise_interrupted)
     return previous
 
 
@@ -46,6 +76,7 @@ def restore(previous: dict) -> None:
     """Put back the handlers :func:`install` replaced."""
     if threading.current_thread() is not threading.main_thread():
         return
+    _received.clear()
     for s, handler in previous.items():
         signal.signal(s, handler if handler is not None else signal.SIG_DFL)
 
@@ -103,6 +134,7 @@ def deferred():
         for s, handler in previous.items():
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)
         if pending:  # also when the block failed: the signal is what the user asked for
+            _received.append(pending[0])
             raise (Terminated() if pending[0] == signal.SIGTERM else KeyboardInterrupt())
 
 

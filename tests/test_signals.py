@@ -314,3 +314,33 @@ def test_an_interrupt_caught_inside_exec_ends_with_status_130_not_by_sigint(tmp_
     assert status["forget"] == 130
     if sys.version_info[:2] == (3, 11):  # the interpreter CI runs: without the call the flaw shows (the test can fail)
         assert status["keep"] == -signal.SIGINT
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_turned_into_another_exception_still_ends_as_the_signal(sig, monkeypatch, capsys):
+    """Seen in CI: SIGINT landing inside numpy's import (first imported by calibrate-event's first query) came out
+    as numpy's ImportError ("PyCapsule_Import could not import module datetime"): a traceback and exit 1. An
+    exception raised while a signal unwinds the stack is reported as the signal (130 / 143, one line)."""
+    from certify import cli
+
+    def numpy_like_import(args):
+        try:
+            signal.raise_signal(sig)
+        except KeyboardInterrupt as err:
+            raise ImportError("PyCapsule_Import could not import module \"datetime\"") from err
+
+    monkeypatch.setattr(cli, "check_paths", numpy_like_import)
+    code, word = STATUS[sig]
+    assert cli.main(["verify", "x.json"]) == code
+    assert capsys.readouterr().err == f"certify: {word}\n"
+
+
+def test_an_exception_without_a_signal_is_not_reported_as_one(monkeypatch):
+    from certify import cli
+
+    def fails(args):
+        raise ImportError("a genuine fault")
+
+    monkeypatch.setattr(cli, "check_paths", fails)
+    with pytest.raises(ImportError, match="genuine fault"):
+        cli.main(["verify", "x.json"])

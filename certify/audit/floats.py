@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from .. import signals
 from ..balls import float_of, fmpq
 from .audit import MAX_PLD_STEPS
 from .claim import AuditClaim
@@ -38,6 +39,7 @@ def dp_accounting_version() -> str | None:
 
         return md.version("dp-accounting")
     except Exception:  # not installed (or broken): no cross-check
+        signals.raise_if_arrived()  # ... unless a signal broke the import
         return None
 
 
@@ -86,6 +88,7 @@ def cross_check(claim: AuditClaim, grid: fmpq, pld: bool = True) -> tuple[str | 
             eps = float(acc.get_epsilon(delta))
             out.append(FloatValue(name, eps, time.perf_counter() - t0))
         except Exception as err:  # a float library failing is reported, never fatal
+            signals.raise_if_arrived()
             out.append(FloatValue(name, None, time.perf_counter() - t0, f"failed: {type(err).__name__}: {err}"[:200]))
     return version, out
 
@@ -114,4 +117,5 @@ def _event_rdp(dpa, rdp_module, claim: AuditClaim, delta: float) -> FloatValue:
         acc.compose(event)
         return FloatValue(name, float(acc.get_epsilon(delta)), time.perf_counter() - t0)
     except Exception as err:  # a float library failing is reported, never fatal
+        signals.raise_if_arrived()
         return FloatValue(name, None, time.perf_counter() - t0, f"failed: {type(err).__name__}: {err}"[:200])

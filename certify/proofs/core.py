@@ -23,6 +23,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable
 
+from .. import signals
 from ..records import ProofVerdict
 
 PROVED, FALSE, UNDECIDED = ProofVerdict.PROVED, ProofVerdict.FALSE, ProofVerdict.UNDECIDED
@@ -56,6 +57,7 @@ class Obligation:
         try:
             out = self.check(**claimed)
         except Exception as err:  # a crash never counts as a proof
+            signals.raise_if_arrived()  # a signal turned into an exception is the user's interruption
             tb = traceback.format_exception_only(type(err), err)[-1].strip()
             return Outcome(UNDECIDED, "error", f"the check raised {tb}")
         if not isinstance(out, Outcome):

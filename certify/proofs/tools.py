@@ -25,6 +25,7 @@ from typing import Callable, Iterable
 
 import sympy as sp
 
+from .. import signals
 from ..balls import Tri, arb, ball, compare, ctx, fmpq, lower_decimal, upper_decimal
 from .core import FALSE, PROVED, UNDECIDED, Outcome
 
@@ -140,6 +141,7 @@ def reduces_to_zero(expr) -> str | None:
             if f(expr) == 0:
                 return name
         except Exception:  # a simplifier that fails simply does not decide
+            signals.raise_if_arrived()
             continue
     return None
 
@@ -225,6 +227,7 @@ def positive(expr, strict: bool = True, samples: list[dict] | None = None, what:
             if getattr(f(expr), attr) is True:
                 return Outcome(PROVED, f"sympy sign ({name})", what)
         except Exception:
+            signals.raise_if_arrived()
             continue
     pts = samples if samples is not None else default_samples(expr)
     ce = counterexample(expr, pts, ">0" if strict else ">=0")

@@ -454,6 +454,8 @@ def _verified_certificate(path: str) -> str | None:
         text = data.decode("utf-8")
         return text if verify_text(text).ok else None
     except (UnicodeDecodeError, InputError, ValueError, KeyError, TypeError):
+        signals.raise_if_arrived()
         return None
     except Exception:  # a certificate the checker cannot handle is simply recomputed  # noqa: BLE001
+        signals.raise_if_arrived()
         return None

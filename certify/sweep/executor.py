@@ -40,6 +40,7 @@ def dask_available() -> bool:
     try:
         import distributed  # noqa: F401
     except ImportError:
+        signals.raise_if_arrived()
         return False
     return True
 
