@@ -160,11 +160,11 @@ def product(a: tuple, b: tuple, K: int, tau: int, up: bool) -> tuple:
     return i + j + lo, c, inf
 
 def power(m: tuple, T: int, K: int, tau: int, up: bool) -> tuple:
-    """The T-fold composition (N2) by repeated squaring."""
-    out = m if T & 1 else None
-    while T > 1:
-        T, m = T >> 1, product(m, m, K, tau, up)
-        out = (m if out is None else product(out, m, K, tau, up)) if T & 1 else out
+    """The T-fold composition (N2): the bits of T from the top, a squaring at each, a product with m at a set bit."""
+    out = m
+    for bit in bin(T)[3:]:
+        out = product(out, out, K, tau, up)
+        out = product(out, m, K, tau, up) if bit == "1" else out
     return out
 
 def _horner(c: list, x: tuple, P: int) -> tuple:
@@ -203,8 +203,8 @@ def read(doc: dict, der: Derivation) -> tuple | None:
     if der.failed:
         return None
     names = ("max",) if fixed else ("remove",) if "add_from" in w else ("remove", "add")  # add: derived (N1') or composed apart
-    bad = set(w) != WITNESSES - ({"add_from"} if fixed or len(names) == 2 else set()) or set(w["layouts"]) != set(names)
-    if bad or w.get("add_from", "remove") != "remove":
+    bad = set(w) - {"chain"} != WITNESSES - ({"add_from"} if fixed or len(names) == 2 else set()) or set(w["layouts"]) != set(names)
+    if bad or w.get("add_from", "remove") != "remove" or w.get("chain", "left-to-right") != "left-to-right":  # K, tau, chain: its own
         raise Undecided("pld/dpsgd witnesses not covered: the kernel reads the layouts of the max, the remove or both directions")
     eps = [parse_exact(w[k], f"witnesses.{k}") for k in ("epsilon_upper", "epsilon_lower")]
     if T > MAX_STEPS or max(abs(e) for e in eps) > 1000:

@@ -227,12 +227,14 @@ def _plan_from(h: fmpq, witnesses: dict):
 
     if not isinstance(witnesses, dict):
         raise InputError("witnesses", "must be an object")
-    p = Plan.from_json(h, {k: witnesses.get(k) for k in ("K", "tau", "layouts")})
-    return LedgerPlan(h, p.K, p.tau, p.layouts)
+    p = Plan.from_json(h, {k: witnesses.get(k) for k in ("K", "tau", "layouts", "chain") if k != "chain" or k in witnesses})
+    return LedgerPlan(h, p.K, p.tau, p.layouts, p.chain)
 
 
 WITNESSES_DELTA = {"K", "tau", "layouts", "lower_directions", "epsilon_upper", "epsilon_lower"}
 WITNESSES_EPS = {"K", "tau", "layouts", "lower_directions", "bound", "lower"}
+#: witnesses a certificate may carry besides: ``chain`` (written since the left-to-right chain, absent before)
+WITNESSES_OPTIONAL = {"chain"}
 
 
 def evaluate_events_pld(inputs: dict, witnesses: dict) -> Evaluation:
@@ -243,8 +245,8 @@ def evaluate_events_pld(inputs: dict, witnesses: dict) -> Evaluation:
 
     ledger, query, target, h, entries = parse_inputs(inputs)
     need = WITNESSES_DELTA if query == "target_delta" else WITNESSES_EPS
-    if not isinstance(witnesses, dict) or set(witnesses) != need:
-        raise InputError("witnesses", f"must be exactly {{{', '.join(sorted(need))}}}")
+    if not isinstance(witnesses, dict) or set(witnesses) - WITNESSES_OPTIONAL != need:
+        raise InputError("witnesses", f"must be exactly {{{', '.join(sorted(need))}}} (and chain)")
     pl = _plan_from(h, witnesses)
     bound = low = None
     if query == "target_delta":
@@ -421,7 +423,7 @@ register(
     evaluate_events_pld,
     validate,
     is_input,
-    WITNESSES_DELTA | WITNESSES_EPS,
+    WITNESSES_DELTA | WITNESSES_EPS | WITNESSES_OPTIONAL,
     example=_example,
     fields={"--delta": "target_delta", "--epsilon": "target_epsilon", "--grid": "grid"},
     precision_of=recorded_precision,

@@ -4,7 +4,8 @@
 uses floats only to place the window. ``run`` is deterministic given the exact inputs and the plan: the
 checker (:mod:`certify.pld.certificates`) calls the same function on the recorded plan and chooses
 nothing. Costs: one-step discretisation O(grid points) ball evaluations per profile and side; composition
-ceil(log2 T) squarings + popcount(T) - 1 products of FLINT integer polynomials per profile and side.
+floor(log2 T) squarings + popcount(T) - 1 products of FLINT integer polynomials per profile and side, along the
+recorded addition chain (``chain``, :mod:`certify.pld.compose`).
 
 Poisson add/remove (since issue 13's speed work): only the ``remove`` profile is sampled, discretised and
 composed (pessimistic and optimistic chains); the ``add`` direction is read off from the same chains by
@@ -70,11 +71,16 @@ class Plan:
     layouts: dict[str, Layout]
     #: Poisson: the profile whose composed chains also give the add direction by (*) (None: composed itself)
     add_from: str | None = None
+    #: the addition chain of the T-fold powers (:func:`certify.pld.compose.power`): certify writes
+    #: ``compose.LEFT_TO_RIGHT``; None (no ``chain`` witness) is the right-to-left chain of older certificates
+    chain: str | None = None
 
     def to_json(self) -> dict:
         out = {"K": self.K, "tau": str(self.tau), "layouts": {k: v.to_json() for k, v in self.layouts.items()}}
         if self.add_from is not None:
             out["add_from"] = self.add_from
+        if self.chain is not None:
+            out["chain"] = self.chain
         return out
 
     @staticmethod
@@ -115,7 +121,17 @@ class Plan:
         add_from = w.get("add_from")
         if add_from is not None and add_from != "remove":
             raise InputError("witnesses", f'add_from must be "remove" (or absent), got {add_from!r}')
-        return Plan(h, K, tau, lays, add_from)
+        return Plan(h, K, tau, lays, add_from, read_chain(w))
+
+
+def read_chain(w: dict) -> str | None:
+    """The recorded addition chain: ``"left-to-right"`` as certify writes it, or absent (None: the right-to-left
+    chain of certificates written before it). Anything else is refused naming the witness."""
+    if "chain" not in w:
+        return None
+    if w["chain"] != compose.LEFT_TO_RIGHT:
+        raise InputError("witnesses.chain", f"must be {compose.LEFT_TO_RIGHT!r} (or absent), got {w['chain']!r}"[:200])
+    return compose.LEFT_TO_RIGHT
 
 
 def _show_keys(lj: dict) -> str:
@@ -276,7 +292,7 @@ def plan(
         _check_layout(lay)
         lays[prof.name] = lay
     tau = int((delta * (fmpq(1) * 2 ** max(K - extra, 0)) / 2**30).floor())  # tau 2^-K = delta 2^-(30 + extra)
-    pl = Plan(h, K, tau, lays, "remove" if derive else None)
+    pl = Plan(h, K, tau, lays, "remove" if derive else None, compose.LEFT_TO_RIGHT)
     check_run_seconds(pl, sample_seconds(pl))  # the sampling alone; :func:`run` checks the whole before composing
     return pl
 
@@ -380,11 +396,11 @@ def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: t
             elif lower is not None and prof.name not in lower:
                 continue
             one = compose.from_one_step(s)
-            compose.check_width(one, steps, pl.tau)
+            compose.check_width(one, steps, pl.tau, pl.chain)
             chains.append(((prof.name, pess), one, (bind(prof, q, d), str(pl.h), lay, pl.K, pess)))
     check_run_seconds(pl, run_seconds(pl, steps, len(chains)))  # after the width guards, before composing
     for name, one, key in chains:
-        out.composed[name] = compose.power(one, steps, pl.tau, key)
+        out.composed[name] = compose.power(one, steps, pl.tau, key, pl.chain)
     if pl.add_from is not None:
         from .readoff import Swapped
 

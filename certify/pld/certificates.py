@@ -10,6 +10,8 @@ is read off the composed remove measures by H_g(Q||P) = 1 - g + g H_(1/g)(P||Q) 
 valid for ANY K and tau, which only set the tightness), both for the upper and the lower bound; without
 ``add_from`` the recorded ``add`` layout is composed (older certificates, and large eps). Any other mix
 (``add_from`` with an ``add`` layout, neither, a fixed-size contract with ``add_from``) is malformed: exit 2.
+``chain: "left-to-right"`` records the addition chain of the T-fold powers (:mod:`certify.pld.compose`); certify
+writes it; without it the right-to-left chain of older certificates is re-run.
 
 The evaluator RE-RUNS the deterministic pipeline from the recorded choices: one-step discretisations
 with their checks in balls (:mod:`certify.pld.discretise`), the exact integer composition with outward
@@ -73,7 +75,7 @@ def parse_pld_steps(value, name: str = "--steps") -> int:
 
 
 INPUTS = CONTRACT_FIELDS + ("sampling_rate", "noise_multiplier", "steps", "delta", "grid")
-WITNESSES = ("K", "tau", "layouts", "add_from", "epsilon_upper", "epsilon_lower", "lower_profiles")
+WITNESSES = ("K", "tau", "layouts", "add_from", "chain", "epsilon_upper", "epsilon_lower", "lower_profiles")
 
 
 def parse_inputs(inputs: dict):

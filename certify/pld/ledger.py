@@ -149,9 +149,13 @@ class LedgerPlan:
     K: int
     tau: int
     layouts: dict  # layout_name(i, direction) -> Layout
+    chain: str | None = None  # the entries' addition chain (:class:`certify.pld.accountant.Plan`'s ``chain``)
 
     def to_json(self) -> dict:
-        return {"K": self.K, "tau": str(self.tau), "layouts": {k: v.to_json() for k, v in self.layouts.items()}}
+        out = {"K": self.K, "tau": str(self.tau), "layouts": {k: v.to_json() for k, v in self.layouts.items()}}
+        if self.chain is not None:
+            out["chain"] = self.chain
+        return out
 
 
 def plan(entries, delta: fmpq, h: fmpq) -> LedgerPlan:
@@ -166,7 +170,7 @@ def plan(entries, delta: fmpq, h: fmpq) -> LedgerPlan:
             _check_layout(lay)
             lays[layout_name(label(i, e), d)] = lay
     tau = int((delta * (fmpq(1) * 2**K) / 2**30).floor())
-    return LedgerPlan(h, K, tau, lays)
+    return LedgerPlan(h, K, tau, lays, compose.LEFT_TO_RIGHT)
 
 
 def check_plan(entries, pl: LedgerPlan) -> None:
@@ -283,7 +287,7 @@ def _compose(entries, out: LedgerRun, d: str, pess: bool) -> None:
         s = both[0] if pess else both[1]
         key = (prof, pl.layouts[name], e.count, pess)
         if key not in out.powers:
-            out.powers[key] = compose.power(compose.from_one_step(s), e.count, pl.tau, (prof, str(pl.h), pl.layouts[name], pl.K, pess))
+            out.powers[key] = compose.power(compose.from_one_step(s), e.count, pl.tau, (prof, str(pl.h), pl.layouts[name], pl.K, pess), pl.chain)
         p = out.powers[key]
         keys += (key,)
         if chain is None:
