@@ -327,7 +327,7 @@ def test_a_signal_turned_into_another_exception_still_ends_as_the_signal(sig, mo
         try:
             signal.raise_signal(sig)
         except KeyboardInterrupt as err:
-            raise ImportError("PyCapsule_Import could not import module \"datetime\"") from err
+            raise ImportError('PyCapsule_Import could not import module "datetime"') from err
 
     monkeypatch.setattr(cli, "check_paths", numpy_like_import)
     code, word = STATUS[sig]
