@@ -105,25 +105,37 @@ def _end_sum(p: fmpz_poly, n: int, k: int, from_top: bool) -> int:
 
 def _end_cut(p: fmpz_poly, tau: int, limit: int, from_top: bool) -> tuple[int, int]:
     """(k, mass): the largest k <= limit such that the k lowest (or highest) coefficients sum to <= tau, and
-    their sum. Exponential search from that end, then bisection (cost O(k log k), the cut is usually short)."""
+    their sum. The coefficients are >= 0, so the end sums grow with k and any search finds the same k: an
+    exponential search from that end, then a safeguarded interpolation on the logarithms of the end sums (a tail's
+    sums grow about geometrically; a step that does not shrink the bracket to half is followed by a bisection), so a
+    cut of k atoms costs a few O(k) sums instead of log2 k of them."""
     n = p.length()
-    lo, m = 0, 64
+    lo, s_lo, m = 0, 0, 64
     while True:
         m = min(m, limit)
-        if _end_sum(p, n, m, from_top) > tau:
+        s_m = _end_sum(p, n, m, from_top)
+        if s_m > tau:
             break
-        lo = m
+        lo, s_lo = m, s_m
         if m >= limit:
-            return m, _end_sum(p, n, m, from_top)
+            return m, s_m
         m *= 4
-    hi = m - 1  # invariant: sum(lo) <= tau < sum(m)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if _end_sum(p, n, mid, from_top) <= tau:
-            lo = mid
+    hi, s_hi = m, s_m  # invariant: sum(lo) = s_lo <= tau < s_hi = sum(hi)
+    bisect = False
+    while hi - lo > 1:
+        if bisect or s_lo <= 0:
+            mid = (lo + hi) // 2
         else:
-            hi = mid - 1
-    return lo, _end_sum(p, n, lo, from_top)
+            frac = (math.log(tau + 1) - math.log(s_lo)) / (math.log(s_hi) - math.log(s_lo))
+            mid = min(max(lo + int(frac * (hi - lo)), lo + 1), hi - 1)
+        width = hi - lo
+        s_mid = _end_sum(p, n, mid, from_top)
+        if s_mid <= tau:
+            lo, s_lo = mid, s_mid
+        else:
+            hi, s_hi = mid, s_mid
+        bisect = not bisect and 2 * (hi - lo) > width
+    return lo, s_lo
 
 
 def trim(p: fmpz_poly, tau: int) -> tuple[int, int, int, int]:
