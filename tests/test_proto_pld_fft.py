@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from flint import arb, fmpq, fmpz_poly
 
-from certify.balls import exact, workprec
+from certify.balls import workprec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import proto_pld_fft as P  # noqa: E402
