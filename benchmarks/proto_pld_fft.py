@@ -233,9 +233,61 @@ def fft_theta(N: int, mu: arb) -> arb:
     return t * eta / (1 - t * eta)
 
 
-def cyclic_power_pair(xp: np.ndarray, xo: np.ndarray, T: int, N: int) -> tuple[np.ndarray, np.ndarray, arb, dict]:
+def norm2_upper(v: np.ndarray) -> arb:
+    """Ball >= ||v||_2 from the floats: fl of the squares (one rounding each, or an underflow <= 2^-1074) summed in
+    any order (Higham (4.4): at most m - 1 further roundings), m = the number of real components."""
+    a = np.concatenate((v.real, v.imag)) if np.iscomplexobj(v) else np.asarray(v, dtype=float)
+    m = a.size + 2
+    s = float(np.sum(a * a))
+    with workprec(PREC):
+        uu = arb(fmpq(1, 2**53))
+        return (arb(s) / (1 - uu) ** (m + 1) + m * arb(2) ** -1070).sqrt()
+
+
+#: the refinement's threshold: frequencies with (|X_hat_j| + e)^(T-1) above it are recomputed in balls
+REFINE_THRESHOLD = fmpq(1, 2**10)
+MAX_REFINED = 20000
+
+
+def _refine(Xh: np.ndarray, x: np.ndarray, T: int, N: int, e1: arb, Ph: np.ndarray) -> tuple[arb, int]:
+    """Recompute in balls (acb, exact DFT of the float input, then the T-th power) the frequencies j <= N/2 whose
+    float |X_hat_j| may exceed r = thr^(1/(T-1)) - e1, write their nearest floats into Ph (and the mirrors), and
+    return (ball >= the 2-norm of Ph - X^T over those frequencies, their number). For every other j,
+    (|X_hat_j| + e_j)^(T-1) <= thr: the decision fl(fl(re^2) + fl(im^2)) <= cut with cut <= r^2 (1 - u)^3."""
+    from flint import acb, acb_poly
+
+    with workprec(PREC):
+        uu = arb(fmpq(1, 2**53))
+        r = arb(REFINE_THRESHOLD) ** (arb(1) / (T - 1)) - e1
+        if not r > 0:
+            raise ValueError("refinement impossible: the forward error is above the threshold's radius")
+        cut = -f_up(-(r.lower() ** 2 * (1 - uu) ** 3))
+    half = N // 2 + 1
+    mag2 = Xh.real[:half] * Xh.real[:half] + Xh.imag[:half] * Xh.imag[:half]
+    J = np.nonzero(mag2 > cut)[0]
+    if J.size > MAX_REFINED:
+        raise ValueError(f"refinement would recompute {J.size} frequencies")
+    err2 = arb(0)
+    with workprec(PREC):
+        poly = acb_poly([acb(float(v)) for v in x])
+        for j in J:
+            j = int(j)
+            X = poly(acb.exp_pi_i(acb(fmpq(-2 * j, N))))
+            Pw = X**T
+            re, im = nearest(Pw.real), nearest(Pw.imag)
+            d2 = (arb(re) - Pw.real) ** 2 + (arb(im) - Pw.imag) ** 2
+            Ph[j] = complex(re, im)
+            if 0 < j < N - j:
+                Ph[N - j] = complex(re, -im)
+                d2 = 2 * d2
+            err2 += d2
+        return err2.sqrt(), int(J.size)
+
+
+def cyclic_power_pair(xp: np.ndarray, xo: np.ndarray, T: int, N: int, refine: bool = True) -> tuple[np.ndarray, np.ndarray, arb, dict]:
     """(N y_hat_p, N y_hat_o, E, parts): float cyclic T-fold self-convolutions of two non-negative float vectors
-    (length <= N) and a ball E with |y_hat - y*| <= E for every coefficient (module docstring, steps 3-5)."""
+    (length <= N) and a ball E with |y_hat - y*| <= E for every coefficient (module docstring, steps 3-5).
+    ``refine``: step 4' (the low frequencies in balls), else the plain bound of step 4."""
     z = np.zeros(N, dtype=np.complex128)
     z[: xp.shape[0]] += xp
     z[: xo.shape[0]] += 1j * xo
@@ -243,12 +295,9 @@ def cyclic_power_pair(xp: np.ndarray, xo: np.ndarray, T: int, N: int) -> tuple[n
     Zh = fft(z, w)
     Zr = np.conj(np.roll(Zh[::-1], 1))  # conj Z_(-j)
     Xp = (Zh + Zr) * 0.5
-    Xo = (Zh - Zr) * (-0.5j)  # exact: a component swap and sign change after the halving (see below)
+    Xo = (Zh - Zr) * (-0.5j)  # exact: a component swap and sign change after the halving
     Pp = hermitian_power(Xp, T)
     Po = hermitian_power(Xo, T)
-    Wh = Pp + 1j * Po
-    Y = np.conj(fft(np.conj(Wh), w))
-    # -- the bound, in balls
     t = N.bit_length() - 1
     with workprec(PREC):
         theta = fft_theta(N, mu)
@@ -261,18 +310,22 @@ def cyclic_power_pair(xp: np.ndarray, xo: np.ndarray, T: int, N: int) -> tuple[n
         eF = theta * sqN * nz + U_fft
         nu = arb(2).sqrt() * arb(gamma(2))
         U_pow = sqN * arb(2) ** -944
-        D = {}
-        for k in ("p", "o"):
+        D, refined = {}, {}
+        for k, Xh, x, Ph in (("p", Xp, xp, Pp), ("o", Xo, xo, Po)):
             e1 = eF + uu * (sqN * n2[k] + eF)
-            B = S[k] + e1
-            BT1 = B ** (T - 1)
-            D[k] = T * BT1 * e1 + ((1 + nu) ** (T - 1) - 1) * BT1 * (sqN * n2[k] + e1) + U_pow
-        maxc = lambda v: float(max(np.max(np.abs(v.real)), np.max(np.abs(v.imag))))  # noqa: E731
-        nP = {k: arb(2 * N).sqrt() * arb(maxc(v)) for k, v in (("p", Pp), ("o", Po))}
-        DW = uu * (nP["p"] + nP["o"])
-        nW = arb(2 * N).sqrt() * arb(maxc(Wh))
-        E = (D["p"] + D["o"] + DW + theta * nW) / sqN + U_fft / N
-    parts = {"theta": theta, "mu": mu, "D_p": D["p"], "D_o": D["o"], "E": E}
+            BT1 = (S[k] + e1) ** (T - 1)  # >= (|X_hat_j| + e_j)^(T-1) for every j
+            thr = arb(REFINE_THRESHOLD)
+            if refine and not BT1 <= thr:
+                errJ, refined[k] = _refine(Xh, x, T, N, e1, Ph)
+            else:
+                errJ, refined[k], thr = arb(0), 0, BT1
+            D[k] = T * thr * e1 + ((1 + nu) ** (T - 1) - 1) * thr * (sqN * n2[k] + e1) + errJ + U_pow
+    Wh = Pp + 1j * Po
+    Y = np.conj(fft(np.conj(Wh), w))
+    with workprec(PREC):
+        DW = uu * (norm2_upper(Pp) + norm2_upper(Po))
+        E = (D["p"] + D["o"] + DW + theta * norm2_upper(Wh)) / sqN + U_fft / N
+    parts = {"theta": theta, "mu": mu, "D_p": D["p"], "D_o": D["o"], "E": E, "refined": refined}
     return Y.real.copy(), Y.imag.copy(), E, parts
 
 

@@ -32,17 +32,26 @@ def _exact_cyclic(ints: list[int], T: int, N: int) -> list[int]:
     return out
 
 
-@pytest.mark.parametrize("seed,n,N,T", [(1, 20, 64, 7), (2, 50, 64, 33), (3, 5, 256, 100), (4, 120, 128, 2), (5, 30, 1024, 64)])
-def test_fft_bound_holds_coefficientwise(seed, n, N, T):
+@pytest.mark.parametrize("refine", [False, True])
+@pytest.mark.parametrize(
+    "seed,n,N,T,norm", [(1, 20, 64, 7, False), (2, 50, 64, 33, False), (3, 5, 256, 100, True), (4, 120, 128, 2, False), (5, 30, 1024, 64, True)]
+)
+def test_fft_bound_holds_coefficientwise(seed, n, N, T, norm, refine):
     rng = random.Random(seed)
     e = 20  # x_i = k_i 2^-e exactly (floats), so FLINT's integer power is the exact convolution
     kp = [rng.randrange(0, 2**e // n) if rng.random() > 0.3 else 0 for _ in range(n)]
     ko = [rng.randrange(0, 2**e // n) for _ in range(n)]
     kp[0] = kp[0] or 1
+    if norm:  # total mass just below 1, as the pipeline's normalised tilted vectors: the low frequencies matter
+        kp = [k * 2**e // sum(kp) for k in kp]
+        ko = [k * 2**e // sum(ko) for k in ko]
     xp = np.array([k * 2.0**-e for k in kp])
     xo = np.array([k * 2.0**-e for k in ko])
-    Yp, Yo, E, _ = P.cyclic_power_pair(xp, xo, T, N)
+    Yp, Yo, E, parts = P.cyclic_power_pair(xp, xo, T, N, refine=refine)
+    assert not (refine and norm) or parts["refined"]["p"] > 0  # the refinement is exercised
     assert E < 1e-9  # a usable bound (the worst case here is 1e-12)
+    if refine:
+        assert E.upper() <= P.cyclic_power_pair(xp, xo, T, N, refine=False)[2].upper()
     worst = 0.0
     with workprec(P.PREC):
         for Y, ks in ((Yp, kp), (Yo, ko)):
@@ -52,7 +61,8 @@ def test_fft_bound_holds_coefficientwise(seed, n, N, T):
                 err = abs(arb(float(Y[p])) / N - truth)
                 assert err <= E, (p, err, E)  # decided in balls
                 worst = max(worst, float(err.upper().mid()))
-    assert worst > 0  # the float result is not exact: E = 0 would fail this test
+    if not refine:  # (refined at small T, every frequency that matters is recomputed in balls: exact results)
+        assert worst > 0  # the float result is not exact: E = 0 would fail this test
 
 
 def test_twiddle_error_bound():
