@@ -158,18 +158,21 @@ def gamma(n: int) -> fmpq:
 @lru_cache(maxsize=4)
 def twiddles(N: int) -> tuple[np.ndarray, arb]:
     """(w, mu): w[j] = binary64 rounding of e^(-2 pi i j / N), j < N/2, and a ball mu >= max_j |w[j] - exact|."""
-    q = N // 4
+    q, o = N // 4, N // 8
     c = np.empty(q + 1)
     s = np.empty(q + 1)
     rmax = arb(2) ** -150
     with workprec(PREC):
-        for j in range(q + 1):
+        for j in range(o + 1):
             sj, cj = arb.sin_cos_pi_fmpq(fmpq(2 * j, N))
             c[j] = nearest(cj)
             s[j] = nearest(sj)
             if not (cj.rad() < rmax and sj.rad() < rmax):
                 raise ValueError("twiddle ball too wide")
         mu = arb(fmpq(1, 2**53)) + 2 * rmax
+    # j in (N/8, N/4]: cos(2 pi j/N) = sin(2 pi (N/4 - j)/N) and back (exact swaps of the same rounded numbers)
+    jj = np.arange(o + 1, q + 1)
+    c[o + 1 :], s[o + 1 :] = s[q - jj], c[q - jj]
     w = np.empty(N // 2, dtype=np.complex128)
     # j in [0, N/4]: cos(2 pi j/N) - i sin(2 pi j/N); j = N/4 + m: cos = -sin(2 pi m/N), sin = cos(2 pi m/N)
     w[: q + 1 if q + 1 <= N // 2 else N // 2] = (c - 1j * s)[: min(q + 1, N // 2)]
@@ -195,10 +198,10 @@ def fft(z: np.ndarray, w: np.ndarray) -> np.ndarray:
     m = 1
     while m < N:
         tw = w[:: N // (2 * m)][:m]  # w_(2m)^j = w_N^(j N/(2m)), j < m
-        a = a.reshape(-1, 2 * m)
-        t = a[:, m:] * tw
-        top = a[:, :m]
-        a = np.concatenate((top + t, top - t), axis=1)
+        b = a.reshape(-1, 2 * m)
+        t = b[:, m:] * tw
+        np.subtract(b[:, :m], t, out=b[:, m:])  # the same roundings as a + t, a - t written anew
+        b[:, :m] += t
         m *= 2
     return a.reshape(N)
 
@@ -408,33 +411,45 @@ def tilted(s, lam: float, h: fmpq) -> tuple[np.ndarray, float, arb, arb]:
     return x, Z0, rho, Zb
 
 
-def _logmgf_float(x: np.ndarray, s: float) -> float:
-    keep = x > 0
-    i = np.nonzero(keep)[0].astype(float)
-    a = np.log(x[keep]) + s * i
-    mx = a.max()
-    return mx + math.log(np.exp(a - mx).sum())
+class _LogMgf:
+    """Float log G(s) = log sum_i x_i e^(s i) of a non-negative vector (choices only)."""
+
+    def __init__(self, x: np.ndarray):
+        keep = x > 0
+        self.i = np.nonzero(keep)[0].astype(float)
+        self.lx = np.log(x[keep])
+
+    def __call__(self, s: float) -> float:
+        a = self.lx + s * self.i
+        mx = a.max()
+        return mx + math.log(np.exp(a - mx).sum())
+
+    def mean(self, s: float) -> float:
+        a = self.lx + s * self.i
+        e = np.exp(a - a.max())
+        return float((e * self.i).sum() / e.sum())
 
 
-def _best_s(x: np.ndarray, T: int, b: float, upper: bool) -> float:
-    """Float search for the Chernoff exponent s > 0 minimising T log G(+-s) -+ s b (convex)."""
+def _best_s(x, T: int, b: float, upper: bool) -> tuple[float, float]:
+    """(s, exponent): a float search for the Chernoff s >= 0 minimising T log G(+-s) -+ s b (convex in s; its
+    derivative T mean(+-s) -+ b is monotone: bisection)."""
+    g = x if isinstance(x, _LogMgf) else _LogMgf(x)
     sign = 1.0 if upper else -1.0
-    f = lambda s: T * _logmgf_float(x, sign * s) - sign * s * b  # noqa: E731
+    d = lambda s: sign * (T * g.mean(sign * s) - b)  # noqa: E731  derivative in s
+    if d(0.0) >= 0:
+        return 0.0, T * g(0.0)
     lo, hi = 0.0, 1.0
-    while f(hi) < f(hi / 2) and hi < 1e3:
-        hi *= 2
-    for _ in range(60):
-        m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
-        if f(m1) < f(m2):
-            hi = m2
-        else:
-            lo = m1
-    return (lo + hi) / 2
+    while d(hi) < 0 and hi < 1e3:
+        lo, hi = hi, 2 * hi
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if d(mid) < 0 else (lo, mid)
+    return hi, T * g(sign * hi) - sign * hi * b
 
 
 def chernoff_tail(x: np.ndarray, T: int, b: int, upper: bool) -> arb:
     """Ball bound on the mass of x^(*T) at indices >= b (upper) or <= b (lower), x indexed from 0."""
-    s = _best_s(x, T, float(b), upper)  # any s >= 0 gives a bound (s = 0: the total mass)
+    s = _best_s(x, T, float(b), upper)[0]  # any s >= 0 gives a bound (s = 0: the total mass)
     with workprec(PREC):
         sgn = 1 if upper else -1
         r = (arb(s) * sgn).exp()
@@ -554,13 +569,10 @@ class FftPld:
         centre = int(round(T * mean / float(h))) - T * self.o  # linear index of the tilted mean
         if N is None:  # the smallest power of two whose window's float Chernoff estimate is below alias_target
             N = 1 << max(n - 1, 1).bit_length()
+            gs = (_LogMgf(xp), _LogMgf(xo))
             while True:
                 a = centre - N // 2
-                est = sum(
-                    math.exp(min(0.0, T * _logmgf_float(x, sg * _best_s(x, T, float(b), up)) - sg * _best_s(x, T, float(b), up) * b))
-                    for x in (xp, xo)
-                    for (b, up, sg) in ((a + N, True, 1.0), (a - 1, False, -1.0))
-                )
+                est = sum(math.exp(min(0.0, _best_s(g, T, float(b), up)[1])) for g in gs for (b, up) in ((a + N, True), (a - 1, False)))
                 if est <= alias_target or N >= 1 << 24:
                     break
                 N *= 2
