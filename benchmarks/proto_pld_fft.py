@@ -44,8 +44,8 @@ component bound). Complex + and -: |fl(x +- y) - (x +- y)| <= u |x +- y| (compon
    butterflies (a, b) -> (a + w b, a - w b)), applied to z = x_pess + i x_opt (both real measures in one
    complex transform). Higham Thm 24.2: if the computed twiddles satisfy |w_hat - w| <= mu, then
    ||Z_hat - Z||_2 <= theta ||Z||_2, theta = t eta / (1 - t eta), eta = mu + gamma_4 (sqrt 2 + mu).
-   ||Z||_2 = sqrt(N) ||z||_2 (Parseval). Twiddles: w_N^j = e^(-2 pi i j / N) for j < N/4 from
-   arb.sin_cos_pi_fmpq at 200 bits (j <= N/4, the rest by exact swaps and sign changes), each component the binary64
+   ||Z||_2 = sqrt(N) ||z||_2 (Parseval). Twiddles: w_N^j = e^(-2 pi i j / N), j < N/2, from
+   arb.sin_cos_pi_fmpq at 200 bits for j <= N/8 (the rest by exact swaps and sign changes), each component the binary64
    number nearest to the ball's midpoint (Python's int -> float is correctly rounded), so
    mu <= u + 2 r (r the largest ball radius, checked). Stage s uses w_(2^s)^j = w_N^(j N / 2^s): the same numbers.
    Separation: X_p[j] = (Z_j + conj Z_(-j)) / 2, X_o[j] = (Z_j - conj Z_(-j)) / (2i); the map is linear with
@@ -62,52 +62,76 @@ component bound). Complex + and -: |fl(x +- y) - (x +- y)| <= u |x +- y| (compon
    (c) underflow of the power (|X_hat_j|^T is often below 2^-1022): at most 2 log2 T + 2 products per entry,
    each adding <= sqrt 2 * 2^-1074 absolutely, propagated through later products by factors <= 2 B^T <= 4
    (a squaring doubles an absolute error), so <= 4^64 2^-1072 per entry: U_pow = sqrt(N) 2^-944 in 2-norm.
-   Combination W = P_hat_p + i P_hat_o: one rounding per component, ||W_hat - W||_2 <= u (||P_hat_p||_2 + ||P_hat_o||_2)
-   with ||P_hat||_2 <= sqrt(2N) max_j max(|Re|, |Im|) (computed exactly from the floats).
+4'. Refinement (default). The bound (a) is dominated by the few low frequencies where |X_j|^T ~ 1 (the
+   2-norm bound of step 3 may sit entirely there). With thr = 2^-10 and r = thr^(1/(T-1)) - e_1 (balls), every
+   j <= N/2 whose float fl(fl(Re^2) + fl(Im^2)) exceeds cut = a float <= r^2 (1 - u)^3 is recomputed in balls:
+   X_j = sum_i x_i e^(-2 pi i ij/N) (acb_poly evaluated at acb.exp_pi_i, 200 bits), P_j = X_j^T, and P_hat_j :=
+   the nearest floats (mirrored to N - j), with |P_hat_j - X_j^T| decided in balls. For every other j,
+   |X_hat_j| <= r (as fl(a^2 + b^2) <= cut implies a^2 + b^2 <= cut (1 - u)^-2 <= r^2), so
+   (|X_hat_j| + e_j)^(T-1) <= thr and, over those j, ||X_hat^T - X^T||_2 <= T thr e_1 (Cauchy-Schwarz on
+   sum_j e_j^2 <= e_1^2), ||P_hat - X_hat^T||_2 <= ((1 + nu)^(T-1) - 1) thr ||X_hat||_2. min(thr, B^(T-1))
+   replaces B^(T-1) throughout; the plain bound is kept (``refine=False``) for comparison. This lowered E by
+   about 1000x at T = 1e6 (3.5e-9 -> 3.4e-12) for 12 + 12 frequencies j <= N/2 in balls (0.05 s).
+   Combination W = P_hat_p + i P_hat_o: one rounding per component, ||W_hat - W||_2 <= u (||P_hat_p||_2 + ||P_hat_o||_2);
+   every ||.||_2 of a float vector is bounded from the floats: sum of fl squares, any order (Higham (4.4)), in balls.
 
 5. Inverse transform y = conj(F conj(W_hat)) / N (conjugations and the 1/N exact; 1/N applied in balls), again
    Thm 24.2: ||F conj W_hat computed - F conj W_hat||_2 <= theta sqrt(N) ||W_hat||_2. The exact target is
    F^-1 (X_p^T + i X_o^T) = y*_p + i y*_o (real cyclic convolutions). Every coefficient of a vector is bounded
    by its 2-norm and ||F v||_2 = sqrt(N) ||v||_2, so for every p:
-   |Re y_hat_p - y*_p,p|, |Im y_hat_p - y*_o,p| <= E := (D_p + D_o + D_W + theta ||W_hat||_2) / sqrt(N) + U_fft,
-   D_side = T B^(T-1) e_1 + ((1 + nu)^(T-1) - 1) B^(T-1) (sqrt(N) ||x||_2 + e_1) + U_pow, D_W the combination
-   rounding; U_fft covers underflow inside the transforms (t stages, each <= sqrt(2N) 2^-1073 in 2-norm, amplified
-   by sqrt(2) per later stage: <= t N 2^-1071 in 2-norm), and the same for the forward transform inside e_F.
+   |Re y_hat_p - y*_p,p|, |Im y_hat_p - y*_o,p| <= E := (D_p + D_o + D_W + theta ||W_hat||_2) / sqrt(N) + U_fft / N,
+   D_side = T b e_1 + ((1 + nu)^(T-1) - 1) b (sqrt(N) ||x||_2 + e_1) + (refined frequencies' error) + U_pow,
+   b = min(thr, B^(T-1)) (refined) or B^(T-1) (plain), D_W the combination rounding; U_fft covers underflow inside
+   the transforms and the halvings of step 3 (t stages, each <= sqrt(2N) 2^-1073 in 2-norm, amplified by sqrt(2)
+   per later stage: <= t N 2^-1071 in 2-norm), and the same for the forward transform inside e_F.
 
 6. Coefficient bounds (k in the window, p = k mod N): (x^(*T))_k <= y*_p <= Re y_hat_p + E (alias only adds,
    so the pessimistic upper bound needs no A) and (x^(*T))_k >= y*_p - A >= Re y_hat_p - E - A, clipped at 0.
    Untilted: c_k <= (1 + rho)^T (y_hat_p + E) Z0^T e^(-lambda L_k), c_k >= (1 - rho)^T max(0, y_hat_p - E - A)
-   Z0^T e^(-lambda L_k).
+   Z0^T e^(-lambda L_k). N is the smallest power of two >= n whose float Chernoff estimate of A is <= 1e-16
+   (a choice); the window [a, a + N) is centred on the tilted mean.
 
-7. Read-off (remove direction). Pessimistic: delta_up(eps) = (M^T - F^T) [the +inf mass of the T-fold product
-   of a measure with finite mass F and total M, exact in balls] + U_above [Chernoff on the untilted pessimistic
-   measure, mass at losses >= L_(a+N), sent to +inf] + sum_(k in window, L_k > eps) c_k^up (1 - e^(eps - L_k));
-   the mass below the window is moved up to L_a, which adds nothing as long as L_a <= eps (checked; the search
-   never reads below L_a). Optimistic: the window's lower masses only (dropping mass lowers delta).
-   The window sum is sum_(k >= k0) c_k (1 - e^(eps - L_k)) = C e^(-lambda L_a) (S1 - e^(eps - L_a) S2),
-   S1 = sum U_k r1^(k-a), S2 = sum U_k r2^(k-a), r1 = e^(-lambda h), r2 = e^(-(lambda + 1) h): the powers of
+7. Read-off (remove direction), over the read-off range [j0, j1) of window positions: j0 = 8 tilted standard
+   deviations below the tilted mean (eps is only searched above L_(a+j0)), j1 = where the weights
+   e^(-(lambda + 1) h j) would leave the normal range (or N). Pessimistic: delta_up(eps) = (M^T - F^T) [the +inf
+   mass of the T-fold product of a measure with finite mass F and total M, exact in balls] + U_above [Chernoff on
+   the untilted pessimistic measure, mass at losses >= L_(a+j1), sent to +inf] + sum_(j0 <= j < j1, L_k > eps)
+   c_k^up (1 - e^(eps - L_k)); the mass below L_(a+j0) is moved up to L_(a+j0), which adds nothing as long as
+   L_(a+j0) <= eps (checked). Optimistic: the lower masses of the read-off range only (dropping mass lowers delta).
+   The range's sum is sum_(k >= k0) c_k (1 - e^(eps - L_k)) = C e^(-lambda L_(a+j0)) (S1 - e^(eps - L_(a+j0)) S2),
+   S1 = sum U_j r1^j, S2 = sum U_j r2^j (j from j0), r1 = e^(-lambda h), r2 = e^(-(lambda + 1) h): the powers of
    float r1_hat, r2_hat by binary doubling (g[m + i] = fl(g[i] fl(r^m)): at most j roundings for g_j), the
    products with U_k and the suffix sums (np.cumsum, recursive summation) of non-negative terms; every
    computed quantity is within [(1 - u)^m, (1 - u)^-m] of its exact value for m <= 2N + 2 roundings (Higham
    (3.4), (4.3)-(4.4)), and r_hat^j is within (1 +- rho_r)^N of r^j (rho_r decided in balls). The subtraction
-   and all constants are done in balls. eps(delta) by bisection over binary64 eps (a search; each end is
-   decided at its point: eps_up with upper(delta_up) <= delta, eps_low with lower(delta_low) > delta; the true
-   curve is non-increasing in eps).
+   and all constants are done in balls. eps(delta) by bisection over dyadic eps (resolution 2^-30; a search:
+   each end is decided at its point: eps_up with upper(delta_up) <= delta, eps_low with lower(delta_low) > delta;
+   the true curve is non-increasing in eps).
+
+A finding on certify's exact chain (measured with this file, T = 1e6): the FFT's eps_up (38.811489) is 1.0e-3
+BELOW certify's exact-composition eps_up (38.812499), with the same one-step measures. The cause is certify's
+truncation, not this method: the pessimistic chain's +inf mass at T = 1e6 is 1095617180515 * 2^-70 = 9.3e-10
+(0.09% of delta), because the top mass moved to +inf (<= tau = delta 2^-30 per product) is carried and doubled
+by every later squaring, so the total is about T tau = T delta 2^-30, not (number of products) tau. The FFT
+computes the untruncated T-fold product (its +inf mass: 1.7e-15).
 
 What a production version would still have to prove (assumed here, stated plainly):
- * that numpy's elementwise float64 ufuncs (add, subtract, multiply, complex multiply) round each operation to
-   nearest as the standard model says (no extended precision, no flush-to-zero / denormals-are-zero mode; an
-   FMA is covered, see above), and that np.cumsum sums in order (any order is covered by (4.4) anyway);
+ * that numpy's elementwise float64 ufuncs (add, subtract, multiply, complex multiply, and their in-place
+   forms) round each operation to nearest as the standard model says (no extended precision, no flush-to-zero /
+   denormals-are-zero mode; an FMA is covered, see above), and that np.sum / np.cumsum add the given terms
+   (any order is covered by (4.4));
  * Higham Thm 24.2's model matches this code's butterflies exactly (DIT, bit reversal first, twiddle w_(2^s)^j
    per stage) - checked here by reading, not by a proof assistant; its underflow-free hypothesis is replaced by the
    crude additive terms U_fft and U_pow, whose derivation above is a sketch;
  * the remove direction only: the add direction (certify derives it by H_g(Q||P) = 1 - g + g H_(1/g)(P||Q),
    certify/pld/readoff.py) reads the remove measure at -eps, i.e. at losses far below the bulk that a
-   positive tilt centres near +eps: it needs a second tilt (lambda' < 0, a second transform pair) centred at
-   -eps, plus the Q-mass sum_i m_i e^(-l_i) of the window (both available the same way);
- * the float choices (lambda, N, window, Chernoff s) are free: soundness never depends on them, only the
-   tightness; a certificate would record them and the checker would redo the float pipeline bit for bit (or
-   re-derive the bound), which needs a reproducible FFT (this one: pure numpy, fixed order).
+   positive tilt centres near +eps: it needs a second tilt (lambda' < 0, centred at -eps; one more real
+   vector, i.e. a second complex transform pair or a packing of three real vectors), plus the Q-mass
+   sum_k c_k e^(-L_k) of that window and the excess mass g (M - 1) of the pessimistic measure, both available
+   the same way; the lower bound needs only one direction (certify's choice);
+ * the float choices (lambda, N, window, Chernoff s, the refinement threshold) are free: soundness never depends
+   on them, only the tightness; a certificate would record them and a checker would redo the float pipeline bit
+   for bit (a reproducible FFT: this one is pure numpy in a fixed order) or re-derive the bound.
 
 Run: python benchmarks/proto_pld_fft.py --steps 10000,100000,1000000 [--no-certify] [--no-dp]
 """
@@ -552,7 +576,7 @@ def readoff_window(side: Side, k0: int, eps: fmpq, La: fmpq, upper: bool) -> arb
 class FftPld:
     """The whole pipeline for one (q, sigma, T, delta, grid); delta_up(eps) / delta_low(eps) in balls."""
 
-    def __init__(self, q: str, sigma: str, T: int, delta: str, grid: str, N: int | None = None, alias_target: float = 1e-16):
+    def __init__(self, q: str, sigma: str, T: int, delta: str, grid: str, N: int | None = None, alias_target: float = 1e-16, refine: bool = True):
         t0 = time.perf_counter()
         self.T, self.delta = T, exact(delta)
         sp, so, h = one_step_pair(q, sigma, T, delta, grid)
@@ -580,7 +604,7 @@ class FftPld:
         self.a = centre - N // 2
         a = self.a
         t2 = time.perf_counter()
-        Yp, Yo, E, self.parts = cyclic_power_pair(xp, xo, T, N)
+        Yp, Yo, E, self.parts = cyclic_power_pair(xp, xo, T, N, refine=refine)
         self.t_fft = time.perf_counter() - t2
         with workprec(PREC):
             self.A = {}
@@ -729,12 +753,13 @@ def main(argv=None) -> int:
     ap.add_argument("--grid", default="1e-4")
     ap.add_argument("--no-certify", action="store_true", help="skip certify's exact composition (use the known brackets)")
     ap.add_argument("--no-dp", action="store_true", help="skip dp_accounting")
+    ap.add_argument("--plain", action="store_true", help="the plain error bound (step 4), without the refinement (step 4')")
     args = ap.parse_args(argv)
     rows = []
     for T in [int(float(s)) for s in args.steps.split(",") if s]:
         twiddles.cache_clear()
         t = time.perf_counter()
-        m = FftPld(args.q, args.sigma, T, args.delta, args.grid)
+        m = FftPld(args.q, args.sigma, T, args.delta, args.grid, refine=not args.plain)
         t_build = time.perf_counter() - t
         t2 = time.perf_counter()
         lo, up = m.bracket()
@@ -750,11 +775,12 @@ def main(argv=None) -> int:
         print(f"  FFT bracket (remove) [{float(lo):.6f}, {float(up):.6f}]  width {float(up - lo):.3e}")
         print(
             f"  E = {float(m.E.mid()):.3e} (tilted, normalised units;"
-            f" theta = {float(m.parts['theta'].mid()):.3e}, mu = {float(m.parts['mu'].mid()):.3e}),"
+            f" theta = {float(m.parts['theta'].mid()):.3e}, mu = {float(m.parts['mu'].mid()):.3e},"
+            f" frequencies in balls {m.parts['refined']['p']} + {m.parts['refined']['o']}),"
             f" alias A_opt = {float(m.A['o'].mid()):.3e}, rho = {float(m.rhop.mid()):.2e}"
         )
         print(
-            f"  E's share of delta_up at eps_up: {eff:.3e} absolute, {rel:.3e} relative;"
+            f"  E's share of delta_up at eps_up (float estimate): {eff:.3e} absolute, {rel:.3e} relative;"
             f"  +inf mass {float(m.inf_T.mid()):.3e}, above-window {float(m.above.mid()):.3e}"
         )
         print(
