@@ -756,13 +756,24 @@ def main(argv=None) -> int:
     ap.add_argument("--plain", action="store_true", help="the plain error bound (step 4), without the refinement (step 4')")
     args = ap.parse_args(argv)
     rows = []
-    for T in [int(float(s)) for s in args.steps.split(",") if s]:
+    try:
+        steps = [int(float(s)) if float(s).is_integer() else int(s) for s in args.steps.split(",") if s.strip()]
+        if not steps or min(steps) < 2:
+            raise ValueError
+    except ValueError:
+        print(f"--steps: expected integers >= 2 separated by commas, got {args.steps!r}")
+        return 2
+    for T in steps:
         twiddles.cache_clear()
         t = time.perf_counter()
-        m = FftPld(args.q, args.sigma, T, args.delta, args.grid, refine=not args.plain)
-        t_build = time.perf_counter() - t
-        t2 = time.perf_counter()
-        lo, up = m.bracket()
+        try:
+            m = FftPld(args.q, args.sigma, T, args.delta, args.grid, refine=not args.plain)
+            t_build = time.perf_counter() - t
+            t2 = time.perf_counter()
+            lo, up = m.bracket()
+        except Exception as err:  # a prototype: any refusal or failure is one line, not a traceback
+            print(f"T = {T}: no bracket ({type(err).__name__}: {err})")
+            continue
         t_read = time.perf_counter() - t2
         total = time.perf_counter() - t
         with workprec(PREC):
