@@ -108,6 +108,19 @@ component bound). Complex + and -: |fl(x +- y) - (x +- y)| <= u |x +- y| (compon
    each end is decided at its point: eps_up with upper(delta_up) <= delta, eps_low with lower(delta_low) > delta;
    the true curve is non-increasing in eps).
 
+Measured (2026-12-03, this 2-core machine at load average about 1, one process, q = 0.01, sigma = 2,
+delta = 1e-6, grid 1e-4, Poisson add/remove; two runs; seconds wall; "FFT" includes certify's one-step sampling
+and the twiddle table, computed afresh per T; "warm" = without the table, an N-only constant a product would cache):
+
+| T | FFT bracket (remove) | certify exact (remove) | FFT s (warm) | dp_acc pess + opt s | FFT / dp_acc | certify s | E (plain bound) |
+|---|---|---|---|---|---|---|---|
+| 1e4 | [2.446578, 2.446810] | [2.446578, 2.446811] | 0.39, 0.39 (0.32) | 0.25, 0.25 | 1.6x (1.3x warm) | 0.69 | 2.9e-14 (2.9e-11) |
+| 1e5 | [8.984214, 8.985158] | [8.984214, 8.985158] | 0.69, 0.78 (0.41) | 0.45, 0.40 | 1.6-2.0x (1.0x) | 2.6-3.0 | 3.2e-13 (3.3e-10) |
+| 1e6 | [38.806716, 38.811489] | [38.806717, 38.812499] | 1.67, 1.66 (1.0) | 1.09, 0.96 | 1.5-1.7x (1.0x) | 10.2-11.6 | 3.4e-12 (3.5e-9) |
+
+With the plain bound (--plain) the brackets widen to [8.984208, 8.985163] at 1e5 and [38.806161, 38.812044] at 1e6.
+dp_accounting composes both directions; this prototype one (the add direction would add a third real vector).
+
 A finding on certify's exact chain (measured with this file, T = 1e6): the FFT's eps_up (38.811489) is 1.0e-3
 BELOW certify's exact-composition eps_up (38.812499), with the same one-step measures. The cause is certify's
 truncation, not this method: the pessimistic chain's +inf mass at T = 1e6 is 1095617180515 * 2^-70 = 9.3e-10
