@@ -96,6 +96,7 @@ def _exact_readoff(s, T: int, h: fmpq, eps: fmpq) -> arb:
         return readoff.delta_at(Pld(poly, s.lo * T, inf, s.K * T, s.pessimistic), eps, h)
 
 
+@pytest.mark.slow  # about 12 s: the exact untruncated T-fold product
 def test_bracket_small_T_against_exact():
     T, grid = 100, "1e-3"
     m = P.FftPld("0.01", "2", T, "1e-6", grid)
