@@ -14,7 +14,6 @@ case) must be consistent with the brackets.
 from __future__ import annotations
 
 import copy
-import itertools
 import json
 import math
 from fractions import Fraction
@@ -28,6 +27,7 @@ from certify.certificate import digest_of
 from certify.events.ledger import ledger_of
 from certify.events.pld_certificates import certify_events_pld
 from fast_subset import fast_subset
+from pld_event_helpers import delta_bracket, eps_bracket, gauss, laplace, poisson_gauss, ref_discrete_delta, selfc
 
 
 mp.mp.dps = MPMATH_DPS = 50  # this module's precision (tests/conftest.py sets it per test)
@@ -58,64 +58,9 @@ def ref_eps(delta_of, delta, lo=0, hi=60):
     return (lo + hi) / 2
 
 
-def ref_discrete_delta(atoms, T, eps):
-    """Exact T-fold delta(eps) of a finite-output pair given by its P-loss atoms [(loss, P-mass)], by enumerating the
-    multinomial counts: sum over outcomes of P(outcome) (1 - e^(eps - loss))_+."""
-    eps = mp.mpf(eps)
-    total = mp.mpf(0)
-    for counts in itertools.product(range(T + 1), repeat=len(atoms)):
-        if sum(counts) != T:
-            continue
-        coef = mp.factorial(T)
-        loss, prob = mp.mpf(0), mp.mpf(1)
-        for c, (l, m) in zip(counts, atoms):
-            coef /= mp.factorial(c)
-            loss += c * l
-            prob *= m**c
-        if loss > eps:
-            total += coef * prob * (1 - mp.e ** (eps - loss))
-    return total
-
-
 def _frac(text: str) -> mp.mpf:
     f = Fraction(text)
     return mp.mpf(f.numerator) / f.denominator
-
-
-def _mp(x) -> mp.mpf:
-    return mp.mpf(int(x.p)) / int(x.q)
-
-
-def _bracket(cert, name_low, name_up):
-    lo = ball_endpoints(cert.quantities[name_low].value)[0]
-    hi = ball_endpoints(cert.quantities[name_up].value)[1]
-    return _mp(lo), _mp(hi)
-
-
-def eps_bracket(event, relation, delta, grid):
-    cert = certify_events_pld(ledger_of(event, relation), delta=delta, grid=grid)
-    return _bracket(cert, "epsilon_lower", "epsilon_upper"), cert
-
-
-def delta_bracket(event, relation, eps, grid):
-    cert = certify_events_pld(ledger_of(event, relation), epsilon=eps, grid=grid)
-    return _bracket(cert, "delta_lower", "delta_upper"), cert
-
-
-def selfc(event, count):
-    return {"class_name": "SelfComposedDpEvent", "count": count, "event": event}
-
-
-def gauss(z):
-    return {"class_name": "GaussianDpEvent", "noise_multiplier": z}
-
-
-def laplace(b):
-    return {"class_name": "LaplaceDpEvent", "noise_multiplier": b}
-
-
-def poisson_gauss(q, z):
-    return {"class_name": "PoissonSampledDpEvent", "sampling_probability": q, "event": gauss(z)}
 
 
 def assert_in(lo, ref, hi, rel_width=None):

@@ -19,32 +19,13 @@ import mpmath as mp
 import pytest
 
 from certify import verify
-from certify.balls import ball_endpoints, fmpq
+from certify.balls import fmpq
 from certify.certificate import digest_of
 from certify.events.ledger import ledger_of
 from certify.events.pld_certificates import certify_events_pld
+from pld_event_helpers import composed, eps_bracket, gauss, laplace, mp_of, poisson_gauss, selfc
 
 MPMATH_DPS = 50  # this module's precision (tests/conftest.py sets it per test)
-
-
-def gauss(z):
-    return {"class_name": "GaussianDpEvent", "noise_multiplier": z}
-
-
-def selfc(event, count):
-    return {"class_name": "SelfComposedDpEvent", "count": count, "event": event}
-
-
-def composed(*events):
-    return {"class_name": "ComposedDpEvent", "events": list(events)}
-
-
-def laplace(b):
-    return {"class_name": "LaplaceDpEvent", "noise_multiplier": b}
-
-
-def poisson_gauss(q, z):
-    return {"class_name": "PoissonSampledDpEvent", "sampling_probability": q, "event": gauss(z)}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -70,17 +51,6 @@ def ref_gaussian_eps(m2, delta):
         return (lo + hi) / 2
 
 
-def _mp(x) -> mp.mpf:
-    return mp.mpf(int(x.p)) / int(x.q)
-
-
-def folded_bracket(event, relation, delta, grid):
-    cert = certify_events_pld(ledger_of(event, relation), delta=delta, grid=grid)
-    lo = ball_endpoints(cert.quantities["epsilon_lower"].value)[0]
-    up = ball_endpoints(cert.quantities["epsilon_upper"].value)[1]
-    return (_mp(lo), _mp(up)), cert
-
-
 def unfolded_bracket(event, relation, delta, grid):
     """The bracket of the same ledger with every Gaussian entry composed on its own (before the fold): the engine's own
     plan, run and read-off searches on ``entries_of(..., fold=False)``."""
@@ -94,7 +64,7 @@ def unfolded_bracket(event, relation, delta, grid):
     r = run(entries, plan(entries, target, h))
     up = readoff.epsilon_pass(r.side(True), target, h)
     lo = readoff.epsilon_fail(r.side(False), target, h, up)
-    return _mp(lo), _mp(up)
+    return mp_of(lo), mp_of(up)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -133,7 +103,7 @@ def test_gaussian_ledger_contains_the_analytic_gaussian_and_is_narrower_than_unf
     m2 = factor * GAUSS_ONLY_M2
     ref = ref_gaussian_eps(m2, delta)
     d = f"{delta.numerator}/{delta.denominator}"
-    (lo, up), _ = folded_bracket(GAUSS_ONLY, relation, d, "1e-3")
+    (lo, up), _ = eps_bracket(GAUSS_ONLY, relation, d, "1e-3")
     assert lo <= ref <= up, (lo, ref, up)
     ulo, uup = unfolded_bracket(GAUSS_ONLY, relation, d, "1e-3")
     assert ulo <= ref <= uup, (ulo, ref, uup)
@@ -143,7 +113,7 @@ def test_gaussian_ledger_contains_the_analytic_gaussian_and_is_narrower_than_unf
 
 def test_a_wrong_m2_is_not_contained():
     """The reference can fail: the bracket of GAUSS_ONLY excludes the epsilon of a ledger with one Gaussian(4) less."""
-    (lo, up), _ = folded_bracket(GAUSS_ONLY, "add-remove", "1/1000000", "1e-3")
+    (lo, up), _ = eps_bracket(GAUSS_ONLY, "add-remove", "1/1000000", "1e-3")
     wrong = ref_gaussian_eps(GAUSS_ONLY_M2 - Fraction(1, 16), Fraction(1, 10**6))
     assert not lo <= wrong <= up
 
@@ -178,7 +148,7 @@ def test_mixed_ledger_is_consistent_with_dp_accounting(grid):
     exact epsilon (float round-off aside): the certified bracket must meet [optimistic, pessimistic], lie above the
     optimistic value and below the pessimistic one within 1e-6, and be narrower than their gap. The fold changed it
     only inward: it lies within the unfolded bracket up to the discretisation's own width."""
-    (lo, up), cert = folded_bracket(MIXED, "add-remove", "1/1000000", grid)
+    (lo, up), cert = eps_bracket(MIXED, "add-remove", "1/1000000", grid)
     pess, opt = _their_eps(float(grid), 1e-6, True), _their_eps(float(grid), 1e-6, False)
     assert lo <= pess + 1e-6 and opt <= up + 1e-6, (lo, up, opt, pess)
     assert up - lo < pess - opt

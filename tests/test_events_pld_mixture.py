@@ -24,6 +24,7 @@ from certify.events.ledger import ledger_of
 from certify.events.pld_certificates import certify_events_pld
 from certify.events.pld_pairs import GaussianMixtureCurve, pair_of
 from certify.pld.pairs import MixtureCurve
+from pld_event_helpers import selfc
 
 
 mp.mp.dps = MPMATH_DPS = 30  # this module's precision (tests/conftest.py sets it per test)
@@ -31,10 +32,6 @@ mp.mp.dps = MPMATH_DPS = 30  # this module's precision (tests/conftest.py sets i
 
 def mog(sigma, c, p):
     return {"class_name": "MixtureOfGaussiansDpEvent", "standard_deviation": sigma, "sensitivities": c, "sampling_probs": p}
-
-
-def selfc(event, count):
-    return {"class_name": "SelfComposedDpEvent", "count": count, "event": event}
 
 
 #: dp_accounting's mixture_gaussian_*_1 and *_2 (privacy_loss_mechanism_test.py) and a user-level case

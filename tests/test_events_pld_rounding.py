@@ -14,7 +14,6 @@ inside) and be within 1% of the exact epsilon.
 
 from __future__ import annotations
 
-import itertools
 from fractions import Fraction
 import json
 
@@ -25,30 +24,9 @@ from certify import verify
 from certify.balls import ball_endpoints
 from certify.events.ledger import ledger_of
 from certify.events.pld_certificates import certify_events_pld
+from pld_event_helpers import eps_bracket, mp_of, ref_discrete_delta, selfc
 
 KMAX = 14
-
-
-@pytest.fixture(autouse=True)
-def _fifty_digits():
-    """Every reference here at 50 digits (set per test: other test modules set mpmath's global precision too)."""
-    with mp.workdps(50):
-        yield
-
-
-def _mp(x) -> mp.mpf:
-    return mp.mpf(int(x.p)) / int(x.q)
-
-
-def eps_bracket(event, relation, delta, grid):
-    cert = certify_events_pld(ledger_of(event, relation), delta=delta, grid=grid)
-    lo = ball_endpoints(cert.quantities["epsilon_lower"].value)[0]
-    hi = ball_endpoints(cert.quantities["epsilon_upper"].value)[1]
-    return _mp(lo), _mp(hi)
-
-
-def selfc(event, count):
-    return {"class_name": "SelfComposedDpEvent", "count": count, "event": event}
 
 
 def _irwin_hall(k, u):
@@ -117,22 +95,6 @@ def laplace_delta(eps0, T, eps, degree=4):
     return total, total + tail
 
 
-def discrete_delta(atoms, T, eps):
-    """Exact T-fold delta(eps) of a finite-output pair given by its P-loss atoms [(loss, P-mass)]."""
-    eps, total = mp.mpf(eps), mp.mpf(0)
-    for counts in itertools.product(range(T + 1), repeat=len(atoms)):
-        if sum(counts) != T:
-            continue
-        coef, loss, prob = mp.factorial(T), mp.mpf(0), mp.mpf(1)
-        for c, (l, m) in zip(counts, atoms):
-            coef /= mp.factorial(c)
-            loss += c * l
-            prob *= m**c
-        if loss > eps:
-            total += coef * prob * (1 - mp.e ** (eps - loss))
-    return total
-
-
 def test_laplace_reference_is_a_probability_profile():
     """The reference itself: at T = 1 it is Laplace's profile 1 - e^((eps - eps0)/2) (closed form, Koufogiannis et al.)."""
     lo, hi = laplace_delta(mp.mpf(1) / 2, 1, mp.mpf(1) / 10)
@@ -153,7 +115,7 @@ def test_laplace_50_fold_within_one_percent():
     """Laplace(50) x 50 at delta = 1e-5, h = 1e-3: the kinks e^(+-eps0) fall on grid points (eps0 = 20 h); the
     tangent construction was about 3.4% wide here."""
     delta = mp.mpf("1e-5")
-    lo, hi = eps_bracket(selfc({"class_name": "LaplaceDpEvent", "noise_multiplier": "50"}, 50), "add-remove", "1e-5", "1e-3")
+    (lo, hi), _ = eps_bracket(selfc({"class_name": "LaplaceDpEvent", "noise_multiplier": "50"}, 50), "add-remove", "1e-5", "1e-3")
     assert laplace_delta(mp.mpf(1) / 50, 50, hi)[1] <= delta < laplace_delta(mp.mpf(1) / 50, 50, lo)[0]
     assert hi - lo <= mp.mpf("0.01") * lo, (lo, hi)
 
@@ -166,8 +128,8 @@ def test_randomized_response_20_fold_within_one_percent():
     atoms = [(L, a), (-L, b), (mp.mpf(0), (k - 2) * b)]
     ev = selfc({"class_name": "RandomizedResponseDpEvent", "noise_parameter": "1/2", "num_buckets": 4}, T)
     delta = mp.mpf("1e-2")
-    lo, hi = eps_bracket(ev, "replace-one", "1e-2", "1e-3")
-    assert discrete_delta(atoms, T, hi) <= delta < discrete_delta(atoms, T, lo)
+    (lo, hi), _ = eps_bracket(ev, "replace-one", "1e-2", "1e-3")
+    assert ref_discrete_delta(atoms, T, hi) <= delta < ref_discrete_delta(atoms, T, lo)
     assert hi - lo <= mp.mpf("0.01") * lo, (lo, hi)
 
 
@@ -178,8 +140,8 @@ def test_kov_with_exact_kinks_is_tight():
     atoms = [(mp.mpf("0.5"), e / (1 + e)), (-mp.mpf("0.5"), 1 / (1 + e))]
     ev = selfc({"class_name": "EpsilonDeltaDpEvent", "epsilon": "1/2", "delta": "0"}, 10)
     delta = mp.mpf("1e-3")
-    lo, hi = eps_bracket(ev, "add-remove", "1e-3", "1e-3")
-    assert discrete_delta(atoms, 10, hi) <= delta < discrete_delta(atoms, 10, lo)
+    (lo, hi), _ = eps_bracket(ev, "add-remove", "1e-3", "1e-3")
+    assert ref_discrete_delta(atoms, 10, hi) <= delta < ref_discrete_delta(atoms, 10, lo)
     assert hi - lo <= mp.mpf("1e-4") * lo, (lo, hi)
 
 
@@ -190,7 +152,7 @@ def test_replace_special_takes_the_add_remove_pair():
         selfc({"class_name": "LaplaceDpEvent", "noise_multiplier": "2"}, 3),
         {"class_name": "PoissonSampledDpEvent", "sampling_probability": "1/10", "event": {"class_name": "GaussianDpEvent", "noise_multiplier": "1"}},
     ):
-        assert eps_bracket(ev, "replace-special", "1e-5", "1e-2") == eps_bracket(ev, "add-remove", "1e-5", "1e-2")
+        assert eps_bracket(ev, "replace-special", "1e-5", "1e-2")[0] == eps_bracket(ev, "add-remove", "1e-5", "1e-2")[0]
     doc = json.loads(certify_events_pld(ledger_of(ev, "replace-special"), delta="1e-5", grid="1e-2").dumps())
     rep = verify.verify_document(doc, doc["precision"])
     assert rep.exit_code == 0 and rep.ok, rep.problems
@@ -231,7 +193,7 @@ def dbracket(event, eps, grid="1e-3"):
     cert = certify_events_pld(ledger_of(event, "add-remove"), epsilon=eps, grid=grid)
     lo = ball_endpoints(cert.quantities["delta_lower"].value)[0]
     hi = ball_endpoints(cert.quantities["delta_upper"].value)[1]
-    return _mp(lo), _mp(hi), cert
+    return mp_of(lo), mp_of(hi), cert
 
 
 @pytest.mark.parametrize("sigma,D,T,eps", [("1", 1, 1, "1/2"), ("3/2", 1, 1, "1/4"), ("1", 1, 2, "1"), ("5/2", 1, 2, "1/10")])

@@ -25,7 +25,7 @@ from certify.events.pld_certificates import certify_events_pld
 from certify.pld import certify_pld, compose
 from certify.pld.accountant import Plan, plan, run
 from certify.verify import verify_document, verify_text
-from test_events_pld import _mp, ref_discrete_delta, selfc
+from pld_event_helpers import mp_of, ref_discrete_delta, selfc
 from test_forger import reseal
 
 DATA = Path(__file__).parent / "data"
@@ -119,8 +119,8 @@ def test_discrete_laplace_T_fold_left_to_right(T):
     ev = selfc({"class_name": "DiscreteLaplaceDpEvent", "noise_parameter": "1/2", "sensitivity": 2}, T)
     cert = certify_events_pld(ledger_of(ev, "add-remove"), epsilon="1", grid="1e-3")
     assert json.loads(cert.dumps())["witnesses"]["chain"] == "left-to-right"
-    lo = _mp(ball_endpoints(cert.quantities["delta_lower"].value)[0])
-    hi = _mp(ball_endpoints(cert.quantities["delta_upper"].value)[1])
+    lo = mp_of(ball_endpoints(cert.quantities["delta_lower"].value)[0])
+    hi = mp_of(ball_endpoints(cert.quantities["delta_upper"].value)[1])
     ref = ref_discrete_delta(atoms, T, 1)
     assert lo <= ref <= hi and hi - lo <= mp.mpf("0.01") * ref, (lo, ref, hi)
 
@@ -131,8 +131,8 @@ def test_randomized_response_T_fold_left_to_right(T):
     atoms = [(mp.log(3), mp.mpf(3) / 4), (-mp.log(3), mp.mpf(1) / 4)]
     ev = selfc({"class_name": "RandomizedResponseDpEvent", "noise_parameter": "1/2", "num_buckets": 2}, T)
     cert = certify_events_pld(ledger_of(ev, "replace-one"), epsilon="1", grid="1e-3")
-    lo = _mp(ball_endpoints(cert.quantities["delta_lower"].value)[0])
-    hi = _mp(ball_endpoints(cert.quantities["delta_upper"].value)[1])
+    lo = mp_of(ball_endpoints(cert.quantities["delta_lower"].value)[0])
+    hi = mp_of(ball_endpoints(cert.quantities["delta_upper"].value)[1])
     ref = ref_discrete_delta(atoms, T, 1)
     assert lo <= ref <= hi and hi - lo <= mp.mpf("0.01") * ref, (lo, ref, hi)
 
