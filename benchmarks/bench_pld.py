@@ -3,7 +3,7 @@ Opacus's PRV accountant.
 
 Usage:  python benchmarks/bench_pld.py [--steps 1000,10000,100000,1000000] [--grid 1e-4]
                                         [--q 0.01] [--sigma 2] [--delta 1e-6] [--contract poisson|fixed-size]
-                                        [--no-float] [--no-prv] [--markdown]
+                                        [--no-float] [--no-prv] [--no-ledger] [--markdown]
 
 Each T and each accountant runs in a fresh subprocess (cold caches), so its wall time and peak RSS are its own.
 For each T it prints: certified eps_low / eps_up, their gap and eps_up/eps_low - 1, seconds and peak RSS
@@ -12,7 +12,9 @@ their seconds, their sum ("both", the pair that brackets eps) and their bracket;
 installed) with its default eps_error 0.01 (the upper estimate it returns, its own [lower, upper] bracket, its
 mesh) and with the eps_error that makes its mesh equal to the grid; and the time ratios. dp_accounting and
 Opacus compute in floats; certify's bracket is certified. ``--markdown`` ends with the table rows of
-benchmarks/README.md.
+benchmarks/README.md. Last (unless ``--no-ledger``), the heterogeneous 1000-event ledger at the same grid
+(bench_events.py's PLD row: dp_accounting's pessimistic and optimistic PLDs, certify's ``events/pld`` bracket).
+The research prototype of a certified float FFT (issue 24's first lever) is benchmarks/proto_pld_fft.py.
 """
 
 from __future__ import annotations
@@ -126,6 +128,7 @@ def main() -> None:
     ap.add_argument("--child", choices=["ours", "float", "prv"], help=argparse.SUPPRESS)
     ap.add_argument("--no-float", action="store_true")
     ap.add_argument("--no-prv", action="store_true")
+    ap.add_argument("--no-ledger", action="store_true", help="skip the 1000-event ledger row (bench_events.py's, at --grid)")
     ap.add_argument("--markdown", action="store_true", help="end with markdown table rows")
     a = ap.parse_args()
     if a.child:
@@ -212,6 +215,17 @@ def main() -> None:
             else:
                 cells += ["-"] * 4
             print("| " + " | ".join(cells) + " |")
+    if not a.no_ledger and not a.no_float:
+        _ledger_row(float(a.grid), float(a.delta))
+
+
+def _ledger_row(grid: float, delta: float) -> None:
+    """The heterogeneous 1000-event ledger (300 Gaussian, 200 Laplace, 500 Poisson-sampled Gaussian events) at the
+    same grid, in a fresh process: bench_events.py's PLD row (dp_accounting's pessimistic and optimistic PLDs and
+    certify's events/pld bracket, their times and the certified bracket)."""
+    code = f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); import bench_events; bench_events.pld_rows([{grid!r}], {delta!r})"
+    print()
+    print(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout, end="", flush=True)
 
 
 if __name__ == "__main__":
