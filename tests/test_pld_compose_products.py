@@ -84,3 +84,13 @@ def test_end_cut_finds_the_scan_s_cut():
         limit = rnd.randint(0, len(coeffs) - 1)
         for top in (False, True):
             assert compose._end_cut(p, tau, limit, top) == _brute_cut(coeffs, tau, limit, top)
+
+
+def test_end_cut_with_sums_beyond_a_float_s_resolution():
+    """End sums of 10^400 that differ by a few units round to one float logarithm: the cut still equals the scan's."""
+    big = 10**400
+    coeffs = [1, 1, 1] + [0] * 100 + [big] + [1] * 200
+    p = fmpz_poly(coeffs)
+    for tau in (2, 3, big + 1, big + 3, big + 50, big + 10**6):
+        for top in (False, True):
+            assert compose._end_cut(p, tau, len(coeffs) - 1, top) == _brute_cut(coeffs, tau, len(coeffs) - 1, top)

@@ -123,11 +123,12 @@ def _end_cut(p: fmpz_poly, tau: int, limit: int, from_top: bool) -> tuple[int, i
     hi, s_hi = m, s_m  # invariant: sum(lo) = s_lo <= tau < s_hi = sum(hi)
     bisect = False
     while hi - lo > 1:
-        if bisect or s_lo <= 0:
-            mid = (lo + hi) // 2
-        else:
-            frac = (math.log(tau + 1) - math.log(s_lo)) / (math.log(s_hi) - math.log(s_lo))
-            mid = min(max(lo + int(frac * (hi - lo)), lo + 1), hi - 1)
+        mid = (lo + hi) // 2
+        if not bisect and s_lo > 0:
+            den = math.log(s_hi) - math.log(s_lo)  # 0 when the two huge sums round to one float: bisect
+            frac = (math.log(tau + 1) - math.log(s_lo)) / den if den > 0 else math.nan
+            if 0 <= frac <= 1:
+                mid = min(max(lo + int(frac * (hi - lo)), lo + 1), hi - 1)
         width = hi - lo
         s_mid = _end_sum(p, n, mid, from_top)
         if s_mid <= tau:
