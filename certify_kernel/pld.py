@@ -224,10 +224,12 @@ def _texts(der: Derivation, names: tuple, delta: Fraction, h: Fraction, e_up: Fr
         der.claim(f"dominates[{n}]", (f"margin_upper[{n}]", ">=", "0"), f"the pessimistic one-step measure dominates the {n} profile{every}")
         der.claim(f"dominated[{n}]", (f"margin_lower[{n}]", ">=", "0"), f"the {n} profile dominates the optimistic one-step measure{every}")
     der.claim("privacy", ("delta_upper", "<=", str(delta)), "delta_up(epsilon_upper) <= delta: the run is (epsilon_upper, delta)-DP")
-    der.claim("tightness", ("delta_lower", ">", str(delta)), f"delta_low(epsilon_lower) > delta: {pair}")
     dom = {k: tuple(f"{k}[{n}]" for n in names) for k in ("dominates", "dominated")}
     der.conclude("privacy", "privacy", dom["dominates"], f"the run is ({e_up}, {delta})-DP (certified PLD accountant, grid {h})")
-    der.conclude("tightness", "tightness", dom["dominated"], f"the exact epsilon at delta = {delta} of the composed dominating pair exceeds {e_low}")
+    if e_low > 0:  # at a coarse grid no lower bound may be found (epsilon_lower 0): certify then states no tightness
+        der.claim("tightness", ("delta_lower", ">", str(delta)), f"delta_low(epsilon_lower) > delta: {pair}")
+        der.conclude("tightness", "tightness", dom["dominated"],
+                     f"the exact epsilon at delta = {delta} of the composed dominating pair exceeds {e_low}")
 
 def derive(doc: dict) -> Derivation:
     """Everything the kernel needs to judge a pld/dpsgd certificate (see document.Derivation)."""

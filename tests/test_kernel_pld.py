@@ -81,6 +81,16 @@ def test_registered_example_accepted_by_both(example_doc):
     assert _both(example_doc) == (0, 0), certify_kernel.check_document(example_doc).message
 
 
+def test_genuine_without_a_lower_bound_accepted_by_both(tmp_path_factory):
+    """T = 3 at grid 1e-2: no lower bound is found (epsilon_lower 0), so certify states no tightness claim; the kernel
+    refused that genuine certificate as inconsistent ("missing tightness") until it too stated tightness only when
+    epsilon_lower > 0."""
+    args = "--sampling poisson --adjacency add-remove --sampling-rate 0.01 --noise-multiplier 2 --steps 3 --grid 1e-2"
+    doc = _produce(tmp_path_factory, *args.split())
+    assert doc["witnesses"]["epsilon_lower"] == "0" and "tightness" not in {c["name"] for c in doc["claims"]}
+    assert _both(doc) == (0, 0)
+
+
 @pytest.mark.slow
 def test_genuine_fixed_size_at_grid_1e_2_accepted_by_both(tmp_path_factory):
     args = ["--sampling", "fixed-size", "--sampling-rate", "1/100", "--noise-multiplier", "1", "--steps", "100", "--grid", "1e-2"]
