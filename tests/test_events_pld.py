@@ -466,3 +466,16 @@ def test_pld_obligations_refute_wrong_claims():
     assert _obligation("E-pld-kov").run(claimed=d + (1 - d) * (sp.exp(e) - sp.exp(ep)) / (2 + sp.exp(e))).verdict != PROVED
     b, l = sp.Symbol("b", positive=True), sp.Symbol("l", real=True)
     assert _obligation("E-pld-laplace").run(claimed=1 - sp.exp(l) * sp.exp(-1 / (2 * b))).verdict != PROVED
+
+
+def test_a_count_too_large_for_the_grid_names_the_entry_not_dpsgd_s_steps(tmp_path, capsys):
+    """The width guard of the composition names dpsgd's --steps; for a ledger the refusal names the event entry and its
+    count (``certify account`` has no --steps), at once and with exit 2."""
+    ev = selfc(laplace("1000"), 10**15)
+    with pytest.raises(InputError, match=r"^event: entry 0: the 1000000000000000-fold composition .* smaller count$"):
+        certify_events_pld(ledger_of(ev, "add-remove"), delta="1e-6", grid="1e-3")
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(ev))
+    assert cli.main(["account", str(path), "--accountant", "pld", "--delta", "1e-6", "--grid", "1e-3"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error: event: entry 0:") and "--steps" not in err

@@ -287,7 +287,13 @@ def _compose(entries, out: LedgerRun, d: str, pess: bool) -> None:
         s = both[0] if pess else both[1]
         key = (prof, pl.layouts[name], e.count, pess)
         if key not in out.powers:
-            out.powers[key] = compose.power(compose.from_one_step(s), e.count, pl.tau, (prof, str(pl.h), pl.layouts[name], pl.K, pess), pl.chain)
+            try:
+                out.powers[key] = compose.power(compose.from_one_step(s), e.count, pl.tau, (prof, str(pl.h), pl.layouts[name], pl.K, pess), pl.chain)
+            except InputError as err:  # compose names dpsgd's --steps; a ledger has counts (event entries) instead
+                if err.parameter != "--steps":
+                    raise
+                msg = err.message.replace("; use a coarser --grid or fewer steps", "")
+                raise InputError("event", f"entry {label(i, e)}: {msg}; use a coarser --grid or a smaller count") from None
         p = out.powers[key]
         keys += (key,)
         if chain is None:
