@@ -11,8 +11,8 @@ from mpmath.libmp import finf, fnan, fninf
 
 #: largest number of digits of a numerator or denominator read from a certificate
 MAX_DIGITS = 3000
-#: largest decimal exponent read from a certificate's text (1e-10000 .. 1e10000)
-MAX_EXPONENT10 = 10000
+#: largest decimal exponent read from a certificate's text: certify's balls reach 2^-(2^20) ~ 1e-315653 (1e-14232 is genuine)
+MAX_EXPONENT10 = 315653
 #: largest binary exponent of a recorded ball
 MAX_EXPONENT2 = 1 << 20
 #: a zero mantissa may carry any exponent up to this (certify writes zero radii with their own exponents)

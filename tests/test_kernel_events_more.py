@@ -315,3 +315,19 @@ def test_the_ends_of_certify_ranges_are_accepted_by_both():
         doc = make(event, relation, **query)
         v = certify_kernel.check_document(copy.deepcopy(doc))
         assert certify_verdict(doc) == 0 and v.status == 0, (event, query, v.message)
+
+
+@pytest.mark.parametrize(
+    "event,relation,query",
+    [
+        (E(DLAP, noise_parameter="2", sensitivity=1), "add-remove", {"epsilon": "10"}),
+        (E(PAF, epsilon="2"), "replace-one", {"epsilon": "26/3"}),
+        (E("SelfComposedDpEvent", count=15, event=E("LaplaceDpEvent", noise_multiplier="6")), "replace-special", {"epsilon": "439/50"}),
+    ],
+)
+def test_deltas_below_1e_minus_10000_accepted_by_both(event, relation, query):
+    """Found by a random sweep of genuine certificates: deltas such as 2.6e-14232 (certify's balls reach 2^-(2^20), about
+    1e-315653) were refused by the kernel as malformed (it read decimal exponents up to 1e10000 only)."""
+    doc = make(event, relation, **query)
+    v = certify_kernel.check_document(copy.deepcopy(doc))
+    assert certify_verdict(doc) == 0 and v.status == 0, v.message
