@@ -227,7 +227,7 @@ def _plan_from(h: fmpq, witnesses: dict):
 
     if not isinstance(witnesses, dict):
         raise InputError("witnesses", "must be an object")
-    p = Plan.from_json(h, {k: witnesses.get(k) for k in ("K", "tau", "layouts", "chain") if k != "chain" or k in witnesses})
+    p = Plan.from_json(h, {k: witnesses[k] for k in ("K", "tau", "layouts", "chain") if k in witnesses})  # Plan's own reader
     return LedgerPlan(h, p.K, p.tau, p.layouts, p.chain)
 
 

@@ -326,16 +326,17 @@ def predicted_product_size(one: Pld, steps: int, tau: int, chain: str | None = N
     return max(width(m) + width(n) - 1 for m, n in chain_products(steps, chain))
 
 
-def check_width(one: Pld, steps: int, tau: int, chain: str | None = None) -> None:
-    """Refuse (InputError) before composing when :func:`predicted_product_size` says a product of the
-    T-fold power cannot fit MAX_ATOMS (with WIDTH_MARGIN to spare): seconds instead of a long run that
-    :func:`multiply` would refuse later anyway. :func:`multiply`'s exact test stays the final word."""
+def check_width(one: Pld, steps: int, tau: int, chain: str | None = None, parameter: str = "--steps", fewer: str = "fewer steps") -> None:
+    """Refuse (InputError naming ``parameter``, suggesting ``fewer``) before composing when
+    :func:`predicted_product_size` says a product of the T-fold power cannot fit MAX_ATOMS (with WIDTH_MARGIN to
+    spare): seconds instead of a long run that :func:`multiply` would refuse later anyway. :func:`multiply`'s exact
+    test stays the final word."""
     est = predicted_product_size(one, steps, tau, chain)
     if est > MAX_ATOMS * WIDTH_MARGIN or est * product_bits(one.K) > MAX_PRODUCT_BITS * WIDTH_MARGIN:
         raise InputError(
-            "--steps",
+            parameter,
             f"the {steps}-fold composition would need products of about {est:.3g} atoms of {product_bits(one.K)} bits at this grid "
-            f"(at most {MAX_ATOMS} atoms, {MAX_PRODUCT_BITS // 8_000_000} MB per product); use a coarser --grid or fewer steps",
+            f"(at most {MAX_ATOMS} atoms, {MAX_PRODUCT_BITS // 8_000_000} MB per product); use a coarser --grid or {fewer}",
         )
 
 

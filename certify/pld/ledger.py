@@ -287,13 +287,10 @@ def _compose(entries, out: LedgerRun, d: str, pess: bool) -> None:
         s = both[0] if pess else both[1]
         key = (prof, pl.layouts[name], e.count, pess)
         if key not in out.powers:
-            try:
-                out.powers[key] = compose.power(compose.from_one_step(s), e.count, pl.tau, (prof, str(pl.h), pl.layouts[name], pl.K, pess), pl.chain)
-            except InputError as err:  # compose names dpsgd's --steps; a ledger has counts (event entries) instead
-                if err.parameter != "--steps":
-                    raise
-                msg = err.message.replace("; use a coarser --grid or fewer steps", "")
-                raise InputError("event", f"entry {label(i, e)}: {msg}; use a coarser --grid or a smaller count") from None
+            one = compose.from_one_step(s)
+            # a ledger has counts, not dpsgd's --steps: the width guard names the entry (power's own guard then passes)
+            compose.check_width(one, e.count, pl.tau, pl.chain, f"event: entry {label(i, e)}", "a smaller count")
+            out.powers[key] = compose.power(one, e.count, pl.tau, (prof, str(pl.h), pl.layouts[name], pl.K, pess), pl.chain)
         p = out.powers[key]
         keys += (key,)
         if chain is None:
