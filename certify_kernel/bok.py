@@ -115,9 +115,9 @@ def _weights(alpha: int, p: Fraction, d2: Fraction, beta2) -> list:
     q, pp = interval(1 - p), interval(p)
     return [comb(alpha, k) * q ** (alpha - k) * pp**k * iv.exp(interval(d2 * k * (k - 1) / 2) - k * k * beta2 / 8) for k in range(alpha + 1)]
 
-def grid(alpha: int, d2: Fraction, u: Fraction) -> tuple:
-    """(beta, a, h, j0, j1): the strip half-width a (beta a <= 3/2), the step h = a/STEPS, nodes j h for j0 <= j <= j1."""
-    beta = iv.sqrt(interval(2 * u * d2))
+def grid(alpha: int, d2: Fraction, lo: Fraction, hi: Fraction) -> tuple:
+    """(beta, a, h, j0, j1): beta over u in [lo, hi], the strip half-width a (beta a <= 3/2), the step h = a/STEPS, nodes j h, j0 <= j <= j1."""
+    beta = iv.sqrt(span(2 * lo * d2, 2 * hi * d2))
     a = min(Fraction(4), Fraction(3, 2) / (bhi := bounds(beta)[1]))
     h = a / STEPS
     j0, j1 = floor(-W / h), ceil((alpha * bhi / 2 + W) / h)
@@ -129,30 +129,55 @@ def point(alpha: int, p: Fraction, d2: Fraction, u: Fraction) -> tuple[Fraction,
         f = sum(_weights(alpha, p, d2, iv.mpf(0)))
         return bounds(iv.log(f) / (alpha - 1))
     with working_precision(min(iv.prec, QUAD_BITS)):
-        return _quadrature(alpha, p, d2, u)
+        f = moments(alpha, p, d2, u, u, 0)[0, 0]
+        flo = max(bounds(f)[0], Fraction(1))  # F >= 1 (a Rényi divergence is >= 0)
+        return bounds(log_interval(flo) / (alpha - 1))[0], bounds(iv.log(f) / (alpha - 1))[1]
 
-def _quadrature(alpha: int, p: Fraction, d2: Fraction, u: Fraction) -> tuple[Fraction, Fraction]:
-    beta, a, h, j0, j1 = grid(alpha, d2, u)
-    beta2, q, hh = beta * beta, interval(1 - p), interval(h)
-    sums = [iv.mpf(0)] * (alpha + 1)
+def moments(alpha: int, p: Fraction, d2: Fraction, lo: Fraction, hi: Fraction, jmax: int) -> dict:
+    """{(i, j): N_ij} (i <= 2, j <= jmax; i = 0 if jmax = 0): intervals holding N_ij(u) = E[v^i w^j h(X, Y)] (A.2) for every u in [lo, hi].
+    As (35) with (1-p+pe^X)^(alpha-i) expanded, N_ij = sum_m C(alpha-i, m-i)(1-p)^(alpha-m) p^m e^(m(m-1)Delta^2/2 - m^2 beta^2/8) S_mj,
+    S_mj = int w^j D^(1-alpha) e^(m beta v/2) phi(v) dv, w = pe^y/D, D = 1-p+pe^y, y = beta v - beta^2/2: |w| <= 1 on the line and on the strip
+    (Re pe^y >= 0 there), so the error bounds of I_m = S_m0 hold for S_mj."""
+    beta, a, h, j0, j1 = grid(alpha, d2, lo, hi)
+    beta2, q, pp, hh = beta * beta, interval(1 - p), interval(p), interval(h)
+    sums = [[iv.mpf(0)] * (jmax + 1) for _ in range(alpha + 1)]
     for j in range(j0, j1 + 1):
         v = hh * j
-        t = iv.exp(-v * v / 2) / (q + interval(p) * iv.exp(beta * v - beta2 / 2)) ** (alpha - 1)
-        e = iv.exp(beta * v / 2)
-        for k in range(alpha + 1):
-            sums[k] += t
-            t *= e
+        e = pp * iv.exp(beta * v - beta2 / 2)
+        t, w, g = iv.exp(-v * v / 2) / (q + e) ** (alpha - 1), 1 / (1 + q / e), iv.exp(beta * v / 2)
+        for row in sums:
+            x = t
+            for k in range(jmax + 1):
+                row[k] += x
+                x = x * w if k < jmax else x
+            t *= g
     root = iv.sqrt(2 * iv.pi)
-    ia, phi_w = interval(a), iv.exp(interval(Fraction(-W * W, 2))) / root
-    lo, hi = iv.mpf(0), iv.mpf(0)
-    for k, wk in enumerate(_weights(alpha, p, d2, beta2)):
-        g = q ** (1 - alpha) * iv.exp(k * k * beta2 / 8)
+    ia, phi_w, top = interval(a), iv.exp(interval(Fraction(-W * W, 2))) / root, iv.mpf(beta2.b)
+    weights = [q ** (alpha - m) * pp**m * iv.exp(interval(d2 * m * (m - 1) / 2) - m * m * beta2 / 8) for m in range(alpha + 1)]
+    out = {}
+    for m in range(alpha + 1):
+        g = q ** (1 - alpha) * iv.exp(m * m * top / 8)
         disc = 2 * g * iv.exp(ia * ia / 2) / (iv.exp(2 * iv.pi * STEPS) - 1)
         tail = 2 * g * phi_w * (hh + interval(Fraction(1, W)))
-        s = hh * sums[k] / root
-        lo, hi = lo + wk * (s - disc), hi + wk * (s + disc + tail)
-    flo = max(bounds(lo)[0], Fraction(1))  # F >= 1 (a Rényi divergence is >= 0)
-    return bounds(log_interval(flo) / (alpha - 1))[0], bounds(iv.log(hi) / (alpha - 1))[1]
+        for k in range(jmax + 1):
+            s = hh * sums[m][k] / root
+            sums[m][k] = iv.mpf([(s - disc).a, (s + disc + tail).b])
+    for i in range(3 if jmax else 1):
+        for k in range(jmax + 1):
+            out[i, k] = sum(comb(alpha - i, m - i) * weights[m] * sums[m][k] for m in range(i, alpha + 1))
+    return out
+
+#: c_ij of (18): F'' = Delta^4 alpha(alpha-1) E[sum c_ij v^i w^j h]; (17): F' = Delta^2 alpha(alpha-1) E[(w^2 - vw) h]
+C18 = {(0, 4): (1, 3, 2), (1, 3): (-2, -2, 0), (2, 2): (1, -1, 0), (0, 3): (0, -4, -4), (1, 2): (0, 5, 0), (2, 1): (0, -1, 1), (0, 2): (0, 0, 2),
+       (1, 1): (0, 0, -1)}
+
+def kappa_neg(alpha: int, p: Fraction, d2: Fraction, lo: Fraction, hi: Fraction) -> Fraction:
+    """max(0, -J'') <= kappa_neg on [lo, hi]: (38) -J'' = ((F'/F)^2 - F''/F)/(alpha-1), F (>= 1), F' (17), F'' (18) enclosed over the piece."""
+    n, a = moments(alpha, p, d2, lo, hi, 4), alpha
+    f = iv.mpf([max(n[0, 0].a, 1), n[0, 0].b])
+    f1 = interval(d2) * a * (a - 1) * (n[0, 2] - n[1, 1]) / f
+    f2 = interval(d2 * d2) * a * (a - 1) * sum((c2 * a * a + c1 * a + c0) * n[ij] for ij, (c2, c1, c0) in C18.items()) / f
+    return max(Fraction(0), bounds((f1**2 - f2) / (a - 1))[1])
 
 def moment(alpha: int, p: Fraction, d2: Fraction, r: Fraction, i: int, j: int):
     """(42): an upper bound of E[v^i w^j h(X, Y)] for u <= r (the smaller of the two bounds, term by term)."""
@@ -184,29 +209,37 @@ def key(jl: Fraction, jr: Fraction, kap: Fraction, width: Fraction) -> Fraction:
     return (1 - t) * jl + t * jr + c * t * (1 - t)
 
 class Points:
-    """J-bounds at the points of u evaluated so far (a budget of MAX_POINTS; beyond it, Undecided)."""
+    """J-bounds at the points of u evaluated so far and curvature bounds of pieces (a budget of MAX_POINTS evaluations; beyond it, Undecided)."""
     def __init__(self, alpha: int, p: Fraction, d2: Fraction, budget: int):
         self.alpha, self.p, self.d2, self.budget, self.done, self.kappas = alpha, p, d2, budget, {}, {}
+    def used(self) -> int:
+        return len(self.done) + sum(len(k) == 2 for k in self.kappas)
     def __call__(self, u: Fraction) -> tuple[Fraction, Fraction]:
         if u not in self.done:
-            if len(self.done) >= self.budget:  # never reached: leaf_bound keeps the budget
-                raise Undecided(f"more than {self.budget} point evaluations needed")
+            if self.used() >= self.budget:  # never reached: leaf_bound keeps the budget
+                raise Undecided(f"more than {self.budget} evaluations needed")
             self.done[u] = point(self.alpha, self.p, self.d2, u)
         return self.done[u]
-    def kappa(self, r: Fraction) -> Fraction:
-        if r not in self.kappas:
+    def kappa(self, *piece: Fraction) -> Fraction:
+        """(41)-(45) at r (one argument, cheap) or kappa_neg on the piece [l, r] (two: a quadrature, counted in the budget)."""
+        if piece not in self.kappas:
             with working_precision(min(iv.prec, QUAD_BITS)):  # an upper bound: its precision only moves its tightness
-                self.kappas[r] = kappa(self.alpha, self.p, self.d2, r)
-        return self.kappas[r]
+                self.kappas[piece] = (kappa_neg if len(piece) == 2 else kappa)(self.alpha, self.p, self.d2, *piece)
+        return self.kappas[piece]
 
 def leaf_bound(ev: Points, lo: Fraction, hi: Fraction, target: Fraction) -> tuple[Fraction, Fraction]:
-    """(a lower bound, an upper bound) of max J on [lo, hi]: (37) on pieces, bisected while a key exceeds target."""
+    """(a lower bound, an upper bound) of max J on [lo, hi]: (37) on pieces, bisected while a key exceeds target. A key needs only
+    kappa >= max(0, -J'') (J minus the chord is then <= kappa (r-l)^2 t(1-t)/2, as the difference less that is convex and 0 at l and r):
+    the paper's kappa (>= |J''|) first, else kappa_neg of the piece."""
     pieces, worst = [(lo, hi)], Fraction(0)
     while pieces:
         a, b = pieces.pop()
-        q = key(ev(a)[1], ev(b)[1], ev.kappa(b), b - a)
+        jl, jr = ev(a)[1], ev(b)[1]
+        q = key(jl, jr, ev.kappa(b), b - a)
         hopeless = max(ev(a)[0], ev(b)[0]) > target  # J itself exceeds the target: the claimed epsilon is false anyway
-        if q <= target or hopeless or len(ev.done) + len(pieces) + 1 >= ev.budget or b - a < Fraction(1, 2**40):
+        if q > target and not hopeless and ev.used() + len(pieces) + 1 < ev.budget:
+            q = min(q, key(jl, jr, ev.kappa(a, b), b - a))
+        if q <= target or hopeless or ev.used() + len(pieces) + 2 >= ev.budget or b - a < Fraction(1, 2**40):
             worst = max(worst, q)
         else:
             pieces += [(a, (a + b) / 2), ((a + b) / 2, b)]
@@ -283,7 +316,7 @@ def derive(doc: dict) -> Derivation:
     alpha, p, d2, t, delta = got
     bound = doc["witnesses"]["reported_epsilon"]
     _plan(doc, der, len(cuts) - 1, bound)
-    _, _, _, j0, j1 = grid(alpha, d2, Fraction(1, 2))  # the most nodes of a point evaluation (decided before the work)
+    _, _, _, j0, j1 = grid(alpha, d2, Fraction(1, 2), Fraction(1, 2))  # the most nodes of a point evaluation (decided before the work)
     work = (j1 - j0 + 1) * (alpha + 1)
     budget = min(MAX_POINTS, MAX_WORK // work)
     if work > MAX_NODE_WORK or len(set(cuts) | {u_star}) > budget:
