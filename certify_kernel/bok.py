@@ -246,19 +246,21 @@ def leaf_bound(ev: Points, lo: Fraction, hi: Fraction, target: Fraction) -> tupl
     return max(ev(lo)[0], ev(hi)[0]), worst
 
 def _plan(doc: dict, der: Derivation, n: int, bound: str) -> None:
-    """The quantities, claims and conclusion this kind records."""
+    """The quantities, claims and conclusion this kind records: n leaves of a branch-and-bound, or (n = 0) Proposition 2 (a)."""
     inputs = doc["inputs"]
-    der.names = set(EQUATIONS) | {f"leaf[{i}]" for i in range(n)}
-    der.equations = dict(EQUATIONS) | {f"leaf[{i}]": "(37)" for i in range(n)}
+    eqs = {k: EQUATIONS[k] for k in ("J(0)", "rho", "alpha", "epsilon")} | dict.fromkeys(PROP2A, "(19)") if n == 0 else dict(EQUATIONS)
+    der.equations = eqs | {f"leaf[{i}]": "(37)" for i in range(n)}
+    der.names = set(der.equations)
     a, t, d = inputs["alpha"], inputs["steps"], inputs["delta"]
     hyps = {"alpha_at_least_2": (a, ">=", "2"), "alpha_at_most_256": (a, "<=", "256"), "steps_positive": (t, ">=", "1")}
     hyps |= {"delta_positive": (d, ">", "0"), "delta_below_1": (d, "<", "1")}
-    der.claims = {"search_met_gamma": ("search_gap", "<=", "gamma"), **hyps, "dp": ("epsilon", "<=", bound)}
-    der.conclusions["dp"] = ("dp", tuple(hyps))
+    search = {"prop2a": ("prop2a_lhs", ">=", "prop2a_rhs")} if n == 0 else {"search_met_gamma": ("search_gap", "<=", "gamma")}
+    der.claims = {**search, **hyps, "dp": ("epsilon", "<=", bound)}
+    der.conclusions["dp"] = ("dp", tuple(hyps) + (("prop2a",) if n == 0 else ()))
     der.loose = {"rho", "epsilon", "J_lower(u*)", "search_gap"} | {f"leaf[{i}]" for i in range(n)}
     _texts(doc, der, n, bound)
 
-#: the descriptions certify writes for the quantities of a finished branch-and-bound (leaf[i], J_lower(u*): _texts)
+#: the descriptions certify writes for the quantities of a finished branch-and-bound (leaf[i], J_lower(u*): _texts) or of Proposition 2 (a)
 DESCRIPTIONS = {
     "J(0)": "closed form: log(sum_k C(alpha,k)(1-p)^(alpha-k) p^k exp(k(k-1)Delta^2/2))/(alpha-1)",
     "gamma": "branch-and-bound tolerance gamma (witness)",
@@ -267,23 +269,25 @@ DESCRIPTIONS = {
     "alpha": "Rényi order",
     "epsilon": "Corollary 1: T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1); upper endpoint is the certified epsilon",
 }
+PROP2A = {"prop2a_lhs": "p exp((alpha-1)(1-p) Delta^2/2)", "prop2a_rhs": "alpha/(alpha-1)"}
 
 def _texts(doc: dict, der: Derivation, n: int, bound: str) -> None:
     """The prose certify writes, re-derived from the numbers (never copied): a negated or reworded statement is inconsistent."""
     inputs, w = doc["inputs"], doc["witnesses"]
     a, p, s, t, d = (str(_number(inputs, k)) for k in ("alpha", "sampling_rate", "noise_multiplier", "steps", "delta"))
-    der.texts.update({f"quantity:{k}": v for k, v in DESCRIPTIONS.items()})
+    der.texts.update({f"quantity:{k}": v for k, v in (DESCRIPTIONS | PROP2A).items()})
     der.texts["quantity:J_lower(u*)"] = f"J-lower at u* = {parse_exact(w['u_lower'], 'witnesses.u_lower')}"
     curv = w["curvature"]
     if not isinstance(curv, list) or len(curv) != n or not all(isinstance(c, dict) and isinstance(c.get("level"), str) for c in curv):
         raise Malformed("witnesses.curvature: one {level, thetas} entry per leaf")
-    for i, leaf in enumerate(w["leaves"]):
+    for i, leaf in enumerate(w["leaves"][:n]):
         l, r, level = parse_exact(leaf[0], "leaf l"), parse_exact(leaf[1], "leaf r"), curv[i]["level"]
         der.texts[f"quantity:leaf[{i}]"] = (f"key Q(l, r) >= max J on the leaf [{l}, {r}] (kappa >= max(0, -J'') on the leaf, B.3.2 sharpened, "
                                             f"level {level})")
     names = {"alpha_at_least_2": "alpha", "alpha_at_most_256": "alpha", "steps_positive": "T", "delta_positive": "delta", "delta_below_1": "delta"}
     der.texts.update({f"claim:{h}": f"{v} = {parse_exact(der.claims[h][0], h)} {der.claims[h][1]} {der.claims[h][2]}" for h, v in names.items()})
     der.texts["claim:search_met_gamma"] = "the search stopped at its tolerance: largest key - J-lower(u*) <= gamma"
+    der.texts["claim:prop2a"] = "Proposition 2 (a), (19): the maximum of (5) is at u = 0"
     der.texts["claim:dp"] = f"epsilon <= {bound}"
     what = f"DP-SGD with p = {p}, sigma = {s} (Bok 2026)"
     der.texts["conclusion:dp"] = f"{what}: T = {t} steps are ({bound}, {d})-DP (Corollary 1 / (6) at alpha = {a})"
@@ -305,10 +309,28 @@ def _leaf_texts(doc: dict, n: int) -> None:
         if text != printed(recorded_ball(f"leaf[{i}]", doc["quantities"].get(f"leaf[{i}]"))[1], up=True, digits=KEY_DIGITS):
             raise Malformed(f"witnesses.leaves[{i}]: key {str(text)[:40]!r} is not quantity leaf[{i}]'s upper end to {KEY_DIGITS} digits")
 
+def prop2a(doc: dict, der: Derivation, alpha: int, p: Fraction, d2: Fraction, t: int, delta: Fraction) -> Derivation:
+    """Proposition 2 (a): if (19) p e^((alpha-1)(1-p) Delta^2/2) >= alpha/(alpha-1), (5) is maximised at u = 0, so rho = J(0) (closed form)."""
+    w = doc["witnesses"]
+    if set(w) != WITNESSES - {"budget"} or w["leaves"] != [["0", "1/2"]] or w["points"] != [] or w["curvature"] != [] or w["u_lower"] != "0":
+        raise Malformed("witnesses: not the layout of a Proposition 2 (a) certificate (the single leaf [0, 1/2], u* = 0, no points)")
+    if w["stopped_early"] is not False or parse_exact(w["gamma"], "witnesses.gamma") <= 0:
+        raise Malformed("witnesses: stopped_early false and gamma > 0")
+    _plan(doc, der, 0, w["reported_epsilon"])
+    if (alpha - 1) * (1 - p) * d2 > 10**6:
+        raise Undecided("(19): the exponent (alpha-1)(1-p) Delta^2/2 exceeds the kernel's range")
+    der.values["prop2a_lhs"] = bounds(interval(p) * iv.exp(interval((alpha - 1) * (1 - p) * d2 / 2)))
+    der.values["prop2a_rhs"], der.values["alpha"] = (Fraction(alpha, alpha - 1),) * 2, (Fraction(alpha),) * 2
+    der.values["J(0)"] = der.values["rho"] = point(alpha, p, d2, Fraction(0))
+    der.values["epsilon"] = bounds(poisson.epsilon(t * span(*der.values["rho"]), Fraction(alpha), delta))  # (6)
+    return der
+
 def derive(doc: dict) -> Derivation:
     """Everything the kernel needs to judge a dpsgd/renyi-bok certificate (see document.Derivation)."""
     der = Derivation()
     got = read(doc, der)
+    if doc["witnesses"].get("method") == "prop2a":
+        return prop2a(doc, der, *got) if got else der
     cuts, u_star, gamma = read_leaves(doc["witnesses"])
     _leaf_texts(doc, len(cuts) - 1)
     if got is None:

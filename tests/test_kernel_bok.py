@@ -180,8 +180,9 @@ def test_a_removed_leaf_is_refused_before_any_work(genuine):
     assert v.status == 4 and "partition" in v.message
 
 
-def test_uncovered_search_methods_are_undecided():
-    """Proposition 2 (a) skips the search: the kernel does not re-check it (exit 3), certify accepts it."""
+def test_prop2a_certificates_are_decided():
+    """Proposition 2 (a) skips the search: the kernel checks (19) and rho = J(0) (closed form) and accepts, as certify does;
+    the same numbers at a rate where (19) fails (p = 1/1000: 1/1000 e^(3 (999/1000)/2) < 4/3) are refused by both."""
     from certify import api
 
     doc = api.dpsgd_epsilon(
@@ -189,7 +190,16 @@ def test_uncovered_search_methods_are_undecided():
     )
     doc = doc.certificate.to_json()
     assert doc["witnesses"]["method"] == "prop2a"
-    assert certify_kernel.check_document(doc).status == 3 and certify_verdict(doc) == 0
+    assert certify_kernel.check_document(copy.deepcopy(doc)).status == 0 and certify_verdict(doc) == 0
+    forged = copy.deepcopy(doc)
+    forged["inputs"]["sampling_rate"] = "1/1000"
+    forged["conclusions"][0]["statement"] = forged["conclusions"][0]["statement"].replace("p = 1/10,", "p = 1/1000,")
+    v = certify_kernel.check_document(reseal(copy.deepcopy(forged)))
+    assert v.status in (4, 5), v.message
+    assert certify_verdict(reseal(forged)) != 0
+    with working_precision(320):
+        der = bok.derive(reseal(forged))
+    assert der.values["prop2a_lhs"][1] < der.values["prop2a_rhs"][0] == Fraction(4, 3)  # (19) decided false
 
 
 def _example():
