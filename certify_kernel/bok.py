@@ -19,6 +19,7 @@ The recorded leaf keys are not trusted: each leaf is re-bounded by (37), bisecte
 """
 
 from fractions import Fraction
+from itertools import product
 from math import ceil, comb, floor
 from mpmath import iv
 from .document import Derivation, recorded_ball
@@ -34,9 +35,9 @@ KEY_DIGITS = 12
 POINT = ("u", "a", "b", "h", "strip")
 WITNESSES = frozenset({"budget", "curvature", "gamma", "leaves", "method", "points", "reported_epsilon", "stopped_early", "u_lower"})
 EQUATIONS = {"J(0)": "(5) at u = 0", "J_lower(u*)": "B.3.1", "gamma": "B.2", "search_gap": "B.2", "rho": "(5)", "alpha": "(5)", "epsilon": "(6)"}
-#: point evaluations of (35) per certificate, grid nodes x (alpha+1) per point and in all (about 12 s), leaves:
-#: beyond them, cannot decide (decided before the work)
-MAX_POINTS, MAX_NODE_WORK, MAX_WORK, MAX_LEAVES = 160, 40_000, 300_000, 4096
+#: evaluations per certificate (a point of (35) 1, kappa_neg of a piece KAPPA_COST), grid nodes x (alpha+1) per point and in all (about
+#: 15 s), leaves: beyond them, cannot decide (decided before the work)
+MAX_POINTS, KAPPA_COST, MAX_NODE_WORK, MAX_WORK, MAX_LEAVES = 400, 2, 40_000, 300_000, 4096
 #: quadrature: tails cut at |v - k beta/2| >= W, grid step h = a/STEPS (2 pi a/h = 2 pi STEPS: e^-56), at QUAD_BITS
 #: (the leaf keys need no more: they are compared loosely, and epsilon's margin is that of a 10-digit decimal)
 W, STEPS, QUAD_BITS = 11, 9, 160
@@ -110,34 +111,27 @@ def read_points(w: dict, cuts: list, u_star: Fraction) -> None:
     if n.denominator != 1 or len(cuts) > max(2, n):
         raise Malformed("witnesses.budget: max_evaluations an integer, at least the number of leaf ends")
 
-def _weights(alpha: int, p: Fraction, d2: Fraction, beta2) -> list:
-    """The weights of (35): C(alpha,k)(1-p)^(alpha-k) p^k e^(k(k-1)Delta^2/2 - k^2 beta^2/8), k = 0..alpha."""
-    q, pp = interval(1 - p), interval(p)
-    return [comb(alpha, k) * q ** (alpha - k) * pp**k * iv.exp(interval(d2 * k * (k - 1) / 2) - k * k * beta2 / 8) for k in range(alpha + 1)]
-
 def grid(alpha: int, d2: Fraction, lo: Fraction, hi: Fraction) -> tuple:
     """(beta, a, h, j0, j1): beta over u in [lo, hi], the strip half-width a (beta a <= 3/2), the step h = a/STEPS, nodes j h, j0 <= j <= j1."""
     beta = iv.sqrt(span(2 * lo * d2, 2 * hi * d2))
     a = min(Fraction(4), Fraction(3, 2) / (bhi := bounds(beta)[1]))
-    h = a / STEPS
-    j0, j1 = floor(-W / h), ceil((alpha * bhi / 2 + W) / h)
-    return beta, a, h, j0, j1
+    return beta, a, a / STEPS, floor(-W * STEPS / a), ceil((alpha * bhi / 2 + W) * STEPS / a)
 
 def point(alpha: int, p: Fraction, d2: Fraction, u: Fraction) -> tuple[Fraction, Fraction]:
-    """(lower, upper) of J(u) = log F(u)/(alpha-1), F by (35): closed form at u = 0, else the enclosed trapezoid sums."""
+    """(lower, upper) of J(u) = log F(u)/(alpha-1): at u = 0 (beta = 0, I_k = 1) F = sum_k C(alpha,k)(1-p)^(alpha-k) p^k e^(k(k-1)Delta^2/2)."""
     if u == 0:
-        f = sum(_weights(alpha, p, d2, iv.mpf(0)))
+        q, pp = interval(1 - p), interval(p)
+        f = sum(comb(alpha, k) * q ** (alpha - k) * pp**k * iv.exp(interval(d2 * k * (k - 1) / 2)) for k in range(alpha + 1))
         return bounds(iv.log(f) / (alpha - 1))
     with working_precision(min(iv.prec, QUAD_BITS)):
-        f = moments(alpha, p, d2, u, u, 0)[0, 0]
-        flo = max(bounds(f)[0], Fraction(1))  # F >= 1 (a Rényi divergence is >= 0)
-        return bounds(log_interval(flo) / (alpha - 1))[0], bounds(iv.log(f) / (alpha - 1))[1]
+        f = moments(alpha, p, d2, u, u, 0)[0, 0]  # F >= 1 (a Rényi divergence is >= 0)
+        return bounds(log_interval(max(bounds(f)[0], Fraction(1))) / (alpha - 1))[0], bounds(iv.log(f) / (alpha - 1))[1]
 
 def moments(alpha: int, p: Fraction, d2: Fraction, lo: Fraction, hi: Fraction, jmax: int) -> dict:
     """{(i, j): N_ij} (i <= 2, j <= jmax; i = 0 if jmax = 0): intervals holding N_ij(u) = E[v^i w^j h(X, Y)] (A.2) for every u in [lo, hi].
-    As (35) with (1-p+pe^X)^(alpha-i) expanded, N_ij = sum_m C(alpha-i, m-i)(1-p)^(alpha-m) p^m e^(m(m-1)Delta^2/2 - m^2 beta^2/8) S_mj,
-    S_mj = int w^j D^(1-alpha) e^(m beta v/2) phi(v) dv, w = pe^y/D, D = 1-p+pe^y, y = beta v - beta^2/2: |w| <= 1 on the line and on the strip
-    (Re pe^y >= 0 there), so the error bounds of I_m = S_m0 hold for S_mj."""
+    As (35), with (1-p+pe^X)^(alpha-i) expanded: N_ij = sum_m C(alpha-i, m-i)(1-p)^(alpha-m) p^m e^(m(m-1)Delta^2/2 - m^2 beta^2/8) S_mj,
+    S_mj = int w^j D^(1-alpha) e^(m beta v/2) phi(v) dv (w = pe^y/D, D = 1-p+pe^y, y = beta v - beta^2/2): S_m0 = I_m, and as |w| <= 1 on the
+    line and on the strip (Re pe^y >= 0 there), I_m's error bounds hold for S_mj. Each node is enclosed for every beta of the piece."""
     beta, a, h, j0, j1 = grid(alpha, d2, lo, hi)
     beta2, q, pp, hh = beta * beta, interval(1 - p), interval(p), interval(h)
     sums = [[iv.mpf(0)] * (jmax + 1) for _ in range(alpha + 1)]
@@ -146,59 +140,34 @@ def moments(alpha: int, p: Fraction, d2: Fraction, lo: Fraction, hi: Fraction, j
         e = pp * iv.exp(beta * v - beta2 / 2)
         t, w, g = iv.exp(-v * v / 2) / (q + e) ** (alpha - 1), 1 / (1 + q / e), iv.exp(beta * v / 2)
         for row in sums:
-            x = t
-            for k in range(jmax + 1):
+            row[0], x = row[0] + t, t
+            for k in range(1, jmax + 1):
+                x *= w
                 row[k] += x
-                x = x * w if k < jmax else x
             t *= g
-    root = iv.sqrt(2 * iv.pi)
-    ia, phi_w, top = interval(a), iv.exp(interval(Fraction(-W * W, 2))) / root, iv.mpf(beta2.b)
-    weights = [q ** (alpha - m) * pp**m * iv.exp(interval(d2 * m * (m - 1) / 2) - m * m * beta2 / 8) for m in range(alpha + 1)]
-    out = {}
-    for m in range(alpha + 1):
+    root, ia, top, out = iv.sqrt(2 * iv.pi), interval(a), iv.mpf(beta2.b), {}
+    for m, row in enumerate(sums):  # the error bounds at the largest beta of the piece (they increase with beta)
         g = q ** (1 - alpha) * iv.exp(m * m * top / 8)
         disc = 2 * g * iv.exp(ia * ia / 2) / (iv.exp(2 * iv.pi * STEPS) - 1)
-        tail = 2 * g * phi_w * (hh + interval(Fraction(1, W)))
-        for k in range(jmax + 1):
-            s = hh * sums[m][k] / root
-            sums[m][k] = iv.mpf([(s - disc).a, (s + disc + tail).b])
-    for i in range(3 if jmax else 1):
-        for k in range(jmax + 1):
-            out[i, k] = sum(comb(alpha - i, m - i) * weights[m] * sums[m][k] for m in range(i, alpha + 1))
+        tail = 2 * g * iv.exp(interval(Fraction(-W * W, 2))) / root * (hh + interval(Fraction(1, W)))
+        wm = q ** (alpha - m) * pp**m * iv.exp(interval(d2 * m * (m - 1) / 2) - m * m * beta2 / 8)
+        for i, k in product(range(min(m, 2 if jmax else 0) + 1), range(jmax + 1)):
+            s = hh * row[k] / root
+            out[i, k] = out.get((i, k), 0) + comb(alpha - i, m - i) * wm * iv.mpf([(s - disc).a, (s + disc + tail).b])
     return out
 
-#: c_ij of (18): F'' = Delta^4 alpha(alpha-1) E[sum c_ij v^i w^j h]; (17): F' = Delta^2 alpha(alpha-1) E[(w^2 - vw) h]
+#: c_ij of (18) as c2 alpha^2 + c1 alpha + c0: F'' = Delta^4 alpha(alpha-1) E[sum c_ij v^i w^j h]
 C18 = {(0, 4): (1, 3, 2), (1, 3): (-2, -2, 0), (2, 2): (1, -1, 0), (0, 3): (0, -4, -4), (1, 2): (0, 5, 0), (2, 1): (0, -1, 1), (0, 2): (0, 0, 2),
        (1, 1): (0, 0, -1)}
 
 def kappa_neg(alpha: int, p: Fraction, d2: Fraction, lo: Fraction, hi: Fraction) -> Fraction:
-    """max(0, -J'') <= kappa_neg on [lo, hi]: (38) -J'' = ((F'/F)^2 - F''/F)/(alpha-1), F (>= 1), F' (17), F'' (18) enclosed over the piece."""
+    """max(0, -J'') <= kappa_neg on [lo, hi], by (38): -J'' = ((F'/F)^2 - F''/F)/(alpha-1) with F (>= 1), F' = Delta^2 alpha(alpha-1)
+    E[(w^2 - vw) h] (17) and F'' (18) enclosed over the piece by moments."""
     n, a = moments(alpha, p, d2, lo, hi, 4), alpha
     f = iv.mpf([max(n[0, 0].a, 1), n[0, 0].b])
     f1 = interval(d2) * a * (a - 1) * (n[0, 2] - n[1, 1]) / f
     f2 = interval(d2 * d2) * a * (a - 1) * sum((c2 * a * a + c1 * a + c0) * n[ij] for ij, (c2, c1, c0) in C18.items()) / f
     return max(Fraction(0), bounds((f1**2 - f2) / (a - 1))[1])
-
-def moment(alpha: int, p: Fraction, d2: Fraction, r: Fraction, i: int, j: int):
-    """(42): an upper bound of E[v^i w^j h(X, Y)] for u <= r (the smaller of the two bounds, term by term)."""
-    total, q, pp = iv.mpf(0), interval(1 - p), interval(p)
-    for k in range(alpha - i + 1):
-        base = (i + k) * (i + k - 1)
-        one = q ** (1 - i - j - k) * pp ** (i + j + k) * iv.exp(interval(d2 * (base + 2 * r * j * (i + j + k - 1)) / 2))
-        two = q ** (alpha - i - k) * pp ** (1 + k + i - alpha) * iv.exp(interval(d2 * (base + 2 * r * (alpha - 1) * (alpha - i - k)) / 2))
-        total += comb(alpha - i, k) * (one if one.b <= two.b else two)
-    return total
-
-def kappa(alpha: int, p: Fraction, d2: Fraction, r: Fraction) -> Fraction:
-    """kappa = kappa1 ^ kappa2 >= max |J''| on [l, r] (B.3.2): (39), (40), (42) into (41); (45)."""
-    a, m = alpha, (lambda i, j: moment(alpha, p, d2, r, i, j))
-    f1 = interval(d2) * a * (a - 1) * (m(1, 1) + m(0, 2))
-    inner = (a + 1) * (a + 2) * m(0, 4) + 2 * a * (a + 1) * m(1, 3) + a * (a - 1) * m(2, 2) + 4 * (a + 1) * m(0, 3)
-    inner += 5 * a * m(1, 2) + (a - 1) * m(2, 1) + 2 * m(0, 2) + m(1, 1)
-    f2 = interval(d2 * d2) * a * (a - 1) * inner
-    kappa1 = bounds((f2 + f1 * f1) / (a - 1))[1]
-    kappa2 = 2 * d2 * d2 * a * (4 * a * a + 5 * a + 4)
-    return min(kappa1, kappa2)
 
 def key(jl: Fraction, jr: Fraction, kap: Fraction, width: Fraction) -> Fraction:
     """(37) from upper bounds: max over t in [0, 1] of (1-t) jl + t jr + c t(1-t), c = kap width^2/2 (exact)."""
@@ -208,38 +177,50 @@ def key(jl: Fraction, jr: Fraction, kap: Fraction, width: Fraction) -> Fraction:
     t = min(max((jr - jl + c) / (2 * c), Fraction(0)), Fraction(1))
     return (1 - t) * jl + t * jr + c * t * (1 - t)
 
+def kappa(alpha: int, p: Fraction, d2: Fraction, r: Fraction) -> Fraction:
+    """kappa1 ^ kappa2 >= max |J''| on [l, r] (B.3.2): the moments (42) (u <= r) into (39), (40) (the |c_ij| of (18)), (41); (45)."""
+    q, pp, a = interval(1 - p), interval(p), alpha
+    def m(i: int, j: int):  # (42): the smaller of its two bounds, term by term
+        total = iv.mpf(0)
+        for k in range(a - i + 1):
+            base = (i + k) * (i + k - 1)
+            one = q ** (1 - i - j - k) * pp ** (i + j + k) * iv.exp(interval(d2 * (base + 2 * r * j * (i + j + k - 1)) / 2))
+            two = q ** (a - i - k) * pp ** (1 + k + i - a) * iv.exp(interval(d2 * (base + 2 * r * (a - 1) * (a - i - k)) / 2))
+            total += comb(a - i, k) * (one if one.b <= two.b else two)
+        return total
+    f1 = interval(d2) * a * (a - 1) * (m(1, 1) + m(0, 2))
+    f2 = interval(d2 * d2) * a * (a - 1) * sum(abs(c2 * a * a + c1 * a + c0) * m(*ij) for ij, (c2, c1, c0) in C18.items())
+    return min(bounds((f2 + f1 * f1) / (a - 1))[1], 2 * d2 * d2 * a * (4 * a * a + 5 * a + 4))
+
 class Points:
-    """J-bounds at the points of u evaluated so far and curvature bounds of pieces (a budget of MAX_POINTS evaluations; beyond it, Undecided)."""
+    """J-bounds at the points of u and kappa_neg of the pieces evaluated so far (a budget of MAX_POINTS, a piece counting KAPPA_COST)."""
     def __init__(self, alpha: int, p: Fraction, d2: Fraction, budget: int):
         self.alpha, self.p, self.d2, self.budget, self.done, self.kappas = alpha, p, d2, budget, {}, {}
     def used(self) -> int:
-        return len(self.done) + sum(len(k) == 2 for k in self.kappas)
+        return len(self.done) + KAPPA_COST * sum(len(k) == 2 for k in self.kappas)
     def __call__(self, u: Fraction) -> tuple[Fraction, Fraction]:
         if u not in self.done:
-            if self.used() >= self.budget:  # never reached: leaf_bound keeps the budget
-                raise Undecided(f"more than {self.budget} evaluations needed")
             self.done[u] = point(self.alpha, self.p, self.d2, u)
         return self.done[u]
     def kappa(self, *piece: Fraction) -> Fraction:
-        """(41)-(45) at r (one argument, cheap) or kappa_neg on the piece [l, r] (two: a quadrature, counted in the budget)."""
+        """kappa of (45) at r (one argument; not counted) or kappa_neg of the piece [l, r] (two)."""
         if piece not in self.kappas:
             with working_precision(min(iv.prec, QUAD_BITS)):  # an upper bound: its precision only moves its tightness
                 self.kappas[piece] = (kappa_neg if len(piece) == 2 else kappa)(self.alpha, self.p, self.d2, *piece)
         return self.kappas[piece]
 
 def leaf_bound(ev: Points, lo: Fraction, hi: Fraction, target: Fraction) -> tuple[Fraction, Fraction]:
-    """(a lower bound, an upper bound) of max J on [lo, hi]: (37) on pieces, bisected while a key exceeds target. A key needs only
-    kappa >= max(0, -J'') (J minus the chord is then <= kappa (r-l)^2 t(1-t)/2, as the difference less that is convex and 0 at l and r):
-    the paper's kappa (>= |J''|) first, else kappa_neg of the piece."""
+    """(a lower bound, an upper bound) of max J on [lo, hi]: (37) on pieces, bisected while a key exceeds target, with the paper's kappa, then
+    kappa_neg: (37) needs only kappa >= max(0, -J'') (J minus its chord minus kappa (u-l)(r-u)/2 is convex and 0 at l and r, so <= 0)."""
     pieces, worst = [(lo, hi)], Fraction(0)
     while pieces:
         a, b = pieces.pop()
         jl, jr = ev(a)[1], ev(b)[1]
         q = key(jl, jr, ev.kappa(b), b - a)
         hopeless = max(ev(a)[0], ev(b)[0]) > target  # J itself exceeds the target: the claimed epsilon is false anyway
-        if q > target and not hopeless and ev.used() + len(pieces) + 1 < ev.budget:
+        if q > target and not hopeless and ev.used() + len(pieces) + KAPPA_COST < ev.budget:
             q = min(q, key(jl, jr, ev.kappa(a, b), b - a))
-        if q <= target or hopeless or ev.used() + len(pieces) + 2 >= ev.budget or b - a < Fraction(1, 2**40):
+        if q <= target or hopeless or ev.used() + len(pieces) + 1 >= ev.budget or b - a < Fraction(1, 2**40):
             worst = max(worst, q)
         else:
             pieces += [(a, (a + b) / 2), ((a + b) / 2, b)]
@@ -348,7 +329,7 @@ def derive(doc: dict) -> Derivation:
     der.values["J(0)"] = ev(Fraction(0))
     # a lower bound of J(u*) is any number <= J(u*) (a dropped tail may make it negative): only one above Jbar(u*) is false
     der.values["J_lower(u*)"] = (-Fraction(10**9), ev(u_star)[1])
-    rho_hi = max(ev(c)[1] for c in cuts)  # every leaf end first: the bisections share what is left of the budget
+    rho_hi = max(ev(c)[1] for c in cuts)  # every leaf end and leaf first: the bisections share what is left of the budget
     for i in range(len(cuts) - 1):
         der.values[f"leaf[{i}]"] = leaf_bound(ev, cuts[i], cuts[i + 1], target)
         rho_hi = max(rho_hi, der.values[f"leaf[{i}]"][1])
