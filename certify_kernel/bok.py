@@ -1,25 +1,20 @@
-"""Kind ``dpsgd/renyi-bok``: Bok (2026), "Can Rényi accountants beat lossless accountants for DP-SGD?".
+"""Kind ``dpsgd/renyi-bok``: Bok (2026), "Can Rényi accountants beat lossless accountants for DP-SGD?", from the paper (shared/papers), not certify:
 
-Written from the paper (/work/shared/papers/bok-2026-renyi-vs-lossless-dpsgd.txt), not from certify:
+  (5)   rho = max_{u in [0,1/2]} J(u), J = log F/(alpha-1), Delta = 2/sigma;  (6) eps = T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha-1);
+  (35)  F(u) = sum_k C(alpha,k)(1-p)^(alpha-k) p^k e^(k(k-1)Delta^2/2 - k^2 beta^2/8) I_k, beta = Delta sqrt(2u),
+        I_k = int (1-p+p e^(beta v - beta^2/2))^(1-alpha) e^(k beta v/2) phi(v) dv (I_k = 1 at u = 0);
+  (37)  Q(l,r) = max_t (1-t) Jbar(l) + t Jbar(r) + kappa (r-l)^2 t(1-t)/2 >= max_[l,r] J for kappa >= max |J''|, indeed for kappa >= max(0, -J''):
+        the paper's min(kappa1, kappa2) ((42) into (39)-(41); (45)), else kappa_neg: (38) -J'' = ((F'/F)^2 - F''/F)/(alpha-1) with F, F' (17)
+        and F'' (18) enclosed over the piece by the kernel's quadrature (``moments``);
+  (19)  Proposition 2 (a): p e^((alpha-1)(1-p) Delta^2/2) >= alpha/(alpha-1) puts the maximum of (5) at u = 0 (method ``prop2a``: rho = J(0)).
 
-  (5)    rho(alpha, p, Delta) = max_{u in [0,1/2]} J(u), J(u) = log F(u)/(alpha-1), Delta = 2/sigma (replace-one);
-  (35)   F(u) = sum_k C(alpha,k)(1-p)^(alpha-k) p^k e^(k(k-1)Delta^2/2 - k^2 beta^2/8) I_k, beta = Delta sqrt(2u),
-         I_k = int (1-p+p e^(beta v - beta^2/2))^(1-alpha) e^(k beta v/2) phi(v) dv;  at u = 0 (beta = 0) I_k = 1;
-  (37)   Q(l,r) = max_t (1-t) Jbar(l) + t Jbar(r) + kappa (r-l)^2 t(1-t)/2 >= max_[l,r] J, kappa >= max |J''|;
-  (41)   |J''| <= (|F''| + F'^2)/(alpha-1) (F >= 1), with (39), (40) and the moments (42): kappa1; (45): kappa2;
-  (6)    eps = T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha-1)   (Corollary 1).
-
-I_k is enclosed by the kernel's own quadrature, not certify's: the trapezoidal rule on the grid h Z is exact up to 2M/(e^(2 pi a/h) - 1) for a
-function analytic in the strip |Im v| < a with int |f(x+iy)| dx <= M there (Trefethen & Weideman 2014, Thm 5.1). With beta a <= 3/2 < pi/2, Re(1-p+p
-e^(beta z - beta^2/2)) >= 1-p, so M = (1-p)^(1-alpha) e^(a^2/2 + k^2 beta^2/8). The grid is cut outside [-W, alpha beta/2 + W]; since f <=
-(1-p)^(1-alpha) e^(k^2 beta^2/8) phi(v - k beta/2), each cut tail is at most that factor times phi(W)(h + 1/W) (monotone tail and Mills' bound).
-Every term is >= 0: F in [sum - disc, sum + disc + tails].
-
-The recorded leaf keys are not trusted: each leaf is re-bounded by (37), bisected (at most MAX_POINTS evaluations); see docs/kernel.md.
+The quadrature is the kernel's own: the trapezoidal rule on h Z is exact up to 2M/(e^(2 pi a/h) - 1) for f analytic in |Im v| < a, int |f(x+iy)| dx
+<= M (Trefethen & Weideman 2014, Thm 5.1). As beta a <= 3/2 < pi/2, Re(1-p+p e^(beta z-beta^2/2)) >= 1-p: M = (1-p)^(1-alpha) e^(a^2/2+k^2 beta^2/8).
+The grid is cut outside [-W, alpha beta/2 + W]; as f <= (1-p)^(1-alpha) e^(k^2 beta^2/8) phi(v - k beta/2), each cut tail is at most that factor times
+phi(W)(h + 1/W) (monotone tail, Mills' bound). Every term is >= 0: F in [sum - disc, sum + disc + tails]. Review guide: docs/kernel.md.
 """
 
 from fractions import Fraction
-from itertools import product
 from math import ceil, comb, floor
 from mpmath import iv
 from .document import Derivation, recorded_ball
@@ -30,27 +25,21 @@ KIND = "dpsgd/renyi-bok"
 READS = ("leaf[", "J_lower(u*)")  # the recorded quantities derive reads (search_gap, B.2; see __init__._derive)
 CONTRACT = poisson.CONTRACT | dict(sampling="fixed-size", adjacency="replace-one", sensitivity="2C")
 INPUTS = frozenset(CONTRACT) | {"alpha", "delta", "noise_multiplier", "sampling_rate", "steps"}
-#: significant digits of a leaf key as certify writes it in witnesses.leaves (upper decimal of the ball leaf[i])
-KEY_DIGITS = 12
+KEY_DIGITS = 12  # significant digits of a leaf key as certify writes it in witnesses.leaves (upper decimal of the ball leaf[i])
 POINT = ("u", "a", "b", "h", "strip")
 WITNESSES = frozenset({"budget", "curvature", "gamma", "leaves", "method", "points", "reported_epsilon", "stopped_early", "u_lower"})
 EQUATIONS = {"J(0)": "(5) at u = 0", "J_lower(u*)": "B.3.1", "gamma": "B.2", "search_gap": "B.2", "rho": "(5)", "alpha": "(5)", "epsilon": "(6)"}
-#: evaluations per certificate (a point of (35) 1, kappa_neg of a piece KAPPA_COST), grid nodes x (alpha+1) per point and in all (about
-#: 15 s), leaves: beyond them, cannot decide (decided before the work)
+#: evaluations (a point 1, kappa_neg KAPPA_COST), grid nodes x (alpha+1) per point and in all (about 15 s), leaves: beyond them, undecided
 MAX_POINTS, KAPPA_COST, MAX_NODE_WORK, MAX_WORK, MAX_LEAVES = 400, 2, 40_000, 300_000, 4096
-#: quadrature: tails cut at |v - k beta/2| >= W, grid step h = a/STEPS (2 pi a/h = 2 pi STEPS: e^-56), at QUAD_BITS
-#: (the leaf keys need no more: they are compared loosely, and epsilon's margin is that of a 10-digit decimal)
+#: tails cut at |v - k beta/2| >= W, step h = a/STEPS (e^(-2 pi STEPS) = e^-56), at QUAD_BITS (keys are compared loosely; eps has 10 digits)
 W, STEPS, QUAD_BITS = 11, 9, 160
-
-def _number(inputs: dict, key: str) -> Fraction:
-    return parse_exact(inputs.get(key), f"inputs.{key}")
 
 def read(doc: dict, der: Derivation) -> tuple | None:
     """(alpha, p, Delta^2, T, delta) with the hypotheses of Thm 1, B.3 and Corollary 1 checked (else ``der.failed``)."""
     inputs = doc["inputs"]
     if set(inputs) == INPUTS | {"batch_size", "dataset_size"}:  # fixed-size batches of b out of n: p = b/n exactly
-        b, n = _number(inputs, "batch_size"), _number(inputs, "dataset_size")
-        if b.denominator != 1 or n.denominator != 1 or not 1 <= b < n or _number(inputs, "sampling_rate") != b / n:
+        b, n = (parse_exact(inputs.get(k), f"inputs.{k}") for k in ("batch_size", "dataset_size"))
+        if b.denominator != 1 or n.denominator != 1 or not 1 <= b < n or parse_exact(inputs.get("sampling_rate"), "inputs.sampling_rate") != b / n:
             raise Malformed("inputs.sampling_rate: must be batch_size/dataset_size, integers with 1 <= b < n")
         inputs = {k: v for k, v in inputs.items() if k in INPUTS}
     if set(inputs) != INPUTS:
@@ -58,7 +47,7 @@ def read(doc: dict, der: Derivation) -> tuple | None:
     for key, want in CONTRACT.items():
         if inputs[key] != want:
             der.failed.append(f"inputs.{key}: Bok's Theorem 1 is for fixed-size sampling + replace-one ({key} = {want!r})")
-    alpha, p, sigma, t, delta = (_number(inputs, k) for k in ("alpha", "sampling_rate", "noise_multiplier", "steps", "delta"))
+    alpha, p, sigma, t, delta = (parse_exact(inputs.get(k), f"inputs.{k}") for k in ("alpha", "sampling_rate", "noise_multiplier", "steps", "delta"))
     if alpha.denominator != 1 or not 2 <= alpha <= 256:
         der.failed.append(f"inputs.alpha: an integer in [2, 256] (B.3), got {alpha}")
     if not 0 < p < 1 or not Fraction(1, 10**6) <= sigma <= 10**6:
@@ -95,9 +84,8 @@ def read_leaves(w: dict) -> tuple[list, Fraction, Fraction]:
     return cuts, u_star, gamma
 
 def read_points(w: dict, cuts: list, u_star: Fraction) -> None:
-    """The layout of the points and budget certify writes for a finished search; their values are not used (the kernel bounds J by its own
-    quadrature): one point {u, a, b, h, strip} per leaf end and u* but 0, in increasing u, each a well-formed rule (h, strip > 0, a <= 0 <= b
-    multiples of h); the budget of a search that met gamma and evaluated every leaf end (at most max(2, max_evaluations) points)."""
+    """The layout (values unused: the kernel has its own quadrature) of certify's points, one well-formed rule per leaf end and u* but 0, in
+    increasing u, and of the budget of a search that met gamma and evaluated every leaf end (at most max(2, max_evaluations) points)."""
     points, budget, want = w["points"], w["budget"], sorted((set(cuts) | {u_star}) - {0})
     if not isinstance(points, list) or len(points) != len(want) or not all(isinstance(x, dict) and set(x) == set(POINT) for x in points):
         raise Malformed("witnesses.points: one {u, a, b, h, strip} per leaf end and u* (u > 0), in increasing u")
@@ -128,10 +116,9 @@ def point(alpha: int, p: Fraction, d2: Fraction, u: Fraction) -> tuple[Fraction,
         return bounds(log_interval(max(bounds(f)[0], Fraction(1))) / (alpha - 1))[0], bounds(iv.log(f) / (alpha - 1))[1]
 
 def moments(alpha: int, p: Fraction, d2: Fraction, lo: Fraction, hi: Fraction, jmax: int) -> dict:
-    """{(i, j): N_ij} (i <= 2, j <= jmax; i = 0 if jmax = 0): intervals holding N_ij(u) = E[v^i w^j h(X, Y)] (A.2) for every u in [lo, hi].
-    As (35), with (1-p+pe^X)^(alpha-i) expanded: N_ij = sum_m C(alpha-i, m-i)(1-p)^(alpha-m) p^m e^(m(m-1)Delta^2/2 - m^2 beta^2/8) S_mj,
-    S_mj = int w^j D^(1-alpha) e^(m beta v/2) phi(v) dv (w = pe^y/D, D = 1-p+pe^y, y = beta v - beta^2/2): S_m0 = I_m, and as |w| <= 1 on the
-    line and on the strip (Re pe^y >= 0 there), I_m's error bounds hold for S_mj. Each node is enclosed for every beta of the piece."""
+    """{(i, j): intervals holding N_ij(u) = E[v^i w^j h(X, Y)] (A.2) for every u in [lo, hi]} (i <= 2, j <= jmax; i = 0 if jmax = 0). As (35):
+    N_ij = sum_m C(alpha-i, m-i)(1-p)^(alpha-m) p^m e^(m(m-1)Delta^2/2 - m^2 beta^2/8) S_mj, S_mj = int w^j D^(1-alpha) e^(m beta v/2) phi(v) dv,
+    D = 1-p+pe^y, w = pe^y/D, y = beta v - beta^2/2: S_m0 = I_m, and I_m's error bounds hold for S_mj as |w| <= 1 on the strip (Re pe^y >= 0)."""
     beta, a, h, j0, j1 = grid(alpha, d2, lo, hi)
     beta2, q, pp, hh = beta * beta, interval(1 - p), interval(p), interval(h)
     sums = [[iv.mpf(0)] * (jmax + 1) for _ in range(alpha + 1)]
@@ -151,7 +138,7 @@ def moments(alpha: int, p: Fraction, d2: Fraction, lo: Fraction, hi: Fraction, j
         disc = 2 * g * iv.exp(ia * ia / 2) / (iv.exp(2 * iv.pi * STEPS) - 1)
         tail = 2 * g * iv.exp(interval(Fraction(-W * W, 2))) / root * (hh + interval(Fraction(1, W)))
         wm = q ** (alpha - m) * pp**m * iv.exp(interval(d2 * m * (m - 1) / 2) - m * m * beta2 / 8)
-        for i, k in product(range(min(m, 2 if jmax else 0) + 1), range(jmax + 1)):
+        for i, k in ((i, k) for i in range(min(m, 2 if jmax else 0) + 1) for k in range(jmax + 1)):
             s = hh * row[k] / root
             out[i, k] = out.get((i, k), 0) + comb(alpha - i, m - i) * wm * iv.mpf([(s - disc).a, (s + disc + tail).b])
     return out
@@ -172,9 +159,7 @@ def kappa_neg(alpha: int, p: Fraction, d2: Fraction, lo: Fraction, hi: Fraction)
 def key(jl: Fraction, jr: Fraction, kap: Fraction, width: Fraction) -> Fraction:
     """(37) from upper bounds: max over t in [0, 1] of (1-t) jl + t jr + c t(1-t), c = kap width^2/2 (exact)."""
     c = kap * width * width / 2
-    if c == 0:
-        return max(jl, jr)
-    t = min(max((jr - jl + c) / (2 * c), Fraction(0)), Fraction(1))
+    t = Fraction(jr > jl) if c == 0 else min(max((jr - jl + c) / (2 * c), Fraction(0)), Fraction(1))
     return (1 - t) * jl + t * jr + c * t * (1 - t)
 
 def kappa(alpha: int, p: Fraction, d2: Fraction, r: Fraction) -> Fraction:
@@ -243,19 +228,16 @@ def _plan(doc: dict, der: Derivation, n: int, bound: str) -> None:
 
 #: the descriptions certify writes for the quantities of a finished branch-and-bound (leaf[i], J_lower(u*): _texts) or of Proposition 2 (a)
 DESCRIPTIONS = {
-    "J(0)": "closed form: log(sum_k C(alpha,k)(1-p)^(alpha-k) p^k exp(k(k-1)Delta^2/2))/(alpha-1)",
+    "J(0)": "closed form: log(sum_k C(alpha,k)(1-p)^(alpha-k) p^k exp(k(k-1)Delta^2/2))/(alpha-1)", "alpha": "Rényi order",
+    "search_gap": "largest leaf key minus J-lower(u*)", "rho": "one-step Rényi bound rho(alpha, p, 2/sigma) = max_u J(u)",
     "gamma": "branch-and-bound tolerance gamma (witness)",
-    "search_gap": "largest leaf key minus J-lower(u*)",
-    "rho": "one-step Rényi bound rho(alpha, p, 2/sigma) = max_u J(u)",
-    "alpha": "Rényi order",
-    "epsilon": "Corollary 1: T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1); upper endpoint is the certified epsilon",
-}
+    "epsilon": "Corollary 1: T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1); upper endpoint is the certified epsilon"}
 PROP2A = {"prop2a_lhs": "p exp((alpha-1)(1-p) Delta^2/2)", "prop2a_rhs": "alpha/(alpha-1)"}
 
 def _texts(doc: dict, der: Derivation, n: int, bound: str) -> None:
     """The prose certify writes, re-derived from the numbers (never copied): a negated or reworded statement is inconsistent."""
     inputs, w = doc["inputs"], doc["witnesses"]
-    a, p, s, t, d = (str(_number(inputs, k)) for k in ("alpha", "sampling_rate", "noise_multiplier", "steps", "delta"))
+    a, p, s, t, d = (str(parse_exact(inputs.get(k), f"inputs.{k}")) for k in ("alpha", "sampling_rate", "noise_multiplier", "steps", "delta"))
     der.texts.update({f"quantity:{k}": v for k, v in (DESCRIPTIONS | PROP2A).items()})
     der.texts["quantity:J_lower(u*)"] = f"J-lower at u* = {parse_exact(w['u_lower'], 'witnesses.u_lower')}"
     curv = w["curvature"]
@@ -273,30 +255,24 @@ def _texts(doc: dict, der: Derivation, n: int, bound: str) -> None:
     what = f"DP-SGD with p = {p}, sigma = {s} (Bok 2026)"
     der.texts["conclusion:dp"] = f"{what}: T = {t} steps are ({bound}, {d})-DP (Corollary 1 / (6) at alpha = {a})"
 
-def _target(bound: Fraction, alpha: int, t: int, delta: Fraction) -> Fraction:
-    """The largest rho whose epsilon (6) is at most the claimed bound (the refinement's aim; not used for soundness)."""
-    return bounds((interval(bound) - poisson.epsilon(iv.mpf(0), Fraction(alpha), delta)) / t)[0]
-
-def _search_gap(doc: dict, n: int) -> tuple[Fraction, Fraction]:
-    """search_gap = max recorded key - recorded J-lower(u*) (B.2): arithmetic on recorded numbers (a fact about the search)."""
-    keys = [recorded_ball(f"leaf[{i}]", doc["quantities"][f"leaf[{i}]"]) for i in range(n)]
+def _recorded(doc: dict, n: int) -> tuple[Fraction, Fraction]:
+    """search_gap = max recorded key - recorded J-lower(u*) (B.2: arithmetic on recorded numbers, a fact about the search), after checking that
+    each leaf's key text is certify's: the recorded ball leaf[i]'s upper end rounded up to KEY_DIGITS digits (unused, but a reader sees it)."""
+    keys = [recorded_ball(f"leaf[{i}]", doc["quantities"].get(f"leaf[{i}]")) for i in range(n)]
+    for i, (text, (_, hi)) in enumerate(zip((leaf[2] for leaf in doc["witnesses"]["leaves"]), keys)):
+        if text != printed(hi, up=True, digits=KEY_DIGITS):
+            raise Malformed(f"witnesses.leaves[{i}]: key {str(text)[:40]!r} is not quantity leaf[{i}]'s upper end to {KEY_DIGITS} digits")
     jlo, jhi = recorded_ball("J_lower(u*)", doc["quantities"]["J_lower(u*)"])
     return max(k[0] for k in keys) - jhi, max(k[1] for k in keys) - jlo
-
-def _leaf_texts(doc: dict, n: int) -> None:
-    """Each leaf's key text is certify's: the recorded ball leaf[i]'s upper end rounded up to KEY_DIGITS digits (unused, but a reader sees it)."""
-    for i in range(n):
-        text = doc["witnesses"]["leaves"][i][2]
-        if text != printed(recorded_ball(f"leaf[{i}]", doc["quantities"].get(f"leaf[{i}]"))[1], up=True, digits=KEY_DIGITS):
-            raise Malformed(f"witnesses.leaves[{i}]: key {str(text)[:40]!r} is not quantity leaf[{i}]'s upper end to {KEY_DIGITS} digits")
 
 def prop2a(doc: dict, der: Derivation, alpha: int, p: Fraction, d2: Fraction, t: int, delta: Fraction) -> Derivation:
     """Proposition 2 (a): if (19) p e^((alpha-1)(1-p) Delta^2/2) >= alpha/(alpha-1), (5) is maximised at u = 0, so rho = J(0) (closed form)."""
     w = doc["witnesses"]
-    if set(w) != WITNESSES - {"budget"} or w["leaves"] != [["0", "1/2"]] or w["points"] != [] or w["curvature"] != [] or w["u_lower"] != "0":
+    layout = {"leaves": [["0", "1/2"]], "points": [], "curvature": [], "u_lower": "0"}
+    if set(w) != WITNESSES - {"budget"} or any(w[k] != v for k, v in layout.items()) or w["stopped_early"] is not False:
         raise Malformed("witnesses: not the layout of a Proposition 2 (a) certificate (the single leaf [0, 1/2], u* = 0, no points)")
-    if w["stopped_early"] is not False or parse_exact(w["gamma"], "witnesses.gamma") <= 0:
-        raise Malformed("witnesses: stopped_early false and gamma > 0")
+    if parse_exact(w["gamma"], "witnesses.gamma") <= 0:
+        raise Malformed("witnesses.gamma > 0")
     _plan(doc, der, 0, w["reported_epsilon"])
     if (alpha - 1) * (1 - p) * d2 > 10**6:
         raise Undecided("(19): the exponent (alpha-1)(1-p) Delta^2/2 exceeds the kernel's range")
@@ -313,7 +289,7 @@ def derive(doc: dict) -> Derivation:
     if doc["witnesses"].get("method") == "prop2a":
         return prop2a(doc, der, *got) if got else der
     cuts, u_star, gamma = read_leaves(doc["witnesses"])
-    _leaf_texts(doc, len(cuts) - 1)
+    gap = _recorded(doc, len(cuts) - 1)
     if got is None:
         return der
     alpha, p, d2, t, delta = got
@@ -324,7 +300,8 @@ def derive(doc: dict) -> Derivation:
     budget = min(MAX_POINTS, MAX_WORK // work)
     if work > MAX_NODE_WORK or len(set(cuts) | {u_star}) > budget:
         raise Undecided(f"alpha = {alpha}, Delta^2 = {d2}, {len(cuts) - 1} leaves: the quadratures are too costly for the kernel")
-    ev, target = Points(alpha, p, d2, budget), _target(parse_exact(bound, "reported_epsilon"), alpha, t, delta)
+    ev = Points(alpha, p, d2, budget)  # target: the largest rho whose epsilon (6) meets the claim (the refinement's aim, not soundness)
+    target = bounds((interval(parse_exact(bound, "reported_epsilon")) - poisson.epsilon(iv.mpf(0), Fraction(alpha), delta)) / t)[0]
     der.values["alpha"], der.values["gamma"] = (Fraction(alpha),) * 2, (gamma, gamma)
     der.values["J(0)"] = ev(Fraction(0))
     # a lower bound of J(u*) is any number <= J(u*) (a dropped tail may make it negative): only one above Jbar(u*) is false
@@ -333,9 +310,7 @@ def derive(doc: dict) -> Derivation:
     for i in range(len(cuts) - 1):
         der.values[f"leaf[{i}]"] = leaf_bound(ev, cuts[i], cuts[i + 1], target)
         rho_hi = max(rho_hi, der.values[f"leaf[{i}]"][1])
-    rho_lo = max(lo for lo, _ in ev.done.values())
-    der.values["rho"] = (rho_lo, rho_hi)
-    # (6), Corollary 1: eps = T rho + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1), the conversion of poisson.epsilon
-    der.values["epsilon"] = bounds(poisson.epsilon(t * span(rho_lo, rho_hi), Fraction(alpha), delta))
-    der.values["search_gap"] = _search_gap(doc, len(cuts) - 1)
+    der.values["rho"] = (max(lo for lo, _ in ev.done.values()), rho_hi)
+    der.values["epsilon"] = bounds(poisson.epsilon(t * span(*der.values["rho"]), Fraction(alpha), delta))  # (6), poisson's conversion
+    der.values["search_gap"] = gap
     return der

@@ -138,9 +138,8 @@ def iv_max(*xs):
     return iv.mpf([max(x.a for x in xs), max(x.b for x in xs)])
 
 def iv_min(*xs):
-    """min of intervals (or numbers): [min of the lower ends, min of the upper ends]."""
-    xs = [iv.mpf(x) for x in xs]
-    return iv.mpf([min(x.a for x in xs), min(x.b for x in xs)])
+    """min of intervals (or numbers): -max of their negations (exact)."""
+    return -iv_max(*(-iv.mpf(x) for x in xs))
 
 def bounds(x) -> tuple[Fraction, Fraction]:
     """Exact (lo, hi) of an mpmath interval; Undecided when it is not finite."""
@@ -170,9 +169,8 @@ def expm1_interval(x):
     return iv.exp(x) - 1
 
 def log1p_interval(s):
-    """log(1 + s) for an interval s >= 0, without cancellation when s is small.
-    For s < 1/4: the alternating series sum_{j>=1} (-1)^(j+1) s^j / j, truncated after a term t_m; the tail is bounded by |t_{m+1}| (alternating
-    with decreasing terms), added as [-|t|, |t|]. Else iv.log(1 + s)."""
+    """log(1 + s) for an interval s >= 0, without cancellation when s is small. For s < 1/4: the alternating series sum_{j>=1} (-1)^(j+1) s^j / j,
+    truncated after a term t_m; the tail is bounded by |t_{m+1}| (alternating, decreasing terms), added as [-|t|, |t|]. Else iv.log(1 + s)."""
     if s.b < 0.25:
         total, power, j = iv.mpf(0), iv.mpf(1), 0
         while True:

@@ -50,9 +50,8 @@ def phi_interval(t):
     return iv.exp(-t * t / 2) / iv.sqrt(2 * iv.pi)
 
 def q1_point(t: Fraction, prec: int) -> tuple[Fraction, Fraction]:
-    """(lo, hi) enclosing Q1(t) (44) at an exact point t.
-    Beyond |t| = MAX_T: 0 <= Q1(s) <= phi(s) for s >= 0 (Q1 = phi - sQ, sQ >= 0), and Q1(-s) = s + Q1(s) (Q1(t) = E[(W - t)_+] and E[(W + s)_+] = s
-    + E[(-W - s)_+])."""
+    """(lo, hi) enclosing Q1(t) (44) at an exact point t. Beyond |t| = MAX_T: 0 <= Q1(s) <= phi(s) for s >= 0 (Q1 = phi - sQ, sQ >= 0), and
+    Q1(-s) = s + Q1(s) (Q1(t) = E[(W - t)_+] and E[(W + s)_+] = s + E[(-W - s)_+])."""
     if abs(t) > MAX_T:
         phi = bounds(phi_interval(interval(abs(t))))[1]
         return (Fraction(0), phi) if t > 0 else (abs(t), abs(t) + phi)
@@ -83,13 +82,10 @@ def read_problem(inputs: dict, failed: list) -> dict:
         p.update({k: _exact(inputs, k, failed) for k in ("L1", "L2", "L3")})
     else:
         failed.append(f"inputs.loss: must be 'logistic' or 'custom', got {str(inputs.get('loss'))[:30]!r}")
-    for k in ("n", "d"):
-        if p[k] is not None and p[k].denominator != 1:
-            failed.append(f"inputs.{k}: must be an integer")
+    failed += [f"inputs.{k}: must be an integer" for k in ("n", "d") if p[k] is not None and p[k].denominator != 1]
     if failed:
         return p
-    p["L"] = p["mu"] + p["L2"] * p["zeta"] ** 2
-    p["G"] = 2 * p["L1"] * p["zeta"] / p["n"]
+    p["L"], p["G"] = p["mu"] + p["L2"] * p["zeta"] ** 2, 2 * p["L1"] * p["zeta"] / p["n"]
     if not 0 < p["eta"] <= 1 / p["L"] or p["eta"] * p["mu"] >= 1:
         failed.append(f"inputs.eta: must satisfy 0 < eta <= 1/L = {1 / p['L']} and eta mu < 1 (Sec. 3.2)")
     if "noise_multiplier" in inputs:
@@ -103,10 +99,7 @@ def constants(p: dict) -> dict:
     c = {k: interval(p[k]) for k in ("mu", "zeta", "sigma", "u", "eta", "L", "G", "L1")}
     c["d_star"] = interval(Fraction(min(p["d"], p["n"] + 1)))
     L3 = 1 / (6 * iv.sqrt(3)) if p["L3"] is None else interval(p["L3"])
-    c["M"] = L3 * c["zeta"] ** 3
-    c["Delta_H"] = interval(2 * p["L2"] * p["zeta"] ** 2)
-    c["rho"] = interval(1 - p["eta"] * p["mu"])
-    c["B"] = interval(1 / p["mu"])
+    c.update(M=L3 * c["zeta"] ** 3, Delta_H=interval(2 * p["L2"] * p["zeta"] ** 2), rho=interval(1 - p["eta"] * p["mu"]), B=interval(1 / p["mu"]))
     c["r_u"] = c["sigma"] * (iv.sqrt(c["d_star"]) + c["u"])
     c["radius_gap"] = 2 * c["L"] * c["G"] / c["mu"]
     c["r_prime"] = c["r_u"] + c["radius_gap"]

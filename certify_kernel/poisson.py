@@ -66,9 +66,7 @@ def check_opacus_counting(inputs: dict, phases: list) -> None:
 
 def _phase(inputs: dict, i: int, failed: list) -> tuple | None:
     """(q, sigma, T) of phase i, with the hypotheses q in (0, 1], sigma > 0, T >= 1 (integer) checked."""
-    q = exact_input(inputs, f"phase[{i}].sampling_rate", failed)
-    s = exact_input(inputs, f"phase[{i}].noise_multiplier", failed)
-    t = exact_input(inputs, f"phase[{i}].steps", failed)
+    q, s, t = (exact_input(inputs, f"phase[{i}].{k}", failed) for k in ("sampling_rate", "noise_multiplier", "steps"))
     if q is not None and not 0 < q <= 1:
         failed.append(f"phase[{i}].sampling_rate: must be in (0, 1], got {q}")
     if s is not None and not SIGMA_RANGE[0] <= s <= SIGMA_RANGE[1]:
