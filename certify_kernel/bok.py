@@ -188,7 +188,7 @@ class Points:
             self.done[u] = point(self.alpha, self.p, self.d2, u)
         return self.done[u]
     def kappa(self, *piece: Fraction) -> Fraction:
-        """kappa of (45) at r (one argument; not counted) or kappa_neg of the piece [l, r] (two)."""
+        """The paper's kappa (B.3.2) at r (one argument; not counted in the budget) or kappa_neg of the piece [l, r] (two)."""
         if piece not in self.kappas:
             with working_precision(min(iv.prec, QUAD_BITS)):  # an upper bound: its precision only moves its tightness
                 self.kappas[piece] = (kappa_neg if len(piece) == 2 else kappa)(self.alpha, self.p, self.d2, *piece)
