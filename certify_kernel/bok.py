@@ -268,11 +268,11 @@ def _recorded(doc: dict, n: int) -> tuple[Fraction, Fraction]:
 def prop2a(doc: dict, der: Derivation, alpha: int, p: Fraction, d2: Fraction, t: int, delta: Fraction) -> Derivation:
     """Proposition 2 (a): if (19) p e^((alpha-1)(1-p) Delta^2/2) >= alpha/(alpha-1), (5) is maximised at u = 0, so rho = J(0) (closed form)."""
     w = doc["witnesses"]
-    layout = {"leaves": [["0", "1/2"]], "points": [], "curvature": [], "u_lower": "0"}
+    layout = {"leaves": [["0", "1/2"]], "points": [], "curvature": []}  # u* is not used (certify reads it no further either)
     if set(w) != WITNESSES - {"budget"} or any(w[k] != v for k, v in layout.items()) or w["stopped_early"] is not False:
-        raise Malformed("witnesses: not the layout of a Proposition 2 (a) certificate (the single leaf [0, 1/2], u* = 0, no points)")
-    if parse_exact(w["gamma"], "witnesses.gamma") <= 0:
-        raise Malformed("witnesses.gamma > 0")
+        raise Malformed("witnesses: not the layout of a Proposition 2 (a) certificate (the single leaf [0, 1/2], no points)")
+    if parse_exact(w["gamma"], "witnesses.gamma") <= 0 or not 0 <= parse_exact(w["u_lower"], "witnesses.u_lower") <= Fraction(1, 2):
+        raise Malformed("witnesses.gamma > 0 and witnesses.u_lower in [0, 1/2]")
     _plan(doc, der, 0, w["reported_epsilon"])
     if (alpha - 1) * (1 - p) * d2 > 10**6:
         raise Undecided("(19): the exponent (alpha-1)(1-p) Delta^2/2 exceeds the kernel's range")

@@ -107,3 +107,51 @@ def test_the_kernel_bounds_contain_50_digit_references(alpha, p, sigma, lo, hi):
             e2 = interval(d2 * d2) * a * (a - 1) * sum((c2 * a * a + c1 * a + c0) * n[ij] for ij, (c2, c1, c0) in bok.C18.items())
             for enclosure, ref in ((n[0, 0], f0), (e1, f1), (e2, f2)):
                 assert mp.mpf(enclosure.a) <= ref <= mp.mpf(enclosure.b), (u, enclosure, ref)
+
+
+def _prop2a_forgeries(doc: dict) -> dict:
+    """Careful forgeries of a Proposition 2 (a) certificate: balls with their decimals, texts with their numbers, re-sealed."""
+    import copy
+
+    from test_forger import reseal
+    from test_kernel_bok import _set_ball
+
+    out, q = {}, doc["quantities"]
+    rho = Fraction(int(q["rho"]["ball"]["mid"][0])) * Fraction(2) ** q["rho"]["ball"]["mid"][1]
+    for name, value in (("rho", rho / 2), ("J(0)", rho / 2), ("prop2a_lhs", Fraction(100)), ("epsilon", Fraction(1, 10))):
+        d = copy.deepcopy(doc)
+        _set_ball(d, name, value)
+        out[f"{name} ball moved"] = d
+    d = copy.deepcopy(doc)  # a smaller epsilon claimed everywhere it is written
+    old = doc["witnesses"]["reported_epsilon"]
+    new = str(Fraction(old) * 9 / 10) if "/" in old else f"{float(old) * 0.9:.9e}".replace("e+0", "e").replace("e-0", "e-")
+    d["witnesses"]["reported_epsilon"] = new
+    for c in d["claims"] + d["conclusions"]:
+        c["statement"] = c["statement"].replace(old, new)
+    d["claims"][-1]["rhs"] = new
+    out["epsilon claimed 0.9 x"] = d
+    d = copy.deepcopy(doc)
+    d["conclusions"][0]["hypotheses"] = d["conclusions"][0]["hypotheses"][:-1]
+    out["conclusion without prop2a"] = d
+    d = copy.deepcopy(doc)
+    d["witnesses"]["u_lower"] = "3/4"  # outside [0, 1/2] (inside it, u* is read by neither checker)
+    out["u* = 3/4"] = d
+    d = copy.deepcopy(doc)
+    d["inputs"]["noise_multiplier"] = "3/2"  # (19) fails at sigma = 3/2, alpha = 2, p = 1/100
+    for c in d["conclusions"]:
+        c["statement"] = c["statement"].replace("sigma = 3/5", "sigma = 3/2")
+    out["sigma raised, numbers kept"] = d
+    return {k: reseal(v) for k, v in out.items()}
+
+
+def test_prop2a_forgeries_refused_by_both():
+    import copy
+
+    doc = _genuine("0.01", "0.6", 50)
+    assert doc["witnesses"]["method"] == "prop2a"
+    forgeries = _prop2a_forgeries(doc)
+    assert len(forgeries) == 8
+    for name, forged in forgeries.items():
+        v = certify_kernel.check_document(copy.deepcopy(forged))
+        assert v.status in (4, 5), (name, v.message)
+        assert certify_verdict(forged) != 0, name
