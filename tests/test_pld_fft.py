@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from flint import arb, fmpq, fmpz_poly
 
-from certify.balls import InputError, UndecidedError, exact, workprec
+from certify.balls import InputError, UndecidedError, exact, outward_rational, workprec
 from certify.contract import FIXED_SIZE_REPLACE_ONE, POISSON_ADD_REMOVE
 from certify.pld import fft, readoff
 from certify.pld.accountant import plan, run
@@ -174,3 +174,111 @@ def test_readoff_encloses_exact_product(case):
 @pytest.mark.parametrize("case", SLOW_CASES, ids=lambda c: f"{c[0].sampling}-q{c[1]}-s{c[2]}-T{c[3]}-h{c[4]}")
 def test_readoff_encloses_exact_product_slow(case):
     _check_against_exact(*case)
+
+
+# ------------------------------------------------------------------------------------------------
+# The plan, refusals
+# ------------------------------------------------------------------------------------------------
+def _pair(contract=POISSON_ADD_REMOVE, name="remove", T=50):
+    pess, opt = _one_steps(contract, "0.01", "2", T, "1e-3")[name]
+    return pess, opt, fft.fft_plan(pess, opt, T, DELTA, exact("1e-3"))
+
+
+def test_plan_is_exact_and_pipeline_deterministic():
+    pess, opt, fp = _pair()
+    assert isinstance(fp.lam, fmpq) and fp.lam > 0
+    assert fp.lam.q & (fp.lam.q - 1) == 0  # a dyadic rational (denominator a power of two)
+    for s in (fp.s_alias_hi, fp.s_alias_lo, fp.s_top):
+        assert isinstance(s, fmpq) and s >= 0 and s.q & (s.q - 1) == 0
+    assert fp.N & (fp.N - 1) == 0 and 0 <= fp.j0 < fp.j1 <= fp.N
+    assert fft.fft_plan(pess, opt, 50, DELTA, exact("1e-3")) == fp  # the choices are a function of the inputs
+    assert set(fp.to_json()) >= {"lam", "N", "a", "j0", "j1", "threshold"}
+    u1, l1 = fft.compose_pair(pess, opt, fp)
+    u2, l2 = fft.compose_pair(pess, opt, fp)
+    assert np.array_equal(u1.side.s1, u2.side.s1) and np.array_equal(l1.side.s2, l2.side.s2)
+    eps = fmpq(1, 4)
+    h = exact("1e-3")
+    assert u1.delta_at(eps, h).mid() == u2.delta_at(eps, h).mid() and l1.delta_at(eps, h).mid() == l2.delta_at(eps, h).mid()
+    # any plan is sound: another tilt (a choice) gives other numbers, still above the exact product
+    other = fft.FftPlan(**{**fp.__dict__, "lam": fp.lam * fmpq(3, 4)})
+    u3, _ = fft.compose_pair(pess, opt, other)
+    e3 = max(eps, u3.La)
+    assert arb(u3.delta_at(e3, h).upper()) >= readoff.delta_at(_exact_power(pess, 50), e3, h)
+
+
+def test_refusal_below_the_read_off_range():
+    pess, opt, fp = _pair()
+    up, lo = fft.compose_pair(pess, opt, fp)
+    h = exact("1e-3")
+    below = up.La - fmpq(1, 10**6)
+    assert not readoff.delta_at(up, below, h).is_finite()  # undecided: contains every number, never passes
+    with pytest.raises(UndecidedError):
+        fft.delta_bound(up, below, h)
+    assert fft.delta_bound(up, up.La, h).is_finite()
+    assert readoff.delta_at(lo, below, h).is_finite()  # dropping mass: the optimistic bound holds at every eps
+    with pytest.raises(UndecidedError):  # no rational bound can be taken from it
+        outward_rational(readoff.delta_at(up, below, h), True, 256)
+    e = readoff.epsilon_pass([up], DELTA, h)
+    assert e is not None and e >= up.La  # the search never certifies below the range
+    with pytest.raises(InputError):
+        up.delta_at(fmpq(1), exact("1e-4"))  # another grid
+
+
+def test_bad_inputs_are_refused():
+    pess, opt, fp = _pair()
+    h = exact("1e-3")
+    with pytest.raises(InputError):
+        fft.fft_plan(opt, pess, 50, DELTA, h)  # order: pessimistic first
+    with pytest.raises(InputError):
+        fft.fft_plan(pess, opt, 1, DELTA, h)
+    with pytest.raises(InputError):
+        fft.fft_plan(pess, opt, 50, fmpq(0), h)
+    with pytest.raises(InputError):
+        fft.compose_pair(pess, opt, fft.FftPlan(**{**fp.__dict__, "offset": fp.offset + 1}))
+    with pytest.raises(InputError):
+        fft.compose_pair(pess, opt, fft.FftPlan(**{**fp.__dict__, "j1": fp.N + 1}))
+    with pytest.raises(InputError):
+        fft.compose_pair(pess, opt, fft.FftPlan(**{**fp.__dict__, "lam": fmpq(0)}))
+    for args in (
+        ("poisson", "0.01", "2", 50, "1e-6", "1e-3"),
+        (POISSON_ADD_REMOVE, "0.01", "2", 1, "1e-6", "1e-3"),
+        (POISSON_ADD_REMOVE, "0.01", "2", 50, "2", "1e-3"),
+        (POISSON_ADD_REMOVE, "0.01", "2", 50, "1e-6", None),
+    ):
+        with pytest.raises(InputError):
+            fft.bracket(*args)
+
+
+# ------------------------------------------------------------------------------------------------
+# The certified bracket against certify's exact composition
+# ------------------------------------------------------------------------------------------------
+def _check_bracket(contract, q, sigma, T, grid):
+    from certify.pld import certify_pld
+
+    lo, up = fft.bracket(contract, q, sigma, T, "1e-6", grid)
+    cert = certify_pld(contract, q, sigma, T, "1e-6", grid)
+    qs = cert.quantities
+    clo, cup = qs["epsilon_lower"].value.lower().fmpq(), qs["epsilon_upper"].value.upper().fmpq()
+    assert 0 < lo <= up
+    assert up >= clo and lo <= cup, (lo, up, clo, cup)  # both enclose the truth: they must overlap
+    assert up - lo <= fmpq(11, 10) * (cup - clo), (lo, up, clo, cup)  # and the FFT is as tight
+    return lo, up, clo, cup
+
+
+@pytest.mark.parametrize(
+    "contract,q,sigma,T",
+    [
+        (POISSON_ADD_REMOVE, "0.01", "2", 50),
+        (POISSON_ADD_REMOVE, "0.01", "2", 200),
+        (POISSON_ADD_REMOVE, "0.3", "2", 200),
+        (FIXED_SIZE_REPLACE_ONE, "0.3", "5", 50),
+    ],
+)
+def test_bracket_against_certify(contract, q, sigma, T):
+    _check_bracket(contract, q, sigma, T, "1e-3")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("T", [100, 200])
+def test_bracket_against_certify_slow(T):
+    _check_bracket(FIXED_SIZE_REPLACE_ONE, "0.01", "2", T, "1e-3")
