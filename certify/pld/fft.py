@@ -15,6 +15,19 @@ and ``add``, each composed from its own one-step measures; fixed-size replace-on
 :func:`bracket` reads off the certified [eps_low, eps_up] (worst direction: the max over directions, as
 :func:`certify.pld.readoff.delta_upper`).
 
+Measured (2026-12-03, this 2-core machine shared at load about 1.5, one process; Poisson add/remove, q = 0.01,
+sigma = 2, delta = 1e-6, grid 1e-4; :func:`bracket`, BOTH directions, including the one-step sampling; "cold" with
+the twiddle table built, "warm" with it cached; certify_pld = the exact composition with the derived add
+direction, dp_acc = dp_accounting 0.6.0's pessimistic + optimistic PLD):
+
+| T | FFT bracket | certify_pld bracket | FFT s cold (warm) | certify_pld s | dp_acc s |
+|---|---|---|---|---|---|
+| 1e4 | [2.446578, 2.446810] | [2.446578, 2.446811] | 0.57 (0.50) | 0.60 | 0.25 |
+| 1e5 | [8.984214, 8.985158] | [8.984214, 8.985158] | 1.15 (0.80) | 2.05 | 0.43 |
+| 1e6 | [38.806716, 38.811489] | [38.806717, 38.812498] | 1.75 (1.11) | 6.27 | 1.00 |
+
+(eps_up at 1e6 is below certify's: certify's truncation carries about T delta 2^-30 to +inf, see the prototype.)
+
 Below the read-off range (eps < L_(a+j0), see 7) the pessimistic read-off is a non-finite ball (it contains
 every number: readoff's "undecided", never passes, never fails; :func:`delta_bound` raises UndecidedError).
 
