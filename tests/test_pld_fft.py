@@ -219,6 +219,8 @@ def test_plan_is_exact_and_pipeline_deterministic():
     assert fft.fft_plan(pess, opt, 50, DELTA, exact("1e-3")) == fp  # the choices are a function of the inputs
     assert set(fp.to_json()) >= {"lam", "N", "a", "j0", "j1", "threshold"}
     u1, l1 = fft.compose_pair(pess, opt, fp)
+    u0, l0, fp0 = fft.compose(pess, opt, 50, DELTA, exact("1e-3"))
+    assert fp0 == fp and np.array_equal(u0.side.s1, u1.side.s1) and np.array_equal(l0.side.s1, l1.side.s1)
     u2, l2 = fft.compose_pair(pess, opt, fp)
     assert np.array_equal(u1.side.s1, u2.side.s1) and np.array_equal(l1.side.s2, l2.side.s2)
     eps = fmpq(1, 4)

@@ -828,6 +828,14 @@ def compose_pair(pess: Pld, opt: Pld, plan: FftPlan) -> tuple[FftDirection, FftD
     return up, lo
 
 
+def compose(pess: Pld, opt: Pld, T: int, delta: fmpq, h: fmpq) -> tuple[FftDirection, FftDirection, FftPlan]:
+    """(pessimistic, optimistic, plan): :func:`fft_plan` then :func:`compose_pair` (the plan is returned so that
+    a certificate can record it and a checker re-run :func:`compose_pair` with it)."""
+    fp = fft_plan(pess, opt, T, delta, h)
+    up, lo = compose_pair(pess, opt, fp)
+    return up, lo, fp
+
+
 def directions(contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq, threshold: fmpq | None = None) -> dict:
     """{direction name: (pessimistic, optimistic) FftDirection} for every direction of ``contract`` (Poisson
     add/remove: ``remove`` and ``add``, each from its own one-step measures, :func:`certify.pld.accountant.plan`
