@@ -80,10 +80,13 @@ def certify_pld(
     beyond; True always derives, False never (the pre-issue-13 path; kept for comparison and old certificates).
     ``method``: the T-fold composition, "exact" (FLINT integer products along the addition chain), "fft" (the tilted
     float FFT with a proven error bound, :mod:`certify.pld.fft`; every direction composed itself, ``derive_add``
-    must not be True), or None (default): the FFT from :data:`~.accountant.FFT_MIN_STEPS` steps on."""
+    must not be True), or None (default): the FFT for FFT_MIN_STEPS <= T <= FFT_MAX_STEPS (:func:`~.accountant.use_fft`),
+    and the exact chain where the FFT stays undecided or its read-off range is too short at a grid."""
     c, q, sigma, T, h = _parse(contract, sampling_rate, noise_multiplier, steps, grid)
     delta = parse_pld_delta(delta)
     fft = use_fft(T, method) and not (derive_add and method is None)  # derive_add=True asks for the exact chain
+    if fft and method is None:
+        fft = "auto"  # where the FFT cannot certify (undecided, its read-off range too short), the exact chain
     if h is None:
         return _auto_grid(c, q, sigma, T, delta, derive_add, fft)
     return _certify_at(c, q, sigma, T, delta, h, derive_add, fft)
@@ -132,19 +135,19 @@ def _finer_grids(h: fmpq, want: float) -> list[fmpq]:
     return [first] + [g for g in reversed(out) if g > first]
 
 
-def _run_estimate(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq, derive_add, fft: bool = False) -> float | None:
+def _run_estimate(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq, derive_add, fft: bool | str = False) -> float | None:
     """Estimated CPU seconds of a run at grid h by the work model (:func:`certify.pld.accountant.run_seconds`,
     pessimistic chains + one optimistic chain), None when it exceeds the one-step caps or the checker's budget:
     decided before any work."""
     try:
-        pl = plan(c, q, sigma, T, delta, h, derive_add=derive_add, fft=fft)
+        pl = plan(c, q, sigma, T, delta, h, derive_add=derive_add, fft=bool(fft))
     except InputError:
         return None
     est = run_seconds(pl, T, len(pl.layouts) + 1)
     return est if est + CHECKER_SECONDS <= BUDGET_SECONDS else None
 
 
-def _auto_grid(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, derive_add, fft: bool = False) -> Certificate:
+def _auto_grid(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, derive_add, fft: bool | str = False) -> Certificate:
     """:func:`certify_pld` with the grid chosen by the accountant (a choice, recorded as the input ``grid``).
 
     First the finest grid of GRID_LADDER that runs. Then, while eps_up / eps_low - 1 > TIGHT_GAP, at most
@@ -227,8 +230,19 @@ def tightness_note(cert: Certificate, auto: bool) -> str | None:
     return f"warning: --grid {h} is too coarse for a useful lower bound ({shown}); omit --grid to let the accountant choose a grid"
 
 
-def _certify_at(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq, derive_add, fft: bool = False) -> Certificate:
-    pl = plan(c, q, sigma, T, delta, h, derive_add=derive_add, fft=fft)
+def _certify_at(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq, derive_add, fft: bool | str = False) -> Certificate:
+    """One certificate at grid h. ``fft``: False (the exact chain), True (the FFT composition), "auto" (the FFT, and
+    where it refuses or stays undecided at this grid, the exact chain)."""
+    if fft == "auto":
+        try:
+            return _certify_at(c, q, sigma, T, delta, h, derive_add, True)
+        except UndecidedError:
+            pass
+        except InputError as err:
+            if err.parameter != "--grid":
+                raise
+        return _certify_at(c, q, sigma, T, delta, h, derive_add, False)
+    pl = plan(c, q, sigma, T, delta, h, derive_add=derive_add, fft=bool(fft))
     names = tuple(p for p in pl.layouts)
     # the FFT composes both sides of every direction at once: the optimistic ones not chosen are dropped below
     r = run(c, q, sigma, T, pl, lower=None if fft else names[:1], delta=delta)

@@ -413,16 +413,20 @@ def _fft_n(pl: Plan, span: int, steps: int) -> int:
     return min(MAX_N, 1 << max(est - 1, 1).bit_length())
 
 
-#: the default composition: the FFT from this many steps on, the exact chain below (a choice; measured in
-#: docs/theory/pld.md, "The FFT composition")
+#: the default composition: the FFT for FFT_MIN_STEPS <= T <= FFT_MAX_STEPS, the exact chain otherwise (a choice;
+#: measured in docs/theory/pld.md, "The FFT composition"; beyond 1e7 steps, where the exact chain refuses most
+#: grids as too wide, the FFT's transform reaches its MAX_N and its read-off range gets short: the exact chain's
+#: quick refusals are kept there)
 FFT_MIN_STEPS = 1000
+FFT_MAX_STEPS = 10**7
 
 
 def use_fft(steps: int, method: str | None) -> bool:
-    """The composition method: ``method`` "fft" / "exact", or None (default): the FFT from FFT_MIN_STEPS steps on."""
+    """The composition method: ``method`` "fft" / "exact", or None (default): the FFT for FFT_MIN_STEPS <= T <=
+    FFT_MAX_STEPS."""
     if method not in (None, "fft", "exact"):
         raise InputError("method", f'must be "fft", "exact" or None, got {method!r}'[:200])
-    return method == "fft" or (method is None and steps >= FFT_MIN_STEPS)
+    return method == "fft" or (method is None and FFT_MIN_STEPS <= steps <= FFT_MAX_STEPS)
 
 
 @lru_cache(maxsize=8)
@@ -540,7 +544,9 @@ def _run_fft(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, low
             raise InputError("--grid", f"cannot discretise at this grid: {err}") from None
         for pess, s in zip((True, False), both):
             out.one_step[(prof.name, pess)] = s
-        pess_m, opt_m = compose.from_one_step(both[0]), compose.from_one_step(both[1])
+        _guard_width(both[0], steps)  # the exact chain's refusals of a composition too wide, kept: the same refusals
+        pess_m, opt_m = compose.from_one_step(both[0]), compose.from_one_step(both[1])  # either way (and fast ones)
+        compose.check_width(pess_m, steps, pl.tau, compose.LEFT_TO_RIGHT)
         want = fft.fft_plan(pess_m, opt_m, steps, delta, pl.h)
         if pl.fft and prof.name in pl.fft and pl.fft[prof.name] != want:
             got, wj = pl.fft[prof.name].to_json(), want.to_json()
