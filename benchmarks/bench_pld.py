@@ -46,7 +46,9 @@ def _timed(module, names: tuple[str, ...], acc: dict) -> None:
         setattr(module, name, g)
 
 
-def _ours(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str) -> dict:
+def _ours(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str, method: str | None = None, out: str | None = None) -> dict:
+    """certify's pld/dpsgd certificate (``method`` None: the default composition, the FFT from 1e3 steps on; "exact":
+    the exact chain), written to ``out`` when given (then timed by ``certify verify``, :func:`_verify`)."""
     sys.path.insert(0, ROOT)
     from certify.contract import FIXED_SIZE_REPLACE_ONE, POISSON_ADD_REMOVE
     from certify.pld import certify_pld, compose
@@ -55,8 +57,11 @@ def _ours(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str) 
     _timed(compose, ("power", "multiply", "round_up", "floor_div", "trim"), acc)
     c = POISSON_ADD_REMOVE if contract == "poisson" else FIXED_SIZE_REPLACE_ONE
     t, cpu = time.perf_counter(), time.process_time()
-    cert = certify_pld(c, q, sigma, steps, delta, grid)
+    cert = certify_pld(c, q, sigma, steps, delta, grid, method=method)
     sec, cpu = time.perf_counter() - t, time.process_time() - cpu
+    if out:
+        with open(out, "w") as f:
+            f.write(cert.dumps())
     qs = cert.quantities
     up = float(qs["epsilon_upper"].value.upper().fmpq())  # display only
     lo = float(qs["epsilon_lower"].value.lower().fmpq())
@@ -73,6 +78,7 @@ def _ours(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str) 
             "other": sec - acc.get("power", 0.0),
         },
         "budget": cert.budget,
+        "method": "fft" if "fft" in cert.witnesses else "exact",
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
@@ -92,6 +98,13 @@ def _float(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str)
         out["pessimistic" if pess else "optimistic"] = {"eps": e, "seconds": time.perf_counter() - t, "cpu_seconds": time.process_time() - cpu}
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
+
+
+def _verify(path: str) -> dict:
+    """Wall seconds of ``certify verify FILE`` in a fresh process (imports included, as a user runs it)."""
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "certify", "verify", "--quiet", path], cwd=ROOT, capture_output=True, text=True)
+    return {"seconds": time.perf_counter() - t, "exit": r.returncode}
 
 
 def _prv(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str) -> dict:
@@ -125,15 +138,21 @@ def main() -> None:
     ap.add_argument("--sigma", default="2")
     ap.add_argument("--delta", default="1e-6")
     ap.add_argument("--contract", default="poisson", choices=["poisson", "fixed-size"])
-    ap.add_argument("--child", choices=["ours", "float", "prv"], help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=["ours", "exact", "float", "prv"], help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    ap.add_argument("--no-exact", action="store_true", help="skip the exact chain's run (the column beside the default)")
+    ap.add_argument("--no-verify", action="store_true", help="skip timing certify verify of the default's certificate")
     ap.add_argument("--no-float", action="store_true")
     ap.add_argument("--no-prv", action="store_true")
     ap.add_argument("--no-ledger", action="store_true", help="skip the 1000-event ledger row (bench_events.py's, at --grid)")
     ap.add_argument("--markdown", action="store_true", help="end with markdown table rows")
     a = ap.parse_args()
     if a.child:
-        f = {"ours": _ours, "float": _float, "prv": _prv}[a.child]
-        print(json.dumps(f(a.contract, a.q, a.sigma, int(a.steps), a.delta, a.grid)))
+        if a.child in ("ours", "exact"):
+            res = _ours(a.contract, a.q, a.sigma, int(a.steps), a.delta, a.grid, None if a.child == "ours" else "exact", a.out)
+        else:
+            res = {"float": _float, "prv": _prv}[a.child](a.contract, a.q, a.sigma, int(a.steps), a.delta, a.grid)
+        print(json.dumps(res))
         return
     print(
         f"certified PLD vs dp_accounting float PLD and Opacus PRV: {a.contract}, q={a.q}, sigma={a.sigma}, delta={a.delta}, grid={a.grid}", flush=True
@@ -145,17 +164,30 @@ def main() -> None:
         base = [sys.executable, __file__, "--steps", str(T), "--grid", a.grid, "--q", a.q, "--sigma", a.sigma, "--delta", a.delta]
         base += ["--contract", a.contract]
 
-        def child(name: str) -> dict:
-            return json.loads(subprocess.run(base + ["--child", name], capture_output=True, text=True, check=True).stdout)
+        def child(name: str, *extra: str) -> dict:
+            return json.loads(subprocess.run(base + ["--child", name, *extra], capture_output=True, text=True, check=True).stdout)
 
-        ours = child("ours")
+        import tempfile
+
+        path = os.path.join(tempfile.mkdtemp(prefix="bench_pld_"), "cert.json")
+        ours = child("ours", "--out", path)
         gap = ours["eps_up"] - ours["eps_low"]
         line = (
             f"T={T:>8}: certified eps in [{ours['eps_low']:.6f}, {ours['eps_up']:.6f}] (gap {gap:.2e}, "
             f"eps_up/eps_low-1 = {ours['eps_up'] / ours['eps_low'] - 1:.2e}) {ours['seconds']:.2f} s ({ours['cpu_seconds']:.2f} CPU s), "
-            f"peak RSS {ours['peak_rss_mib']:.0f} MiB\n    where: " + ", ".join(f"{k} {v:.2f} s" for k, v in ours["breakdown"].items())
+            f"peak RSS {ours['peak_rss_mib']:.0f} MiB, composition {ours['method']}\n    where: "
+            + ", ".join(f"{k} {v:.2f} s" for k, v in ours["breakdown"].items())
         )
         row = {"T": T, "ours": ours}
+        if not a.no_verify:
+            ver = row["verify"] = _verify(path)
+            line += f"\n    certify verify: {ver['seconds']:.2f} s (exit {ver['exit']}), verify / certify {ver['seconds'] / ours['seconds']:.2f}x"
+        if not a.no_exact and ours["method"] != "exact":
+            ex = row["exact"] = child("exact")
+            line += (
+                f"\n    exact chain: [{ex['eps_low']:.6f}, {ex['eps_up']:.6f}] (gap {ex['eps_up'] - ex['eps_low']:.2e}) {ex['seconds']:.2f} s; "
+                f"default / exact {ours['seconds'] / ex['seconds']:.2f}x"
+            )
         if not a.no_float and a.contract == "poisson":
             fl = row["float"] = child("float")
             pe, op = fl["pessimistic"], fl["optimistic"]
@@ -182,8 +214,9 @@ def main() -> None:
             "| T | certified [eps_low, eps_up] | gap | certify s (CPU s) | products / rescale / trim / rest s | RSS MiB | dp_acc pess / opt eps |"
             " pess / opt / both s | certify / both (CPU) |"
             " PRV (0.01) eps [low, up] | PRV s | PRV (mesh = grid) s | certify / PRV (0.01) |"
+            " method | exact chain [eps_low, eps_up] | exact s | verify s | verify / certify |"
         )
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in rows:
             o = r["ours"]
             cells = [
@@ -214,6 +247,16 @@ def main() -> None:
                 ]
             else:
                 cells += ["-"] * 4
+            cells.append(o["method"])
+            if "exact" in r:
+                ex = r["exact"]
+                cells += [f"[{ex['eps_low']:.6f}, {ex['eps_up']:.6f}]", f"{ex['seconds']:.2f}"]
+            else:
+                cells += ["-"] * 2
+            if "verify" in r:
+                cells += [f"{r['verify']['seconds']:.2f}", f"{r['verify']['seconds'] / o['seconds']:.2f}x"]
+            else:
+                cells += ["-"] * 2
             print("| " + " | ".join(cells) + " |")
     if not a.no_ledger and not a.no_float:
         _ledger_row(float(a.grid), float(a.delta))
