@@ -2,7 +2,8 @@
 
 From the research prototype benchmarks/proto_pld_fft.py (measured in benchmarks/README.md, "Issue 24"), written
 for production: exact plans, a cached twiddle table, any direction's one-step measures, refusals instead of
-wrong numbers. Nothing in the certificates uses this module yet.
+wrong numbers. pld/dpsgd certificates use it by default from 1e4 steps on (:func:`certify.pld.accountant.use_fft`;
+the witness ``fft`` records each direction's :class:`FftPlan`, which the checker re-derives and requires equal).
 
 Use. :func:`fft_plan` makes every float choice (tilt lambda, transform length N, window start a, read-off range
 [j0, j1), refinement threshold, Chernoff parameters) and returns them as exact numbers (:class:`FftPlan`);
@@ -15,7 +16,9 @@ and ``add``, each composed from its own one-step measures; fixed-size replace-on
 :func:`bracket` reads off the certified [eps_low, eps_up] (worst direction: the max over directions, as
 :func:`certify.pld.readoff.delta_upper`).
 
-Measured (2026-12-03, this 2-core machine shared at load about 1.5, one process; Poisson add/remove, q = 0.01,
+Measured before the two-table twiddles of step 3' (which made "cold" about "warm": 0.5 s -> 20 ms at N = 2^20;
+the certificate path's timings are in docs/theory/pld.md) (2026-12-03, this 2-core machine shared at load about 1.5,
+one process; Poisson add/remove, q = 0.01,
 sigma = 2, delta = 1e-6, grid 1e-4; :func:`bracket`, BOTH directions, including the one-step sampling; "cold" with
 the twiddle table built, "warm" with it cached; certify_pld = the exact composition with the derived add
 direction, dp_acc = dp_accounting 0.6.0's pessimistic + optimistic PLD):
