@@ -56,9 +56,9 @@ def _refused(doc: dict, needle: str) -> None:
         ("poisson", 1000, "1e-2"),
         ("fixed-size", 1000, "1e-2"),
         ("poisson", 1000, "1e-3"),
-        pytest.param("fixed-size", 1000, "1e-3", marks=pytest.mark.slow),
-        pytest.param("poisson", 5000, "1e-3", marks=pytest.mark.slow),
-        pytest.param("fixed-size", 5000, "1e-2", marks=pytest.mark.slow),
+        ("fixed-size", 1000, "1e-3"),
+        ("poisson", 5000, "1e-3"),
+        ("fixed-size", 5000, "1e-2"),
     ],
 )
 def test_genuine_fft_certificates_verify_and_match_the_exact_chain(contract, T, grid):
