@@ -12,6 +12,11 @@ valid for ANY K and tau, which only set the tightness), both for the upper and t
 (``add_from`` with an ``add`` layout, neither, a fixed-size contract with ``add_from``) is malformed: exit 2.
 ``chain: "left-to-right"`` records the addition chain of the T-fold powers (:mod:`certify.pld.compose`); certify
 writes it; without it the right-to-left chain of older certificates is re-run.
+``fft`` ({profile: plan}, issue 24): the T-fold measures are composed by the tilted float FFT with a proven error bound
+(:mod:`certify.pld.fft`; certify's default for 1e4 <= T <= 1e7): every profile composed from its own one-step
+measures (no ``add_from``, no ``chain``: either with ``fft`` is refused naming it), each plan re-derived by the
+producer's :func:`certify.pld.fft.fft_plan` and required equal (refusals name ``witnesses.fft.<profile>.<key>``),
+then the pipeline and the read-off re-run; the statement names the composition the run used.
 
 The evaluator RE-RUNS the deterministic pipeline from the recorded choices: one-step discretisations
 with their checks in balls (:mod:`certify.pld.discretise`), the exact integer composition with outward
@@ -108,7 +113,9 @@ def fill(ev: Evaluation, r, delta: fmpq, eps_up: fmpq, eps_low: fmpq, h: fmpq) -
                 else "lower(tangent) - g_low: >= 0 means the profile dominates the one-step measure's curve"
             ),
         )
-    fft = r.plan.fft is not None
+    from .compose import Pld
+
+    fft = any(not isinstance(v, Pld) for v in r.composed.values())  # the method the run used (FftDirection: certify.pld.fft)
     ev.add("epsilon_upper", ball(eps_up), "readoff: eps_pass", "certified epsilon: the run is (epsilon_upper, delta)-DP")
     ev.add("epsilon_lower", ball(eps_low), "readoff: eps_fail", "certified lower bound on the exact eps(delta) of the composed dominating pair")
     with workprec(r.plan.K + EXTRA_PREC):
