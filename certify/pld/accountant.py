@@ -416,7 +416,8 @@ def _fft_n(pl: Plan, span: int, steps: int) -> int:
 #: the default composition: the FFT for FFT_MIN_STEPS <= T <= FFT_MAX_STEPS, the exact chain otherwise (a choice;
 #: measured (docs/theory/pld.md, "The FFT composition"), FFT / exact seconds: Poisson q = 0.01, sigma = 2, grid 1e-4:
 #: 1.73x at T = 1e3, 1.30x at 5e3, 0.86-0.93x at 1e4, 0.40-0.46x at 1e5, 0.20-0.22x at 1e6 (Poisson composes both directions by FFT,
-#: one derived by the exact chain); fixed-size grid 1e-3: 2.8x at 1e3, 1.2x at 1e4, 0.75x at 1e5. Beyond 1e7 steps, where the exact chain refuses most
+#: one derived by the exact chain); fixed-size grid 1e-3: 2.8x at 1e3, 1.2x at 1e4, 0.75x at 1e5; grid 1e-4: 0.73x at
+#: 1e4, 0.43x at 1e5. Beyond 1e7 steps, where the exact chain refuses most
 #: grids as too wide, the FFT's transform reaches its MAX_N and its read-off range gets short: the exact chain's
 #: quick refusals are kept there)
 FFT_MIN_STEPS = 10_000
