@@ -7,8 +7,10 @@ Usage:  python benchmarks/bench_pld.py [--steps 1000,10000,100000,1000000] [--gr
 
 Each T and each accountant runs in a fresh subprocess (cold caches), so its wall time and peak RSS are its own.
 For each T it prints: certified eps_low / eps_up, their gap and eps_up/eps_low - 1, seconds and peak RSS
-(MiB); dp_accounting's pessimistic (connect-the-dots) and optimistic (privacy buckets) eps at the same grid,
-their seconds, their sum ("both", the pair that brackets eps) and their bracket; Opacus's PRVAccountant (where
+(MiB), the composition method (the default: the FFT from 1e4 steps on) with the exact chain beside it, and the
+command-line production and ``certify verify`` of the certificate timed in fresh processes; dp_accounting's
+pessimistic (connect-the-dots) and optimistic (privacy buckets) eps at the same grid, their seconds, their sum
+("both", the pair that brackets eps) and their bracket; Opacus's PRVAccountant (where
 installed) with its default eps_error 0.01 (the upper estimate it returns, its own [lower, upper] bracket, its
 mesh) and with the eps_error that makes its mesh equal to the grid; and the time ratios. dp_accounting and
 Opacus compute in floats; certify's bracket is certified. ``--markdown`` ends with the table rows of
@@ -46,17 +48,23 @@ def _timed(module, names: tuple[str, ...], acc: dict) -> None:
         setattr(module, name, g)
 
 
-def _ours(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str) -> dict:
+def _ours(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str, method: str | None = None, out: str | None = None) -> dict:
+    """certify's pld/dpsgd certificate (``method`` None: the default composition, the FFT from 1e3 steps on; "exact":
+    the exact chain), written to ``out`` when given (then timed by ``certify verify``, :func:`_verify`)."""
     sys.path.insert(0, ROOT)
     from certify.contract import FIXED_SIZE_REPLACE_ONE, POISSON_ADD_REMOVE
     from certify.pld import certify_pld, compose
+    from certify.pld import fft  # noqa: F401  numpy imported before the timer, as dp_accounting's is by its import (like for like)
 
     acc: dict = {}
     _timed(compose, ("power", "multiply", "round_up", "floor_div", "trim"), acc)
     c = POISSON_ADD_REMOVE if contract == "poisson" else FIXED_SIZE_REPLACE_ONE
     t, cpu = time.perf_counter(), time.process_time()
-    cert = certify_pld(c, q, sigma, steps, delta, grid)
+    cert = certify_pld(c, q, sigma, steps, delta, grid, method=method)
     sec, cpu = time.perf_counter() - t, time.process_time() - cpu
+    if out:
+        with open(out, "w") as f:
+            f.write(cert.dumps())
     qs = cert.quantities
     up = float(qs["epsilon_upper"].value.upper().fmpq())  # display only
     lo = float(qs["epsilon_lower"].value.lower().fmpq())
@@ -73,6 +81,7 @@ def _ours(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str) 
             "other": sec - acc.get("power", 0.0),
         },
         "budget": cert.budget,
+        "method": "fft" if "fft" in cert.witnesses else "exact",
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
@@ -92,6 +101,20 @@ def _float(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str)
         out["pessimistic" if pess else "optimistic"] = {"eps": e, "seconds": time.perf_counter() - t, "cpu_seconds": time.process_time() - cpu}
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
+
+
+def _verify(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str, path: str) -> dict:
+    """Like for like, each in a fresh process (imports included, as a user runs them): wall seconds of the command
+    that produces the certificate (``certify dpsgd --accountant pld ... --out FILE``) and of ``certify verify FILE``."""
+    samp = ["--sampling", "poisson"] if contract == "poisson" else ["--sampling", "fixed-size"]
+    cmd = [sys.executable, "-m", "certify", "dpsgd", "--accountant", "pld", *samp, "--sampling-rate", q, "--noise-multiplier", sigma]
+    cmd += ["--steps", str(steps), "--delta", delta, "--grid", grid, "--out", path]
+    t = time.perf_counter()
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    produce = time.perf_counter() - t
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "certify", "verify", "--quiet", path], cwd=ROOT, capture_output=True, text=True)
+    return {"seconds": time.perf_counter() - t, "exit": r.returncode, "produce_seconds": produce, "produce_exit": p.returncode}
 
 
 def _prv(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str) -> dict:
@@ -125,15 +148,21 @@ def main() -> None:
     ap.add_argument("--sigma", default="2")
     ap.add_argument("--delta", default="1e-6")
     ap.add_argument("--contract", default="poisson", choices=["poisson", "fixed-size"])
-    ap.add_argument("--child", choices=["ours", "float", "prv"], help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=["ours", "exact", "float", "prv"], help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    ap.add_argument("--no-exact", action="store_true", help="skip the exact chain's run (the column beside the default)")
+    ap.add_argument("--no-verify", action="store_true", help="skip timing certify verify of the default's certificate")
     ap.add_argument("--no-float", action="store_true")
     ap.add_argument("--no-prv", action="store_true")
     ap.add_argument("--no-ledger", action="store_true", help="skip the 1000-event ledger row (bench_events.py's, at --grid)")
     ap.add_argument("--markdown", action="store_true", help="end with markdown table rows")
     a = ap.parse_args()
     if a.child:
-        f = {"ours": _ours, "float": _float, "prv": _prv}[a.child]
-        print(json.dumps(f(a.contract, a.q, a.sigma, int(a.steps), a.delta, a.grid)))
+        if a.child in ("ours", "exact"):
+            res = _ours(a.contract, a.q, a.sigma, int(a.steps), a.delta, a.grid, None if a.child == "ours" else "exact", a.out)
+        else:
+            res = {"float": _float, "prv": _prv}[a.child](a.contract, a.q, a.sigma, int(a.steps), a.delta, a.grid)
+        print(json.dumps(res))
         return
     print(
         f"certified PLD vs dp_accounting float PLD and Opacus PRV: {a.contract}, q={a.q}, sigma={a.sigma}, delta={a.delta}, grid={a.grid}", flush=True
@@ -145,17 +174,33 @@ def main() -> None:
         base = [sys.executable, __file__, "--steps", str(T), "--grid", a.grid, "--q", a.q, "--sigma", a.sigma, "--delta", a.delta]
         base += ["--contract", a.contract]
 
-        def child(name: str) -> dict:
-            return json.loads(subprocess.run(base + ["--child", name], capture_output=True, text=True, check=True).stdout)
+        def child(name: str, *extra: str) -> dict:
+            return json.loads(subprocess.run(base + ["--child", name, *extra], capture_output=True, text=True, check=True).stdout)
 
+        import tempfile
+
+        path = os.path.join(tempfile.mkdtemp(prefix="bench_pld_"), "cert.json")
         ours = child("ours")
         gap = ours["eps_up"] - ours["eps_low"]
         line = (
             f"T={T:>8}: certified eps in [{ours['eps_low']:.6f}, {ours['eps_up']:.6f}] (gap {gap:.2e}, "
             f"eps_up/eps_low-1 = {ours['eps_up'] / ours['eps_low'] - 1:.2e}) {ours['seconds']:.2f} s ({ours['cpu_seconds']:.2f} CPU s), "
-            f"peak RSS {ours['peak_rss_mib']:.0f} MiB\n    where: " + ", ".join(f"{k} {v:.2f} s" for k, v in ours["breakdown"].items())
+            f"peak RSS {ours['peak_rss_mib']:.0f} MiB, composition {ours['method']}\n    where: "
+            + ", ".join(f"{k} {v:.2f} s" for k, v in ours["breakdown"].items())
         )
         row = {"T": T, "ours": ours}
+        if not a.no_verify:
+            ver = row["verify"] = _verify(a.contract, a.q, a.sigma, T, a.delta, a.grid, path)
+            line += (
+                f"\n    command line (fresh processes): produce {ver['produce_seconds']:.2f} s (exit {ver['produce_exit']}), "
+                f"certify verify {ver['seconds']:.2f} s (exit {ver['exit']}), verify / produce {ver['seconds'] / ver['produce_seconds']:.2f}x"
+            )
+        if not a.no_exact and ours["method"] != "exact":
+            ex = row["exact"] = child("exact")
+            line += (
+                f"\n    exact chain: [{ex['eps_low']:.6f}, {ex['eps_up']:.6f}] (gap {ex['eps_up'] - ex['eps_low']:.2e}) {ex['seconds']:.2f} s; "
+                f"default / exact {ours['seconds'] / ex['seconds']:.2f}x"
+            )
         if not a.no_float and a.contract == "poisson":
             fl = row["float"] = child("float")
             pe, op = fl["pessimistic"], fl["optimistic"]
@@ -182,8 +227,9 @@ def main() -> None:
             "| T | certified [eps_low, eps_up] | gap | certify s (CPU s) | products / rescale / trim / rest s | RSS MiB | dp_acc pess / opt eps |"
             " pess / opt / both s | certify / both (CPU) |"
             " PRV (0.01) eps [low, up] | PRV s | PRV (mesh = grid) s | certify / PRV (0.01) |"
+            " method | exact chain [eps_low, eps_up] | exact s | CLI produce s | CLI verify s | verify / produce |"
         )
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in rows:
             o = r["ours"]
             cells = [
@@ -214,6 +260,17 @@ def main() -> None:
                 ]
             else:
                 cells += ["-"] * 4
+            cells.append(o["method"])
+            if "exact" in r:
+                ex = r["exact"]
+                cells += [f"[{ex['eps_low']:.6f}, {ex['eps_up']:.6f}]", f"{ex['seconds']:.2f}"]
+            else:
+                cells += ["-"] * 2
+            if "verify" in r:
+                v = r["verify"]
+                cells += [f"{v['produce_seconds']:.2f}", f"{v['seconds']:.2f}", f"{v['seconds'] / v['produce_seconds']:.2f}x"]
+            else:
+                cells += ["-"] * 3
             print("| " + " | ".join(cells) + " |")
     if not a.no_ledger and not a.no_float:
         _ledger_row(float(a.grid), float(a.delta))

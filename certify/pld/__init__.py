@@ -27,7 +27,19 @@ from ..certificate import Certificate
 from ..contract import Contract, parse_contract
 from . import readoff
 from ..limits import BUDGET_SECONDS, CHECKER_SECONDS, check_produced
-from .accountant import DEFAULT_GRID, GRID_LADDER, MAX_ATOMS, MAX_ONE_STEP_POINTS, derives_add, parse_grid, parse_pld_delta, plan, run, run_seconds
+from .accountant import (
+    DEFAULT_GRID,
+    GRID_LADDER,
+    MAX_ATOMS,
+    MAX_ONE_STEP_POINTS,
+    derives_add,
+    parse_grid,
+    parse_pld_delta,
+    plan,
+    run,
+    run_seconds,
+    use_fft,
+)
 from .certificates import KIND, make_certificate, parse_pld_sigma, parse_pld_steps, parse_rate
 from .discretise import EXTRA_PREC
 
@@ -54,7 +66,9 @@ def _parse(contract, sampling_rate, noise_multiplier, steps, grid):
     return (c, parse_rate(sampling_rate, c), parse_pld_sigma(noise_multiplier), parse_pld_steps(steps), h)
 
 
-def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DEFAULT_GRID, *, derive_add: bool | None = None) -> Certificate:
+def certify_pld(
+    contract, sampling_rate, noise_multiplier, steps, delta, grid=DEFAULT_GRID, *, derive_add: bool | None = None, method: str | None = None
+) -> Certificate:
     """Certified two-sided eps(delta) of DP-SGD by the PLD accountant (see the package docstring).
 
     ``grid`` None: the accountant chooses the finest grid of :data:`~.accountant.GRID_LADDER` (1e-4 first) whose
@@ -63,12 +77,19 @@ def certify_pld(contract, sampling_rate, noise_multiplier, steps, delta, grid=DE
     grid from the measured gap (:func:`_auto_grid`; :func:`tightness_note` says when the budget stopped it).
     ``derive_add`` (Poisson): None (default) reads the add direction off the remove chains when the float
     estimate of eps is at most about 19.4 (:data:`~.accountant.MAX_EPS_BITS`) and composes both directions
-    beyond; True always derives, False never (the pre-issue-13 path; kept for comparison and old certificates)."""
+    beyond; True always derives, False never (the pre-issue-13 path; kept for comparison and old certificates).
+    ``method``: the T-fold composition, "exact" (FLINT integer products along the addition chain), "fft" (the tilted
+    float FFT with a proven error bound, :mod:`certify.pld.fft`; every direction composed itself, ``derive_add``
+    must not be True), or None (default): the FFT for FFT_MIN_STEPS <= T <= FFT_MAX_STEPS (:func:`~.accountant.use_fft`),
+    and the exact chain where the FFT stays undecided or its read-off range is too short at a grid."""
     c, q, sigma, T, h = _parse(contract, sampling_rate, noise_multiplier, steps, grid)
     delta = parse_pld_delta(delta)
+    fft = use_fft(T, method) and not (derive_add and method is None)  # derive_add=True asks for the exact chain
+    if fft and method is None:
+        fft = "auto"  # where the FFT cannot certify (undecided, its read-off range too short), the exact chain
     if h is None:
-        return _auto_grid(c, q, sigma, T, delta, derive_add)
-    return _certify_at(c, q, sigma, T, delta, h, derive_add)
+        return _auto_grid(c, q, sigma, T, delta, derive_add, fft)
+    return _certify_at(c, q, sigma, T, delta, h, derive_add, fft)
 
 
 #: the tightness the auto grid aims at: eps_up / eps_low - 1 <= TIGHT_GAP (issue 24, item 4)
@@ -114,19 +135,19 @@ def _finer_grids(h: fmpq, want: float) -> list[fmpq]:
     return [first] + [g for g in reversed(out) if g > first]
 
 
-def _run_estimate(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq, derive_add) -> float | None:
+def _run_estimate(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq, derive_add, fft: bool | str = False) -> float | None:
     """Estimated CPU seconds of a run at grid h by the work model (:func:`certify.pld.accountant.run_seconds`,
     pessimistic chains + one optimistic chain), None when it exceeds the one-step caps or the checker's budget:
     decided before any work."""
     try:
-        pl = plan(c, q, sigma, T, delta, h, derive_add=derive_add)
+        pl = plan(c, q, sigma, T, delta, h, derive_add=derive_add, fft=bool(fft))
     except InputError:
         return None
     est = run_seconds(pl, T, len(pl.layouts) + 1)
     return est if est + CHECKER_SECONDS <= BUDGET_SECONDS else None
 
 
-def _auto_grid(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, derive_add) -> Certificate:
+def _auto_grid(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, derive_add, fft: bool | str = False) -> Certificate:
     """:func:`certify_pld` with the grid chosen by the accountant (a choice, recorded as the input ``grid``).
 
     First the finest grid of GRID_LADDER that runs. Then, while eps_up / eps_low - 1 > TIGHT_GAP, at most
@@ -145,7 +166,7 @@ def _auto_grid(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, derive_ad
             cert = coarsest
             break
         try:
-            cert = _certify_at(c, q, sigma, T, delta, exact(g), derive_add)
+            cert = _certify_at(c, q, sigma, T, delta, exact(g), derive_add, fft)
             break
         except InputError as err:
             if err.parameter not in ("--grid", "--steps"):
@@ -153,7 +174,7 @@ def _auto_grid(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, derive_ad
             last = err
         if last.parameter == "--steps" and coarsest is None and g != GRID_LADDER[-1]:
             try:  # if even the coarsest grid has too many atoms, no grid runs: refused at once, not after the whole ladder
-                coarsest = _certify_at(c, q, sigma, T, delta, exact(GRID_LADDER[-1]), derive_add)
+                coarsest = _certify_at(c, q, sigma, T, delta, exact(GRID_LADDER[-1]), derive_add, fft)
             except InputError as err:
                 if err.parameter not in ("--grid", "--steps"):
                     raise
@@ -175,14 +196,14 @@ def _auto_grid(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, derive_ad
         want = float(h) / 8 if g is None else float(h) * (GAP_MARGIN * float(TIGHT_GAP) / float(g)) ** (1 / GAP_EXPONENT)
         nxt = None
         for x in _finer_grids(h, want):
-            est = _run_estimate(c, q, sigma, T, delta, x, derive_add)
+            est = _run_estimate(c, q, sigma, T, delta, x, derive_add, fft)
             if est is not None and spent + est <= AUTO_SECONDS:
                 nxt, spent = x, spent + est
                 break
         if nxt is None:
             break
         try:
-            cert = _certify_at(c, q, sigma, T, delta, nxt, derive_add)
+            cert = _certify_at(c, q, sigma, T, delta, nxt, derive_add, fft)
         except InputError as err:  # the work model erred low: keep the certificate in hand
             if err.parameter not in ("--grid", "--steps"):
                 raise
@@ -209,10 +230,22 @@ def tightness_note(cert: Certificate, auto: bool) -> str | None:
     return f"warning: --grid {h} is too coarse for a useful lower bound ({shown}); omit --grid to let the accountant choose a grid"
 
 
-def _certify_at(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq, derive_add) -> Certificate:
-    pl = plan(c, q, sigma, T, delta, h, derive_add=derive_add)
+def _certify_at(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq, derive_add, fft: bool | str = False) -> Certificate:
+    """One certificate at grid h. ``fft``: False (the exact chain), True (the FFT composition), "auto" (the FFT, and
+    where it refuses or stays undecided at this grid, the exact chain)."""
+    if fft == "auto":
+        try:
+            return _certify_at(c, q, sigma, T, delta, h, derive_add, True)
+        except UndecidedError:
+            pass
+        except InputError as err:
+            if err.parameter != "--grid":
+                raise
+        return _certify_at(c, q, sigma, T, delta, h, derive_add, False)
+    pl = plan(c, q, sigma, T, delta, h, derive_add=derive_add, fft=bool(fft))
     names = tuple(p for p in pl.layouts)
-    r = run(c, q, sigma, T, pl, lower=names[:1])
+    # the FFT composes both sides of every direction at once: the optimistic ones not chosen are dropped below
+    r = run(c, q, sigma, T, pl, lower=None if fft else names[:1], delta=delta)
     eps_up = readoff.epsilon_pass(r.side(True), delta, h)
     if eps_up is None:
         raise InputError(
@@ -223,7 +256,9 @@ def _certify_at(c: Contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq,
         with workprec(pl.K + EXTRA_PREC):
             ups = {n: readoff.delta_at(r.composed[(n, True)], eps_up, h).mid() for n in names}
         lower = (max(names, key=lambda n: ups[n]),)
-        if lower != names[:1]:
+        if fft:
+            r.composed = {k: v for k, v in r.composed.items() if k[1] or k[0] in lower}
+        elif lower != names[:1]:
             r = run(c, q, sigma, T, pl, lower=lower)
     else:
         lower = names

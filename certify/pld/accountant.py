@@ -74,6 +74,9 @@ class Plan:
     #: the addition chain of the T-fold powers (:func:`certify.pld.compose.power`): certify writes
     #: ``compose.LEFT_TO_RIGHT``; None (no ``chain`` witness) is the right-to-left chain of older certificates
     chain: str | None = None
+    #: the FFT composition (issue 24, :mod:`certify.pld.fft`): {profile: FftPlan}, recorded as the witness ``fft``;
+    #: None: the exact chain. The producer's plan holds {} and :func:`run` fills it with the plans it derives
+    fft: dict | None = None
 
     def to_json(self) -> dict:
         out = {"K": self.K, "tau": str(self.tau), "layouts": {k: v.to_json() for k, v in self.layouts.items()}}
@@ -81,6 +84,8 @@ class Plan:
             out["add_from"] = self.add_from
         if self.chain is not None:
             out["chain"] = self.chain
+        if self.fft is not None:
+            out["fft"] = {k: v.to_json() for k, v in self.fft.items()}
         return out
 
     @staticmethod
@@ -121,7 +126,54 @@ class Plan:
         add_from = w.get("add_from")
         if add_from is not None and add_from != "remove":
             raise InputError("witnesses", f'add_from must be "remove" (or absent), got {add_from!r}')
-        return Plan(h, K, tau, lays, add_from, read_chain(w))
+        return Plan(h, K, tau, lays, add_from, read_chain(w), read_fft(w))
+
+
+#: the keys of a recorded FFT plan (:meth:`certify.pld.fft.FftPlan.to_json`): integers, and exact rationals as text
+FFT_INT_KEYS = ("T", "offset", "N", "a", "j0", "j1")
+FFT_RATIONAL_KEYS = ("h", "lam", "threshold", "s_alias_hi", "s_alias_lo", "s_top")
+
+
+def read_fft(w: dict) -> dict | None:
+    """The recorded FFT plans {profile: FftPlan} (witness ``fft``), or None when absent (the exact chain). Only the
+    shape is checked here (each entry an object with exactly the FftPlan keys, integers as JSON integers, rationals as
+    the text certify writes, N a power of two <= fft.MAX_N): the checker then requires each plan to EQUAL the one
+    the producer's :func:`certify.pld.fft.fft_plan` derives (:func:`run`). Refusals name ``witnesses.fft...``."""
+    if "fft" not in w:
+        return None
+    from .fft import MAX_N, FftPlan
+
+    f = w["fft"]
+    if not isinstance(f, dict) or not f:
+        raise InputError("witnesses.fft", "must be a nonempty object {profile: plan}, as certify writes it")
+    out = {}
+    for name, pj in f.items():
+        where = f"witnesses.fft.{str(name)[:40]}"
+        if not isinstance(pj, dict):
+            raise InputError(where, f"must be an object, got {type(pj).__name__}")
+        want = set(FFT_INT_KEYS + FFT_RATIONAL_KEYS)
+        if set(pj) != want:
+            raise InputError(where, f"must have exactly the keys {sorted(want)}, got {_show_keys(pj)}")
+        vals = {}
+        for k in FFT_INT_KEYS:
+            v = pj[k]
+            if isinstance(v, bool) or not isinstance(v, int) or abs(v) > 2**64:
+                raise InputError(f"{where}.{k}", f"must be a JSON integer, got {str(v)[:60]!r}")
+            vals[k] = v
+        for k in FFT_RATIONAL_KEYS:
+            v = pj[k]
+            try:
+                x = fmpq(v) if isinstance(v, str) and len(v) <= 400 else None
+            except (ValueError, TypeError, ZeroDivisionError):
+                x = None
+            if x is None or str(x) != v:
+                raise InputError(f"{where}.{k}", f"must be an exact rational written as certify writes it (p/q), got {str(v)[:60]!r}")
+            vals[k] = x
+        N = vals["N"]
+        if N < 2 or N & (N - 1) or N > MAX_N:
+            raise InputError(f"{where}.N", f"must be a power of two in [2, {MAX_N}], got {N}")
+        out[name] = FftPlan(**{k: vals[k] for k in FftPlan.__dataclass_fields__})
+    return out
 
 
 def read_chain(w: dict) -> str | None:
@@ -267,13 +319,19 @@ def plan(
     K: int | None = None,
     derive_add: bool | None = None,
     eps_hint: fmpq | None = None,
+    fft: bool = False,
 ) -> Plan:
     """The choices: tail mass eta = delta 2^-20 / T per step for the window (derived path: DERIVED_ETA_BITS),
     tau = delta 2^(K-30) per product, K from :func:`bits_for`. Poisson (``derive_add``: None = when eps_est <= MAX_EPS_BITS / log2(e), True =
     always, False = never): one ``remove`` layout, K raised by :func:`eps_bits` (at most MAX_K) with tau's
     integer value kept (tau 2^-K = delta e^(-eps_est) 2^-30), ``add_from``. ``eps_hint``: an epsilon at which
     the curve will be read (``delta_interval``): the extra bits cover it too (the derived direction's
-    excess-mass term is amplified by e^eps at the eps actually read)."""
+    excess-mass term is amplified by e^eps at the eps actually read). ``fft``: the FFT composition (every direction
+    composed from its own one-step measures: no ``add_from``, no ``chain``; :func:`run` derives the FFT plans)."""
+    if fft and derive_add:
+        raise InputError("derive_add", "the FFT composition composes every direction itself (derive_add must be False or None)")
+    if fft:
+        derive_add = False
     derive = derives_add(contract) and derive_add is not False
     base = bits_for(delta)
     extra = eps_bits(q, sigma, steps, delta) if derive else 0
@@ -292,7 +350,7 @@ def plan(
         _check_layout(lay)
         lays[prof.name] = lay
     tau = int((delta * (fmpq(1) * 2 ** max(K - extra, 0)) / 2**30).floor())  # tau 2^-K = delta 2^-(30 + extra)
-    pl = Plan(h, K, tau, lays, "remove" if derive else None, compose.LEFT_TO_RIGHT)
+    pl = Plan(h, K, tau, lays, "remove" if derive else None, None if fft else compose.LEFT_TO_RIGHT, {} if fft else None)
     check_run_seconds(pl, sample_seconds(pl))  # the sampling alone; :func:`run` checks the whole before composing
     return pl
 
@@ -325,11 +383,53 @@ def run_seconds(pl: Plan, steps: int, chains: int) -> float:
     lays = list(pl.layouts.values())
     sample = sample_seconds(pl)
     span = max((lay.hi - lay.lo + 1 for lay in lays), default=1)
+    if pl.fft is not None:
+        return sample + len(lays) * fft_seconds(_fft_n(pl, span, steps))
     atoms = 0
     for j in range(max(steps, 1).bit_length()):
         a = MAX_ATOMS if j > 40 else min(MAX_ATOMS, span << j)
         atoms += a * (2 if (steps >> j) & 1 else 1)
     return sample + chains * atoms * 2e-8 * max(1.0, pl.K / 64)
+
+
+#: FFT work model: seconds per transform point per direction (two transforms, powers, read-off; measured about
+#: 0.4 us per point at N = 2^20, T = 1e6 on this machine; x 4 margin) and for the refinement (step 4')
+FFT_SECONDS_PER_POINT = 1.6e-6
+FFT_SECONDS_FIXED = 0.5
+
+
+def fft_seconds(N: int) -> float:
+    return FFT_SECONDS_FIXED + FFT_SECONDS_PER_POINT * N
+
+
+def _fft_n(pl: Plan, span: int, steps: int) -> int:
+    """The recorded transform length (the largest), or before the FFT plans exist an upper estimate: the one-step
+    span times (1 + sqrt(T)), a power of two, at most fft.MAX_N."""
+    from .fft import MAX_N
+
+    if pl.fft:
+        return max(p.N for p in pl.fft.values())
+    est = int(span * (1 + math.sqrt(max(steps, 1))))
+    return min(MAX_N, 1 << max(est - 1, 1).bit_length())
+
+
+#: the default composition: the FFT for FFT_MIN_STEPS <= T <= FFT_MAX_STEPS, the exact chain otherwise (a choice;
+#: measured (docs/theory/pld.md, "The FFT composition"), FFT / exact seconds: Poisson q = 0.01, sigma = 2, grid 1e-4:
+#: 1.73x at T = 1e3, 1.30x at 5e3, 0.86-0.93x at 1e4, 0.40-0.46x at 1e5, 0.20-0.22x at 1e6 (Poisson composes both directions by FFT,
+#: one derived by the exact chain); fixed-size grid 1e-3: 2.8x at 1e3, 1.2x at 1e4, 0.75x at 1e5; grid 1e-4: 0.73x at
+#: 1e4, 0.43x at 1e5. Beyond 1e7 steps, where the exact chain refuses most
+#: grids as too wide, the FFT's transform reaches its MAX_N and its read-off range gets short: the exact chain's
+#: quick refusals are kept there)
+FFT_MIN_STEPS = 10_000
+FFT_MAX_STEPS = 10**7
+
+
+def use_fft(steps: int, method: str | None) -> bool:
+    """The composition method: ``method`` "fft" / "exact", or None (default): the FFT for FFT_MIN_STEPS <= T <=
+    FFT_MAX_STEPS."""
+    if method not in (None, "fft", "exact"):
+        raise InputError("method", f'must be "fft", "exact" or None, got {method!r}'[:200])
+    return method == "fft" or (method is None and FFT_MIN_STEPS <= steps <= FFT_MAX_STEPS)
 
 
 @lru_cache(maxsize=8)
@@ -360,12 +460,18 @@ class Run:
         return out
 
 
-def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: tuple | None = None) -> Run:
+def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: tuple | None = None, delta: fmpq | None = None) -> Run:
     """Discretise each profile both ways (checked), compose T times (exact, outward). Deterministic.
 
     ``lower``: the profiles whose optimistic measure is composed (default: all). A lower bound on the
     worst direction needs only one direction (the max over a subset is still below the max), so the
-    producer composes the optimistic side only for the direction that decides eps_up (recorded)."""
+    producer composes the optimistic side only for the direction that decides eps_up (recorded).
+
+    ``pl.fft`` not None: the FFT composition (:mod:`certify.pld.fft`) of each profile's one-step measures, by the plan
+    :func:`certify.pld.fft.fft_plan` derives for the target ``delta``: an empty ``pl.fft`` (the producer) is filled
+    with it; a recorded one (the checker) must equal it, profile by profile (refused naming ``witnesses.fft...``)."""
+    if pl.fft is not None:
+        return _run_fft(contract, q, sigma, steps, pl, lower, delta)
     d = shift(contract, sigma)
     profs = profiles(contract)
     if pl.add_from is not None:  # the derived path: only the source profile is composed
@@ -407,6 +513,60 @@ def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: t
         for pess in (True, False):
             if (pl.add_from, pess) in out.composed:
                 out.derived[pess] = Swapped(out.composed[(pl.add_from, pess)])
+    return out
+
+
+def _run_fft(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: tuple | None, delta: fmpq | None) -> Run:
+    from . import fft
+
+    if delta is None:
+        raise InputError("delta", "the FFT composition needs the target delta (its plan is made for it)")
+    if pl.add_from is not None or pl.chain is not None:
+        raise InputError(
+            "witnesses.chain" if pl.chain is not None else "witnesses.add_from",
+            "an FFT certificate composes every direction itself: it records neither add_from nor chain (those belong to the exact chain)",
+        )
+    if steps < 2:
+        raise InputError("--steps", "the FFT composition needs at least 2 steps")
+    d = shift(contract, sigma)
+    profs = profiles(contract)
+    names = [p.name for p in profs]
+    if set(pl.layouts) != set(names):
+        raise InputError("witnesses.layouts", f"an FFT run records a layout for every profile {names}, got {sorted(pl.layouts)}")
+    if pl.fft and set(pl.fft) != set(names):
+        raise InputError("witnesses.fft", f"must hold a plan for every profile {names}, got {sorted(str(k)[:20] for k in pl.fft)[:8]}")
+    if lower is not None and (not lower or any(n not in names for n in lower) or len(set(lower)) != len(lower)):
+        raise InputError("witnesses", f"lower-bound profiles must be a nonempty subset of {names}, each listed once, got {lower!r}")
+    out = Run(pl)
+    measures = {}
+    for prof in profs:
+        lay = pl.layouts[prof.name]
+        try:
+            both = _one_steps(prof.members, prof.name, q, d, pl.h, lay, pl.K)
+        except discretise.DiscretisationError as err:
+            raise InputError("--grid", f"cannot discretise at this grid: {err}") from None
+        for pess, s in zip((True, False), both):
+            out.one_step[(prof.name, pess)] = s
+        _guard_width(both[0], steps)  # the exact chain's refusals of a composition too wide, kept: the same refusals
+        pess_m, opt_m = compose.from_one_step(both[0]), compose.from_one_step(both[1])  # either way (and fast ones)
+        compose.check_width(pess_m, steps, pl.tau, compose.LEFT_TO_RIGHT)
+        want = fft.fft_plan(pess_m, opt_m, steps, delta, pl.h)
+        if pl.fft and prof.name in pl.fft and pl.fft[prof.name] != want:
+            got, wj = pl.fft[prof.name].to_json(), want.to_json()
+            key = next(k for k in wj if wj[k] != got[k])
+            raise InputError(
+                f"witnesses.fft.{prof.name}.{key}",
+                f"must be {str(wj[key])[:80]}, the value certify's FFT plan (fft.fft_plan) derives for these inputs, got {str(got[key])[:80]}",
+            )
+        measures[prof.name] = (pess_m, opt_m, want)
+    for name, (_, _, want) in measures.items():
+        pl.fft[name] = want  # the producer's (empty) plan is filled; the checker's already equals it
+    check_run_seconds(pl, run_seconds(pl, steps, len(names)))
+    for name, (pess_m, opt_m, want) in measures.items():
+        up, lo = fft.compose_pair(pess_m, opt_m, want)
+        out.composed[(name, True)] = up
+        if lower is None or name in lower:
+            out.composed[(name, False)] = lo
     return out
 
 

@@ -12,6 +12,11 @@ valid for ANY K and tau, which only set the tightness), both for the upper and t
 (``add_from`` with an ``add`` layout, neither, a fixed-size contract with ``add_from``) is malformed: exit 2.
 ``chain: "left-to-right"`` records the addition chain of the T-fold powers (:mod:`certify.pld.compose`); certify
 writes it; without it the right-to-left chain of older certificates is re-run.
+``fft`` ({profile: plan}, issue 24): the T-fold measures are composed by the tilted float FFT with a proven error bound
+(:mod:`certify.pld.fft`; certify's default for 1e4 <= T <= 1e7): every profile composed from its own one-step
+measures (no ``add_from``, no ``chain``: either with ``fft`` is refused naming it), each plan re-derived by the
+producer's :func:`certify.pld.fft.fft_plan` and required equal (refusals name ``witnesses.fft.<profile>.<key>``),
+then the pipeline and the read-off re-run; the statement names the composition the run used.
 
 The evaluator RE-RUNS the deterministic pipeline from the recorded choices: one-step discretisations
 with their checks in balls (:mod:`certify.pld.discretise`), the exact integer composition with outward
@@ -75,7 +80,7 @@ def parse_pld_steps(value, name: str = "--steps") -> int:
 
 
 INPUTS = CONTRACT_FIELDS + ("sampling_rate", "noise_multiplier", "steps", "delta", "grid")
-WITNESSES = ("K", "tau", "layouts", "add_from", "chain", "epsilon_upper", "epsilon_lower", "lower_profiles")
+WITNESSES = ("K", "tau", "layouts", "add_from", "chain", "fft", "epsilon_upper", "epsilon_lower", "lower_profiles")
 
 
 def parse_inputs(inputs: dict):
@@ -108,18 +113,36 @@ def fill(ev: Evaluation, r, delta: fmpq, eps_up: fmpq, eps_low: fmpq, h: fmpq) -
                 else "lower(tangent) - g_low: >= 0 means the profile dominates the one-step measure's curve"
             ),
         )
+    from .compose import Pld
+
+    fft = any(not isinstance(v, Pld) for v in r.composed.values())  # the method the run used (FftDirection: certify.pld.fft)
     ev.add("epsilon_upper", ball(eps_up), "readoff: eps_pass", "certified epsilon: the run is (epsilon_upper, delta)-DP")
     ev.add("epsilon_lower", ball(eps_low), "readoff: eps_fail", "certified lower bound on the exact eps(delta) of the composed dominating pair")
     with workprec(r.plan.K + EXTRA_PREC):
         du = readoff.delta_upper(r.side(True), eps_up, h)
         dl = readoff.delta_lower(r.side(False), eps_low, h)
-    ev.add(
-        "delta_upper",
-        du,
-        "readoff: delta_up(epsilon_upper)",
-        "m_inf + sum m_i (1 - e^(eps - l_i))_+ of the composed pessimistic measures (worst direction)",
-    )
-    ev.add("delta_lower", dl, "readoff: delta_low(epsilon_lower)", "the same read-off of the composed optimistic measures (worst direction)")
+    if fft:  # the composition method, re-derived from the run (not copied from the witnesses)
+        ev.add(
+            "delta_upper",
+            du,
+            "fft: delta_up(epsilon_upper)",
+            "upper bound of m_inf + sum m_i (1 - e^(eps - l_i))_+ of the T-fold pessimistic measures (worst direction), "
+            "by the tilted float FFT with its proven error bound (certify.pld.fft)",
+        )
+        ev.add(
+            "delta_lower",
+            dl,
+            "fft: delta_low(epsilon_lower)",
+            "lower bound of the same read-off of the T-fold optimistic measures (worst direction), by the tilted float FFT",
+        )
+    else:
+        ev.add(
+            "delta_upper",
+            du,
+            "readoff: delta_up(epsilon_upper)",
+            "m_inf + sum m_i (1 - e^(eps - l_i))_+ of the composed pessimistic measures (worst direction)",
+        )
+        ev.add("delta_lower", dl, "readoff: delta_low(epsilon_lower)", "the same read-off of the composed optimistic measures (worst direction)")
     for name, pess in r.one_step:
         tag = "upper" if pess else "lower"
         ev.claim(
@@ -136,9 +159,10 @@ def fill(ev: Evaluation, r, delta: fmpq, eps_up: fmpq, eps_low: fmpq, h: fmpq) -
         )
     ev.claim(HEADLINE, "delta_up(epsilon_upper) <= delta: the run is (epsilon_upper, delta)-DP", "delta_upper", "<=", exact_str(delta), "readoff")
     d, eu, el = exact_str(delta), exact_str(eps_up), exact_str(eps_low)
+    how = ", composed by a tilted float FFT with a proven error bound" if fft else ""
     ev.conclude(
         HEADLINE,
-        f"the run is ({eu}, {d})-DP (certified PLD accountant, grid {exact_str(h)})",
+        f"the run is ({eu}, {d})-DP (certified PLD accountant, grid {exact_str(h)}{how})",
         HEADLINE,
         [c.name for c in ev.claims if c.name.startswith("dominates[")],
     )
@@ -153,10 +177,19 @@ def fill(ev: Evaluation, r, delta: fmpq, eps_up: fmpq, eps_low: fmpq, h: fmpq) -
         )
         ev.conclude(
             "tightness",
-            f"the exact epsilon at delta = {d} of the composed dominating pair exceeds {el}",
+            f"the exact epsilon at delta = {d} of the composed dominating pair exceeds {el}{' (FFT composition)' if fft else ''}",
             "tightness",
             [c.name for c in ev.claims if c.name.startswith("dominated[")],
         )
+    if fft:
+        ev.budget = Budget.of(
+            {
+                "fft_points": {n: str(p.N) for n, p in sorted(r.plan.fft.items())},
+                "width": "eps_up - eps_low: one-step discretisation (connect-the-dots vs tangents, both O(h^2) per step) "
+                "+ the FFT's a-priori error bound and alias (certify.pld.fft) + bisection resolution 2^-24",
+            }
+        )
+        return
     ev.budget = Budget.of(
         {
             "composed_atoms": {f"{n}/{'pessimistic' if s else 'optimistic'}": str(c.atoms) for (n, s), c in sorted(r.composed.items())},
@@ -176,11 +209,18 @@ def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
     lower = witnesses.get("lower_profiles")
     if not (isinstance(lower, list) and all(isinstance(x, str) for x in lower)):
         raise InputError("witnesses", "lower_profiles must be a list of profile names")
+    fft = pl.fft is not None  # the recorded composition method (certify writes either; both are re-derived)
+    if fft and (pl.add_from is not None or pl.chain is not None):
+        raise InputError(
+            "witnesses.chain" if pl.chain is not None else "witnesses.add_from",
+            "an FFT certificate (witness fft) records neither chain nor add_from: they belong to the exact chain",
+        )
     derive = pl.add_from is not None if derives_add(contract) else None  # the producer's own derive_add: the recorded choice
-    want = plan(contract, q, sigma, steps, delta, h, derive_add=derive)
+    want = plan(contract, q, sigma, steps, delta, h, derive_add=derive, fft=fft)
     check_scale(pl, want)
-    check_layouts(pl.layouts, lambda hh: want.layouts if hh == h else plan(contract, q, sigma, steps, delta, hh, derive_add=derive).layouts, h)
-    r = run(contract, q, sigma, steps, pl, lower=tuple(lower))
+    again = lambda hh: plan(contract, q, sigma, steps, delta, hh, derive_add=derive, fft=fft).layouts  # noqa: E731
+    check_layouts(pl.layouts, lambda hh: want.layouts if hh == h else again(hh), h)
+    r = run(contract, q, sigma, steps, pl, lower=tuple(lower), delta=delta)
     check_searched(r, pl, delta, h, eps_up, eps_low, tuple(lower))
     ev = Evaluation()
     fill(ev, r, delta, eps_up, eps_low, h)
@@ -298,7 +338,7 @@ def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
     pl = Plan.from_json(h, witnesses)
     lower = witnesses.get("lower_profiles")
     chains = len(pl.layouts) + (len(lower) if isinstance(lower, list) else 0)
-    return run_seconds(pl, steps, chains), "witnesses.layouts"
+    return run_seconds(pl, steps, chains), "witnesses.fft" if pl.fft is not None else "witnesses.layouts"
 
 
 def _example() -> Certificate:

@@ -112,6 +112,12 @@ def delta_at(p: Direction, eps: fmpq, h: fmpq) -> arb:
     """Ball of the measure's delta(eps) (value units) at an exact eps (a :class:`Swapped` direction: by (*))."""
     if isinstance(p, Swapped):
         return swapped_delta_at(p, eps, h)
+    if not isinstance(p, Pld):  # an FFT composition (certify.pld.fft; imported only when one exists)
+        from .fft import FftDirection
+
+        if isinstance(p, FftDirection):
+            return p.delta_at(eps, h)
+        raise TypeError(f"not a read-off direction: {type(p).__name__}")
     with workprec(p.K + EXTRA_PREC):
         n = p.poly.length()
         k = int((eps / h).floor()) - p.offset + 1
@@ -146,7 +152,7 @@ def delta_lower(opt: Sequence[Direction], eps: fmpq, h: fmpq) -> arb:
 
 def max_loss(ps: Sequence[Direction], h: fmpq) -> fmpq:
     ms = [p.of if isinstance(p, Swapped) else p for p in ps]
-    return max(h * (p.offset + p.poly.length()) for p in ms)
+    return max(h * (p.offset + p.poly.length()) if isinstance(p, Pld) else p.max_loss(h) for p in ms)
 
 
 def _bisect(ok: Callable[[fmpq], bool], lo: fmpq, hi: fmpq, want_ok_high: bool) -> fmpq:

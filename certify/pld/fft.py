@@ -1,0 +1,900 @@
+"""The T-fold PLD by ONE tilted float FFT with a proven a-priori error bound (issue 24; engine module).
+
+From the research prototype benchmarks/proto_pld_fft.py (measured in benchmarks/README.md, "Issue 24"), written
+for production: exact plans, a cached twiddle table, any direction's one-step measures, refusals instead of
+wrong numbers. pld/dpsgd certificates use it by default from 1e4 steps on (:func:`certify.pld.accountant.use_fft`;
+the witness ``fft`` records each direction's :class:`FftPlan`, which the checker re-derives and requires equal).
+
+Use. :func:`fft_plan` makes every float choice (tilt lambda, transform length N, window start a, read-off range
+[j0, j1), refinement threshold, Chernoff parameters) and returns them as exact numbers (:class:`FftPlan`);
+:func:`compose_pair` runs the deterministic pipeline for that plan and returns two :class:`FftDirection`
+objects (pessimistic, optimistic) that :func:`certify.pld.readoff.delta_at` reads like a composed measure:
+the upper (pessimistic) / lower (optimistic) endpoint of the ball bounds the exact T-fold product's delta(eps)
+of the given one-step measures, hence (Zhu-Dong-Wang Thm 10, :mod:`certify.pld.discretise`) the composed
+pair's curve. :func:`directions` does this for every direction of a contract (Poisson add/remove: ``remove``
+and ``add``, each composed from its own one-step measures; fixed-size replace-one: ``max``), and
+:func:`bracket` reads off the certified [eps_low, eps_up] (worst direction: the max over directions, as
+:func:`certify.pld.readoff.delta_upper`).
+
+Measured before the two-table twiddles of step 3' (which made "cold" about "warm": 0.5 s -> 20 ms at N = 2^20;
+the certificate path's timings are in docs/theory/pld.md) (2026-12-03, this 2-core machine shared at load about 1.5,
+one process; Poisson add/remove, q = 0.01,
+sigma = 2, delta = 1e-6, grid 1e-4; :func:`bracket`, BOTH directions, including the one-step sampling; "cold" with
+the twiddle table built, "warm" with it cached; certify_pld = the exact composition with the derived add
+direction, dp_acc = dp_accounting 0.6.0's pessimistic + optimistic PLD):
+
+| T | FFT bracket | certify_pld bracket | FFT s cold (warm) | certify_pld s | dp_acc s |
+|---|---|---|---|---|---|
+| 1e4 | [2.446578, 2.446810] | [2.446578, 2.446811] | 0.57 (0.50) | 0.60 | 0.25 |
+| 1e5 | [8.984214, 8.985158] | [8.984214, 8.985158] | 1.15 (0.80) | 2.05 | 0.43 |
+| 1e6 | [38.806716, 38.811489] | [38.806717, 38.812498] | 1.75 (1.11) | 6.27 | 1.00 |
+
+(eps_up at 1e6 is below certify's: certify's truncation carries about T delta 2^-30 to +inf, see the prototype.)
+
+Below the read-off range (eps < L_(a+j0), see 7) the pessimistic read-off is a non-finite ball (it contains
+every number: readoff's "undecided", never passes, never fails; :func:`delta_bound` raises UndecidedError).
+
+Notation. u = 2^-53 (binary64, round to nearest); gamma_n = n u / (1 - n u) (Higham, Accuracy and Stability of
+Numerical Algorithms, 2nd ed. (2002), Sec. 3.1). Standard model (Higham (2.4)): fl(a op b) = (a op b)(1 + d),
+|d| <= u, for op in + - * / on reals, barring underflow; with gradual underflow (Higham (2.8))
+fl(a op b) = (a op b)(1 + d) + e, |e| <= 2^-1075, d e = 0, and + - are exact on subnormals.
+Complex multiplication by the usual formula (or with an FMA in either component): each component has error
+<= gamma_2 (|ac| + |bd|) resp. gamma_2 (|ad| + |bc|), so |fl(xy) - xy| <= sqrt(2) gamma_2 |x||y| (Higham
+Lemma 3.5; with an FMA: fma(a, c, -fl(bd)) = (ac - bd(1 + d1))(1 + d2), the same component bound).
+Complex + and -: |fl(x +- y) - (x +- y)| <= u |x +- y| (componentwise u).
+
+0. Input. One-step measures (:class:`certify.pld.compose.Pld`): integers m_i at losses l_i = (o + i) h, units
+   2^-K, plus m_inf at +inf; a pessimistic one (its curve bounds the one-step curve from above) and an
+   optimistic one (from below), put on a common index base o (zero padding). By certify's composition
+   argument (:mod:`certify.pld.compose`, Zhu, Dong, Wang "Optimal accounting of differential privacy via
+   characteristic function", AISTATS 2022, Thm 10) the EXACT T-fold product of the pessimistic (optimistic)
+   measure has a curve above (below) the true T-fold curve, and delta(eps) = m_inf + sum_k c_k (1 - e^(eps -
+   L_k))_+ is non-decreasing in every c_k, in m_inf and in every L_k (:mod:`certify.pld.readoff`). So it
+   suffices to bound the T-fold masses c_k from above (pessimistic) resp. below (optimistic), coefficientwise.
+
+1. Tilt. For lambda > 0 (the plan's exact dyadic; any value is sound): w_i = m_i 2^-K e^(lambda l_i). Then
+   (w^(*T))_k = e^(lambda L_k) (m^(*T))_k exactly, L_k = (T o + k) h. The w_i are balls (arb, PREC bits);
+   Z0 = the binary64 number nearest to sum w_i; x_i = the binary64 number nearest to the ball w_i / Z0's
+   midpoint; rho = max_i |w_i / Z0 - x_i| / x_i decided in balls (m_i = 0 gives x_i = 0 exactly). All entries
+   being >= 0, (1 - rho)^T (x^(*T))_k <= ((w / Z0)^(*T))_k <= (1 + rho)^T (x^(*T))_k, and
+   c_k = ((w / Z0)^(*T))_k Z0^T e^(-lambda L_k). The vector x (exact floats) is what is convolved.
+   The plan's lambda: the float saddle point of delta, T (K(lambda) - lambda K'(lambda)) = log delta, K the
+   one-step cumulant generating function of the losses; the tilted T-fold law then has its bulk near eps(delta).
+1'. Tiny tilted masses (w_i / Z0 not certainly above TINY = 2^-1000, far below the tilt's bulk: a large tilt at
+   few steps) are not convolved as floats: the pessimistic measure's mass there is moved UP to the next kept
+   atom (or to +inf above the last), the optimistic measure's is dropped, before the tilt. Both move the
+   one-step curve m_inf + sum m_i (1 - gamma e^(-l_i))_+ in the intended direction at every gamma >= 0 (it is
+   non-decreasing in every l_i and m_i), so the changed measures still bound the one-step curve.
+
+2. Window and wrap-around. The transform has length N = 2^t >= n; x is zero-padded. The float pipeline
+   computes the cyclic convolution y*_p = sum_(k = p mod N) (x^(*T))_k. The window is the plan's N consecutive
+   indices [a, a + N); for k in it, y*_(k mod N) = (x^(*T))_k + alias_k with 0 <= alias_k <= A := (mass of
+   x^(*T) below a) + (mass above a + N - 1). Chernoff (exact MGF of x in balls, Markov's inequality on e^(sK)):
+   mass at >= b <= G(s)^T e^(-s b), mass at <= b <= G(-s)^T e^(s b), G(s) = sum_i x_i e^(s i), any s >= 0 (the
+   plan's exact s).
+
+3. Forward transform (own iterative radix-2 decimation-in-time Cooley-Tukey: bit reversal, then t stages of
+   butterflies (a, b) -> (a + w b, a - w b)), applied to z = x_pess + i x_opt (both real measures in one
+   complex transform). Higham Thm 24.2: if the computed twiddles satisfy |w_hat - w| <= mu, then
+   ||Z_hat - Z||_2 <= theta ||Z||_2, theta = t eta / (1 - t eta), eta = mu + gamma_4 (sqrt 2 + mu).
+   ||Z||_2 = sqrt(N) ||z||_2 (Parseval). Stage s uses w_(2^s)^j = w_N^(j N / 2^s): the same numbers as stage t,
+   so one table w_hat_j ~ w_N^j = e^(-2 pi i j / N), j < N/2, and one mu serve every stage.
+3'. Twiddles (:func:`twiddles`, cached per N, at most TWIDDLE_CACHE lengths). N = 2^t, M = 2^floor(t/2),
+   H = N / (2M); every j < N/2 is j = hi M + lo (lo < M, hi < H) and w_N^j = W2_hi W1_lo with
+   W1_lo = e^(-2 pi i lo / N), W2_hi = e^(-2 pi i hi M / N) (exactly). The two small tables (M + H <= 2 sqrt(N)
+   entries) come from arb.sin_cos_pi_fmpq at PREC bits, each component the binary64 number nearest to the
+   ball's midpoint; their errors e1 >= max_lo |A_lo - W1_lo|, e2 >= max_hi |B_hi - W2_hi| are DECIDED in balls
+   (the float against the same ball; the upper endpoint of the ball of the distance). The table entry is
+   w_hat_j = fl(B_hi A_lo), one numpy complex multiplication. With |W1| = |W2| = 1, |A| <= 1 + e1, |B| <= 1 + e2:
+   |A B - W1 W2| = |A (B - W2) + (A - W1) W2| <= (1 + e1) e2 + e1, and (Higham Lemma 3.5, the standard model
+   above) |fl(A B) - A B| <= sqrt 2 gamma_2 |A| |B| <= sqrt 2 gamma_2 (1 + e1) (1 + e2). So every entry obeys
+   |w_hat_j - w_N^j| <= mu := (1 + e1) e2 + e1 + sqrt 2 gamma_2 (1 + e1) (1 + e2) (evaluated in balls, rounded
+   up to a float), measured 3.92 u (N = 2^10) to 3.97 u (N = 2^22) instead of about u for an all-Arb table
+   (eta = mu + gamma_4 (sqrt 2 + mu) grows from about 6.7 u to 9.7 u: E about 1.5x, the brackets unchanged). No underflow: every nonzero component
+   of A and B is >= sin(2 pi / N) > 2^-22 in magnitude (N <= 2^22), so every product of components is a normal
+   number or an exact 0. Cost: 2 sqrt(N) Arb evaluations instead of N/8 (plus N/8 ball -> float conversions):
+   at N = 2^20, 0.5 s -> a few ms.
+   Separation: X_p[j] = (Z_j + conj Z_(-j)) / 2, X_o[j] = (Z_j - conj Z_(-j)) / (2i); the map is linear with
+   2-norm <= 1, the computed one adds one rounding per component (relative u): with e_F = theta sqrt(N) ||z||_2,
+   ||X_hat_p - X_p||_2 <= e_F + u (sqrt(N) ||x_p||_2 + e_F) =: e_1 (the same for o). The computed X_hat_p is
+   exactly Hermitian (fl commutes with conjugation), so only j <= N/2 is powered.
+
+4. Pointwise T-th power by binary powering. (a) exact vs perturbed input: |a^T - b^T| <= T |a - b|
+   max(|a|, |b|)^(T-1); |X_j| <= sum x =: S and |X_hat_j| <= S + e_1 =: B, so ||X_hat^T - X^T||_2 <= T B^(T-1) e_1.
+   (b) rounding: a computed power built from k factors by m = k - 1 complex products carries relative error
+   |prod (1 + d)| - 1 with m factors |d| <= nu = sqrt 2 gamma_2 (induction: combining powers k1, k2 gives
+   (k1 - 1) + (k2 - 1) + 1 factors), so |P_hat_j - X_hat_j^T| <= ((1 + nu)^(T-1) - 1) |X_hat_j|^T, and
+   ||X_hat^T||_2 <= B^(T-1) ||X_hat||_2 <= B^(T-1) (sqrt(N) ||x||_2 + e_1).
+   (c) underflow of the power: at most 2 log2 T + 2 products per entry, each adding <= sqrt 2 * 2^-1074
+   absolutely, propagated through later products by factors <= 2 B^T <= 4, so <= 4^64 2^-1072 per entry:
+   U_pow = sqrt(N) 2^-944 in 2-norm (T < 2^62 is required).
+4'. Refinement (the plan's threshold thr > 0; thr = 0 keeps the plain bound (a)-(c)). With
+   r = thr^(1/(T-1)) - e_1 (balls), every j <= N/2 whose float fl(fl(Re^2) + fl(Im^2)) exceeds cut = a float
+   <= r^2 (1 - u)^3 is recomputed in balls: X_j = sum_i x_i e^(-2 pi i ij/N) (acb_poly at acb.exp_pi_i, PREC
+   bits; blocks of REFINE_BLOCK terms, each block's power z^(B b) from its exact angle: a Horner step over
+   complex balls (rectangles) can grow radii by |Re z| + |Im z| <= sqrt 2), P_j = X_j^T, P_hat_j := the nearest
+   floats (mirrored to N - j), |P_hat_j - X_j^T| decided in balls.
+   For every other j, |X_hat_j| <= r (fl(a^2 + b^2) <= cut implies a^2 + b^2 <= cut (1 - u)^-2 <= r^2), so
+   (|X_hat_j| + e_j)^(T-1) <= thr and over those j ||X_hat^T - X^T||_2 <= T thr e_1 (Cauchy-Schwarz on
+   sum_j e_j^2 <= e_1^2), ||P_hat - X_hat^T||_2 <= ((1 + nu)^(T-1) - 1) thr ||X_hat||_2: b = min(thr, B^(T-1))
+   replaces B^(T-1). Combination W = P_hat_p + i P_hat_o: one rounding per component, ||W_hat - W||_2 <=
+   u (||P_hat_p||_2 + ||P_hat_o||_2); every ||.||_2 of a float vector is bounded from the floats: the sum of
+   fl squares in any order (Higham (4.4)), in balls.
+
+5. Inverse transform y = conj(F conj(W_hat)) / N (conjugations exact, 1/N in balls), again Thm 24.2:
+   ||fl(F conj W_hat) - F conj W_hat||_2 <= theta sqrt(N) ||W_hat||_2. The exact target is
+   F^-1 (X_p^T + i X_o^T) = y*_p + i y*_o. Every coefficient of a vector is bounded by its 2-norm and
+   ||F v||_2 = sqrt(N) ||v||_2, so for every p:
+   |Re y_hat_p - y*_p,p|, |Im y_hat_p - y*_o,p| <= E := (D_p + D_o + D_W + theta ||W_hat||_2) / sqrt(N) + U_fft / N,
+   D_side = T b e_1 + ((1 + nu)^(T-1) - 1) b (sqrt(N) ||x||_2 + e_1) + (refined frequencies' error) + U_pow;
+   U_fft covers underflow inside the transforms and the halvings (t stages, each <= sqrt(2N) 2^-1073 in
+   2-norm, amplified by sqrt(2) per later stage: <= t N 2^-1071), and the same inside e_F.
+
+6. Coefficient bounds (k in the window, p = k mod N): (x^(*T))_k <= y*_p <= Re y_hat_p + E (alias only adds,
+   so the upper bound needs no A) and (x^(*T))_k >= y*_p - A >= Im y_hat_p - E - A, clipped at 0. Untilted:
+   c_k <= (1 + rho)^T (y_hat_p + E) Z0^T e^(-lambda L_k), c_k >= (1 - rho)^T max(0, y_hat_p - E - A) Z0^T
+   e^(-lambda L_k). The plan's N: the smallest power of two >= n whose float Chernoff estimate of A is
+   <= ALIAS_TARGET (a choice); its window is centred on the tilted mean.
+
+7. Read-off over the plan's range [j0, j1) of window positions (j0: 8 tilted standard deviations below the
+   tilted mean; j1: where the weights e^(-(lambda + 1) h j) would leave the normal range, or N).
+   Pessimistic: delta_up(eps) = (M^T - F^T) [the +inf mass of the T-fold product of a measure with finite
+   mass F and total M, exact in balls] + U_above [Chernoff on the untilted pessimistic measure: mass at losses
+   >= L_(a+j1), sent to +inf] + sum_(j0 <= j < j1, L_k > eps) c_k^up (1 - e^(eps - L_k)); the mass below
+   L_(a+j0) (window positions below j0, alias, the mass below a) is not bounded at all: it adds nothing as
+   long as L_(a+j0) <= eps (moving it up to L_(a+j0) only raises delta, and there it contributes 0). That is
+   the read-off's range: below it the pessimistic read-off is refused (a non-finite ball).
+   Optimistic: the lower masses of the read-off range only (dropping mass and the +inf mass lowers delta), valid
+   for every eps. The range's sum is sum_(k >= k0) c_k (1 - e^(eps - L_k)) = C e^(-lambda L_(a+j0)) (S1 -
+   e^(eps - L_(a+j0)) S2), S1 = sum U_j r1^j, S2 = sum U_j r2^j (j from j0), r1 = e^(-lambda h),
+   r2 = e^(-(lambda + 1) h): the powers of float r1_hat, r2_hat by binary doubling (g[m + i] = fl(g[i]
+   fl(r^m)): at most j roundings for g_j), the products with U_k and the suffix sums (np.cumsum, recursive
+   summation) of non-negative terms; every computed quantity is within [(1 - u)^m, (1 - u)^-m] of its exact
+   value for m <= 2 n + 2 roundings (Higham (3.4), (4.3)-(4.4)), and r_hat^j is within (1 +- rho_r)^n of r^j
+   (rho_r decided in balls). The subtraction and all constants are done in balls.
+
+What this module assumes (stated plainly; not proved here):
+ * numpy's elementwise float64 ufuncs (add, subtract, multiply, complex multiply, and their in-place forms)
+   round each operation to nearest as the standard model says (no extended precision, no flush-to-zero /
+   denormals-are-zero mode; an FMA is covered, see above), and np.sum / np.cumsum add the given terms (any
+   order is covered by (4.4));
+ * Higham Thm 24.2's model matches this code's butterflies exactly (DIT, bit reversal first, twiddle
+   w_(2^s)^j per stage) - checked by reading, not by a proof assistant; its underflow-free hypothesis is
+   replaced by the crude additive terms U_fft and U_pow, whose derivation above is a sketch;
+ * the float choices of :class:`FftPlan` are free: soundness never depends on them, only the tightness; a
+   certificate would record the plan and a checker would redo the pipeline (pure numpy in a fixed order).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from ..balls import InputError, UndecidedError, arb, fmpq, workprec
+from .compose import Pld
+
+#: working precision (bits) of every ball of this module
+PREC = 200
+#: the plan's default refinement threshold (step 4'): frequencies with (|X_hat_j| + e)^(T-1) above it in balls
+REFINE_THRESHOLD = fmpq(1, 2**10)
+#: the plan refines from this many steps on: below, the plain bound keeps delta within 1e-6 relative of the exact
+#: product's at the target (measured: both contracts, T = 2..50; fixed-size T = 100 needs the refinement: 3.6e-6)
+#: and the refinement costs seconds where many frequencies have |X_j| near 1 (fixed-size, T = 2: 35 s, T = 10: 22 s)
+REFINE_MIN_STEPS = 64
+#: at most this many frequencies are recomputed in balls (a refusal beyond: UndecidedError)
+MAX_REFINED = 20000
+#: the refinement evaluates the DFT in blocks of this many terms (radius growth <= 2^(REFINE_BLOCK / 2) per block)
+REFINE_BLOCK = 64
+#: the plan's alias target: N doubles until the float Chernoff estimate of A is below it (a choice)
+ALIAS_TARGET = 1e-16
+#: largest transform length (memory: about fifteen complex vectors of length N, 1 GB at 2^22; measured 285 MB
+#: peak at N = 2^20, T = 1e6, q = 0.01, sigma = 2, grid 1e-4). Beyond the alias target's N the plan stops here
+#: (sound: the alias bound A only lowers the optimistic side)
+MAX_N = 1 << 22
+#: twiddle tables kept (module-level cache, LRU)
+TWIDDLE_CACHE = 4
+#: the read-off range starts this many tilted standard deviations below the tilted mean (a choice)
+RANGE_SDS = 8
+
+
+# ------------------------------------------------------------------------------------------------
+# balls <-> floats
+# ------------------------------------------------------------------------------------------------
+def nearest(x: arb) -> float:
+    """The binary64 number nearest to the ball's midpoint (CPython's int -> float is correctly rounded)."""
+    man, e = x.mid().man_exp()
+    return math.ldexp(float(int(man)), int(e))
+
+
+def f_up(x: arb) -> float:
+    """A binary64 number >= every point of the (finite) ball."""
+    hi = x.upper()
+    f = nearest(hi)
+    while arb(f) < hi:
+        f = math.nextafter(f, math.inf)
+    return f
+
+
+def dyadic(x: float) -> fmpq:
+    """The exact value of a finite float."""
+    n, d = float(x).as_integer_ratio()
+    return fmpq(n, d)
+
+
+def gamma(n: int) -> fmpq:
+    """gamma_n = n u / (1 - n u) as an exact rational."""
+    uu = fmpq(1, 2**53)
+    return n * uu / (1 - n * uu)
+
+
+def _u() -> arb:
+    return arb(fmpq(1, 2**53))
+
+
+# ------------------------------------------------------------------------------------------------
+# The FFT (own radix-2 DIT Cooley-Tukey, Higham Sec. 24.1)
+# ------------------------------------------------------------------------------------------------
+def _table(N: int, ks: range, step: int) -> tuple[np.ndarray, arb]:
+    """(v, e): v[i] = the binary64 rounding (per component, of the ball's midpoint) of e^(-2 pi i k step / N) for k
+    = ks[i], and a ball e >= max_i |v[i] - exact| decided in balls against the same Arb ball (step 3')."""
+    v = np.empty(len(ks), dtype=np.complex128)
+    e = arb(0)
+    for i, k in enumerate(ks):
+        sk, ck = arb.sin_cos_pi_fmpq(fmpq(2 * k * step, N))
+        if not (ck.rad() < arb(2) ** -150 and sk.rad() < arb(2) ** -150):
+            raise UndecidedError("twiddle ball too wide")
+        c, s = nearest(ck), nearest(sk)
+        v[i] = complex(c, -s)
+        d = ((arb(c) - ck) ** 2 + (arb(s) - sk) ** 2).sqrt()  # |v[i] - e^(-i theta)| as a ball
+        if d.upper() > e.upper():
+            e = d.upper()
+    return v, e
+
+
+@lru_cache(maxsize=TWIDDLE_CACHE)
+def twiddles(N: int) -> tuple[np.ndarray, arb]:
+    """(w, mu): w[j] = a float approximation of e^(-2 pi i j / N), j < N/2, and a ball mu >= max_j |w[j] - exact|
+    (step 3'). Two small tables from Arb (j = hi M + lo: A[lo], lo < M, and B[hi], hi < N / (2M), M about
+    sqrt(N / 2)) and their N / 2 products in numpy. Cached per N; the array is read-only."""
+    if N < 2 or N & (N - 1):
+        raise InputError("N", f"the transform length must be a power of two >= 2, got {N}")
+    half = N // 2
+    t = N.bit_length() - 1
+    M = 1 << (t // 2)  # M <= N/2; H = N / (2M) >= 1
+    H = half // M
+    with workprec(PREC):
+        A, e1 = _table(N, range(M), 1)
+        B, e2 = _table(N, range(H), M)
+        g2 = arb(gamma(2))
+        mu = (1 + e1) * e2 + e1 + arb(2).sqrt() * g2 * (1 + e1) * (1 + e2)
+        mu = arb(f_up(mu))
+    w = (B[:, None] * A[None, :]).reshape(half)  # w[hi M + lo] = fl(B[hi] A[lo]) (one complex multiply each)
+    w.flags.writeable = False
+    return w, mu
+
+
+@lru_cache(maxsize=TWIDDLE_CACHE)
+def bitrev(N: int) -> np.ndarray:
+    t = N.bit_length() - 1
+    r = np.zeros(N, dtype=np.int64)
+    for b in range(t):
+        r |= ((np.arange(N) >> b) & 1) << (t - 1 - b)
+    r.flags.writeable = False
+    return r
+
+
+def fft(z: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Unnormalised DFT y_k = sum_j z_j e^(-2 pi i jk/N) by iterative radix-2 decimation in time."""
+    N = z.shape[0]
+    a = z[bitrev(N)].astype(np.complex128)
+    m = 1
+    while m < N:
+        tw = w[:: N // (2 * m)][:m]  # w_(2m)^j = w_N^(j N/(2m)), j < m
+        b = a.reshape(-1, 2 * m)
+        t = b[:, m:] * tw
+        np.subtract(b[:, :m], t, out=b[:, m:])  # the same roundings as a + t, a - t written anew
+        b[:, :m] += t
+        m *= 2
+    return a.reshape(N)
+
+
+def power(x: np.ndarray, T: int) -> np.ndarray:
+    """x^T elementwise by binary powering (squarings a * a, and products)."""
+    result = None
+    base = x
+    while True:
+        if T & 1:
+            result = base.copy() if result is None else result * base
+        T >>= 1
+        if not T:
+            return result
+        base = base * base
+
+
+def hermitian_power(X: np.ndarray, T: int) -> np.ndarray:
+    """X^T for an exactly Hermitian X (X[-j] = conj X[j]): only j <= N/2 powered, the rest mirrored."""
+    N = X.shape[0]
+    half = power(X[: N // 2 + 1], T)
+    out = np.empty(N, dtype=np.complex128)
+    out[: N // 2 + 1] = half
+    out[N // 2 + 1 :] = np.conj(half[1 : N // 2][::-1])
+    return out
+
+
+def fft_theta(N: int, mu: arb) -> arb:
+    """Higham Thm 24.2: theta = t eta / (1 - t eta), eta = mu + gamma_4 (sqrt 2 + mu)."""
+    t = N.bit_length() - 1
+    eta = mu + arb(gamma(4)) * (arb(2).sqrt() + mu)
+    return t * eta / (1 - t * eta)
+
+
+def norm2_upper(v: np.ndarray) -> arb:
+    """Ball >= ||v||_2 from the floats: fl of the squares (one rounding each, or an underflow <= 2^-1074) summed
+    in any order (Higham (4.4): at most m - 1 further roundings), m = the number of real components."""
+    a = np.concatenate((v.real, v.imag)) if np.iscomplexobj(v) else np.asarray(v, dtype=float)
+    m = a.size + 2
+    s = float(np.sum(a * a))
+    if not math.isfinite(s):
+        raise UndecidedError("a float vector's norm overflowed")
+    with workprec(PREC):
+        return (arb(s) / (1 - _u()) ** (m + 1) + m * arb(2) ** -1070).sqrt()
+
+
+def _refine(Xh: np.ndarray, x: np.ndarray, T: int, N: int, e1: arb, Ph: np.ndarray, thr: fmpq) -> tuple[arb, int]:
+    """Step 4': recompute in balls (acb, the exact DFT of the float input, then the T-th power) the frequencies
+    j <= N/2 whose float |X_hat_j| may exceed r = thr^(1/(T-1)) - e1, write their nearest floats into Ph (and the
+    mirrors), and return (ball >= the 2-norm of Ph - X^T over those frequencies, their number)."""
+    from flint import acb, acb_poly
+
+    with workprec(PREC):
+        uu = _u()
+        r = arb(thr) ** (arb(1) / (T - 1)) - e1
+        if not r > 0:
+            raise UndecidedError("refinement impossible: the forward error is above the threshold's radius")
+        cut = -f_up(-(r.lower() ** 2 * (1 - uu) ** 3))
+    half = N // 2 + 1
+    mag2 = Xh.real[:half] * Xh.real[:half] + Xh.imag[:half] * Xh.imag[:half]
+    J = np.nonzero(mag2 > cut)[0]
+    if J.size > MAX_REFINED:
+        raise UndecidedError(f"the refinement would recompute {J.size} frequencies (at most {MAX_REFINED})")
+    err2 = arb(0)
+    with workprec(PREC):
+        # blocks of REFINE_BLOCK terms: a Horner step multiplies a box's radius by up to |Re z| + |Im z| <= sqrt 2
+        # (complex balls are rectangles), so one Horner over all n terms would lose up to n / 2 bits; each block's
+        # offset power z^(B b) is computed from its exact angle instead
+        B = REFINE_BLOCK
+        blocks = [(b, acb_poly([acb(float(v)) for v in x[b : b + B]])) for b in range(0, x.shape[0], B) if np.any(x[b : b + B] > 0)]
+        for j in J:
+            j = int(j)
+            z = acb.exp_pi_i(acb(fmpq(-2 * j, N)))
+            X = acb(0)
+            for b, bp in blocks:
+                X += acb.exp_pi_i(acb(fmpq(-2 * ((b * j) % N), N))) * bp(z)
+            Pw = X**T
+            re, im = nearest(Pw.real), nearest(Pw.imag)
+            # upper endpoints of the absolute differences (a squared ball around 0 would reach below 0)
+            d2 = abs(arb(re) - Pw.real).upper() ** 2 + abs(arb(im) - Pw.imag).upper() ** 2
+            Ph[j] = complex(re, im)
+            if 0 < j < N - j:
+                Ph[N - j] = complex(re, -im)
+                d2 = 2 * d2
+            err2 += d2
+        return err2.sqrt(), int(J.size)
+
+
+def cyclic_power_pair(xp: np.ndarray, xo: np.ndarray, T: int, N: int, thr: fmpq = REFINE_THRESHOLD) -> tuple[np.ndarray, np.ndarray, arb, dict]:
+    """(N y_hat_p, N y_hat_o, E, parts): float cyclic T-fold self-convolutions of two non-negative float vectors
+    (length <= N) and a ball E with |y_hat - y*| <= E for every coefficient (steps 3-5). ``thr`` > 0: step 4'
+    with that threshold; 0: the plain bound of step 4."""
+    if not (2 <= T < 2**62):
+        raise InputError("steps", f"the FFT composition needs 2 <= T < 2^62, got {T}")
+    z = np.zeros(N, dtype=np.complex128)
+    z[: xp.shape[0]] += xp
+    z[: xo.shape[0]] += 1j * xo
+    w, mu = twiddles(N)
+    Zh = fft(z, w)
+    Zr = np.conj(np.roll(Zh[::-1], 1))  # conj Z_(-j)
+    Xp = (Zh + Zr) * 0.5
+    Xo = (Zh - Zr) * (-0.5j)  # exact: a component swap and sign change after the halving
+    Pp = hermitian_power(Xp, T)
+    Po = hermitian_power(Xo, T)
+    t = N.bit_length() - 1
+    with workprec(PREC):
+        theta = fft_theta(N, mu)
+        uu = _u()
+        sqN = arb(N).sqrt()
+        n2 = {k: sum((arb(float(v)) ** 2 for v in x[x > 0]), arb(0)).sqrt() for k, x in (("p", xp), ("o", xo))}
+        S = {k: sum((arb(float(v)) for v in x[x > 0]), arb(0)) for k, x in (("p", xp), ("o", xo))}
+        nz = (n2["p"] ** 2 + n2["o"] ** 2).sqrt()
+        U_fft = t * N * arb(2) ** -1071
+        eF = theta * sqN * nz + U_fft
+        nu = arb(2).sqrt() * arb(gamma(2))
+        U_pow = sqN * arb(2) ** -944
+        D, refined = {}, {}
+        for k, Xh, x, Ph in (("p", Xp, xp, Pp), ("o", Xo, xo, Po)):
+            e1 = eF + uu * (sqN * n2[k] + eF)
+            BT1 = (S[k] + e1) ** (T - 1)  # >= (|X_hat_j| + e_j)^(T-1) for every j
+            if thr > 0 and not BT1 <= arb(thr):
+                errJ, refined[k] = _refine(Xh, x, T, N, e1, Ph, thr)
+                b = arb(thr)
+            else:
+                errJ, refined[k], b = arb(0), 0, BT1
+            D[k] = T * b * e1 + ((1 + nu) ** (T - 1) - 1) * b * (sqN * n2[k] + e1) + errJ + U_pow
+    Wh = Pp + 1j * Po
+    if not np.all(np.isfinite(Wh)):
+        raise UndecidedError("the pointwise powers overflowed")
+    Y = np.conj(fft(np.conj(Wh), w))
+    with workprec(PREC):
+        DW = uu * (norm2_upper(Pp) + norm2_upper(Po))
+        E = (D["p"] + D["o"] + DW + theta * norm2_upper(Wh)) / sqN + U_fft / N
+    parts = {"theta": theta, "mu": mu, "D_p": D["p"], "D_o": D["o"], "E": E, "refined": refined}
+    return Y.real.copy(), Y.imag.copy(), E, parts
+
+
+# ------------------------------------------------------------------------------------------------
+# Input measures
+# ------------------------------------------------------------------------------------------------
+def _common(pess: Pld, opt: Pld) -> tuple[int, list[int], list[int]]:
+    """(o, masses_p, masses_o): both measures' integer masses on the common index base o (step 0)."""
+    if not (isinstance(pess, Pld) and isinstance(opt, Pld)):
+        raise InputError("measures", "expected two certify.pld.compose.Pld measures")
+    if not pess.pessimistic or opt.pessimistic:
+        raise InputError("measures", "expected a pessimistic and an optimistic measure, in this order")
+    if pess.K != opt.K:
+        raise InputError("measures", f"the two measures have different units 2^-K ({pess.K}, {opt.K})")
+    if pess.atoms == 0 or opt.atoms == 0:
+        raise InputError("measures", "a measure without finite atoms")
+    o = min(pess.offset, opt.offset)
+    n = max(pess.offset + pess.atoms, opt.offset + opt.atoms) - o
+    out = []
+    for p in (pess, opt):
+        c = [0] * (p.offset - o) + [int(v) for v in p.poly.coeffs()]
+        if min(c) < 0:
+            raise InputError("measures", "negative masses")
+        out.append(c + [0] * (n - len(c)))
+    return o, out[0], out[1]
+
+
+class _LogMgf:
+    """Float log G(s) = log sum_i x_i e^(s i) from float log-weights (choices only)."""
+
+    def __init__(self, idx: np.ndarray, lx: np.ndarray):
+        self.i, self.lx = idx, lx
+
+    def __call__(self, s: float) -> float:
+        a = self.lx + s * self.i
+        mx = a.max()
+        return float(mx + math.log(np.exp(a - mx).sum()))
+
+    def mean(self, s: float) -> float:
+        a = self.lx + s * self.i
+        e = np.exp(a - a.max())
+        return float((e * self.i).sum() / e.sum())
+
+
+def _best_s(g: _LogMgf, T: int, b: float, upper: bool) -> float:
+    """A float search for the Chernoff s >= 0 minimising T log G(+-s) -+ s b (convex in s; its derivative
+    T mean(+-s) -+ b is monotone: bisection). A choice: any s >= 0 gives a bound."""
+    sign = 1.0 if upper else -1.0
+    d = lambda s: sign * (T * g.mean(sign * s) - b)  # noqa: E731  derivative in s
+    if d(0.0) >= 0:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while d(hi) < 0 and hi < 1e3:
+        lo, hi = hi, 2 * hi
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if d(mid) < 0 else (lo, mid)
+    return hi
+
+
+# ------------------------------------------------------------------------------------------------
+# The plan: every float choice, as exact numbers
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FftPlan:
+    """The choices of one FFT composition (exact; soundness never depends on them, only the tightness).
+
+    ``T`` steps at grid ``h``; ``offset`` the common index base o of the two one-step measures; ``lam`` the tilt
+    (a dyadic rational); ``N`` the transform length; ``a`` the window start (linear index of the T-fold product,
+    loss (T o + a) h); ``j0``, ``j1`` the read-off range of window positions; ``threshold`` of the refinement (0:
+    the plain bound); ``s_alias_hi`` / ``s_alias_lo`` the Chernoff parameters of the optimistic alias bound A,
+    ``s_top`` the one of the mass above the range (untilted pessimistic measure)."""
+
+    T: int
+    h: fmpq
+    offset: int
+    lam: fmpq
+    N: int
+    a: int
+    j0: int
+    j1: int
+    threshold: fmpq
+    s_alias_hi: fmpq
+    s_alias_lo: fmpq
+    s_top: fmpq
+
+    def to_json(self) -> dict:
+        return {k: (str(v) if isinstance(v, fmpq) else v) for k, v in self.__dict__.items()}
+
+
+def _log_masses(m: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, log masses) of the nonzero integer masses (floats; choices only)."""
+    idx = [i for i, v in enumerate(m) if v]
+    return np.array(idx, dtype=float), np.array([math.log(m[i]) for i in idx])
+
+
+def _saddle(idx: np.ndarray, lm: np.ndarray, o: int, K: int, h: float, T: int, delta: float) -> tuple[float, float, float]:
+    """(lambda, mean, var) of the tilted one-step law at the float saddle point T (K - lambda K') = log delta
+    (step 1; a choice)."""
+    ell = (o + idx) * h
+    lp = lm - K * math.log(2)
+
+    def stats(lam):
+        a = lam * ell + lp
+        mx = a.max()
+        e = np.exp(a - mx)
+        Z = e.sum()
+        mean = (e * ell).sum() / Z
+        var = (e * (ell - mean) ** 2).sum() / Z
+        return mx + math.log(Z), mean, var
+
+    target = math.log(delta)
+    lo, hi = 0.0, 1.0
+    while T * (stats(hi)[0] - hi * stats(hi)[1]) > target and hi < 1e4:
+        hi *= 2
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        Kv, m1, _ = stats(mid)
+        if T * (Kv - mid * m1) > target:
+            lo = mid
+        else:
+            hi = mid
+    _, m1, v = stats(hi)
+    return hi, float(m1), float(v)
+
+
+def fft_plan(pess: Pld, opt: Pld, T: int, delta: fmpq, h: fmpq, threshold: fmpq | None = None) -> FftPlan:
+    """Every float choice of the FFT composition of ``pess`` / ``opt`` (one-step measures) to ``T`` steps for a
+    target ``delta`` at grid ``h`` (module docstring, steps 1, 2, 6, 7), returned exactly. ``threshold`` None:
+    REFINE_THRESHOLD from REFINE_MIN_STEPS steps on, else 0 (the plain bound)."""
+    if threshold is None:
+        threshold = REFINE_THRESHOLD if isinstance(T, int) and T >= REFINE_MIN_STEPS else fmpq(0)
+    if not isinstance(T, int) or not (2 <= T < 2**62):
+        raise InputError("steps", f"the FFT composition needs an integer 2 <= T < 2^62, got {T!r}"[:200])
+    if not (0 < delta < 1) or not h > 0:
+        raise InputError("delta", "needs 0 < delta < 1 and a grid h > 0")
+    if threshold < 0 or threshold >= 1:
+        raise InputError("threshold", f"must be in [0, 1), got {threshold}")
+    o, mp, mo = _common(pess, opt)
+    n, hf = len(mp), float(h)
+    ip, lp = _log_masses(mp)
+    lam_f, mean, var = _saddle(ip, lp, o, pess.K, hf, T, float(delta))
+    lam = dyadic(lam_f)
+    io, lo_ = _log_masses(mo)
+    g_o = _LogMgf(io, lo_ + lam_f * hf * io)  # the tilted optimistic vector (up to normalisation)
+    g_p = _LogMgf(ip, lp + lam_f * hf * ip)
+    centre = int(round(T * mean / hf)) - T * o  # linear index of the tilted mean
+    N = 1 << max(n - 1, 1).bit_length()
+    if N > MAX_N:
+        raise InputError("--grid", f"one step has {n} atoms: the transform would exceed {MAX_N} points; use a coarser grid")
+    while True:  # the smallest power of two whose window's float Chernoff estimate of A is below ALIAS_TARGET
+        a = centre - N // 2
+        est = 0.0
+        for g in (g_p, g_o):
+            for b, up in ((a + N, True), (a - 1, False)):
+                s = _best_s(g, T, float(b), up)
+                est += math.exp(min(0.0, T * (g(s if up else -s) - g(0.0)) - (s * b if up else -s * b)))
+        if est <= ALIAS_TARGET or 2 * N > MAX_N:
+            break
+        N *= 2
+    a = centre - N // 2
+    sd = math.sqrt(T * var) / hf
+    j0 = max(0, int(centre - a - RANGE_SDS * sd))
+    j1 = min(N, j0 + int(650 / ((lam_f + 1) * hf)))
+    if j1 <= j0:
+        raise InputError("--grid", "the read-off range is empty at this grid and tilt")
+    s_hi = _best_s(g_o, T, float(a + N), True)
+    s_lo = _best_s(g_o, T, float(a - 1), False)
+    # the untilted pessimistic measure's mass at losses >= L_(a+j1): s by a ternary search (convex exponent)
+    Lb = (T * o + a + j1) * hf
+    ell = (o + ip) * hf
+
+    def f(sv):
+        x = lp + sv * ell
+        mx = x.max()
+        return T * (mx + math.log(np.exp(x - mx).sum())) - sv * Lb
+
+    lo, hi = 0.0, max(4 * lam_f, 1.0)
+    for _ in range(80):
+        m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
+        if f(m1) < f(m2):
+            hi = m2
+        else:
+            lo = m1
+    s_top = (lo + hi) / 2
+    return FftPlan(T, h, o, lam, N, a, j0, j1, threshold, dyadic(s_hi), dyadic(s_lo), dyadic(s_top))
+
+
+# ------------------------------------------------------------------------------------------------
+# Tilt and Chernoff in balls
+# ------------------------------------------------------------------------------------------------
+def _tilt_pass(m: list[int], o: int, K: int, lam: fmpq, h: fmpq) -> tuple[list, arb]:
+    """The balls w_i = m_i 2^-K e^(lam l_i) (None where m_i = 0) and their sum."""
+    r = (arb(lam) * arb(h)).exp()
+    cur = (arb(lam) * arb(h) * o).exp() * arb(2) ** -K
+    ws = []
+    for v in m:
+        ws.append(cur * v if v else None)
+        cur = cur * r
+    return ws, sum((v for v in ws if v is not None), arb(0))
+
+
+#: a tilted mass below this is not convolved as a float (step 1': moved up, or dropped)
+TINY = 2.0**-1000
+
+
+def tilted(m: list[int], o: int, K: int, lam: fmpq, h: fmpq, pessimistic: bool) -> tuple[np.ndarray, float, arb, list[int], int]:
+    """(x, Z0, rho, m', moved): x_i = nearest float to m'_i 2^-K e^(lam l_i) / Z0 (step 1), rho decided in balls.
+
+    Step 1' (tiny tilted masses). Where w_i / Z0 is not certainly above TINY (far below the tilt's bulk), the
+    atom's mass is changed first: pessimistic measures move it UP to the next atom that is kept (or to +inf above
+    the last; ``moved`` counts those units), optimistic ones drop it. Both only move the measure's curve
+    m_inf + sum m_i (1 - gamma e^(-l_i))_+ in the intended direction at every gamma >= 0 (non-decreasing in
+    every l_i and m_i), so the changed one-step measure still bounds the one-step curve (Zhu-Dong-Wang Thm 10
+    then composes it). Repeated until no kept mass is tiny (a mass moved up only grows its atom)."""
+    m = list(m)
+    to_inf = 0
+    with workprec(PREC):
+        for _ in range(64):
+            ws, Zb = _tilt_pass(m, o, K, lam, h)
+            Z0 = nearest(Zb)
+            if not (math.isfinite(Z0) and Z0 > TINY):
+                raise UndecidedError("the tilted total mass is outside the float range (tilt too large)")
+            tiny = {i for i, v in enumerate(ws) if v is not None and not v / Z0 > TINY}
+            if not tiny:
+                break
+            for i in sorted(tiny):
+                if pessimistic:
+                    up = next((k for k in range(i + 1, len(m)) if m[k] and k not in tiny), None)
+                    if up is None:
+                        to_inf += m[i]
+                    else:
+                        m[up] += m[i]
+                m[i] = 0
+        else:
+            raise UndecidedError("the tilted masses did not settle")
+        x = np.zeros(len(ws))
+        rho = arb(0)
+        for i, v in enumerate(ws):
+            if v is None:
+                continue
+            vv = v / Z0
+            xi = nearest(vv)
+            x[i] = xi
+            rel = abs(vv - xi) / xi
+            if rel.upper() > rho.upper():
+                rho = rel.upper()
+        rho = arb(f_up(rho))
+    return x, Z0, rho, m, to_inf
+
+
+def chernoff_tail(x: np.ndarray, T: int, b: int, upper: bool, s: fmpq) -> arb:
+    """Ball bound on the mass of x^(*T) at indices >= b (upper) or <= b (lower), x indexed from 0, any s >= 0:
+    G(+-s)^T e^(-+s b) (Markov on e^(+-s K), K the sum of T independent indices)."""
+    with workprec(PREC):
+        sgn = 1 if upper else -1
+        r = (arb(s) * sgn).exp()
+        cur = arb(1)
+        G = arb(0)
+        for v in x:
+            if v > 0:
+                G += cur * arb(float(v))
+            cur = cur * r
+        return (T * G.log() - sgn * arb(s) * b).exp()
+
+
+def untilted_upper_tail(m: list[int], o: int, K: int, T: int, h: fmpq, Lb: fmpq, s: fmpq) -> arb:
+    """Ball bound on the T-fold finite measure's mass at losses >= Lb: (sum m_i 2^-K e^(s l_i))^T e^(-s Lb)."""
+    with workprec(PREC):
+        sb = arb(s)
+        r = (sb * arb(h)).exp()
+        cur = (sb * arb(h) * o).exp() * arb(2) ** -K
+        G = arb(0)
+        for v in m:
+            if v:
+                G += cur * v
+            cur = cur * r
+        return (T * G.log() - sb * arb(Lb)).exp()
+
+
+# ------------------------------------------------------------------------------------------------
+# Weights by binary doubling, read-off
+# ------------------------------------------------------------------------------------------------
+def geometric(r: float, n: int) -> np.ndarray:
+    """g_j ~ r^j for j < n: g[m + i] = fl(g[i] * P_m), P_m = fl(P_(m/2)^2); g_j carries at most j roundings."""
+    g = np.empty(n)
+    g[0] = 1.0
+    m, P = 1, r
+    while m < n:
+        k = min(m, n - m)
+        g[m : m + k] = g[:k] * P
+        P = P * P
+        m *= 2
+    return g
+
+
+class _Side:
+    """Suffix sums S1(k0), S2(k0) of a range of non-negative float masses (times N) and their constants."""
+
+    def __init__(self, masses: np.ndarray, lam: fmpq, h: fmpq):
+        n = masses.shape[0]
+        with workprec(PREC):
+            r1b, r2b = (-arb(lam) * arb(h)).exp(), (-(arb(lam) + 1) * arb(h)).exp()
+            r1, r2 = nearest(r1b), nearest(r2b)
+            self.rho1 = arb(f_up(abs(r1b - r1) / r1b))
+            self.rho2 = arb(f_up(abs(r2b - r2) / r2b))
+        g1, g2 = geometric(r1, n), geometric(r2, n)
+        if not (g2[-1] > 2.0**-1000 and g1[-1] > 2.0**-1000):
+            raise UndecidedError("the read-off range is too long for this tilt (weights underflow)")
+        self.s1 = np.cumsum((masses * g1)[::-1])[::-1]
+        self.s2 = np.cumsum((masses * g2)[::-1])[::-1]
+        if not (np.all(np.isfinite(self.s1)) and np.all(np.isfinite(self.s2))):
+            raise UndecidedError("the read-off sums overflowed")
+        self.n = n
+
+    def window(self, k0: int, e: arb, upper: bool) -> arb:
+        """Ball containing a bound (upper or lower) of S1(k0) - e S2(k0) for the exact masses (step 7)."""
+        if k0 >= self.n:
+            return arb(0)
+        m = 2 * self.n + 2
+        uu = _u()
+        up_f, lo_f = (1 - uu) ** (-m), (1 + uu) ** (-m)
+        s1, s2 = arb(float(self.s1[k0])), arb(float(self.s2[k0]))
+        n = self.n
+        if upper:
+            return s1 * up_f / (1 - self.rho1) ** n - e * s2 * lo_f / (1 + self.rho2) ** n
+        return s1 * lo_f / (1 + self.rho1) ** n - e * s2 * up_f / (1 - self.rho2) ** n
+
+
+@dataclass(eq=False)
+class FftDirection:
+    """One side of an FFT composition, read off like a composed measure (:func:`certify.pld.readoff.delta_at`).
+
+    ``pessimistic``: the upper endpoint of :meth:`delta_at` bounds the T-fold product's delta(eps) from above for
+    eps >= ``La`` (below: a non-finite ball); optimistic: the lower endpoint bounds it from below, every eps."""
+
+    pessimistic: bool
+    plan: FftPlan
+    La: fmpq  # L_(a+j0): the lower edge of the read-off range
+    Ltop: fmpq  # L_(a+j1): mass above goes to +inf (pessimistic) or is dropped (optimistic)
+    side: _Side
+    C: arb  # the constant of step 7 (tilt, normalisation, 1/N, rho)
+    extra: arb  # pessimistic: +inf mass of the T-fold product + Chernoff mass above Ltop; optimistic: 0
+    E: arb  # the coefficient error bound of step 5 (tilted, normalised units)
+    parts: dict = field(default_factory=dict)
+
+    def max_loss(self, h: fmpq) -> fmpq:
+        return self.Ltop
+
+    def k0(self, eps: fmpq) -> int:
+        """First read-off position j (window position j0 + j) with L_(a+j0+j) > eps."""
+        pl = self.plan
+        base = pl.T * pl.offset + pl.a + pl.j0
+        return max(int((eps / pl.h - base).floor()) + 1, 0)
+
+    def delta_at(self, eps: fmpq, h: fmpq) -> arb:
+        """Ball of the bound at an exact eps (module docstring, step 7)."""
+        if h != self.plan.h:
+            raise InputError("grid", f"this FFT composition is at grid {self.plan.h}, not {h}")
+        if self.pessimistic and eps < self.La:
+            return arb(0, math.inf)  # below the read-off range: undecided (contains every number)
+        with workprec(PREC):
+            e = (arb(eps) - arb(self.La)).exp()
+            w = self.side.window(self.k0(eps), e, self.pessimistic)
+            v = self.extra + self.C * w
+            if self.pessimistic:
+                return v
+            return v if v.lower() > 0 else arb(0)
+
+
+def delta_bound(d: FftDirection, eps: fmpq, h: fmpq) -> arb:
+    """:meth:`FftDirection.delta_at`, refusing (UndecidedError) where it is not finite (eps below the range)."""
+    v = d.delta_at(eps, h)
+    if not v.is_finite():
+        raise UndecidedError(f"eps = {eps} is below the FFT read-off range (its lower edge is {d.La})")
+    return v
+
+
+# ------------------------------------------------------------------------------------------------
+# The pipeline
+# ------------------------------------------------------------------------------------------------
+def compose_pair(pess: Pld, opt: Pld, plan: FftPlan) -> tuple[FftDirection, FftDirection]:
+    """(pessimistic, optimistic) read-off directions of the T-fold products of ``pess`` / ``opt`` by the plan
+    (deterministic given the plan; module docstring, steps 1-7)."""
+    o, mp, mo = _common(pess, opt)
+    if o != plan.offset or len(mp) > plan.N:
+        raise InputError("plan", "the plan was made for other one-step measures")
+    if not plan.lam > 0:
+        raise InputError("plan", "the tilt must be positive")
+    T, N, a, j0, j1, h, K = plan.T, plan.N, plan.a, plan.j0, plan.j1, plan.h, pess.K
+    if not (0 <= j0 < j1 <= N):
+        raise InputError("plan", "the read-off range must satisfy 0 <= j0 < j1 <= N")
+    xp, Z0p, rhop, mp, to_inf = tilted(mp, o, K, plan.lam, h, True)
+    xo, Z0o, rhoo, _, _ = tilted(mo, o, K, plan.lam, h, False)
+    Yp, Yo, E, parts = cyclic_power_pair(xp, xo, T, N, plan.threshold)
+    with workprec(PREC):
+        A = chernoff_tail(xo, T, a + N, True, plan.s_alias_hi) + chernoff_tail(xo, T, a - 1, False, plan.s_alias_lo)
+        shift = a % N
+        Yp, Yo = np.roll(Yp, -shift), np.roll(Yo, -shift)  # window position j <-> linear index a + j
+        cE = f_up(N * E)
+        cEA = f_up(N * (E + A))
+        Up = np.maximum(Yp, 0.0) + cE  # one rounding each (counted in _Side.window's m)
+        Lo = np.maximum(Yo - cEA, 0.0)  # true N x_k >= Lo_k / (1 + u) where positive
+        La = (T * o + a + j0) * h
+        Ltop = (T * o + a + j1) * h
+        uu = _u()
+        tiltLa = (-arb(plan.lam) * arb(La)).exp()
+        Cp = (1 + rhop) ** T * arb(Z0p) ** T * tiltLa / N
+        Co = (1 - rhoo) ** T * arb(Z0o) ** T * tiltLa / N / (1 + uu)
+        F = sum(mp)
+        M = F + pess.inf + to_inf
+        scale = arb(2) ** -K
+        inf_T = (arb(M) * scale) ** T - (arb(F) * scale) ** T
+        above = untilted_upper_tail(mp, o, K, T, h, Ltop, plan.s_top)
+        parts = dict(parts, A=A, inf_T=inf_T, above=above, moved_to_inf=to_inf)
+        up = FftDirection(True, plan, La, Ltop, _Side(Up[j0:j1], plan.lam, h), Cp, inf_T + above, E, parts)
+        lo = FftDirection(False, plan, La, Ltop, _Side(Lo[j0:j1], plan.lam, h), Co, arb(0), E, parts)
+    return up, lo
+
+
+def compose(pess: Pld, opt: Pld, T: int, delta: fmpq, h: fmpq) -> tuple[FftDirection, FftDirection, FftPlan]:
+    """(pessimistic, optimistic, plan): :func:`fft_plan` then :func:`compose_pair` (the plan is returned so that
+    a certificate can record it and a checker re-run :func:`compose_pair` with it)."""
+    fp = fft_plan(pess, opt, T, delta, h)
+    up, lo = compose_pair(pess, opt, fp)
+    return up, lo, fp
+
+
+def directions(contract, q: fmpq, sigma: fmpq, T: int, delta: fmpq, h: fmpq, threshold: fmpq | None = None) -> dict:
+    """{direction name: (pessimistic, optimistic) FftDirection} for every direction of ``contract`` (Poisson
+    add/remove: ``remove`` and ``add``, each from its own one-step measures, :func:`certify.pld.accountant.plan`
+    with ``derive_add=False`` and :func:`certify.pld.accountant.run` with one step; fixed-size: ``max``). The
+    worst-direction curve is the max over directions."""
+    from .accountant import plan as pld_plan, run
+    from .compose import from_one_step
+
+    pl = pld_plan(contract, q, sigma, T, delta, h, derive_add=False)
+    r = run(contract, q, sigma, 1, pl)
+    out = {}
+    for name in pl.layouts:
+        pess, opt = from_one_step(r.one_step[(name, True)]), from_one_step(r.one_step[(name, False)])
+        out[name] = compose_pair(pess, opt, fft_plan(pess, opt, T, delta, h, threshold))
+    return out
+
+
+def bracket(contract, q, sigma, T, delta, h) -> tuple[fmpq, fmpq]:
+    """Certified [eps_low, eps_up] of the composed pair's worst-direction eps(delta) by the FFT composition
+    (inputs parsed as :func:`certify.pld.certify_pld` parses them): eps_up with every direction's upper bound
+    <= delta (:func:`certify.pld.readoff.epsilon_pass`), eps_low with some direction's lower bound > delta."""
+    from . import _parse, readoff
+    from .accountant import parse_pld_delta
+
+    c, qq, ss, TT, hh = _parse(contract, q, sigma, T, h)
+    if hh is None:
+        raise InputError("--grid", "the FFT composition needs a grid")
+    dd = parse_pld_delta(delta)
+    if TT < 2:
+        raise InputError("--steps", "the FFT composition needs at least 2 steps")
+    dirs = directions(c, qq, ss, TT, dd, hh)
+    ups = [v[0] for v in dirs.values()]
+    lows = [v[1] for v in dirs.values()]
+    with workprec(PREC):
+        up = readoff.epsilon_pass(ups, dd, hh)
+        if up is None:
+            raise UndecidedError("no eps in the FFT read-off range passes")
+        lo = readoff.epsilon_fail(lows, dd, hh, up)
+    return lo, up
