@@ -49,7 +49,7 @@ def _timed(module, names: tuple[str, ...], acc: dict) -> None:
 
 
 def _ours(contract: str, q: str, sigma: str, steps: int, delta: str, grid: str, method: str | None = None, out: str | None = None) -> dict:
-    """certify's pld/dpsgd certificate (``method`` None: the default composition, the FFT from 1e3 steps on; "exact":
+    """certify's pld/dpsgd certificate (``method`` None: the default composition, the FFT from accountant.FFT_MIN_STEPS steps on; "exact":
     the exact chain), written to ``out`` when given (then timed by ``certify verify``, :func:`_verify`)."""
     sys.path.insert(0, ROOT)
     from certify.contract import FIXED_SIZE_REPLACE_ONE, POISSON_ADD_REMOVE

@@ -110,7 +110,7 @@ Complex + and -: |fl(x +- y) - (x +- y)| <= u |x +- y| (componentwise u).
    U_pow = sqrt(N) 2^-944 in 2-norm (T < 2^62 is required).
 4'. Refinement (the plan's threshold thr > 0; thr = 0 keeps the plain bound (a)-(c)). With
    r = thr^(1/(T-1)) - e_1 (balls), every j <= N/2 whose float fl(fl(Re^2) + fl(Im^2)) exceeds cut = a float
-   <= r^2 (1 - u)^3 is recomputed in balls: X_j = sum_i x_i e^(-2 pi i ij/N) (acb_poly at acb.exp_pi_i, PREC
+   <= r^2 (1 - u)^3 is recomputed in balls: X_j = sum_i x_i e^(-2 pi i ij/N) (acb_poly at acb.exp_pi_i, REFINE_PREC
    bits; blocks of REFINE_BLOCK terms, each block's power z^(B b) from its exact angle: a Horner step over
    complex balls (rectangles) can grow radii by |Re z| + |Im z| <= sqrt 2), P_j = X_j^T, P_hat_j := the nearest
    floats (mirrored to N - j), |P_hat_j - X_j^T| decided in balls.
@@ -188,6 +188,8 @@ REFINE_MIN_STEPS = 64
 MAX_REFINED = 20000
 #: the refinement evaluates the DFT in blocks of this many terms (radius growth <= 2^(REFINE_BLOCK / 2) per block)
 REFINE_BLOCK = 64
+#: working precision (bits) of the refinement's balls (step 4')
+REFINE_PREC = 128
 #: the plan's alias target: N doubles until the float Chernoff estimate of A is below it (a choice)
 ALIAS_TARGET = 1e-16
 #: largest transform length (memory: about fifteen complex vectors of length N, 1 GB at 2^22; measured 285 MB
@@ -349,7 +351,7 @@ def _refine(Xh: np.ndarray, x: np.ndarray, T: int, N: int, e1: arb, Ph: np.ndarr
     mirrors), and return (ball >= the 2-norm of Ph - X^T over those frequencies, their number)."""
     from flint import acb, acb_poly
 
-    with workprec(PREC):
+    with workprec(REFINE_PREC):
         uu = _u()
         r = arb(thr) ** (arb(1) / (T - 1)) - e1
         if not r > 0:
@@ -361,7 +363,7 @@ def _refine(Xh: np.ndarray, x: np.ndarray, T: int, N: int, e1: arb, Ph: np.ndarr
     if J.size > MAX_REFINED:
         raise UndecidedError(f"the refinement would recompute {J.size} frequencies (at most {MAX_REFINED})")
     err2 = arb(0)
-    with workprec(PREC):
+    with workprec(REFINE_PREC):
         # blocks of REFINE_BLOCK terms: a Horner step multiplies a box's radius by up to |Re z| + |Im z| <= sqrt 2
         # (complex balls are rectangles), so one Horner over all n terms would lose up to n / 2 bits; each block's
         # offset power z^(B b) is computed from its exact angle instead
@@ -485,7 +487,7 @@ def _best_s(g: _LogMgf, T: int, b: float, upper: bool) -> float:
     lo, hi = 0.0, 1.0
     while d(hi) < 0 and hi < 1e3:
         lo, hi = hi, 2 * hi
-    for _ in range(40):
+    for _ in range(30):  # 2^-30 of the bracket: the bound's exponent is flat at its minimum
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if d(mid) < 0 else (lo, mid)
     return hi
@@ -609,7 +611,7 @@ def fft_plan(pess: Pld, opt: Pld, T: int, delta: fmpq, h: fmpq, threshold: fmpq 
         return T * (mx + math.log(np.exp(x - mx).sum())) - sv * Lb
 
     lo, hi = 0.0, max(4 * lam_f, 1.0)
-    for _ in range(80):
+    for _ in range(50):  # (2/3)^50 < 2^-29 of the interval
         m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
         if f(m1) < f(m2):
             hi = m2
