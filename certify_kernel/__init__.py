@@ -2,9 +2,7 @@
 
 It imports nothing from ``certify``; its arithmetic is exact rationals (:mod:`fractions`) and mpmath's interval context ``mpmath.iv``. From a
 certificate's inputs and witnesses alone it re-derives the numbers its conclusions rest on and decides whether they hold (a :class:`Verdict`, exit
-statuses as ``certify verify``).
-Reading order and review guide: docs/kernel.md.
-"""
+statuses as ``certify verify``). Reading order and review guide: docs/kernel.md."""
 
 from dataclasses import dataclass
 from . import bok, document, events, events_fails, objpert, pld, poisson, poisson_fails

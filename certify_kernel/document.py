@@ -1,13 +1,11 @@
 """The certificate as a document: shape, digest, and the comparison of its entries with the kernel's numbers.
 
-A kind module returns a :class:`Derivation` from the inputs and witnesses; then, in order (each step only when the earlier
-pass): 1. the outer shape (:func:`load`, else exit 2); 2. the digest (sha256 of the canonical JSON of the checked keys);
-3. each quantity: strict ball layout, decimals the ball's 10-digit outward rounding, its equation, the kernel's enclosure
-inside the ball (disjoint: inconsistent; overlapping: cannot decide, but see ``loose`` and ``sides``); 4. each claim,
-decided from the kernel's enclosures (never the recorded balls); 5. each conclusion: the claim and hypotheses the kernel
-expects, ``holds`` as the kernel decided them. Prose is not parsed: every kind re-derives certify's words
-(``Derivation.texts``), so a negated or reworded statement is inconsistent even where it quotes no new number.
-"""
+A kind module returns a :class:`Derivation` from the inputs and witnesses; then, in order (each step only when the earlier pass): 1. the outer
+shape (:func:`load`, else exit 2); 2. the digest (sha256 of the canonical JSON of the checked keys); 3. each quantity: strict ball layout, decimals
+the ball's 10-digit outward rounding, its equation, the kernel's enclosure inside the ball (disjoint: inconsistent; overlapping: cannot decide, but
+see ``loose`` and ``sides``); 4. each claim, decided from the kernel's enclosures (never the recorded balls); 5. each conclusion: the claim and
+hypotheses the kernel expects, ``holds`` as the kernel decided them. Prose is not parsed: every kind re-derives certify's words
+(``Derivation.texts``), so a negated or reworded statement is inconsistent even where it quotes no new number."""
 
 import hashlib
 import json

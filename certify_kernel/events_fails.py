@@ -5,8 +5,7 @@
 
 with rdp_i from ``events`` (Mironov17 Prop. 1 for the sum, Balle20 Thm 21 for the conversion), so the calibration accountant (the minimum over G)
 does not certify (epsilon_target, delta). (epsilon, delta) events are not calibrated. Each order is evaluated at the kernel's working precision, so
-that its enclosures sit inside certify's balls (an edited ball that excludes the value is then disjoint from them: inconsistent).
-"""
+that its enclosures sit inside certify's balls (an edited ball that excludes the value is then disjoint from them: inconsistent)."""
 
 from fractions import Fraction
 from mpmath import iv

@@ -10,8 +10,8 @@ Mironov, Talwar, Zhang (2019), "Rényi Differential Privacy of the Sampled Gauss
                  for z >= z0, g = q e^u (1 + 1/r), 1/r in (0, 1];
                  expand (1 + x)^alpha binomially and integrate term by term (two series with erfc terms).
 
-MTZ19's binomial series converges only like k^(-alpha-2) where x = 1. The kernel writes instead (Euler's
-transformation) (1 + x)^alpha = 2^alpha (1 - s)^alpha with s = (1 - x)/2 in [0, 1/2]:
+MTZ19's binomial series converges only like k^(-alpha-2) where x = 1. The kernel writes instead (Euler's transformation) (1 + x)^alpha = 2^alpha (1 -
+s)^alpha with s = (1 - x)/2 in [0, 1/2]:
 
   (R)  |(1 - s)^alpha - sum_{k<=K} C(alpha,k) (-s)^k| <= |C(alpha,K+1)| s^(K+1)/(1 - s) <= |C(alpha,K+1)| 2^-K
        for K + 1 > alpha (then |C(alpha,k+1)/C(alpha,k)| = |alpha - k|/(k + 1) < 1 for every k > K);
@@ -26,10 +26,9 @@ Each power integrates in closed form (completing the square, the erfc terms of M
 
   (A)  A_alpha = (2(1-q))^alpha [ sum_{j<=K} c_j (H(j, +1) + H(alpha-j, -1))  +-  |C(alpha,K+1)| 2^-K (H(0, +1) + H(alpha, -1)) ].
 
-At an integer alpha = n, c_j = C(n,j) 2^-n, the remainder is 0 and (A) is the sum of MTZ19 3.3-I (H(j,+1) + H(j,-1) = E(j)).
-Q(t) for |t| <= 8: (1 -+ erf(|t|/sqrt 2))/2 by the all-positive series (numbers.normal_tail); beyond: Laplace's
-continued fraction for the Mills ratio (DLMF 7.9.2), enclosed by evaluating it backward from an interval tail (``mills``).
-"""
+At an integer alpha = n, c_j = C(n,j) 2^-n, the remainder is 0 and (A) is the sum of MTZ19 3.3-I (H(j,+1) + H(j,-1) = E(j)). Q(t) for |t| <= 8: (1
+-+ erf(|t|/sqrt 2))/2 by the all-positive series (numbers.normal_tail); beyond: Laplace's continued fraction for the Mills ratio (DLMF 7.9.2),
+enclosed by evaluating it backward from an interval tail (``mills``)."""
 
 import math
 from fractions import Fraction

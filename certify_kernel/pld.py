@@ -43,7 +43,10 @@ TEXTS = {  # quantity: (equation, description), as certify writes them
     "delta_upper": ("readoff: delta_up(epsilon_upper)", "m_inf + sum m_i (1 - e^(eps - l_i))_+ of the composed pessimistic measures "
                     "(worst direction)"),
     "delta_lower": ("readoff: delta_low(epsilon_lower)", "the same read-off of the composed optimistic measures (worst direction)"),
-}
+}  # certify's FFT composition (witness fft) words its deltas so; the kernel composes exactly whatever certify did (N2)
+FFT = {"delta_upper": ("fft: delta_up(epsilon_upper)", "upper bound of m_inf + sum m_i (1 - e^(eps - l_i))_+ of the T-fold pessimistic measures "
+       "(worst direction), by the tilted float FFT with its proven error bound (certify.pld.fft)"), "delta_lower": ("fft: delta_low(epsilon_lower)",
+       "lower bound of the same read-off of the T-fold optimistic measures (worst direction), by the tilted float FFT")}
 
 def curve(g, q: Fraction, mu, name: str) -> list:
     """[(H, dH/dg)] of (N1) at g > 0 (intervals): H_g(P||Q) ("remove"), H_g(Q||P) ("add") or both ("max": the larger)."""
@@ -202,21 +205,22 @@ def read(doc: dict, der: Derivation) -> tuple | None:
     der.failed += [f"inputs: {why} fails" for why, o in {**ok, "grid in (0, 1/2]": 0 < h <= Fraction(1, 2)}.items() if not o]
     if der.failed:
         return None
-    names = ("max",) if fixed else ("remove",) if "add_from" in w else ("remove", "add")  # add: derived (N1') or composed apart
-    bad = set(w) - {"chain"} != WITNESSES - ({"add_from"} if fixed or len(names) == 2 else set()) or set(w["layouts"]) != set(names)
-    if bad or w.get("add_from", "remove") != "remove" or w.get("chain", "left-to-right") != "left-to-right":  # K, tau, chain: its own
+    names, fft = ("max",) if fixed else ("remove",) if "add_from" in w else ("remove", "add"), "fft" in w  # add: derived (N1') or apart
+    bad = set(w) - {"chain", "fft"} != WITNESSES - ({"add_from"} if fixed or len(names) == 2 else set()) or set(w["layouts"]) != set(names)
+    bad = bad or fft and ("chain" in w or not isinstance(w["fft"], dict) or set(w["fft"]) != set(names))  # an FFT run: apart, no chain
+    if bad or w.get("add_from", "remove") != "remove" or w.get("chain", "left-to-right") != "left-to-right":  # K, tau, chain, fft: its own
         raise Undecided("pld/dpsgd witnesses not covered: the kernel reads the layouts of the max, the remove or both directions")
     eps = [parse_exact(w[k], f"witnesses.{k}") for k in ("epsilon_upper", "epsilon_lower")]
     if T > MAX_STEPS or max(abs(e) for e in eps) > 1000:
         raise Undecided(f"T above {MAX_STEPS} or |epsilon| above 1000: not covered")
-    return names, q, sigma, int(T), delta, h, eps, w["layouts"]
+    return names, q, sigma, int(T), delta, h, eps, w["layouts"], fft
 
-def _texts(der: Derivation, names: tuple, delta: Fraction, h: Fraction, e_up: Fraction, e_low: Fraction) -> None:
+def _texts(der: Derivation, names: tuple, delta: Fraction, h: Fraction, e_up: Fraction, e_low: Fraction, fft: bool) -> None:
     """The quantities, claims and conclusions in certify's words; the sides of the deltas, the margins the kernel's own."""
     keys = [f"{k}[{n}]" for n in names for k in TEXTS if k.startswith("margin")] + [k for k in TEXTS if not k.startswith("margin")]
     for key in keys:
         der.names.add(key)
-        der.equations[key], der.texts[f"quantity:{key}"] = TEXTS[key.split("[")[0]]
+        der.equations[key], der.texts[f"quantity:{key}"] = (FFT if fft and key in FFT else TEXTS)[key.split("[")[0]]
     der.sides.update({k: 0 for k in keys if k.startswith("margin")} | {"delta_upper": 1, "delta_lower": -1})
     der.values["epsilon_upper"], der.values["epsilon_lower"] = (e_up, e_up), (e_low, e_low)
     every, pair = " for every gamma >= 0", "the exact eps(delta) of the composed pair exceeds epsilon_lower"
@@ -225,11 +229,12 @@ def _texts(der: Derivation, names: tuple, delta: Fraction, h: Fraction, e_up: Fr
         der.claim(f"dominated[{n}]", (f"margin_lower[{n}]", ">=", "0"), f"the {n} profile dominates the optimistic one-step measure{every}")
     der.claim("privacy", ("delta_upper", "<=", str(delta)), "delta_up(epsilon_upper) <= delta: the run is (epsilon_upper, delta)-DP")
     dom = {k: tuple(f"{k}[{n}]" for n in names) for k in ("dominates", "dominated")}
-    der.conclude("privacy", "privacy", dom["dominates"], f"the run is ({e_up}, {delta})-DP (certified PLD accountant, grid {h})")
+    how = (", composed by a tilted float FFT with a proven error bound", " (FFT composition)") if fft else ("", "")
+    der.conclude("privacy", "privacy", dom["dominates"], f"the run is ({e_up}, {delta})-DP (certified PLD accountant, grid {h}{how[0]})")
     if e_low > 0:  # at a coarse grid no lower bound may be found (epsilon_lower 0): certify then states no tightness
         der.claim("tightness", ("delta_lower", ">", str(delta)), f"delta_low(epsilon_lower) > delta: {pair}")
         der.conclude("tightness", "tightness", dom["dominated"],
-                     f"the exact epsilon at delta = {delta} of the composed dominating pair exceeds {e_low}")
+                     f"the exact epsilon at delta = {delta} of the composed dominating pair exceeds {e_low}{how[1]}")
 
 def derive(doc: dict) -> Derivation:
     """Everything the kernel needs to judge a pld/dpsgd certificate (see document.Derivation)."""
@@ -237,8 +242,8 @@ def derive(doc: dict) -> Derivation:
     got = read(doc, der)
     if got is None:
         return der
-    names, q, sigma, T, delta, h, (e_up, e_low), lays = got  # then the work, decided before it is done: K, tau, the points
-    _texts(der, names, delta, h, e_up, e_low)
+    names, q, sigma, T, delta, h, (e_up, e_low), lays, fft = got  # then the work, decided before it is done: K, tau, the points
+    _texts(der, names, delta, h, e_up, e_low, fft)
     idx = {n: points(lays[n]) for n in names}
     # units 2^-K: the excess mass (2^-K per atom and product) and the tails (tau) far below delta (N1': times e^eps)
     amp = 48 + 2 * T.bit_length() + (math.ceil(1.45 * float(max(e_up, 0))) if names == ("remove",) else 0)

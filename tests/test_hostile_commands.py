@@ -66,6 +66,7 @@ VARIANTS = {
     + ["--L1", "1", "--L2", "1/4", "--L3", "1/10"],
     ("rho", "--batch-size"): ["rho", "--alpha", "8", "--batch-size", "6", "--dataset-size", "600", "--noise-multiplier", "2"],
     ("dpsgd", "--grid"): ["dpsgd", "--accountant", "pld", "--grid", "1e-2", "--steps", "100", *POISSON],
+    ("dpsgd", "--composition"): ["dpsgd", "--accountant", "pld", "--grid", "1e-2", "--steps", "100", "--composition", "fft", *POISSON],
     ("dpsgd", "--batch-size"): ["dpsgd", "--sampling", "fixed-size", "--batch-size", "6", "--dataset-size", "600", "--noise-multiplier", "2"]
     + ["--steps", "100", "--delta", "1e-6"],
     ("dpsgd", "--epochs"): ["dpsgd", "--accountant", "renyi", "--epochs", "1", *POISSON],
@@ -132,6 +133,7 @@ FLAGS = {
         **dict.fromkeys(["--gamma", "--max-seconds", "--epochs"], NUMBER),
         "--max-evaluations": INTEGER,
         "--accountant": CHOICE,
+        "--composition": CHOICE,
         "--fractional-orders": CHOICE,
         "--sampling": WORD,
         "--adjacency": WORD,

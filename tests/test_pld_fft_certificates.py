@@ -208,10 +208,63 @@ def test_forged_numbers_refused(genuine):
 
 
 @pytest.mark.parametrize("contract,grid", [("poisson", "1e-2"), ("fixed-size", "1e-2"), ("poisson", "1e-3")])
-def test_kernel_does_not_refuse_a_genuine_fft_certificate(contract, grid):
-    """certify_kernel decides pld/dpsgd by its own exact composition; on an FFT certificate it says it cannot decide
-    (exit 3: the witness fft is not one it reads), never that the certificate is wrong."""
+def test_kernel_accepts_a_genuine_fft_certificate(contract, grid):
+    """certify_kernel decides pld/dpsgd by its own exact composition whatever certify composed with: a genuine FFT
+    certificate (both directions composed apart, the witness fft ignored like K and tau, certify's FFT wording
+    re-derived) is accepted (T = 1000: the two brackets agree to the printed digits)."""
     import certify_kernel
 
     res = certify_kernel.check_text(_text(contract, 1000, grid))
-    assert res.status in (0, 3), (res.status, res)
+    assert res.status == 0, res
+
+
+def test_kernel_refuses_or_cannot_decide_what_certify_refuses(genuine):
+    """The FFT certificates certify refuses for their witnesses (fft beside chain or add_from, an fft object naming
+    other directions, fft stripped while its wording stays) are never accepted by the kernel either."""
+    import certify_kernel
+
+    forged = []
+    for extra in ({"chain": "left-to-right"}, {"add_from": "remove"}):
+        d = copy.deepcopy(genuine)
+        d["witnesses"].update(extra)
+        forged.append(d)
+    d = copy.deepcopy(genuine)
+    d["witnesses"]["fft"] = {"remove": d["witnesses"]["fft"]["remove"]}
+    forged.append(d)
+    d = copy.deepcopy(genuine)
+    del d["witnesses"]["fft"]
+    forged.append(d)
+    for d in forged:
+        text = json.dumps(reseal(d))
+        assert verify_text(text).exit_code == 4
+        assert certify_kernel.check_text(text).status != 0
+
+
+_CLI = ["dpsgd", "--sampling-rate", "1/100", "--noise-multiplier", "2", "--delta", "1e-6"]
+
+
+@pytest.mark.parametrize("composition, fft", [("fft", True), ("exact", False)])
+def test_cli_composition_flag_chooses_the_method_and_the_summary_names_it(tmp_path, capsys, composition, fft):
+    """``certify dpsgd --accountant pld --composition fft|exact`` (T = 100, below the FFT default's range, so the flag
+    decides): the certificate carries ``fft`` exactly when asked, verifies, and the summary names the method."""
+    from certify import cli
+
+    out = tmp_path / "c.json"
+    argv = [*_CLI, "--sampling", "poisson", "--steps", "100", "--accountant", "pld", "--grid", "1e-2", "--composition", composition]
+    assert cli.main([*argv, "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert ("fft" in doc["witnesses"]) is fft and verify_text(out.read_text()).exit_code == 0
+    assert ("tilted float FFT composition" in text) is fft and ("exact integer composition" in text) is not fft
+
+
+@pytest.mark.parametrize("flag, value", [("--grid", "1e-3"), ("--composition", "fft"), ("--composition", "exact")])
+@pytest.mark.parametrize("contract", [["--sampling", "poisson"], ["--sampling", "fixed-size", "--adjacency", "replace-one"]])
+def test_cli_pld_options_refused_with_another_accountant(capsys, flag, value, contract):
+    """A PLD setting given to a Renyi accountant (the default of each contract) is refused (exit 2, naming the option),
+    not silently ignored."""
+    from certify import cli
+
+    assert cli.main([*_CLI, *contract, "--steps", "10", flag, value]) == 2
+    err = capsys.readouterr().err
+    assert f"{flag}: is an option of --accountant pld only" in err

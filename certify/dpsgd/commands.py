@@ -175,6 +175,9 @@ def cmd_rho(args) -> int:
 
 
 def cmd_dpsgd(args) -> int:
+    for flag in ("grid", "composition"):  # PLD settings are refused with another accountant, not silently ignored
+        if getattr(args, flag, None) is not None and getattr(args, "accountant", None) != "pld":
+            raise InputError(f"--{flag}", "is an option of --accountant pld only")
     status = run_contract(args)  # poisson + add-remove is certified there; fixed-size + replace-one continues here
     if status is not None:
         return status
@@ -345,6 +348,14 @@ def register(subparsers) -> None:
         default=None,
         help="--accountant pld: loss-grid spacing h > 0, <= 1/2 (default: the accountant chooses the finest grid from "
         "1e-4, the published column's, upward that fits its limits)",
+    )
+    d.add_argument(
+        "--composition",
+        choices=["fft", "exact"],
+        default=None,
+        help="--accountant pld: how the T steps are composed: fft (a tilted float FFT with a proven error bound) or "
+        "exact (integer products along an addition chain; the second checker, --kernel, re-checks only these). "
+        "Default: fft for 1e4 <= T <= 1e7, exact otherwise",
     )
     _common(d)
     add_contract_options(d)

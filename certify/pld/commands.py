@@ -16,6 +16,13 @@ from ..contract import Contract, parse_contract
 from . import certify_pld, tightness_note
 
 
+def _composition(cert) -> str:
+    """How the certificate's T steps were composed (its ``fft`` witness: certify.pld.certificates)."""
+    if "fft" in cert.witnesses:
+        return "tilted float FFT composition with a proven error bound"
+    return "exact integer composition"
+
+
 def summary(cert, seconds: float) -> str:
     i, q = cert.inputs, cert.quantities
     c = Contract(i["sampling"], i["adjacency"])
@@ -25,7 +32,7 @@ def summary(cert, seconds: float) -> str:
     lines = [
         f"DP-SGD with q={i['sampling_rate']}, sigma={i['noise_multiplier']}, T={i['steps']} steps, delta={i['delta']}",
         f"  {c.statement()}",
-        f"  accountant: certified PLD (lossless), grid h = {i['grid']} (exact integer composition, outward rounding)",
+        f"  accountant: certified PLD (lossless), grid h = {i['grid']} ({_composition(cert)}, outward rounding)",
         f"  epsilon <= {upper_decimal(up, 6)}   (certified: the run is (epsilon, delta)-DP; rounded up)",
         f"  epsilon >= {lower_decimal(lo, 6)}   (certified lower bound on the exact eps(delta) of the composed dominating pair; rounded down)",
         f"  bracket width {upper_decimal(width, 3)}" + (f"  (eps_up/eps_low - 1 = {upper_decimal(rel, 3)})" if rel is not None else ""),
@@ -41,7 +48,7 @@ def run_pld(args, contract: Contract, p: fmpq, sigma: fmpq, steps: int, delta: f
     t0 = time.perf_counter()
     c = parse_contract(contract.sampling, contract.adjacency, "pld")
     grid = getattr(args, "grid", None)  # None: the accountant chooses its grid (certify.pld.certify_pld)
-    cert = certify_pld(c, exact_str(p), exact_str(sigma), steps, exact_str(delta), grid)
+    cert = certify_pld(c, exact_str(p), exact_str(sigma), steps, exact_str(delta), grid, method=getattr(args, "composition", None))
     note = tightness_note(cert, auto=grid is None)
     if note is not None:  # one stderr line: a grid too coarse for a useful lower bound, or the auto grid's work cap
         sys.stderr.write(f"certify: {note}\n")
