@@ -1,6 +1,6 @@
 """The T-fold PLD by ONE tilted float FFT with a proven a-priori error bound (issue 24; engine module).
 
-From the research prototype benchmarks/proto_pld_fft.py (measured in benchmarks/README.md, "Issue 24"), written
+From a research prototype (measured in benchmarks/README.md, "Issue 24"; removed once this module landed), written
 for production: exact plans, a cached twiddle table, any direction's one-step measures, refusals instead of
 wrong numbers. pld/dpsgd certificates use it by default from 1e4 steps on (:func:`certify.pld.accountant.use_fft`;
 the witness ``fft`` records each direction's :class:`FftPlan`, which the checker re-derives and requires equal).
