@@ -381,3 +381,20 @@ def test_exact_chain_certificate_verifies_on_another_cpu(tmp_path):
 )
 def test_genuine_fft_certificate_verifies_on_another_cpu(tmp_path):
     assert _verify_without_avx2(tmp_path, _text("fixed-size", 1000)) == 0
+
+
+def test_false_claims_refused_by_both_checkers(certs):
+    """Forgeries whose claim is false: the T = 100 certificate's numbers at T = 1000 (with the T = 1000 plans), and
+    epsilon_upper edited to 0.8 x with its statement. Both checkers refuse (the kernel by its own exact composition)."""
+    d = copy.deepcopy(certs["p100"])
+    d["inputs"]["steps"] = "1000"
+    _w(d)["fft"] = copy.deepcopy(_w(certs["p1000"])["fft"])
+    d2 = copy.deepcopy(certs["p1000"])
+    up = _w(d2)["epsilon_upper"]
+    assert up == "3823677/4194304"
+    low = "6117883/8388608"  # 0.8 x, rounded down to 2^-24, in lowest terms
+    _w(d2)["epsilon_upper"] = low
+    d2["conclusions"][0]["statement"] = d2["conclusions"][0]["statement"].replace(up, low)
+    for doc in (d, d2):
+        assert _certify_code(copy.deepcopy(doc)) == 4
+        assert _kernel(doc) in (4, 5)
