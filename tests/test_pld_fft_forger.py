@@ -15,6 +15,11 @@ accepted by the kernel.
 Known defect (xfail, strict): a witness read-off point written as a JSON integer (``"epsilon_lower": 0``, certify writes
 the text ``"0"``) is accepted by ``certify verify`` (exit 0) and refused by the kernel (exit 4): the two checkers
 contradict, and certify accepts a file it never writes. Not FFT-specific (the exact chain's certificates too).
+Known defect (xfail, strict): a genuine FFT certificate is refused (exit 4) by ``certify verify`` in a process whose
+numpy does not dispatch its AVX2 / FMA kernels (NPY_DISABLE_CPU_FEATURES=X86_V3; a CPU without AVX2, or the reverse):
+numpy's complex multiply (and complex abs) round differently there, so the float FFT moves the centres of the
+delta_upper / delta_lower balls by a few ulps and the recorded ball no longer contains the recomputation (the plan,
+the epsilons and the decimals agree). The exact chain's certificate, the control, verifies.
 """
 
 from __future__ import annotations
