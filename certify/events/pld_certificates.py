@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from ..balls import InputError, ball, exact, exact_str, fmpq, upper_decimal, workprec
-from ..certificate import Budget, Certificate, Evaluation, exact_operand
+from ..certificate import Budget, Certificate, Evaluation, exact_operand, witness_field
 from ..limits import BUDGET_SECONDS, CHECKER_SECONDS
 from ..provenance import check_notes
 from ..verify import register
@@ -250,8 +250,8 @@ def evaluate_events_pld(inputs: dict, witnesses: dict) -> Evaluation:
     pl = _plan_from(h, witnesses)
     bound = low = None
     if query == "target_delta":
-        eps_up = exact(witnesses["epsilon_upper"], "epsilon_upper")
-        eps_low = exact(witnesses["epsilon_lower"], "epsilon_lower")
+        eps_up = exact(witness_field(witnesses, "epsilon_upper", "witnesses.epsilon_upper", str), "epsilon_upper")
+        eps_low = exact(witness_field(witnesses, "epsilon_lower", "witnesses.epsilon_lower", str), "epsilon_lower")
         if eps_up < 0 or eps_low < 0 or eps_up > 10**6 or eps_low > eps_up:
             raise InputError("witnesses", "read-off points must satisfy 0 <= epsilon_lower <= epsilon_upper <= 10^6")
     else:

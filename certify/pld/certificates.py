@@ -44,7 +44,7 @@ Conclusions: ``privacy`` (resting on every ``dominates[<p>]``) and, with a lower
 from __future__ import annotations
 
 from ..balls import exact_in, InputError, ball, exact, exact_str, fmpq, workprec, require_in
-from ..certificate import Budget, Certificate, Evaluation
+from ..certificate import Budget, Certificate, Evaluation, witness_field
 from ..contract import CONTRACT_FIELDS, contract_from_inputs, parse_contract
 from ..validators import parse_sigma, parse_steps
 from ..limits import cap
@@ -202,8 +202,9 @@ def fill(ev: Evaluation, r, delta: fmpq, eps_up: fmpq, eps_low: fmpq, h: fmpq) -
 def evaluate(inputs: dict, witnesses: dict) -> Evaluation:
     contract, q, sigma, steps, delta, h = parse_inputs(inputs)
     pl = Plan.from_json(h, witnesses)
-    eps_up = exact(witnesses.get("epsilon_upper"), "epsilon_upper")
-    eps_low = exact(witnesses.get("epsilon_lower"), "epsilon_lower")
+    # the read-off points are exact texts as certify writes them (a JSON integer such as 0 is refused, not read)
+    eps_up = exact(witness_field(witnesses, "epsilon_upper", "witnesses.epsilon_upper", str), "epsilon_upper")
+    eps_low = exact(witness_field(witnesses, "epsilon_lower", "witnesses.epsilon_lower", str), "epsilon_lower")
     if eps_up < 0 or eps_low < 0:
         raise InputError("witnesses", "read-off points must be >= 0")
     lower = witnesses.get("lower_profiles")

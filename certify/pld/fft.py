@@ -186,6 +186,10 @@ REFINE_THRESHOLD = fmpq(1, 2**10)
 REFINE_MIN_STEPS = 64
 #: at most this many frequencies are recomputed in balls (a refusal beyond: UndecidedError)
 MAX_REFINED = 20000
+#: at most this many (frequency, nonzero block) evaluations per refinement, about 15 us each (a refusal beyond:
+#: UndecidedError, and certify's default then composes by the exact chain). Measured: the benchmark's T = 1e4..1e6
+#: need 1,500-6,000; q = 1e-4, sigma = 0.5, T = 1e5, grid 1e-4 wanted 20,000 x 400 (56 s before this cap)
+MAX_REFINE_WORK = 200_000
 #: the refinement evaluates the DFT in blocks of this many terms (radius growth <= 2^(REFINE_BLOCK / 2) per block)
 REFINE_BLOCK = 64
 #: working precision (bits) of the refinement's balls (step 4')
@@ -224,6 +228,21 @@ def dyadic(x: float) -> fmpq:
     """The exact value of a finite float."""
     n, d = float(x).as_integer_ratio()
     return fmpq(n, d)
+
+
+#: significant bits kept of a float choice of the plan (lambda, the Chernoff s): numpy's exp / log differ by ulps
+#: between CPUs (SIMD kernels), so a choice keeps only its leading bits; then producer and checker agree except when
+#: a value lies within a few ulps of a rounding boundary (there a genuine certificate would be refused, never a forged
+#: one accepted). Soundness never depends on the choices.
+CHOICE_BITS = 24
+
+
+def choice(x: float) -> float:
+    """x rounded to CHOICE_BITS significant bits (a float, exactly a dyadic rational)."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    m, e = math.frexp(x)
+    return math.ldexp(round(m * 2**CHOICE_BITS), e - CHOICE_BITS)
 
 
 def gamma(n: int) -> fmpq:
@@ -273,7 +292,7 @@ def twiddles(N: int) -> tuple[np.ndarray, arb]:
         g2 = arb(gamma(2))
         mu = (1 + e1) * e2 + e1 + arb(2).sqrt() * g2 * (1 + e1) * (1 + e2)
         mu = arb(f_up(mu))
-    w = (B[:, None] * A[None, :]).reshape(half)  # w[hi M + lo] = fl(B[hi] A[lo]) (one complex multiply each)
+    w = cmul(B[:, None], A[None, :]).reshape(half)  # w[hi M + lo] = fl(B[hi] A[lo]) (one complex multiply each)
     w.flags.writeable = False
     return w, mu
 
@@ -288,32 +307,99 @@ def bitrev(N: int) -> np.ndarray:
     return r
 
 
+def cmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x y elementwise by the classical formula in real float64 operations, (xr yr - xi yi) + i (xr yi + xi yr), each
+    operation rounded once (Higham Lemma 3.5's model). numpy's own complex multiply is not used: its SIMD kernels
+    differ between CPUs (with and without AVX2/FMA they give other bits), and a certificate's checker must reproduce
+    the producer's floats bit for bit on any IEEE binary64 machine; separate real ufuncs are never fused."""
+    xr, xi, yr, yi = x.real, x.imag, y.real, y.imag
+    out = np.empty(np.broadcast_shapes(x.shape, y.shape), dtype=np.complex128)
+    out.real = np.subtract(np.multiply(xr, yr), np.multiply(xi, yi))
+    out.imag = np.add(np.multiply(xr, yi), np.multiply(xi, yr))
+    return out
+
+
+def _split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Contiguous copies of the real and imaginary parts."""
+    return np.ascontiguousarray(x.real, dtype=np.float64), np.ascontiguousarray(x.imag, dtype=np.float64)
+
+
+def _join(re: np.ndarray, im: np.ndarray) -> np.ndarray:
+    out = np.empty(re.shape, dtype=np.complex128)
+    out.real, out.imag = re, im
+    return out
+
+
+#: the transform's first stages (m < SMALL_STAGE butterflies per block) run a column at a time (speed only)
+SMALL_STAGE = 64
+
+
 def fft(z: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Unnormalised DFT y_k = sum_j z_j e^(-2 pi i jk/N) by iterative radix-2 decimation in time."""
+    """Unnormalised DFT y_k = sum_j z_j e^(-2 pi i jk/N) by iterative radix-2 decimation in time, in real float64
+    operations (:func:`cmul`'s formula for the twiddle products: bit for bit the same on every IEEE machine)."""
     N = z.shape[0]
-    a = z[bitrev(N)].astype(np.complex128)
+    ar, ai = _split(z[bitrev(N)])
+    wr, wi = _split(w)
+    tr, ti, tmp = np.empty(N // 2), np.empty(N // 2), np.empty(N // 2)
     m = 1
-    while m < N:
-        tw = w[:: N // (2 * m)][:m]  # w_(2m)^j = w_N^(j N/(2m)), j < m
-        b = a.reshape(-1, 2 * m)
-        t = b[:, m:] * tw
-        np.subtract(b[:, :m], t, out=b[:, m:])  # the same roundings as a + t, a - t written anew
-        b[:, :m] += t
+    while m < min(N, SMALL_STAGE):  # few columns, long strided ones: a column at a time (the same operations)
+        Tr, Ti, X = tr[: N // (2 * m)], ti[: N // (2 * m)], tmp[: N // (2 * m)]
+        for j in range(m):
+            twr, twi = wr[j * (N // (2 * m))], wi[j * (N // (2 * m))]
+            lr, li, hr, hi = ar[j :: 2 * m], ai[j :: 2 * m], ar[m + j :: 2 * m], ai[m + j :: 2 * m]
+            np.multiply(hr, twr, out=Tr)
+            np.multiply(hi, twi, out=X)
+            np.subtract(Tr, X, out=Tr)
+            np.multiply(hr, twi, out=Ti)
+            np.multiply(hi, twr, out=X)
+            np.add(Ti, X, out=Ti)
+            np.subtract(lr, Tr, out=hr)
+            np.subtract(li, Ti, out=hi)
+            np.add(lr, Tr, out=lr)
+            np.add(li, Ti, out=li)
         m *= 2
-    return a.reshape(N)
+    while m < N:
+        twr, twi = wr[:: N // (2 * m)][:m], wi[:: N // (2 * m)][:m]  # w_(2m)^j = w_N^(j N/(2m)), j < m
+        br, bi = ar.reshape(-1, 2 * m), ai.reshape(-1, 2 * m)
+        Tr, Ti, X = tr.reshape(-1, m), ti.reshape(-1, m), tmp.reshape(-1, m)
+        np.multiply(br[:, m:], twr, out=Tr)  # t = b w: (br wr - bi wi) + i (br wi + bi wr), one rounding each
+        np.multiply(bi[:, m:], twi, out=X)
+        np.subtract(Tr, X, out=Tr)
+        np.multiply(br[:, m:], twi, out=Ti)
+        np.multiply(bi[:, m:], twr, out=X)
+        np.add(Ti, X, out=Ti)
+        np.subtract(br[:, :m], Tr, out=br[:, m:])  # a - t, then a + t (componentwise: one rounding each)
+        np.subtract(bi[:, :m], Ti, out=bi[:, m:])
+        np.add(br[:, :m], Tr, out=br[:, :m])
+        np.add(bi[:, :m], Ti, out=bi[:, :m])
+        m *= 2
+    return _join(ar, ai)
 
 
 def power(x: np.ndarray, T: int) -> np.ndarray:
-    """x^T elementwise by binary powering (squarings a * a, and products)."""
+    """x^T elementwise by binary powering (squarings a * a, and products), in real float64 operations by the
+    classical formula (:func:`cmul`; a square's imaginary part 2 fl(ar ai) is exactly fl(ar ai) + fl(ai ar))."""
     result = None
-    base = x
+    br, bi = _split(x)
     while True:
         if T & 1:
-            result = base.copy() if result is None else result * base
+            if result is None:
+                result = (br.copy(), bi.copy())
+            else:
+                rr, ri = result
+                re = rr * br
+                re -= ri * bi
+                im = rr * bi
+                im += ri * br
+                result = (re, im)
         T >>= 1
         if not T:
-            return result
-        base = base * base
+            return _join(*result)
+        re = br * br
+        re -= bi * bi
+        im = br * bi
+        im *= 2.0
+        br, bi = re, im
 
 
 def hermitian_power(X: np.ndarray, T: int) -> np.ndarray:
@@ -362,6 +448,9 @@ def _refine(Xh: np.ndarray, x: np.ndarray, T: int, N: int, e1: arb, Ph: np.ndarr
     J = np.nonzero(mag2 > cut)[0]
     if J.size > MAX_REFINED:
         raise UndecidedError(f"the refinement would recompute {J.size} frequencies (at most {MAX_REFINED})")
+    nz = np.count_nonzero(np.add.reduceat(x > 0, np.arange(0, x.shape[0], REFINE_BLOCK))) if x.shape[0] else 0
+    if J.size * nz > MAX_REFINE_WORK:  # decided before the work: each frequency costs a block evaluation per nonzero block
+        raise UndecidedError(f"the refinement would evaluate {J.size} frequencies x {nz} blocks (at most {MAX_REFINE_WORK})")
     err2 = arb(0)
     with workprec(REFINE_PREC):
         # blocks of REFINE_BLOCK terms: a Horner step multiplies a box's radius by up to |Re z| + |Im z| <= sqrt 2
@@ -575,6 +664,7 @@ def fft_plan(pess: Pld, opt: Pld, T: int, delta: fmpq, h: fmpq, threshold: fmpq 
     n, hf = len(mp), float(h)
     ip, lp = _log_masses(mp)
     lam_f, mean, var = _saddle(ip, lp, o, pess.K, hf, T, float(delta))
+    lam_f = choice(lam_f)
     lam = dyadic(lam_f)
     io, lo_ = _log_masses(mo)
     g_o = _LogMgf(io, lo_ + lam_f * hf * io)  # the tilted optimistic vector (up to normalisation)
@@ -618,7 +708,7 @@ def fft_plan(pess: Pld, opt: Pld, T: int, delta: fmpq, h: fmpq, threshold: fmpq 
         else:
             lo = m1
     s_top = (lo + hi) / 2
-    return FftPlan(T, h, o, lam, N, a, j0, j1, threshold, dyadic(s_hi), dyadic(s_lo), dyadic(s_top))
+    return FftPlan(T, h, o, lam, N, a, j0, j1, threshold, dyadic(choice(s_hi)), dyadic(choice(s_lo)), dyadic(choice(s_top)))
 
 
 # ------------------------------------------------------------------------------------------------
