@@ -491,12 +491,8 @@ def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: t
         if prof.name not in pl.layouts:
             raise InputError("witnesses", f"no grid layout recorded for profile {prof.name!r}")
         lay = pl.layouts[prof.name]
-        try:
-            both = _one_steps(prof.members, prof.name, q, d, pl.h, lay, pl.K)
-        except discretise.DiscretisationError as err:
-            raise InputError("--grid", f"cannot discretise at this grid: {err}") from None
+        both = _sample(out, prof, q, d, pl)
         for pess, s in zip((True, False), both):
-            out.one_step[(prof.name, pess)] = s
             if pess:
                 _guard_width(s, steps)
             elif lower is not None and prof.name not in lower:
@@ -514,6 +510,17 @@ def run(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: t
             if (pl.add_from, pess) in out.composed:
                 out.derived[pess] = Swapped(out.composed[(pl.add_from, pess)])
     return out
+
+
+def _sample(out: Run, prof, q: fmpq, d: fmpq, pl: Plan) -> tuple:
+    """The profile's pessimistic and optimistic one-step measures on its recorded layout, recorded in ``out``."""
+    try:
+        both = _one_steps(prof.members, prof.name, q, d, pl.h, pl.layouts[prof.name], pl.K)
+    except discretise.DiscretisationError as err:
+        raise InputError("--grid", f"cannot discretise at this grid: {err}") from None
+    for pess, s in zip((True, False), both):
+        out.one_step[(prof.name, pess)] = s
+    return both
 
 
 def _run_fft(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, lower: tuple | None, delta: fmpq | None) -> Run:
@@ -540,13 +547,7 @@ def _run_fft(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, low
     out = Run(pl)
     measures = {}
     for prof in profs:
-        lay = pl.layouts[prof.name]
-        try:
-            both = _one_steps(prof.members, prof.name, q, d, pl.h, lay, pl.K)
-        except discretise.DiscretisationError as err:
-            raise InputError("--grid", f"cannot discretise at this grid: {err}") from None
-        for pess, s in zip((True, False), both):
-            out.one_step[(prof.name, pess)] = s
+        both = _sample(out, prof, q, d, pl)
         _guard_width(both[0], steps)  # the exact chain's refusals of a composition too wide, kept: the same refusals
         pess_m, opt_m = compose.from_one_step(both[0]), compose.from_one_step(both[1])  # either way (and fast ones)
         compose.check_width(pess_m, steps, pl.tau, compose.LEFT_TO_RIGHT)
