@@ -37,6 +37,7 @@ from certify.balls import InputError
 from certify.pld import certify_pld
 from certify.verify import verify_text
 from test_forger import reseal
+from test_forger21 import _set
 
 CONTRACTS = {"poisson": POISSON_ADD_REMOVE, "fixed-size": FIXED_SIZE_REPLACE_ONE}
 
@@ -76,16 +77,6 @@ def _w(d):
 
 def _plan(d, name="remove"):
     return d["witnesses"]["fft"][name]
-
-
-def _set(path, value):
-    def f(d):
-        obj = d
-        for k in path[:-1]:
-            obj = obj[k]
-        obj[path[-1]] = value
-
-    return f
 
 
 def _conc(replace):
