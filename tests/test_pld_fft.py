@@ -41,7 +41,7 @@ def _exact_cyclic(ints: list[int], T: int, N: int) -> list[int]:
 def _check_cyclic(kp: list[int], ko: list[int], e: int, T: int, N: int, thr: fmpq) -> tuple[float, dict]:
     xp = np.array([k * 2.0**-e for k in kp])
     xo = np.array([k * 2.0**-e for k in ko])
-    Yp, Yo, E, parts = fft.cyclic_power_pair(xp, xo, T, N, thr)
+    Yp, Yo, E, parts = fft.cyclic_product_pair([(xp, xo, T)], N, thr)
     assert E.is_finite() and E < 1e-9, E  # a usable bound
     worst = 0.0
     with workprec(fft.PREC):
@@ -159,8 +159,8 @@ SLOW_CASES = [
 def _check_against_exact(contract, q, sigma, T, grid, K=40, thr=None):
     h = exact(grid)
     for name, (pess, opt) in _one_steps(contract, q, sigma, T, grid, K).items():
-        fp = fft.fft_plan(pess, opt, T, DELTA, h, thr)
-        up, lo = fft.compose_pair(pess, opt, fp)
+        fp = fft.fft_plan([(pess, opt, T)], DELTA, h, thr)
+        up, lo = fft.compose_pair([(pess, opt, T)], fp)
         ex_p, ex_o = _exact_power(pess, T), _exact_power(opt, T)
         # soundness everywhere in the range (far from the target the bound is loose: E is scaled by the tilt);
         # tightness near the direction's eps(delta)
@@ -201,7 +201,7 @@ def test_tiny_tilted_masses_moved_and_still_sound(contract, grid):
     T, h = 2, exact(grid)
     moved = 0
     for pess, opt in _one_steps(contract, "0.01", "2", T, grid, 40).values():
-        fp = fft.fft_plan(pess, opt, T, DELTA, h)
+        fp = fft.fft_plan([(pess, opt, T)], DELTA, h)
         o, mp, mo = fft._common(pess, opt)
         _, _, _, mp2, to_inf = fft.tilted(mp, o, pess.K, fp.lam, h, True)
         _, _, _, mo2, _ = fft.tilted(mo, o, pess.K, fp.lam, h, False)
@@ -222,7 +222,7 @@ def test_readoff_encloses_exact_product_slow(case):
 # ------------------------------------------------------------------------------------------------
 def _pair(contract=POISSON_ADD_REMOVE, name="remove", T=50):
     pess, opt = _one_steps(contract, "0.01", "2", T, "1e-3")[name]
-    return pess, opt, fft.fft_plan(pess, opt, T, DELTA, exact("1e-3"))
+    return pess, opt, fft.fft_plan([(pess, opt, T)], DELTA, exact("1e-3"))
 
 
 def test_plan_is_exact_and_pipeline_deterministic():
@@ -232,26 +232,26 @@ def test_plan_is_exact_and_pipeline_deterministic():
     for s in (fp.s_alias_hi, fp.s_alias_lo, fp.s_top):
         assert isinstance(s, fmpq) and s >= 0 and s.q & (s.q - 1) == 0
     assert fp.N & (fp.N - 1) == 0 and 0 <= fp.j0 < fp.j1 <= fp.N
-    assert fft.fft_plan(pess, opt, 50, DELTA, exact("1e-3")) == fp  # the choices are a function of the inputs
+    assert fft.fft_plan([(pess, opt, 50)], DELTA, exact("1e-3")) == fp  # the choices are a function of the inputs
     assert set(fp.to_json()) >= {"lam", "N", "a", "j0", "j1", "threshold"}
-    u1, l1 = fft.compose_pair(pess, opt, fp)
-    u0, l0, fp0 = fft.compose(pess, opt, 50, DELTA, exact("1e-3"))
+    u1, l1 = fft.compose_pair([(pess, opt, fp.T)], fp)
+    u0, l0, fp0 = fft.compose([(pess, opt, 50)], DELTA, exact("1e-3"))
     assert fp0 == fp and np.array_equal(u0.side.s1, u1.side.s1) and np.array_equal(l0.side.s1, l1.side.s1)
-    u2, l2 = fft.compose_pair(pess, opt, fp)
+    u2, l2 = fft.compose_pair([(pess, opt, fp.T)], fp)
     assert np.array_equal(u1.side.s1, u2.side.s1) and np.array_equal(l1.side.s2, l2.side.s2)
     eps = fmpq(1, 4)
     h = exact("1e-3")
     assert u1.delta_at(eps, h).mid() == u2.delta_at(eps, h).mid() and l1.delta_at(eps, h).mid() == l2.delta_at(eps, h).mid()
     # any plan is sound: another tilt (a choice) gives other numbers, still above the exact product
     other = fft.FftPlan(**{**fp.__dict__, "lam": fp.lam * fmpq(3, 4)})
-    u3, _ = fft.compose_pair(pess, opt, other)
+    u3, _ = fft.compose_pair([(pess, opt, fp.T)], other)
     e3 = max(eps, u3.La)
     assert arb(u3.delta_at(e3, h).upper()) >= readoff.delta_at(_exact_power(pess, 50), e3, h)
 
 
 def test_refusal_below_the_read_off_range():
     pess, opt, fp = _pair()
-    up, lo = fft.compose_pair(pess, opt, fp)
+    up, lo = fft.compose_pair([(pess, opt, fp.T)], fp)
     h = exact("1e-3")
     below = up.La - fmpq(1, 10**6)
     assert not readoff.delta_at(up, below, h).is_finite()  # undecided: contains every number, never passes
@@ -271,17 +271,17 @@ def test_bad_inputs_are_refused():
     pess, opt, fp = _pair()
     h = exact("1e-3")
     with pytest.raises(InputError):
-        fft.fft_plan(opt, pess, 50, DELTA, h)  # order: pessimistic first
+        fft.fft_plan([(opt, pess, 50)], DELTA, h)  # order: pessimistic first
     with pytest.raises(InputError):
-        fft.fft_plan(pess, opt, 1, DELTA, h)
+        fft.fft_plan([(pess, opt, 1)], DELTA, h)
     with pytest.raises(InputError):
-        fft.fft_plan(pess, opt, 50, fmpq(0), h)
+        fft.fft_plan([(pess, opt, 50)], fmpq(0), h)
     with pytest.raises(InputError):
-        fft.compose_pair(pess, opt, fft.FftPlan(**{**fp.__dict__, "offset": fp.offset + 1}))
+        fft.compose_pair([(pess, opt, fp.T)], fft.FftPlan(**{**fp.__dict__, "base": fp.base + 1}))
     with pytest.raises(InputError):
-        fft.compose_pair(pess, opt, fft.FftPlan(**{**fp.__dict__, "j1": fp.N + 1}))
+        fft.compose_pair([(pess, opt, fp.T)], fft.FftPlan(**{**fp.__dict__, "j1": fp.N + 1}))
     with pytest.raises(InputError):
-        fft.compose_pair(pess, opt, fft.FftPlan(**{**fp.__dict__, "lam": fmpq(0)}))
+        fft.compose_pair([(pess, opt, fp.T)], fft.FftPlan(**{**fp.__dict__, "lam": fmpq(0)}))
     for args in (
         ("poisson", "0.01", "2", 50, "1e-6", "1e-3"),
         (POISSON_ADD_REMOVE, "0.01", "2", 1, "1e-6", "1e-3"),

@@ -103,7 +103,7 @@ def test_default_method():
         ("s_alias_hi", lambda v: str(exact(v) + 1)),
         ("s_alias_lo", lambda v: str(exact(v) / 3)),
         ("s_top", lambda v: str(exact(v) * 2)),
-        ("offset", lambda v: v - 1),
+        ("base", lambda v: v - 1),
         ("T", lambda v: v + 1),
         ("h", lambda v: "1/1000"),
     ],

@@ -354,7 +354,7 @@ def register(subparsers) -> None:
         choices=["fft", "exact"],
         default=None,
         help="--accountant pld: how the T steps are composed: fft (a tilted float FFT with a proven error bound) or "
-        "exact (integer products along an addition chain; the second checker, --kernel, re-checks only these). "
+        "exact (integer products along an addition chain). "
         "Default: fft for 1e4 <= T <= 1e7, exact otherwise",
     )
     _common(d)

@@ -49,6 +49,13 @@ def register(sub) -> None:
     p.add_argument("--accountant", default="rdp", metavar="A", help="rdp (default) or pld (the certified two-sided PLD bracket, kind events/pld)")
     p.add_argument("--grid", default=None, metavar="H", help="--accountant pld: the loss-grid spacing h (default: the finest grid that fits)")
     p.add_argument(
+        "--composition",
+        choices=["fft", "exact"],
+        default=None,
+        help="--accountant pld: how the events are composed: fft (a tilted float FFT with a proven error bound) or exact "
+        "(integer products). Default: fft from 1000 events in all (up to 1e7), exact otherwise and where the FFT cannot decide",
+    )
+    p.add_argument(
         "--neighboring", default="add-remove", metavar="R", help="add-remove (default), replace-one or replace-special (dp_accounting's relation)"
     )
     q = p.add_mutually_exclusive_group(required=True)
@@ -124,8 +131,9 @@ def cmd_account(args) -> int:
             exact_in(value, flag, lo, hi, ends)
     if args.accountant == "pld":
         return _account_pld(args, relation)
-    if args.grid is not None:
-        raise InputError("--grid", "is an option of --accountant pld only")
+    for flag in ("grid", "composition"):  # PLD settings are refused with another accountant, not silently ignored
+        if getattr(args, flag, None) is not None:
+            raise InputError(f"--{flag}", "is an option of --accountant pld only")
     obj = load_event(args.event)
     if isinstance(obj, dict) and "dp_event" in obj and "class_name" not in obj:
         obj = obj["dp_event"]
@@ -157,7 +165,7 @@ def _account_pld(args, relation: str) -> int:
     t0 = time.perf_counter()
     ledger = ledger_of(obj, relation)
     with cli.Progress("certify account", every=2.0):
-        cert = certify_events_pld(ledger, delta=args.delta, epsilon=args.epsilon, grid=args.grid)
+        cert = certify_events_pld(ledger, delta=args.delta, epsilon=args.epsilon, grid=args.grid, composition=getattr(args, "composition", None))
     cli.check_range(cert)
     cli.emit(cert, summary_pld(cert, time.perf_counter() - t0), args)
     return 0

@@ -141,13 +141,29 @@ def fill(
         ev.add("epsilon_lower", ball(eps_low), "readoff: eps_fail" if query == "target_delta" else "query", "epsilon of the lower bound (exact)")
         du = readoff.delta_upper(r.side(True), eps_up, h)
         dl = readoff.delta_lower(r.side(False), eps_low, h)
-    ev.add(
-        "delta_upper",
-        du,
-        "readoff: pessimistic products",
-        "m_inf + sum m_i (1 - e^(eps - l_i))_+ of the composed pessimistic measures (worst direction)",
-    )
-    ev.add("delta_lower", dl, "readoff: optimistic products", "the same read-off of the composed optimistic measures (worst direction)")
+    fft = r.plan.fft is not None  # the method the run used (re-derived by the checker's own run, never copied)
+    if fft:
+        ev.add(
+            "delta_upper",
+            du,
+            "fft: pessimistic products",
+            "upper bound of m_inf + sum m_i (1 - e^(eps - l_i))_+ of the composed pessimistic measures (worst direction), "
+            "by the tilted float FFT with its proven error bound (certify.pld.fft)",
+        )
+        ev.add(
+            "delta_lower",
+            dl,
+            "fft: optimistic products",
+            "lower bound of the same read-off of the composed optimistic measures (worst direction), by the tilted float FFT",
+        )
+    else:
+        ev.add(
+            "delta_upper",
+            du,
+            "readoff: pessimistic products",
+            "m_inf + sum m_i (1 - e^(eps - l_i))_+ of the composed pessimistic measures (worst direction)",
+        )
+        ev.add("delta_lower", dl, "readoff: optimistic products", "the same read-off of the composed optimistic measures (worst direction)")
     for name, pess in r.one_step:
         tag = "upper" if pess else "lower"
         ev.claim(
@@ -161,7 +177,8 @@ def fill(
             "discretise",
         )
     n, total, rel = len(ledger.entries), ledger.total, ledger.relation
-    what = f"the composition of {total} event(s) ({n} distinct mechanism(s); {rel}; certified PLD, grid {exact_str(h)})" + caveats(ledger)
+    how = ", composed by a tilted float FFT with a proven error bound" if fft else ""
+    what = f"the composition of {total} event(s) ({n} distinct mechanism(s); {rel}; certified PLD, grid {exact_str(h)}{how})" + caveats(ledger)
     eu, el = exact_str(eps_up), exact_str(eps_low)
     if query == "target_delta":
         d = exact_str(target)
@@ -197,12 +214,21 @@ def fill(
                 "tightness",
                 [c.name for c in ev.claims if c.name.startswith("dominated[")],
             )
-    ev.budget = Budget.of(
-        {
-            "composed_atoms": {f"{d}/{'pessimistic' if s else 'optimistic'}": str(c.atoms) for (d, s), c in sorted(r.composed.items())},
-            "width": "one-step discretisation (connect-the-dots vs tangents) + 2^-K rounding + truncation (<= tau per product) + bisection 2^-24",
-        }
-    )
+    if fft:
+        ev.budget = Budget.of(
+            {
+                "fft_points": {d: str(p.N) for d, p in sorted(r.plan.fft.items())},
+                "width": "one-step discretisation (connect-the-dots vs tangents) + the FFT's a-priori error bound and alias (certify.pld.fft)"
+                " + bisection 2^-24",
+            }
+        )
+    else:
+        ev.budget = Budget.of(
+            {
+                "composed_atoms": {f"{d}/{'pessimistic' if s else 'optimistic'}": str(c.atoms) for (d, s), c in sorted(r.composed.items())},
+                "width": "one-step discretisation (connect-the-dots vs tangents) + 2^-K rounding + truncation (<= tau per product) + bisection 2^-24",
+            }
+        )
     return bound, low
 
 
@@ -227,14 +253,17 @@ def _plan_from(h: fmpq, witnesses: dict):
 
     if not isinstance(witnesses, dict):
         raise InputError("witnesses", "must be an object")
-    p = Plan.from_json(h, {k: witnesses[k] for k in ("K", "tau", "layouts", "chain") if k in witnesses})  # Plan's own reader
-    return LedgerPlan(h, p.K, p.tau, p.layouts, p.chain)
+    p = Plan.from_json(h, {k: witnesses[k] for k in ("K", "tau", "layouts", "chain", "fft") if k in witnesses})  # Plan's own reader
+    if p.fft is not None and p.chain is not None:
+        raise InputError("witnesses.chain", "an FFT certificate (witness fft) records no addition chain: it belongs to the exact products")
+    return LedgerPlan(h, p.K, p.tau, p.layouts, p.chain, p.fft)
 
 
 WITNESSES_DELTA = {"K", "tau", "layouts", "lower_directions", "epsilon_upper", "epsilon_lower"}
 WITNESSES_EPS = {"K", "tau", "layouts", "lower_directions", "bound", "lower"}
-#: witnesses a certificate may carry besides: ``chain`` (written since the left-to-right chain, absent before)
-WITNESSES_OPTIONAL = {"chain"}
+#: witnesses a certificate may carry besides: ``chain`` (the exact products' addition chain; absent before the
+#: left-to-right chain) or ``fft`` ({direction: FftPlan}: the FFT composition, :mod:`certify.pld.fft`)
+WITNESSES_OPTIONAL = {"chain", "fft"}
 
 
 def evaluate_events_pld(inputs: dict, witnesses: dict) -> Evaluation:
@@ -246,7 +275,7 @@ def evaluate_events_pld(inputs: dict, witnesses: dict) -> Evaluation:
     ledger, query, target, h, entries = parse_inputs(inputs)
     need = WITNESSES_DELTA if query == "target_delta" else WITNESSES_EPS
     if not isinstance(witnesses, dict) or set(witnesses) - WITNESSES_OPTIONAL != need:
-        raise InputError("witnesses", f"must be exactly {{{', '.join(sorted(need))}}} (and chain)")
+        raise InputError("witnesses", f"must be exactly {{{', '.join(sorted(need))}}} (and chain or fft)")
     pl = _plan_from(h, witnesses)
     bound = low = None
     if query == "target_delta":
@@ -264,11 +293,11 @@ def evaluate_events_pld(inputs: dict, witnesses: dict) -> Evaluation:
     lower = witnesses["lower_directions"]
     if not (isinstance(lower, list) and lower and all(isinstance(d, str) for d in lower)):
         raise InputError("witnesses.lower_directions", "must be a nonempty list of direction names")
-    want = plan(entries, plan_delta(query, target), h)  # exact K and tau (no floats), the layouts' rule
+    want = plan(entries, plan_delta(query, target), h)  # exact K and tau (no floats), the layouts' rule (either method)
     if (pl.K, pl.tau) != (want.K, want.tau):
         raise InputError("witnesses", f"K and tau must be the ones certify chooses for this query (K = {want.K}, tau = {want.tau})")
     check_layouts(pl.layouts, lambda hh: want.layouts if hh == h else plan(entries, plan_delta(query, target), hh).layouts, h)
-    r = run(entries, pl, BUDGET_SECONDS, lower=tuple(lower))
+    r = run(entries, pl, BUDGET_SECONDS, lower=tuple(lower), delta=plan_delta(query, target))
     _check_searched(entries, r, query, target, eps_up, eps_low, h, tuple(lower))
     ev = Evaluation()
     derived = fill(ev, ledger, r, query, target, eps_up, eps_low, h)
@@ -307,27 +336,77 @@ def _decider(entries, r, eps: fmpq, h: fmpq) -> str:
     return max(dirs, key=lambda d: ups[d])
 
 
-def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3", notes: dict | None = None) -> Certificate:
+#: the default composition of a ledger: the FFT (:mod:`certify.pld.fft`) from this many events in all (a choice;
+#: measured in docs/theory/pld.md, "The FFT composition"), up to certify.pld.accountant.FFT_MAX_STEPS; the exact
+#: products below, and wherever the FFT is undecided
+LEDGER_FFT_MIN_EVENTS = 1000
+
+
+def uses_fft(entries, composition: str | None) -> bool:
+    """The composition method of a ledger: ``composition`` "fft" / "exact", or None (default): the FFT for
+    LEDGER_FFT_MIN_EVENTS <= the total count <= FFT_MAX_STEPS."""
+    from ..pld.accountant import FFT_MAX_STEPS
+
+    if composition not in (None, "fft", "exact"):
+        raise InputError("--composition", f'must be "fft" or "exact", got {composition!r}'[:200])
+    total = sum(e.count for e in entries)
+    return composition == "fft" or (composition is None and LEDGER_FFT_MIN_EVENTS <= total <= FFT_MAX_STEPS)
+
+
+def _produce(entries, query: str, target: fmpq, h: fmpq, fft: bool):
+    """(plan, run, eps_up) at grid h by the given method (the optimistic side kept for the deciding direction)."""
+    from ..balls import UndecidedError
+    from ..pld import readoff
+    from ..pld.ledger import plan, run
+
+    if fft and sum(e.count for e in entries) < 2:
+        raise InputError("--composition", "the FFT composition needs at least 2 events in all")
+    pl = plan(entries, plan_delta(query, target), h, fft=fft)
+    r = run(entries, pl, BUDGET_SECONDS - CHECKER_SECONDS, lower=(), delta=plan_delta(query, target))  # the optimistic side once eps_up is known
+    if query == "target_delta":
+        eps_up = readoff.epsilon_pass(r.side(True), target, h)
+        if eps_up is None:
+            raise InputError(
+                "--delta",
+                f"no epsilon certifies delta = {exact_str(target)}: the pessimistic bound stays above it up to the largest loss "
+                f"of the grid (an (epsilon, delta) event's own delta, or a grid too coarse: try a finer --grid or a larger --delta)",
+            )
+    else:
+        eps_up = target
+        if fft and not all(readoff.delta_at(d, target, h).is_finite() for d in r.side(True)):
+            raise UndecidedError(f"epsilon = {exact_str(target)} is below the FFT composition's read-off range")
+    return pl, r, eps_up
+
+
+def certify_events_pld(
+    ledger: Ledger, delta=None, epsilon=None, grid="1e-3", notes: dict | None = None, composition: str | None = None
+) -> Certificate:
     """The producer: plan, run, search the read-off points (target_delta), certificate. ``grid`` None: the finest
     grid of :data:`certify.pld.accountant.GRID_LADDER` that fits the limits (a choice, recorded). ``notes``:
-    provenance notes of the target (``target_delta.note``), recorded as inputs."""
+    provenance notes of the target (``target_delta.note``), recorded as inputs. ``composition``: "fft", "exact" or
+    None (:func:`uses_fft`; the default falls back to the exact products where the FFT is undecided)."""
+    from ..balls import UndecidedError
     from ..limits import check_produced
     from ..pld import readoff
     from ..pld.accountant import GRID_LADDER, parse_grid
     from ..pld.discretise import EXTRA_PREC
-    from ..pld.ledger import plan, run
 
     if (delta is None) == (epsilon is None):
         raise InputError("--delta", "give exactly one of --delta, --epsilon")
     query = "target_delta" if delta is not None else "target_epsilon"
     target = PARSERS[query](delta if delta is not None else epsilon, FLAGS[query])
     entries = entries_of(ledger)
+    fft = uses_fft(entries, composition)
     grids = [parse_grid(grid, "--grid")] if grid is not None else [exact(g) for g in GRID_LADDER]
     last = None
     for h in grids:
         try:
-            pl = plan(entries, plan_delta(query, target), h)
-            r = run(entries, pl, BUDGET_SECONDS - CHECKER_SECONDS, lower=())  # the optimistic side once eps_up is known
+            try:
+                pl, r, eps_up = _produce(entries, query, target, h, fft)
+            except UndecidedError:
+                if composition is not None:
+                    raise
+                pl, r, eps_up = _produce(entries, query, target, h, False)  # the default: the exact products instead
         except InputError as err:
             if grid is not None or err.parameter not in ("--grid", "--steps"):
                 raise
@@ -340,16 +419,6 @@ def certify_events_pld(ledger: Ledger, delta=None, epsilon=None, grid="1e-3", no
         )
     inputs = {**ledger_inputs(ledger), query: exact_str(target), "grid": exact_str(h), **(notes or {})}
     w = pl.to_json()
-    if query == "target_delta":
-        eps_up = readoff.epsilon_pass(r.side(True), target, h)
-        if eps_up is None:
-            raise InputError(
-                "--delta",
-                f"no epsilon certifies delta = {exact_str(target)}: the pessimistic bound stays above it up to the largest loss "
-                f"of the grid (an (epsilon, delta) event's own delta, or a grid too coarse: try a finer --grid or a larger --delta)",
-            )
-    else:
-        eps_up = target
     _lower_from_decider(entries, r, eps_up, h)  # the optimistic product of the direction deciding the upper bound
     w["lower_directions"] = [d for (d, s) in r.composed if not s]
     if query == "target_delta":
@@ -436,7 +505,10 @@ def summary_pld(cert: Certificate, seconds: float) -> str:
 
     ins, q = cert.inputs, cert.quantities
     n = sum(1 for k in ins if k.endswith(".class"))
-    lines = [f"certify account: {n} distinct mechanism(s), {ins['neighboring']} (kind {cert.kind}, grid h = {ins['grid']}, {seconds:.2f} s)"]
+    from ..pld.commands import composition_text
+
+    head = f"certify account: {n} distinct mechanism(s), {ins['neighboring']} (kind {cert.kind}, grid h = {ins['grid']}"
+    lines = [f"{head}, {composition_text(cert)}, {seconds:.2f} s)"]
     for i in range(n):
         lines.append(f"  event[{i}] x {ins[f'event[{i}].count']}: {ins[f'event[{i}].class']}")
     if "target_delta" in ins:

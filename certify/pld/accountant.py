@@ -130,7 +130,7 @@ class Plan:
 
 
 #: the keys of a recorded FFT plan (:meth:`certify.pld.fft.FftPlan.to_json`): integers, and exact rationals as text
-FFT_INT_KEYS = ("T", "offset", "N", "a", "j0", "j1")
+FFT_INT_KEYS = ("T", "base", "N", "a", "j0", "j1")
 FFT_RATIONAL_KEYS = ("h", "lam", "threshold", "s_alias_hi", "s_alias_lo", "s_top")
 
 
@@ -551,7 +551,7 @@ def _run_fft(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, low
         _guard_width(both[0], steps)  # the exact chain's refusals of a composition too wide, kept: the same refusals
         pess_m, opt_m = compose.from_one_step(both[0]), compose.from_one_step(both[1])  # either way (and fast ones)
         compose.check_width(pess_m, steps, pl.tau, compose.LEFT_TO_RIGHT)
-        want = fft.fft_plan(pess_m, opt_m, steps, delta, pl.h)
+        want = fft.fft_plan([(pess_m, opt_m, steps)], delta, pl.h)
         if pl.fft and prof.name in pl.fft and pl.fft[prof.name] != want:
             got, wj = pl.fft[prof.name].to_json(), want.to_json()
             key = next(k for k in wj if wj[k] != got[k])
@@ -564,7 +564,7 @@ def _run_fft(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, low
         pl.fft[name] = want  # the producer's (empty) plan is filled; the checker's already equals it
     check_run_seconds(pl, run_seconds(pl, steps, len(names)))
     for name, (pess_m, opt_m, want) in measures.items():
-        up, lo = fft.compose_pair(pess_m, opt_m, want)
+        up, lo = fft.compose_pair([(pess_m, opt_m, steps)], want)
         out.composed[(name, True)] = up
         if lower is None or name in lower:
             out.composed[(name, False)] = lo

@@ -16,8 +16,9 @@ from ..contract import Contract, parse_contract
 from . import certify_pld, tightness_note
 
 
-def _composition(cert) -> str:
-    """How the certificate's T steps were composed (its ``fft`` witness: certify.pld.certificates)."""
+def composition_text(cert) -> str:
+    """How a PLD certificate's steps or events were composed (its ``fft`` witness: certify.pld.certificates,
+    certify.events.pld_certificates)."""
     if "fft" in cert.witnesses:
         return "tilted float FFT composition with a proven error bound"
     return "exact integer composition"
@@ -32,7 +33,7 @@ def summary(cert, seconds: float) -> str:
     lines = [
         f"DP-SGD with q={i['sampling_rate']}, sigma={i['noise_multiplier']}, T={i['steps']} steps, delta={i['delta']}",
         f"  {c.statement()}",
-        f"  accountant: certified PLD (lossless), grid h = {i['grid']} ({_composition(cert)}, outward rounding)",
+        f"  accountant: certified PLD (lossless), grid h = {i['grid']} ({composition_text(cert)}, outward rounding)",
         f"  epsilon <= {upper_decimal(up, 6)}   (certified: the run is (epsilon, delta)-DP; rounded up)",
         f"  epsilon >= {lower_decimal(lo, 6)}   (certified lower bound on the exact eps(delta) of the composed dominating pair; rounded down)",
         f"  bracket width {upper_decimal(width, 3)}" + (f"  (eps_up/eps_low - 1 = {upper_decimal(rel, 3)})" if rel is not None else ""),

@@ -150,16 +150,22 @@ class LedgerPlan:
     tau: int
     layouts: dict  # layout_name(i, direction) -> Layout
     chain: str | None = None  # the entries' addition chain (:class:`certify.pld.accountant.Plan`'s ``chain``)
+    #: the FFT composition: {direction: FftPlan} (witness ``fft``; the producer's holds {} and :func:`run` fills it),
+    #: None: the exact products
+    fft: dict | None = None
 
     def to_json(self) -> dict:
         out = {"K": self.K, "tau": str(self.tau), "layouts": {k: v.to_json() for k, v in self.layouts.items()}}
         if self.chain is not None:
             out["chain"] = self.chain
+        if self.fft is not None:
+            out["fft"] = {k: v.to_json() for k, v in self.fft.items()}
         return out
 
 
-def plan(entries, delta: fmpq, h: fmpq) -> LedgerPlan:
-    """The choices of a ledger run (module docstring); layouts checked against the one-step caps."""
+def plan(entries, delta: fmpq, h: fmpq, fft: bool = False) -> LedgerPlan:
+    """The choices of a ledger run (module docstring); layouts checked against the one-step caps. ``fft``: compose by
+    the FFT (:func:`run` fills the plans; no addition chain), else by exact products."""
     K = min(bits_for(delta), MAX_K)
     total = sum(e.count for e in entries)
     eta = max(float(delta) * 2.0**-20 / total, 1e-300)
@@ -170,6 +176,8 @@ def plan(entries, delta: fmpq, h: fmpq) -> LedgerPlan:
             _check_layout(lay)
             lays[layout_name(label(i, e), d)] = lay
     tau = int((delta * (fmpq(1) * 2**K) / 2**30).floor())
+    if fft:
+        return LedgerPlan(h, K, tau, lays, None, {})
     return LedgerPlan(h, K, tau, lays, compose.LEFT_TO_RIGHT)
 
 
@@ -211,14 +219,20 @@ class LedgerRun:
     composed: dict = field(default_factory=dict)  # (direction, pessimistic) -> Pld
     powers: dict = field(default_factory=dict)  # (profile, layout, count, side) -> power (shared by a symmetric pair's directions),
     # and ("chain", keys) -> the running product of those powers (shared by the directions)
+    spare: dict = field(default_factory=dict)  # FFT: direction -> its optimistic side, until :func:`add_lower` keeps it
 
     def side(self, pessimistic: bool) -> list:
         return [v for (d, s), v in self.composed.items() if s == pessimistic]
 
 
-def run(entries, pl: LedgerPlan, budget: float | None = None, lower: tuple | None = None) -> LedgerRun:
+def run(entries, pl: LedgerPlan, budget: float | None = None, lower: tuple | None = None, delta: fmpq | None = None) -> LedgerRun:
     """Discretise every entry and direction both ways (checked), compose each direction's pessimistic product and the
     optimistic product of the directions in ``lower`` (default: all). Deterministic.
+
+    ``pl.fft`` not None: each direction's product by the FFT (:mod:`certify.pld.fft`, the entries' one-step measures
+    as factors with their counts) for the plan :func:`certify.pld.fft.fft_plan` derives for ``delta``: an empty
+    ``pl.fft`` (the producer) is filled; a recorded one (the checker) must equal it (refused naming
+    ``witnesses.fft.<direction>.<key>``).
 
     A lower bound on the worst direction needs one direction only (the max over a subset is still below the max), so
     the producer composes the optimistic side of the direction that decides the upper bound (:func:`add_lower`),
@@ -229,12 +243,9 @@ def run(entries, pl: LedgerPlan, budget: float | None = None, lower: tuple | Non
     if lower is not None and (len(set(lower)) != len(lower) or any(d not in dirs for d in lower)):
         raise InputError("witnesses.lower_directions", f"must list some of {list(dirs)} once each, got {list(lower)!r}"[:200])
     if budget is not None:
-        est = run_seconds(entries, pl)
-        if est > budget:
-            raise InputError(
-                "--grid",
-                f"this ledger at h = {pl.h} would take about {est:.3g} CPU s to compose and check (budget {budget:g} s); use a coarser grid",
-            )
+        _check_budget(pl, run_seconds(entries, pl), budget)
+    if pl.fft is not None:
+        return _run_fft(entries, pl, budget, lower, delta)
     out = LedgerRun(pl)
     for d in dirs:
         _compose(entries, out, d, True)
@@ -243,10 +254,21 @@ def run(entries, pl: LedgerPlan, budget: float | None = None, lower: tuple | Non
     return out
 
 
+def _check_budget(pl: LedgerPlan, est: float, budget: float) -> None:
+    """Refuse (InputError naming --grid) before composing when the estimate exceeds the budget."""
+    if est > budget:
+        raise InputError(
+            "--grid", f"this ledger at h = {pl.h} would take about {est:.3g} CPU s to compose and check (budget {budget:g} s); use a coarser grid"
+        )
+
+
 def add_lower(entries, r: LedgerRun, direction: str) -> None:
     """Compose the optimistic product of ``direction`` into the run ``r`` (the producer's second step)."""
     if (direction, False) not in r.composed:
-        _compose(entries, r, direction, False)
+        if direction in r.spare:
+            r.composed[(direction, False)] = r.spare.pop(direction)
+        else:
+            _compose(entries, r, direction, False)
 
 
 @lru_cache(maxsize=16)
@@ -264,6 +286,73 @@ def _one_steps(prof: CurveProfile, h: fmpq, lay, K: int):
     return direct.one_steps(prof.name, law, h, K)
 
 
+def _sampled(entries, out: LedgerRun, i: int, e: Entry, d: str) -> tuple:
+    """Entry ``i``'s one-step measures in direction ``d`` on its recorded layout (recorded in ``out``)."""
+    pl = out.plan
+    name = layout_name(label(i, e), d)
+    prof = CurveProfile("pair", (e.curve(d),))  # one name for both directions: a symmetric pair's work is shared (memo)
+    try:
+        both = _one_steps(prof, pl.h, pl.layouts[name], pl.K)
+    except discretise.DiscretisationError as err:
+        raise InputError("--grid", f"cannot discretise entry {i} at this grid: {err}") from None
+    for side, s in zip((True, False), both):
+        out.one_step[(name, side)] = s
+    return both
+
+
+def fft_run_seconds(pl: LedgerPlan, factors: int) -> float:
+    """Upper estimate of the FFT composition's CPU seconds: the sampling and, per direction, one transform per factor
+    and the inverse (:func:`certify.pld.accountant.fft_seconds` at the recorded length)."""
+    from types import SimpleNamespace
+
+    from .accountant import fft_seconds
+
+    sample = sample_seconds(SimpleNamespace(layouts=pl.layouts, K=pl.K))
+    return sample + sum((factors + 1) * fft_seconds(p.N) for p in pl.fft.values())
+
+
+def _run_fft(entries, pl: LedgerPlan, budget: float | None, lower: tuple | None, delta: fmpq | None) -> LedgerRun:
+    from . import fft
+
+    if delta is None:
+        raise InputError("delta", "the FFT composition needs the target delta (its plan is made for it)")
+    if pl.chain is not None:
+        raise InputError("witnesses.chain", "an FFT certificate records no addition chain (it belongs to the exact products)")
+    dirs = directions(entries)
+    if pl.fft and set(pl.fft) != set(dirs):
+        raise InputError("witnesses.fft", f"must hold a plan for every direction {list(dirs)}, got {sorted(str(k)[:20] for k in pl.fft)[:8]}")
+    if sum(e.count for e in entries) < 2:
+        raise InputError("event", "the FFT composition needs at least 2 events in all")
+    out = LedgerRun(pl)
+    factors = {}
+    for d in dirs:
+        fs = []
+        for i, e in _order(entries):
+            both = _sampled(entries, out, i, e, d)
+            fs.append((compose.from_one_step(both[0]), compose.from_one_step(both[1]), e.count))
+        want = fft.fft_plan(fs, delta, pl.h)
+        if pl.fft and pl.fft[d] != want:
+            got, wj = pl.fft[d].to_json(), want.to_json()
+            key = next(k for k in wj if wj[k] != got[k])
+            raise InputError(
+                f"witnesses.fft.{d}.{key}",
+                f"must be {str(wj[key])[:80]}, the value certify's FFT plan (fft.fft_plan) derives for these inputs, got {str(got[key])[:80]}",
+            )
+        factors[d] = (fs, want)
+    for d, (_, want) in factors.items():
+        pl.fft[d] = want  # the producer's (empty) plan is filled; the checker's already equals it
+    if budget is not None:
+        _check_budget(pl, fft_run_seconds(pl, len(entries)), budget)
+    for d, (fs, want) in factors.items():
+        up, lo = fft.compose_pair(fs, want)
+        out.composed[(d, True)] = up
+        if lower is None or d in lower:
+            out.composed[(d, False)] = lo
+        else:
+            out.spare[d] = lo
+    return out
+
+
 def _order(entries) -> list:
     """The order of the products (a choice, deterministic): the symmetric entries first (their powers and their running
     product are the same in both directions: :func:`_compose` makes the product once), then the others, each group in
@@ -277,13 +366,8 @@ def _compose(entries, out: LedgerRun, d: str, pess: bool) -> None:
     chain, keys = None, ()
     for i, e in _order(entries):
         name = layout_name(label(i, e), d)
-        prof = CurveProfile("pair", (e.curve(d),))  # one name for both directions: a symmetric pair's work is shared (memo)
-        try:
-            both = _one_steps(prof, pl.h, pl.layouts[name], pl.K)
-        except discretise.DiscretisationError as err:
-            raise InputError("--grid", f"cannot discretise entry {i} at this grid: {err}") from None
-        for side, s in zip((True, False), both):
-            out.one_step[(name, side)] = s
+        prof = CurveProfile("pair", (e.curve(d),))
+        both = _sampled(entries, out, i, e, d)
         s = both[0] if pess else both[1]
         key = (prof, pl.layouts[name], e.count, pess)
         if key not in out.powers:
