@@ -252,6 +252,7 @@ def pld_rows(grids, delta=1e-6, event=None, label="PLD, 1000-event ledger, grid"
     from certify.balls import ball_endpoints
     from certify.pld import compose, ledger
     from certify.pld.accountant import one_steps
+    from certify.verify import verify_text
 
     event = pld_ledger(dpa) if event is None else event
     print(
@@ -270,9 +271,17 @@ def pld_rows(grids, delta=1e-6, event=None, label="PLD, 1000-event ledger, grid"
         e_us = b.get_epsilon(delta)
         t_us = time.perf_counter() - t0
         lo = float(ball_endpoints(b.certificate.quantities["epsilon_lower"].value)[0])
+        method = "fft" if "fft" in b.certificate.witnesses else "exact"
+        one_steps.cache_clear()
+        ledger._one_steps.cache_clear()
+        compose.clear_cache()
+        text = b.certificate.dumps()
+        t0 = time.perf_counter()
+        ok = verify_text(text).ok
+        t_v = time.perf_counter() - t0
         print(
             f"{'  h = ' + repr(h):<30} {t_p:7.2f} {t_o:7.2f} {t_us:9.2f} {t_us / t_p:6.1f} {t_us / (t_p + t_o):6.2f}  {e_p:13.8f} {e_o:13.8f} "
-            f"  [{lo:.8f}, {e_us:.8f}]"
+            f"  [{lo:.8f}, {e_us:.8f}] {method}, verify {t_v:.2f} s ({t_v / t_us:.2f}x, {'accepted' if ok else 'REFUSED'})"
         )
 
 

@@ -276,13 +276,27 @@ def main() -> None:
         _ledger_row(float(a.grid), float(a.delta))
 
 
+#: the events/pld rows besides the ledger (dp_accounting expressions, evaluated with ``d`` = dp_accounting): one
+#: mechanism self-composed, through ``certify account --accountant pld``'s engine (certify.accounting.PLDAccountant)
+EVENT_ROWS = (
+    ("PSG(0.01, 2) x 1e4", "d.SelfComposedDpEvent(d.PoissonSampledDpEvent(0.01, d.GaussianDpEvent(2.0)), 10**4)"),
+    ("PSG(0.01, 2) x 1e6", "d.SelfComposedDpEvent(d.PoissonSampledDpEvent(0.01, d.GaussianDpEvent(2.0)), 10**6)"),
+    ("Laplace(1000) x 1e4", "d.SelfComposedDpEvent(d.LaplaceDpEvent(1000.0), 10**4)"),
+)
+
+
 def _ledger_row(grid: float, delta: float) -> None:
     """The heterogeneous 1000-event ledger (300 Gaussian, 200 Laplace, 500 Poisson-sampled Gaussian events) at the
-    same grid, in a fresh process: bench_events.py's PLD row (dp_accounting's pessimistic and optimistic PLDs and
-    certify's events/pld bracket, their times and the certified bracket)."""
-    code = f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); import bench_events; bench_events.pld_rows([{grid!r}], {delta!r})"
+    same grid, then the EVENT_ROWS, each in a fresh process: bench_events.py's PLD row (dp_accounting's pessimistic
+    and optimistic PLDs and certify's events/pld bracket, their times, the certified bracket, the method, and
+    ``certify verify`` of the certificate in the same process, caches cleared)."""
+    here = os.path.dirname(__file__)
     print()
-    print(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout, end="", flush=True)
+    for label, expr in (("PLD, 1000-event ledger, grid", None),) + EVENT_ROWS:
+        ev = "None" if expr is None else f"(lambda d: {expr})(__import__('dp_accounting'))"
+        code = f"import sys; sys.path.insert(0, {here!r}); import bench_events; bench_events.pld_rows([{grid!r}], {delta!r}, {ev}, {label!r})"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        print(out, end="", flush=True)
 
 
 if __name__ == "__main__":
