@@ -342,15 +342,14 @@ def _decider(entries, r, eps: fmpq, h: fmpq) -> str:
 LEDGER_FFT_MIN_EVENTS = 1000
 
 
-def uses_fft(entries, composition: str | None) -> bool:
+def uses_fft(ledger: Ledger, composition: str | None) -> bool:
     """The composition method of a ledger: ``composition`` "fft" / "exact", or None (default): the FFT for
-    LEDGER_FFT_MIN_EVENTS <= the total count <= FFT_MAX_STEPS."""
+    LEDGER_FFT_MIN_EVENTS <= the ledger's number of events <= FFT_MAX_STEPS."""
     from ..pld.accountant import FFT_MAX_STEPS
 
     if composition not in (None, "fft", "exact"):
         raise InputError("--composition", f'must be "fft" or "exact", got {composition!r}'[:200])
-    total = sum(e.count for e in entries)
-    return composition == "fft" or (composition is None and LEDGER_FFT_MIN_EVENTS <= total <= FFT_MAX_STEPS)
+    return composition == "fft" or (composition is None and LEDGER_FFT_MIN_EVENTS <= ledger.total <= FFT_MAX_STEPS)
 
 
 def _produce(entries, query: str, target: fmpq, h: fmpq, fft: bool):
@@ -396,7 +395,7 @@ def certify_events_pld(
     query = "target_delta" if delta is not None else "target_epsilon"
     target = PARSERS[query](delta if delta is not None else epsilon, FLAGS[query])
     entries = entries_of(ledger)
-    fft = uses_fft(entries, composition)
+    fft = uses_fft(ledger, composition)
     grids = [parse_grid(grid, "--grid")] if grid is not None else [exact(g) for g in GRID_LADDER]
     last = None
     for h in grids:
