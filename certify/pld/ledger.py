@@ -25,10 +25,11 @@ entry's own count. ``run`` is deterministic given the plan (the checker re-runs 
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..balls import InputError, fmpq
+from ..balls import InputError, UndecidedError, fmpq
 from . import compose, direct, discretise
 from .accountant import LIFT, _check_layout, bits_for, one_steps, sample_seconds, MAX_K
 from .curves import Curve, CurveProfile
@@ -311,6 +312,23 @@ def fft_run_seconds(pl: LedgerPlan, factors: int) -> float:
     return sample + sum((factors + 1) * fft_seconds(p.N) for p in pl.fft.values())
 
 
+@contextmanager
+def _fft_overflow(producer: bool):
+    """A float overflow of the FFT's plan or tilt (fft.py's float choices; found by tests/test_events_pld_fft_forger.py:
+    a ledger of bounded-loss pairs whose largest composed loss still carries more than delta, e.g. Laplace x 2 or
+    RandomizedResponse at a small noise parameter x 1000, drove the tilt to its cap and math.ldexp overflowed, a
+    traceback of ``certify account``) is the FFT undecided here, never a crash: the producer's plan (empty) raises
+    UndecidedError (the default composition then falls back to the exact products; ``--composition fft`` ends with
+    exit 3), a recorded plan (``producer`` False) is refused naming the witness (certify never writes an FFT certificate for this ledger)."""
+    try:
+        yield
+    except ArithmeticError as err:
+        why = f"the FFT composition overflows for this ledger ({type(err).__name__}: {str(err)[:60]}); use the exact products"
+        if producer:
+            raise UndecidedError(why) from None
+        raise InputError("witnesses.fft", f"{why}: certify never writes an FFT certificate for it") from None
+
+
 def _run_fft(entries, pl: LedgerPlan, budget: float | None, lower: tuple | None, delta: fmpq | None) -> LedgerRun:
     from . import fft
 
@@ -323,6 +341,7 @@ def _run_fft(entries, pl: LedgerPlan, budget: float | None, lower: tuple | None,
         raise InputError("witnesses.fft", f"must hold a plan for every direction {list(dirs)}, got {sorted(str(k)[:20] for k in pl.fft)[:8]}")
     if sum(e.count for e in entries) < 2:
         raise InputError("event", "the FFT composition needs at least 2 events in all")
+    producer = not pl.fft  # the producer's plan is empty until filled below
     out = LedgerRun(pl)
     factors = {}
     for d in dirs:
@@ -330,7 +349,8 @@ def _run_fft(entries, pl: LedgerPlan, budget: float | None, lower: tuple | None,
         for i, e in _order(entries):
             both = _sampled(entries, out, i, e, d)
             fs.append((compose.from_one_step(both[0]), compose.from_one_step(both[1]), e.count))
-        want = fft.fft_plan(fs, delta, pl.h)
+        with _fft_overflow(producer):
+            want = fft.fft_plan(fs, delta, pl.h)
         if pl.fft and pl.fft[d] != want:
             got, wj = pl.fft[d].to_json(), want.to_json()
             key = next(k for k in wj if wj[k] != got[k])
@@ -344,7 +364,8 @@ def _run_fft(entries, pl: LedgerPlan, budget: float | None, lower: tuple | None,
     if budget is not None:
         _check_budget(pl, fft_run_seconds(pl, len(entries)), budget)
     for d, (fs, want) in factors.items():
-        up, lo = fft.compose_pair(fs, want)
+        with _fft_overflow(producer):
+            up, lo = fft.compose_pair(fs, want)
         out.composed[(d, True)] = up
         if lower is None or d in lower:
             out.composed[(d, False)] = lo
