@@ -238,9 +238,13 @@ RANGE_SDS = 8
 # balls <-> floats
 # ------------------------------------------------------------------------------------------------
 def nearest(x: arb) -> float:
-    """The binary64 number nearest to the ball's midpoint (CPython's int -> float is correctly rounded)."""
+    """The binary64 number nearest to the ball's midpoint (CPython's int -> float is correctly rounded); +-inf beyond
+    the float range, as IEEE rounding gives it (callers check finiteness)."""
     man, e = x.mid().man_exp()
-    return math.ldexp(float(int(man)), int(e))
+    try:
+        return math.ldexp(float(int(man)), int(e))
+    except OverflowError:
+        return math.copysign(math.inf, int(man))
 
 
 def f_up(x: arb) -> float:
@@ -888,6 +892,8 @@ def _saddle(parts: list, K: int, h: float, delta: float) -> tuple[float, float, 
     lo, hi = 0.0, 1.0
     while (lambda st: st[0] - hi * st[1])(stats(hi)) > target and hi < 1e4:
         hi *= 2
+    if (lambda st: st[0] - hi * st[1])(stats(hi)) > target:  # tends to log(mass at the largest loss) as lambda grows
+        raise UndecidedError("no tilt reaches delta: the largest composed loss carries about delta or more (use the exact products)")
     for _ in range(80):
         mid = (lo + hi) / 2
         Kv, m1, _ = stats(mid)
@@ -1027,7 +1033,9 @@ def tilted(m: list[int], o: int, K: int, lam: fmpq, h: fmpq, pessimistic: bool) 
     every l_i and m_i), so the changed one-step measure still bounds the one-step curve (Zhu-Dong-Wang Thm 10
     then composes it); which atoms are moved is a choice. Repeated until no kept mass is tiny."""
     m = list(m)
-    n, B = len(m), TILT_BLOCK
+    n = len(m)
+    # a block's powers r^j stay normal floats: r^(B-1) within 2^-900 .. 2^900 (a large tilt at few steps: small blocks)
+    B = max(1, min(TILT_BLOCK, int(900 / max(float(lam * h) / math.log(2), 1e-300)) + 1))
     to_inf = 0
     with workprec(PREC):
         uu = _u()
@@ -1035,6 +1043,8 @@ def tilted(m: list[int], o: int, K: int, lam: fmpq, h: fmpq, pessimistic: bool) 
         r = nearest(rb)
         rho_r = abs(arb(r) - rb) / rb
         g = geometric(r, B)
+        if not (np.all(np.isfinite(g)) and g[-1] >= 2.0**-1000):
+            raise UndecidedError("the tilt's powers left the float range")
         for _ in range(64):
             Z0 = nearest(_tilt_sum(m, o, K, lam, h))
             if not (math.isfinite(Z0) and Z0 > TINY):

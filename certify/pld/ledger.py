@@ -314,7 +314,7 @@ def fft_run_seconds(pl: LedgerPlan, factors: int) -> float:
 
 @contextmanager
 def _fft_overflow(producer: bool):
-    """A float overflow of the FFT's plan or tilt (fft.py's float choices; found by tests/test_events_pld_fft_forger.py:
+    """A float overflow or an undecided step of the FFT's plan or tilt (fft.py's float choices; found by tests/test_events_pld_fft_forger.py:
     a ledger of bounded-loss pairs whose largest composed loss still carries more than delta, e.g. Laplace x 2 or
     RandomizedResponse at a small noise parameter x 1000, drove the tilt to its cap and math.ldexp overflowed, a
     traceback of ``certify account``) is the FFT undecided here, never a crash: the producer's plan (empty) raises
@@ -326,6 +326,11 @@ def _fft_overflow(producer: bool):
         why = f"the FFT composition overflows for this ledger ({type(err).__name__}: {str(err)[:60]}); use the exact products"
         if producer:
             raise UndecidedError(why) from None
+        raise InputError("witnesses.fft", f"{why}: certify never writes an FFT certificate for it") from None
+    except UndecidedError as err:  # e.g. no tilt reaches delta (fft.fft_plan): the producer falls back, never writes it
+        if producer:
+            raise
+        why = f"the FFT composition cannot decide this ledger ({str(err)[:120]})"
         raise InputError("witnesses.fft", f"{why}: certify never writes an FFT certificate for it") from None
 
 
