@@ -127,8 +127,8 @@ Complex + and -: |fl(x +- y) - (x +- y)| <= u |x +- y| (componentwise u).
    (|X_hat_j| + e_j)^(T-1) <= thr and over those j ||X_hat^T - X^T||_2 <= T thr e_1 (Cauchy-Schwarz on
    sum_j e_j^2 <= e_1^2), ||P_hat - X_hat^T||_2 <= ((1 + nu)^(T-1) - 1) thr ||X_hat||_2: b = min(thr, B^(T-1))
    replaces B^(T-1). Combination W = P_hat_p + i P_hat_o: one rounding per component, ||W_hat - W||_2 <=
-   u (||P_hat_p||_2 + ||P_hat_o||_2); every ||.||_2 of a float vector is bounded from the floats: the sum of
-   fl squares in any order (Higham (4.4)), in balls.
+   u (||P_hat_p||_2 + ||P_hat_o||_2); every ||.||_2 of a float vector is bounded from the floats: the fl squares
+   summed by math.fsum (correctly rounded: the same bits on every machine; :func:`norm2_upper`), in balls.
 
 5. Inverse transform y = conj(F conj(W_hat)) / N (conjugations exact, 1/N in balls), again Thm 24.2:
    ||fl(F conj W_hat) - F conj W_hat||_2 <= theta sqrt(N) ||W_hat||_2. The exact target is
@@ -555,15 +555,25 @@ def fft_theta(N: int, mu: arb) -> arb:
 
 
 def norm2_upper(v: np.ndarray) -> arb:
-    """Ball >= ||v||_2 from the floats: fl of the squares (one rounding each, or an underflow <= 2^-1074) summed
-    in any order (Higham (4.4): at most m - 1 further roundings), m = the number of real components."""
+    """Ball >= ||v||_2 from the floats: fl of the squares (one rounding each, or an underflow <= 2^-1075: a^2 <=
+    (fl(a^2) + 2^-1075) / (1 - u)) summed by math.fsum (correctly rounded, so the same bits on every machine:
+    sum <= fsum / (1 - u)), m = the number of real components."""
     a = np.concatenate((v.real, v.imag)) if np.iscomplexobj(v) else np.asarray(v, dtype=float)
-    m = a.size + 2
-    s = float(np.sum(a * a))
+    s = math.fsum((a * a).tolist())
     if not math.isfinite(s):
         raise UndecidedError("a float vector's norm overflowed")
     with workprec(PREC):
-        return (arb(s) / (1 - _u()) ** (m + 1) + m * arb(2) ** -1070).sqrt()
+        uu = _u()
+        return ((arb(s) / (1 - uu) + a.size * arb(2) ** -1075) / (1 - uu)).sqrt()
+
+
+def sum_upper(x: np.ndarray) -> arb:
+    """Ball >= sum_i x_i of non-negative floats: math.fsum (correctly rounded) / (1 - u)."""
+    s = math.fsum(np.asarray(x, dtype=float).tolist())
+    if not math.isfinite(s):
+        raise UndecidedError("a float vector's sum overflowed")
+    with workprec(PREC):
+        return arb(s) / (1 - _u())
 
 
 def _refine(Xh: np.ndarray, x: np.ndarray, T: int, N: int, e1: arb, Ph: np.ndarray, thr: fmpq) -> tuple[arb, int]:
@@ -644,8 +654,8 @@ def _factor_power(xp: np.ndarray, xo: np.ndarray, c: int, N: int, w: np.ndarray,
     X = {"p": (Zh + Zr) * 0.5, "o": (Zh - Zr) * (-0.5j)}  # exact: a component swap and sign change after the halving
     theta, uu, sqN, U_fft, nu, U_pow = (cst[k] for k in ("theta", "u", "sqN", "U_fft", "nu", "U_pow"))
     with workprec(PREC):
-        n2 = {k: sum((arb(float(v)) ** 2 for v in x[x > 0]), arb(0)).sqrt() for k, x in (("p", xp), ("o", xo))}
-        S = {k: sum((arb(float(v)) for v in x[x > 0]), arb(0)) for k, x in (("p", xp), ("o", xo))}
+        n2 = {k: norm2_upper(x) for k, x in (("p", xp), ("o", xo))}  # upper bounds suffice: ||x||_2, sum x (S)
+        S = {k: sum_upper(x) for k, x in (("p", xp), ("o", xo))}
         eF = theta * sqN * (n2["p"] ** 2 + n2["o"] ** 2).sqrt() + U_fft
     P, D, m, refined = {}, {}, {}, {}
     for k, x in (("p", xp), ("o", xo)):
