@@ -128,7 +128,7 @@ Complex + and -: |fl(x +- y) - (x +- y)| <= u |x +- y| (componentwise u).
    sum_j e_j^2 <= e_1^2), ||P_hat - X_hat^T||_2 <= ((1 + nu)^(T-1) - 1) thr ||X_hat||_2: b = min(thr, B^(T-1))
    replaces B^(T-1). Combination W = P_hat_p + i P_hat_o: one rounding per component, ||W_hat - W||_2 <=
    u (||P_hat_p||_2 + ||P_hat_o||_2); every ||.||_2 of a float vector is bounded from the floats: the fl squares
-   summed by math.fsum (correctly rounded: the same bits on every machine; :func:`norm2_upper`), in balls.
+   summed in index order (np.cumsum: the same bits on every machine; :func:`norm2_upper`), in balls.
 
 5. Inverse transform y = conj(F conj(W_hat)) / N (conjugations exact, 1/N in balls), again Thm 24.2:
    ||fl(F conj W_hat) - F conj W_hat||_2 <= theta sqrt(N) ||W_hat||_2. The exact target is
@@ -554,26 +554,32 @@ def fft_theta(N: int, mu: arb) -> arb:
     return t * eta / (1 - t * eta)
 
 
+def _seq_sum(a: np.ndarray) -> float:
+    """fl of sum a_i in index order (np.cumsum: a sequential loop, the same bits on every machine, unlike a pairwise
+    or vectorised reduction); for m non-negative terms the exact sum is <= the result / (1 - u)^(m - 1)
+    (Higham (4.3)-(4.4), barring underflow, which only lowers the computed terms' exact sum below the bound)."""
+    s = float(np.cumsum(a)[-1]) if a.size else 0.0
+    if not math.isfinite(s):
+        raise UndecidedError("a float vector's sum overflowed")
+    return s
+
+
 def norm2_upper(v: np.ndarray) -> arb:
     """Ball >= ||v||_2 from the floats: fl of the squares (one rounding each, or an underflow <= 2^-1075: a^2 <=
-    (fl(a^2) + 2^-1075) / (1 - u)) summed by math.fsum (correctly rounded, so the same bits on every machine:
-    sum <= fsum / (1 - u)), m = the number of real components."""
+    (fl(a^2) + 2^-1075) / (1 - u)) summed in index order (:func:`_seq_sum`), m = the number of real components."""
     a = np.concatenate((v.real, v.imag)) if np.iscomplexobj(v) else np.asarray(v, dtype=float)
-    s = math.fsum((a * a).tolist())
-    if not math.isfinite(s):
-        raise UndecidedError("a float vector's norm overflowed")
+    s = _seq_sum(a * a)
     with workprec(PREC):
         uu = _u()
-        return ((arb(s) / (1 - uu) + a.size * arb(2) ** -1075) / (1 - uu)).sqrt()
+        return ((arb(s) / (1 - uu) ** max(a.size - 1, 0) + a.size * arb(2) ** -1075) / (1 - uu)).sqrt()
 
 
 def sum_upper(x: np.ndarray) -> arb:
-    """Ball >= sum_i x_i of non-negative floats: math.fsum (correctly rounded) / (1 - u)."""
-    s = math.fsum(np.asarray(x, dtype=float).tolist())
-    if not math.isfinite(s):
-        raise UndecidedError("a float vector's sum overflowed")
+    """Ball >= sum_i x_i of non-negative floats (:func:`_seq_sum`)."""
+    x = np.asarray(x, dtype=float)
+    s = _seq_sum(x)
     with workprec(PREC):
-        return arb(s) / (1 - _u())
+        return arb(s) / (1 - _u()) ** max(x.size - 1, 0)
 
 
 def _refine(Xh: np.ndarray, x: np.ndarray, T: int, N: int, e1: arb, Ph: np.ndarray, thr: fmpq) -> tuple[arb, int]:
