@@ -29,7 +29,7 @@ from certify.certificate import digest_of
 from certify.events.ledger import ledger_of
 from certify.events.pld_certificates import certify_events_pld, uses_fft
 from certify.events.pld_pairs import entries_of
-from certify.pld import compose, fft, ledger, readoff
+from certify.pld import fft, ledger, readoff
 from certify.pld.compose import Pld
 from pld_event_helpers import bracket, composed, gauss, laplace, poisson_gauss, selfc
 
@@ -113,14 +113,7 @@ def _factors(event, grid, relation="add-remove"):
     h = exact(grid)
     pl = ledger.plan(entries, DELTA, h, fft=True)
     out = ledger.LedgerRun(pl)
-    res = {}
-    for d in ledger.directions(entries):
-        fs = []
-        for i, e in ledger._order(entries):
-            both = ledger._sampled(entries, out, i, e, d)
-            fs.append((compose.from_one_step(both[0]), compose.from_one_step(both[1]), e.count))
-        res[d] = fs
-    return res, h
+    return {d: ledger.fft_factors(entries, out, d) for d in ledger.directions(entries)}, h
 
 
 def test_ledger_product_encloses_the_exact_product():

@@ -301,6 +301,16 @@ def _sampled(entries, out: LedgerRun, i: int, e: Entry, d: str) -> tuple:
     return both
 
 
+def fft_factors(entries, out: LedgerRun, d: str) -> list:
+    """The factors of direction ``d`` for :mod:`certify.pld.fft`: per entry (in :func:`_order`) its pessimistic and
+    optimistic one-step measures on the recorded layout and its count."""
+    fs = []
+    for i, e in _order(entries):
+        both = _sampled(entries, out, i, e, d)
+        fs.append((compose.from_one_step(both[0]), compose.from_one_step(both[1]), e.count))
+    return fs
+
+
 def fft_run_seconds(pl: LedgerPlan, factors: int) -> float:
     """Upper estimate of the FFT composition's CPU seconds: the sampling and, per direction, one transform per factor
     and the inverse (:func:`certify.pld.accountant.fft_seconds` at the recorded length)."""
@@ -350,10 +360,7 @@ def _run_fft(entries, pl: LedgerPlan, budget: float | None, lower: tuple | None,
     out = LedgerRun(pl)
     factors = {}
     for d in dirs:
-        fs = []
-        for i, e in _order(entries):
-            both = _sampled(entries, out, i, e, d)
-            fs.append((compose.from_one_step(both[0]), compose.from_one_step(both[1]), e.count))
+        fs = fft_factors(entries, out, d)
         with _fft_overflow(producer):
             want = fft.fft_plan(fs, delta, pl.h)
         if pl.fft and pl.fft[d] != want:
