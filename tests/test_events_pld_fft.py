@@ -34,6 +34,12 @@ from certify.pld.compose import Pld
 from pld_event_helpers import bracket, composed, gauss, laplace, poisson_gauss, selfc
 
 mp.mp.dps = 50
+
+
+def poisson_laplace(q, b):
+    return {"class_name": "PoissonSampledDpEvent", "sampling_probability": q, "event": laplace(b)}
+
+
 DELTA = exact("1e-6")
 
 
@@ -287,3 +293,17 @@ def test_summary_names_the_method(fft_cert):
     from certify.events.pld_certificates import summary_pld
 
     assert "tilted float FFT composition" in summary_pld(fft_cert, 1.0).splitlines()[0]
+
+
+def test_a_given_grid_too_coarse_for_a_lower_bound_is_said(tmp_path, capsys):
+    """A Poisson-sampled Laplace at grid 1e-2: each step's loss (about 5e-4) rounds to a whole grid step, so the
+    bracket is as wide as T h: the command says so in one stderr line (as certify dpsgd does); a tight run says
+    nothing."""
+    coarse, tight = tmp_path / "coarse.json", tmp_path / "tight.json"
+    coarse.write_text(json.dumps(selfc(poisson_laplace("1/100", "20"), 100)))
+    tight.write_text(json.dumps(selfc(gauss("4"), 3)))
+    base = ["--accountant", "pld", "--delta", "1e-6", "--grid", "1e-2"]
+    assert cli.main(["account", str(coarse), *base]) == 0
+    assert "too coarse for a useful lower bound" in capsys.readouterr().err
+    assert cli.main(["account", str(tight), *base]) == 0
+    assert "too coarse" not in capsys.readouterr().err

@@ -167,6 +167,12 @@ def _account_pld(args, relation: str) -> int:
     with cli.Progress("certify account", every=2.0):
         cert = certify_events_pld(ledger, delta=args.delta, epsilon=args.epsilon, grid=args.grid, composition=getattr(args, "composition", None))
     cli.check_range(cert)
+    if args.grid is not None and args.delta is not None:  # one stderr line: a given grid too coarse for a useful lower bound
+        from ..pld import tightness_note
+
+        note = tightness_note(cert, auto=False)
+        if note is not None:
+            sys.stderr.write(f"certify: {note}\n")
     cli.emit(cert, summary_pld(cert, time.perf_counter() - t0), args)
     return 0
 
