@@ -443,11 +443,15 @@ def _lower_from_decider(entries, r, eps: fmpq, h: fmpq) -> None:
 
 
 def work(inputs: dict, witnesses: dict, prec: int) -> tuple[float, str]:
-    """Work model of ``events/pld``: :func:`certify.pld.ledger.run_seconds` of the recorded plan."""
-    from ..pld.ledger import run_seconds
+    """Work model of ``events/pld``: :func:`certify.pld.ledger.run_seconds` of the recorded plan (exact products), or
+    :func:`certify.pld.ledger.fft_run_seconds` of its recorded FFT plans."""
+    from ..pld.ledger import fft_run_seconds, run_seconds
 
     _, _, _, h, entries = parse_inputs(inputs)
-    return run_seconds(entries, _plan_from(h, witnesses)), "witnesses.layouts"
+    pl = _plan_from(h, witnesses)
+    if pl.fft:
+        return fft_run_seconds(pl, len(entries)), "witnesses.fft"
+    return run_seconds(entries, pl), "witnesses.layouts"
 
 
 work.fallback_cost = False
