@@ -27,6 +27,7 @@ byte for byte the certificate ``--composition exact`` writes, and every number w
 from __future__ import annotations
 
 import copy
+from types import SimpleNamespace
 import json
 import time
 
@@ -75,9 +76,14 @@ def _plan(d, direction="remove"):
 
 
 def _report(doc):
+    """verify_document's report; a file refused by the work model before any evaluation (InputError, exit 2 in
+    ``certify verify``: limits.check_work) as a report with exit code 2 naming the field."""
     doc["digest"] = digest_of(doc)
     t = time.perf_counter()
-    rep = verify.verify_document(doc, doc["precision"])
+    try:
+        rep = verify.verify_document(doc, doc["precision"])
+    except InputError as err:
+        rep = SimpleNamespace(exit_code=2, ok=False, problems=[f"{err.parameter}: {err.message}"])
     assert time.perf_counter() - t < 30  # refused by shape or by the re-run, never computed with at length
     return rep
 
