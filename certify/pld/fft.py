@@ -904,19 +904,19 @@ def _saddle(parts: list, K: int, h: float, delta: float) -> tuple[float, float, 
             v += c * float((e * (ell - mean) ** 2).sum() / Z)
         return Kv, m1, v
 
+    def above(lam) -> bool:  # sum_k c_k (K_k - lam K_k') > log delta: the tilt is still too small
+        Kv, m1, _ = stats(lam)
+        return Kv - lam * m1 > target
+
     target = math.log(delta)
     lo, hi = 0.0, 1.0
-    while (lambda st: st[0] - hi * st[1])(stats(hi)) > target and hi < 1e4:
+    while (up := above(hi)) and hi < 1e4:
         hi *= 2
-    if (lambda st: st[0] - hi * st[1])(stats(hi)) > target:  # tends to log(mass at the largest loss) as lambda grows
+    if up:  # the left side tends to log(mass at the largest loss) as lambda grows
         raise UndecidedError("no tilt reaches delta: the largest composed loss carries about delta or more (use the exact products)")
     for _ in range(80):
         mid = (lo + hi) / 2
-        Kv, m1, _ = stats(mid)
-        if Kv - mid * m1 > target:
-            lo = mid
-        else:
-            hi = mid
+        lo, hi = (mid, hi) if above(mid) else (lo, mid)
     _, m1, v = stats(hi)
     return hi, m1, v
 
