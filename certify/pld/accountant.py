@@ -176,6 +176,19 @@ def read_fft(w: dict) -> dict | None:
     return out
 
 
+def require_plan(recorded, want, name: str) -> None:
+    """A recorded FFT plan must EQUAL the one :func:`certify.pld.fft.fft_plan` derives (refused naming the first key
+    that differs, ``witnesses.fft.<name>.<key>``)."""
+    if recorded == want:
+        return
+    got, wj = recorded.to_json(), want.to_json()
+    key = next(k for k in wj if wj[k] != got[k])
+    raise InputError(
+        f"witnesses.fft.{name}.{key}",
+        f"must be {str(wj[key])[:80]}, the value certify's FFT plan (fft.fft_plan) derives for these inputs, got {str(got[key])[:80]}",
+    )
+
+
 def read_chain(w: dict) -> str | None:
     """The recorded addition chain: ``"left-to-right"`` as certify writes it, or absent (None: the right-to-left
     chain of certificates written before it). Anything else is refused naming the witness."""
@@ -552,13 +565,8 @@ def _run_fft(contract: Contract, q: fmpq, sigma: fmpq, steps: int, pl: Plan, low
         pess_m, opt_m = compose.from_one_step(both[0]), compose.from_one_step(both[1])  # either way (and fast ones)
         compose.check_width(pess_m, steps, pl.tau, compose.LEFT_TO_RIGHT)
         want = fft.fft_plan([(pess_m, opt_m, steps)], delta, pl.h)
-        if pl.fft and prof.name in pl.fft and pl.fft[prof.name] != want:
-            got, wj = pl.fft[prof.name].to_json(), want.to_json()
-            key = next(k for k in wj if wj[k] != got[k])
-            raise InputError(
-                f"witnesses.fft.{prof.name}.{key}",
-                f"must be {str(wj[key])[:80]}, the value certify's FFT plan (fft.fft_plan) derives for these inputs, got {str(got[key])[:80]}",
-            )
+        if pl.fft and prof.name in pl.fft:
+            require_plan(pl.fft[prof.name], want, prof.name)
         measures[prof.name] = (pess_m, opt_m, want)
     for name, (_, _, want) in measures.items():
         pl.fft[name] = want  # the producer's (empty) plan is filled; the checker's already equals it

@@ -31,7 +31,7 @@ from functools import lru_cache
 
 from ..balls import InputError, UndecidedError, fmpq
 from . import compose, direct, discretise
-from .accountant import LIFT, _check_layout, bits_for, one_steps, sample_seconds, MAX_K
+from .accountant import LIFT, _check_layout, bits_for, one_steps, require_plan, sample_seconds, MAX_K
 from .curves import Curve, CurveProfile
 
 DIRECTIONS = ("remove", "add")
@@ -363,13 +363,8 @@ def _run_fft(entries, pl: LedgerPlan, budget: float | None, lower: tuple | None,
         fs = fft_factors(entries, out, d)
         with _fft_overflow(producer):
             want = fft.fft_plan(fs, delta, pl.h)
-        if pl.fft and pl.fft[d] != want:
-            got, wj = pl.fft[d].to_json(), want.to_json()
-            key = next(k for k in wj if wj[k] != got[k])
-            raise InputError(
-                f"witnesses.fft.{d}.{key}",
-                f"must be {str(wj[key])[:80]}, the value certify's FFT plan (fft.fft_plan) derives for these inputs, got {str(got[key])[:80]}",
-            )
+        if pl.fft:
+            require_plan(pl.fft[d], want, d)
         factors[d] = (fs, want)
     for d, (_, want) in factors.items():
         pl.fft[d] = want  # the producer's (empty) plan is filled; the checker's already equals it
